@@ -1,0 +1,11 @@
+"builtin.module"() ({
+  "test.a"() : () -> () loc(#loc1)
+  "test.b"() : () -> () loc(#loc2)
+  "test.c"() : () -> () loc(#loc3)
+  "test.d"() : () -> () loc(#loc4)
+}) : () -> () loc(#loc)
+#loc = loc("-":0:0)
+#loc1 = loc("f.py":1:2 to :5)
+#loc2 = loc("f.py":1:2 to 3:4)
+#loc3 = loc("f.py":7:0)
+#loc4 = loc("f.py":1:2)

@@ -1,0 +1,2 @@
+"test.op"() : () -> () loc("just a name")
+"test.op"() : () -> () loc("")

@@ -1,0 +1,8 @@
+"test.a"() : () -> () loc(fused[])
+"test.b"() : () -> () loc(fused["only"])
+"test.c"() : () -> () loc(fused[fused["a", "b"], "c"])
+"test.d"() : () -> () loc(fused["a", "a", unknown])
+"test.e"() : () -> () loc(fused<"m">[unknown])
+"test.f"() : () -> () loc(fused<"m">[])
+"test.g"() : () -> () loc(fused[unknown, unknown])
+"test.h"() : () -> () loc(fused<"m">[fused<"m">["p", "q"], "r"])

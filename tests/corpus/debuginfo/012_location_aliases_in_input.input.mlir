@@ -1,0 +1,6 @@
+#loc_a = loc("a.py":1:1)
+#loc_b = loc("b")
+#loc_fused = loc(fused[#loc_a, #loc_b])
+"test.a"() : () -> () loc(#loc_a)
+"test.b"() : () -> () loc(#loc_fused)
+"test.c"() : () -> () loc(callsite(#loc_b at #loc_a))

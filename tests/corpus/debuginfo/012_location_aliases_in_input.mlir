@@ -1,0 +1,10 @@
+"builtin.module"() ({
+  "test.a"() : () -> () loc(#loc1)
+  "test.b"() : () -> () loc(#loc3)
+  "test.c"() : () -> () loc(#loc4)
+}) : () -> () loc(#loc)
+#loc = loc("-":0:0)
+#loc1 = loc("a.py":1:1)
+#loc2 = loc("b")
+#loc3 = loc(fused[#loc1, #loc2])
+#loc4 = loc(callsite(#loc2 at #loc1))

@@ -1,0 +1,10 @@
+"builtin.module"() ({
+  "test.a"() : () -> () loc(#loc1)
+  "test.b"() : () -> () loc(#loc1)
+  "test.c"() : () -> () loc(#loc3)
+  "test.d"() : () -> () loc(#loc2)
+}) : () -> () loc(#loc)
+#loc = loc("-":0:0)
+#loc1 = loc("same":1:1)
+#loc2 = loc("other")
+#loc3 = loc(callsite(#loc1 at #loc1))

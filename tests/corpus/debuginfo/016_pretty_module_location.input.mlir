@@ -1,0 +1,3 @@
+module @m {
+  "test.op"() : () -> ()
+} loc("module.mlir":1:1)

@@ -1,0 +1,10 @@
+"builtin.module"() ({
+  "test.a"() : () -> () loc(#loc1)
+  "test.b"() : () -> () loc(#loc2)
+  "test.c"() : () -> () loc(#loc4)
+}) : () -> () loc(#loc)
+#loc = loc("-":0:0)
+#loc1 = loc("we\22ird\0Aname":1:2)
+#loc2 = loc("caf\C3\A9 \E2\98\83")
+#loc3 = loc("x\\y":3:4)
+#loc4 = loc("tab\09here"(#loc3))

@@ -1,0 +1,4 @@
+// comment line
+
+    "test.op"() : () -> ()
+	"test.tab"() : () -> ()

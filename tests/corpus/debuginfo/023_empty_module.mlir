@@ -1,0 +1,4 @@
+"builtin.module"() ({
+^bb0:
+}) : () -> () loc(#loc)
+#loc = loc("-":0:0)

@@ -1,0 +1,3 @@
+"builtin.module"() ({
+  "test.op"() {arr = [unit, unit], dict = {u}, flag, other} : () -> ()
+}) : () -> ()

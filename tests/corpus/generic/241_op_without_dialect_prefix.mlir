@@ -1,0 +1,5 @@
+"builtin.module"() ({
+  "any_op"() : () -> ()
+  "weird.op-name$x"() : () -> ()
+  "a.b.c.d"() : () -> ()
+}) : () -> ()
