@@ -380,8 +380,12 @@ class Dialect:
     of a `!dialect...` or `#dialect...` entity; without them the text is kept opaque."""
 
     def __init__(self, name: str, ops: list[type] | None = None, type_parser: Callable | None = None,
-                 attribute_parser: Callable | None = None, allow_unknown_ops: bool = False) -> None:
+                 attribute_parser: Callable | None = None, allow_unknown_ops: bool = False,
+                 materialize_constant: Callable | None = None) -> None:
         self.name = name
+        # `materialize_constant(builder, attr, type, location) -> Operation | None`: makes a
+        # constant op of this dialect for a folded value (used by the canonicalizer).
+        self.materialize_constant = materialize_constant
         self.ops: dict[str, type] = {}
         self.type_parser = type_parser
         self.attribute_parser = attribute_parser
@@ -406,7 +410,7 @@ def register_op(cls: type) -> None:
 def register_dialect(dialect: Dialect) -> Dialect:
     existing = DIALECTS.get(dialect.name)
     if existing is not None:
-        dialect.ops.update(existing.ops)
+        dialect.ops = {**existing.ops, **dialect.ops}
     DIALECTS[dialect.name] = dialect
     for name, cls in dialect.ops.items():
         _OPS[name] = cls

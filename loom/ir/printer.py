@@ -67,6 +67,9 @@ class Printer:
         self.block_order: dict[Block, int] = {}
         self.indent = 0
         self.loc_aliases: dict[Location, str] | None = None
+        # Ops of these dialects print without their prefix (innermost last), as MLIR's
+        # OpAsmOpInterface::getDefaultDialect: `return` inside `func.func`.
+        self.default_dialects: list[str] = []
 
     # Naming -------------------------------------------------------------------------------
     def number(self, root: Operation) -> None:
@@ -176,6 +179,15 @@ class Printer:
             return
         items.sort(key=lambda kv: kv[0].encode("utf-8", "surrogateescape"))
         self.out.append((" attributes {" if keyword else " {") + dictionary_body(items) + "}")
+
+    def op_name(self, op: Operation) -> str:
+        """The op's name as a custom form writes it (prefix elided in its default dialect)."""
+        name = op.name
+        if self.default_dialects:
+            d = self.default_dialects[-1]
+            if name.startswith(d) and name[len(d):len(d) + 1] == ".":
+                return name[len(d) + 1:]
+        return name
 
     def block_name(self, b: Block) -> str:
         return self.block_names.get(b, "^INVALIDBLOCK")

@@ -1606,15 +1606,15 @@ PRETTY_SNIPPETS: list[tuple[str, str]] = [
         }
     """)),
     ("integer_casts", dedent("""
-        func.func @int_casts(%a: i8, %b: i64, %c: index, %d: i32) -> (i32, i64, i4, index, i32, index, i64) {
+        func.func @int_casts(%a: i8, %b: i64, %c: index, %d: i32) -> (i32, i64, i4, index, i32, index, i32) {
           %0 = arith.extsi %a : i8 to i32
           %1 = arith.extui %a : i8 to i64
           %2 = arith.trunci %b : i64 to i4
           %3 = arith.index_cast %d : i32 to index
           %4 = arith.index_cast %c : index to i32
           %5 = arith.index_castui %d : i32 to index
-          %6 = arith.trunci %b overflow<nsw> : i64 to i64
-          return %0, %1, %2, %3, %4, %5, %6 : i32, i64, i4, index, i32, index, i64
+          %6 = arith.trunci %b overflow<nsw> : i64 to i32
+          return %0, %1, %2, %3, %4, %5, %6 : i32, i64, i4, index, i32, index, i32
         }
     """)),
     ("float_casts", dedent("""
