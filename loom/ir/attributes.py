@@ -28,6 +28,7 @@ class Attribute(metaclass=Interned):
 
     __slots__ = ("_text", "_elided", "__weakref__")
     type: Type | None = None
+    _canonical_args = False  # True where constructor arguments have no defaults or normalisation
 
     def __str__(self) -> str:
         try:
@@ -150,6 +151,7 @@ class StringAttr(Attribute):
 
 class ArrayAttr(Attribute):
     __slots__ = ("elements",)
+    _canonical_args = True
 
     def __init__(self, elements: tuple[Attribute, ...]) -> None:
         self.elements = elements
@@ -530,6 +532,7 @@ class UnknownLoc(Location):
 
 class FileLineColLoc(Location):
     __slots__ = ("filename", "line", "column")
+    _canonical_args = True
 
     def __init__(self, filename: str, line: int, column: int) -> None:
         self.filename = filename

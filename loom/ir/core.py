@@ -7,6 +7,8 @@ or erasing an op is O(uses), never a walk over the program.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from loom.ir.attributes import UNKNOWN_LOC, Attribute, Location
@@ -14,6 +16,19 @@ from loom.ir.types import Type
 
 if TYPE_CHECKING:
     from loom.ir.opdef import OpDef
+
+
+@contextmanager
+def paused_gc():
+    """Pause the cyclic garbage collector: IR objects form many cycles (op <-> results <->
+    uses), and rescanning a large heap repeatedly dominates bulk parse, print and verify."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class IRError(Exception):
@@ -143,20 +158,27 @@ class Operation:
                  location: Location = UNKNOWN_LOC) -> None:
         if type(self).definition is None:
             self.name = name
-        self._operands = [Use(v, self, i) for i, v in enumerate(operands)]
-        for u in self._operands:
-            u.value.uses[u] = None
-        self.results = tuple(OpResult(t, self, i) for i, t in enumerate(result_types))
+        if operands:
+            uses = self._operands = [Use(v, self, i) for i, v in enumerate(operands)]
+            for u in uses:
+                u.value.uses[u] = None
+        else:
+            self._operands = []
+        self.results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)]) if result_types else ()
         self.properties = properties if properties is not None else {}
         self.attributes = attributes if attributes is not None else {}
         self.regions: list[Region] = []
-        if isinstance(regions, int):
-            regions = [Region() for _ in range(regions)]
-        for r in regions:
-            self.add_region(r)
-        self._successors = [BlockUse(b, self, i) for i, b in enumerate(successors)]
-        for s in self._successors:
-            s.block._uses[s] = None
+        if regions:
+            if isinstance(regions, int):
+                regions = [Region() for _ in range(regions)]
+            for r in regions:
+                self.add_region(r)
+        if successors:
+            self._successors = [BlockUse(b, self, i) for i, b in enumerate(successors)]
+            for s in self._successors:
+                s.block._uses[s] = None
+        else:
+            self._successors = []
         self.location = location
         self.parent: Block | None = None
         self._prev: Operation | None = None
@@ -170,8 +192,7 @@ class Operation:
                location: Location = UNKNOWN_LOC) -> Operation:
         """Make an op of the class registered for `name` (or a generic one), without running its
         builder: the structural constructor used by the parser, cloning and rewriting."""
-        from loom.ir.opdef import lookup_op
-        cls = lookup_op(name)
+        cls = _OP_CLASSES.get(name)
         if cls is None:
             return Operation(name, operands, result_types, properties, attributes, regions, successors, location)
         op = cls.__new__(cls)
@@ -390,6 +411,10 @@ class Operation:
     @property
     def is_registered(self) -> bool:
         return type(self).definition is not None
+
+
+# The registry of op classes by name; filled by loom.ir.opdef.register_op.
+_OP_CLASSES: dict[str, type] = {}
 
 
 class Block:

@@ -22,6 +22,9 @@ class Interned(type):
         obj = cache.get(key)
         if obj is None:
             obj = super().__call__(*params)
+            if cls._canonical_args:
+                cache[key] = obj
+                return obj
             # Defaults and normalisation can make different argument lists mean one value.
             obj = cache.setdefault((cls, obj._params()), obj)
             cache[key] = obj
@@ -29,3 +32,4 @@ class Interned(type):
 
 
 _CACHE: dict[tuple, Any] = {}
+

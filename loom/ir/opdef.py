@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar
 
 from loom.ir.attributes import Attribute, DenseArrayAttr
-from loom.ir.core import Operation, Region, Value
+from loom.ir.core import _OP_CLASSES, Operation, Region, Value
 from loom.ir.types import Type
 
 SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
@@ -395,7 +395,7 @@ class Dialect:
 
 
 DIALECTS: dict[str, Dialect] = {}
-_OPS: dict[str, type] = {}
+_OPS: dict[str, type] = _OP_CLASSES
 
 
 def register_op(cls: type) -> None:

@@ -8,6 +8,7 @@ dictionaries are cached by their source text, so a large module parses each dist
 
 from __future__ import annotations
 
+import gc
 import re
 from typing import Any, Callable
 
@@ -40,6 +41,7 @@ from loom.ir.attributes import (
 from loom.ir.core import Block, Operation, Region, Value
 from loom.ir.diagnostics import ParseError
 from loom.ir.floats import value_to_bits
+from loom.ir.printer import ExplicitProperties
 from loom.ir.types import (
     DYNAMIC,
     FLOAT_KINDS,
@@ -78,6 +80,14 @@ _SHAPED_FAST = re.compile(r"(?:tensor|vector|memref|complex)<[^<>()]*>")
 _DIM = re.compile(r"(\?|[0-9]+|\[[0-9]+\])x")
 _SIG_FAST = re.compile(r"\((?:[^()<>\"]|<[^<>()\"]*>)*\)[ ]->[ ](?:\((?:[^()<>\"]|<[^<>()\"]*>)*\)|"
                        r"[A-Za-z!][A-Za-z0-9_$.!]*(?:<[^<>()\"]*>)?)")
+# One whole generic op without regions or successors, in the form MLIR prints it: parsed with a
+# single match, its dictionaries and signature looked up by their text.
+_DICT_TEXT = r'\{[^{}"]*(?:"[^"\\\n]*"[^{}"]*)*\}'
+_FAST_OP = re.compile(
+    r'(?:%([A-Za-z0-9_$.-]+)(?::([0-9]+))? = )?"([^"\\\n]+)"\(([^()]*)\)'
+    r"(?: <(" + _DICT_TEXT + r")>)?(?: (" + _DICT_TEXT + r"))? : "
+    r'(\((?:[^()<>"\n]|<[^<>()"\n]*>)*\) -> (?:\((?:[^()<>"\n]|<[^<>()"\n]*>)*\)|'
+    r'[A-Za-z!][A-Za-z0-9_$.!]*(?:<[^<>()"\n]*>)?))(?=[ \t]*(?:\n|$|loc\(|//))')
 _ALIAS_DEF = re.compile(r"^([#!])([A-Za-z_][A-Za-z0-9_$.-]*)[ \t]*=", re.M)
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))")
 
@@ -158,6 +168,7 @@ class Parser:
         self._aliases: dict[tuple[str, str], Any] = {}
         self._alias_busy: set[tuple[str, str]] = set()
         self._line_starts: list[int] | None = None
+        self._dict_cache: dict[str, dict[str, Attribute]] = {}
         for m in _ALIAS_DEF.finditer(text):
             self._alias_pos.setdefault((m.group(1), m.group(2)), m.end())
 
@@ -347,6 +358,11 @@ class Parser:
     def parse_operation(self, block: Block) -> Operation:
         src = self.src
         start = self.ws()
+        m = _FAST_OP.match(src, start)
+        if m is not None:
+            op = self._parse_fast(m, block)
+            if op is not None:
+                return op
         result_defs: list[tuple[str, int, int]] = []
         if src.startswith("%", start):
             while True:
@@ -380,6 +396,76 @@ class Parser:
         for name, n, pos in result_defs:
             self._define(name, list(op.results[i:i + n]), pos)
             i += n
+        block.append(op)
+        return op
+
+    def _cached_dict(self, text: str, pos: int) -> dict[str, Attribute]:
+        d = self._dict_cache.get(text)
+        if d is None:
+            saved = self.pos
+            self.pos = pos
+            d = self._parse_dict_body_as_dict()
+            if self.pos != pos + len(text):
+                raise self.error("malformed attribute dictionary", pos)
+            self.pos = saved
+            self._dict_cache[text] = d
+        return d
+
+    def _parse_fast(self, m: re.Match, block: Block) -> Operation | None:
+        """The common case of `_parse_generic` in one regex match; None falls back."""
+        res_name, res_count, name_body, operand_text, props_text, attrs_text, sig_text = m.groups()
+        if "\\" in name_body:
+            return None
+        cls = self._lookup_class(name_body, m.start(3) - 1)
+        try:
+            sig = _SIG_CACHE.get(sig_text)
+            if sig is None:
+                saved = self.pos
+                self.pos = m.start(7)
+                sig = self.parse_signature()
+                self.pos = saved
+            ins, outs = sig
+            props = dict(self._cached_dict(props_text, m.start(5))) if props_text is not None else None
+            attrs = dict(self._cached_dict(attrs_text, m.start(6))) if attrs_text else {}
+        except ParseError:
+            return None
+        operands: list[Value] = []
+        if operand_text:
+            base = m.start(4)
+            refs = list(_VALUE_USE.finditer(operand_text))
+            if len(refs) != operand_text.count(",") + 1:
+                return None
+            if len(refs) != len(ins):
+                raise self.error(f"expected {len(refs)} operand types but had {len(ins)}", m.start(7))
+            for r, t in zip(refs, ins):
+                operands.append(self.resolve_operand(
+                    (r.group(1), int(r.group(2)) if r.group(2) else 0, base + r.start()), t))
+        elif ins:
+            raise self.error(f"expected 0 operand types but had {len(ins)}", m.start(7))
+        if cls is not None:
+            if props is None:
+                props = {}
+            inherent = cls.definition.prop_names
+            for k in [k for k in attrs if k in inherent]:
+                props[k] = attrs.pop(k)
+        elif props is not None:
+            props = ExplicitProperties(props)
+        op = Operation.create(name_body, operands, outs, props, attrs)
+        self.pos = m.end()
+        src = self.src
+        self.ws()
+        if src.startswith("loc(", self.pos):
+            self.pos += 4
+            op.location = self.parse_location_body()
+            self.expect(")")
+        else:
+            op.location = self.loc_at(m.start(3) - 1)
+        if res_name is not None:
+            n = int(res_count) if res_count else 1
+            if n != len(op.results):
+                raise self.error(f"operation defines {len(op.results)} results but was provided {n} to bind",
+                                 m.start())
+            self._define(res_name, list(op.results), m.start())
         block.append(op)
         return op
 
@@ -1316,6 +1402,10 @@ def parse(text: str, allow_unregistered: bool = False, filename: str = "-", veri
     module op, as MLIR does). Raises ParseError (located) or VerifyError."""
     import loom.dialects  # noqa: F401  (registers the builtin dialects)
     p = Parser(text, filename, allow_unregistered)
+    # The IR is full of reference cycles (op <-> results <-> uses), so the cyclic collector
+    # would rescan the growing heap many times during a large parse: pause it meanwhile.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         module = p.parse_top_level()
     except RecursionError:
@@ -1324,6 +1414,9 @@ def parse(text: str, allow_unregistered: bool = False, filename: str = "-", veri
         raise
     except ValueError as e:
         raise p.error(str(e)) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     if verify:
         module.verify()
     return module

@@ -405,6 +405,12 @@ def print_op(op: Operation, generic: bool = False, debuginfo: bool = False, nest
              skip_regions: bool = False) -> str:
     """Text of `op`. At top level (not `nested`), aliases and the resource section are added
     and the text ends with a newline, as MLIR's `Operation::print` does."""
+    from loom.ir.core import paused_gc
+    with paused_gc():
+        return _print_op(op, generic, debuginfo, nested, skip_regions)
+
+
+def _print_op(op: Operation, generic: bool, debuginfo: bool, nested: bool, skip_regions: bool) -> str:
     p = Printer(generic=generic, debuginfo=debuginfo, skip_regions=skip_regions)
     p.number(op)
     top_lines: list[str] = []

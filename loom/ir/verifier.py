@@ -22,7 +22,9 @@ def _fail(op: Operation, message: str) -> None:
 
 def verify(root: Operation) -> None:
     """Verify `root` and everything nested in it; raise VerifyError on the first problem."""
-    _verify_op(root)
+    from loom.ir.core import paused_gc
+    with paused_gc():
+        _verify_op(root)
 
 
 def _verify_op(op: Operation) -> None:
