@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -518,29 +519,54 @@ class DialectAttr(Attribute):
 # Locations ----------------------------------------------------------------------------------
 
 class Location(Attribute):
-    """Base of locations. `str(loc)` is the body that goes inside `loc(...)`."""
+    """Base of locations. `loc.body` is the text inside `loc(...)`; `str(loc)` is `loc(body)`,
+    the form a location takes as an attribute value."""
 
-    __slots__ = ()
+    __slots__ = ("_body",)
+
+    @property
+    def body(self) -> str:
+        try:
+            return self._body
+        except AttributeError:
+            self._body = text = self._render_body()
+            return text
+
+    def _render(self, elide_type: bool) -> str:
+        return f"loc({self.body})"
+
+    def _render_body(self) -> str:
+        raise NotImplementedError
 
 
 class UnknownLoc(Location):
     __slots__ = ()
 
-    def _render(self, elide_type: bool) -> str:
+    def _render_body(self) -> str:
         return "unknown"
 
 
 class FileLineColLoc(Location):
-    __slots__ = ("filename", "line", "column")
-    _canonical_args = True
+    """`"file":line:col`, or a range `"file":line:col to [end_line]:end_col` when `end_col` is set."""
 
-    def __init__(self, filename: str, line: int, column: int) -> None:
+    __slots__ = ("filename", "line", "column", "end_line", "end_column")
+
+    def __init__(self, filename: str, line: int, column: int, end_line: int = -1, end_column: int = -1) -> None:
         self.filename = filename
         self.line = line
         self.column = column
+        self.end_line = end_line
+        self.end_column = end_column
 
-    def _render(self, elide_type: bool) -> str:
-        return f'"{escape_string(self.filename)}":{self.line}:{self.column}'
+    def _params(self) -> tuple:
+        return (self.filename, self.line, self.column) if self.end_column < 0 else \
+            (self.filename, self.line, self.column, self.end_line, self.end_column)
+
+    def _render_body(self) -> str:
+        s = f'"{escape_string(self.filename)}":{self.line}:{self.column}'
+        if self.end_column >= 0:
+            s += f" to :{self.end_column}" if self.end_line == self.line else f" to {self.end_line}:{self.end_column}"
+        return s
 
 
 class NameLoc(Location):
@@ -550,10 +576,10 @@ class NameLoc(Location):
         self.name = name
         self.child = child
 
-    def _render(self, elide_type: bool) -> str:
+    def _render_body(self) -> str:
         s = f'"{escape_string(self.name)}"'
         if not isinstance(self.child, UnknownLoc):
-            s += f"({self.child})"
+            s += f"({self.child.body})"
         return s
 
 
@@ -564,8 +590,8 @@ class CallSiteLoc(Location):
         self.callee = callee
         self.caller = caller
 
-    def _render(self, elide_type: bool) -> str:
-        return f"callsite({self.callee} at {self.caller})"
+    def _render_body(self) -> str:
+        return f"callsite({self.callee.body} at {self.caller.body})"
 
 
 class FusedLoc(Location):
@@ -575,9 +601,9 @@ class FusedLoc(Location):
         self.locations = locations
         self.metadata = metadata
 
-    def _render(self, elide_type: bool) -> str:
+    def _render_body(self) -> str:
         meta = "" if self.metadata is None else f"<{self.metadata}>"
-        return f"fused{meta}[{', '.join(map(str, self.locations))}]"
+        return f"fused{meta}[{', '.join(loc.body for loc in self.locations)}]"
 
 
 UNKNOWN_LOC = UnknownLoc()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from loom.ir.attributes import UNKNOWN_LOC, Attribute, Location
 from loom.ir.core import Block, Operation, Region, Value

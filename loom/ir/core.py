@@ -8,8 +8,9 @@ or erasing an op is O(uses), never a walk over the program.
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from loom.ir.attributes import UNKNOWN_LOC, Attribute, Location
 from loom.ir.types import Type

@@ -17,7 +17,8 @@ to a transformation (its VJP, its lowering) live in that transformation's own ta
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from loom.ir.attributes import Attribute, DenseArrayAttr
 from loom.ir.core import _OP_CLASSES, Operation, Region, Value

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import gc
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from loom.ir.attributes import (
     UNIT,
@@ -906,10 +907,13 @@ class Parser:
                 pos = m.end()
                 continue
             if c in closers:
+                if c == "<" and src.startswith("=", pos + 1):
+                    pos += 2  # `<=` in an affine set
+                    continue
                 stack.append(closers[c])
             elif c in ">)]}":
-                if c == ">" and src[pos - 1] == "-":
-                    pass  # an arrow (`->`), not a bracket
+                if c == ">" and (src[pos - 1] == "-" or src.startswith("=", pos + 1)):
+                    pass  # an arrow (`->`) or `>=`, not a bracket
                 elif not stack or stack[-1] != c:
                     raise self.error(f"unbalanced '{c}' in dialect body", pos)
                 else:
@@ -1058,6 +1062,9 @@ class Parser:
         if "." not in name and body_start == self.pos:
             return self._resolve_alias("#", name, start)
         text = self.src[start:self.pos]
+        if name == "opaque" and body_start != self.pos:  # the builtin OpaqueAttr is typed
+            self.expect(":")
+            return OpaqueBuiltinAttr(text, self.parse_type())
         from loom.ir.opdef import lookup_dialect
         d = lookup_dialect(name.split(".", 1)[0])
         if d is not None and d.attribute_parser is not None:
@@ -1135,7 +1142,7 @@ class Parser:
                                  start)
             return DenseElementsAttr.from_raw(t, hex_raw)
         if hex_raw is not None:
-            literal = "0x" + hex_raw.hex()
+            literal = _Str(s)
         if empty:
             if t.num_elements != 0:
                 raise self.error(f"expected {t.num_elements} elements for type '{t}'", start)
@@ -1278,8 +1285,16 @@ class Parser:
             s = self.parse_string()
             if self.accept(":"):
                 line = self.parse_int()
-                self.expect(":")
-                col = self.parse_int()
+                col = self.parse_int() if self.accept(":") else 0
+                if self.accept_keyword("to"):
+                    if self.accept(":"):
+                        end_line, end_col = line, self.parse_int()
+                    else:
+                        end_line = self.parse_int()
+                        self.expect(":")
+                        end_col = self.parse_int()
+                    if (end_line, end_col) != (line, col):
+                        return FileLineColLoc(s, line, col, end_line, end_col)
                 return FileLineColLoc(s, line, col)
             if self.accept("("):
                 child = self.parse_location_body()
@@ -1321,20 +1336,21 @@ class Parser:
 
 
 def make_fused_loc(locs: list[Location], metadata: Attribute | None = None) -> Location:
-    """FusedLoc::get: flattens nested fused locations without metadata, drops unknowns and
-    duplicates, and collapses to the single remaining location when there is no metadata."""
+    """FusedLoc::get: inlines nested fused locations with the same metadata, drops unknowns and
+    duplicates; with no metadata, collapses to unknown or the single remaining location."""
     flat: list[Location] = []
     for loc in locs:
-        if isinstance(loc, FusedLoc) and loc.metadata is None:
+        if isinstance(loc, FusedLoc) and loc.metadata is metadata:
             subs = loc.locations
+        elif isinstance(loc, UnknownLoc):
+            continue
         else:
             subs = (loc,)
         for s in subs:
-            if isinstance(s, UnknownLoc) or s in flat:
-                continue
-            flat.append(s)
+            if s not in flat:
+                flat.append(s)
     if not flat:
-        return UNKNOWN_LOC if metadata is None else FusedLoc((), metadata)
+        return UNKNOWN_LOC if metadata is None else FusedLoc((UNKNOWN_LOC,), metadata)
     if len(flat) == 1 and metadata is None:
         return flat[0]
     return FusedLoc(tuple(flat), metadata)

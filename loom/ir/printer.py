@@ -11,7 +11,8 @@ the custom form each region restarts from its parent's counters, and ops may sug
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from loom.ir.attributes import (
     UNIT,
@@ -67,6 +68,7 @@ class Printer:
         self.block_order: dict[Block, int] = {}
         self.indent = 0
         self.loc_aliases: dict[Location, str] | None = None
+        self.attr_loc_aliases: dict[Location, str] = {}
         # Ops of these dialects print without their prefix (innermost last), as MLIR's
         # OpAsmOpInterface::getDefaultDialect: `return` inside `func.func`.
         self.default_dialects: list[str] = []
@@ -219,7 +221,7 @@ class Printer:
                 for a in block.args:
                     s = f"{self.value(a)}: {a.type}"
                     if self.debuginfo:
-                        s += f" loc({a.location})"
+                        s += f" loc({self._loc_body(a.location)})"
                     parts.append(s)
                 out.append("(" + ", ".join(parts) + ")")
             out.append(":")
@@ -279,7 +281,7 @@ class Printer:
             out.append("[" + ", ".join(self.block_name(s.block) for s in op._successors) + "]")
         props = op.properties
         if props or type(props) is ExplicitProperties:
-            out.append(" <" + _dict_text(props) + ">")
+            out.append(" <" + (self._dict_text(props) if self.attr_loc_aliases else _dict_text(props)) + ">")
         if op.regions:
             out.append(" (")
             first = True
@@ -290,9 +292,37 @@ class Printer:
                 self.region(r, True, True, True)
             out.append(")")
         if op.attributes:
-            out.append(" " + _dict_text(op.attributes))
+            out.append(" " + (self._dict_text(op.attributes) if self.attr_loc_aliases else _dict_text(op.attributes)))
         out.append(" : ")
         out.append(signature_text(tuple(u.value.type for u in op._operands), tuple(r.type for r in op.results)))
+
+    def _dict_text(self, d: dict[str, Attribute]) -> str:
+        from loom.ir.attributes import keyword_or_string
+        parts = []
+        for k in sorted(d, key=lambda k: k.encode("utf-8", "surrogateescape")):
+            v = d[k]
+            parts.append(keyword_or_string(k) if v is UNIT else f"{keyword_or_string(k)} = {self.attr_text(v)}")
+        return "{" + ", ".join(parts) + "}"
+
+    def attr_text(self, a: Attribute, elide_type: bool = False) -> str:
+        """Attribute text using location aliases (which cached attribute text cannot know)."""
+        from loom.ir.attributes import ArrayAttr
+        if isinstance(a, Location):
+            alias = self.attr_loc_aliases.get(a)
+            return alias if alias is not None else f"loc({self._attr_loc_body(a)})"
+        if isinstance(a, ArrayAttr):
+            return "[" + ", ".join(self.attr_text(e, True) for e in a.elements) + "]"
+        if isinstance(a, DictionaryAttr):
+            return self._dict_text(dict(a.items))
+        return attribute_text(a, elide_type)
+
+    def _attr_loc_body(self, loc: Location) -> str:
+        saved = self.loc_aliases
+        self.loc_aliases = self.attr_loc_aliases
+        try:
+            return self._loc_body(loc)
+        finally:
+            self.loc_aliases = saved
 
     # Locations ----------------------------------------------------------------------------
     def location_text(self, loc: Location) -> str:
@@ -318,7 +348,7 @@ class Printer:
         if isinstance(loc, FusedLoc):
             meta = "" if loc.metadata is None else f"<{loc.metadata}>"
             return f"fused{meta}[{', '.join(sub(x) for x in loc.locations)}]"
-        return str(loc)
+        return loc.body
 
 
 def _escape(s: str) -> str:
@@ -341,64 +371,108 @@ def _dict_text(d: dict[str, Attribute]) -> str:
     return s
 
 
-def _loc_children(loc: Location) -> tuple[Location, ...]:
+def _loc_children(loc: Location) -> tuple[Attribute, ...]:
     if isinstance(loc, NameLoc):
         from loom.ir.attributes import UnknownLoc
         return () if isinstance(loc.child, UnknownLoc) else (loc.child,)
     if isinstance(loc, CallSiteLoc):
         return (loc.callee, loc.caller)
     if isinstance(loc, FusedLoc):
-        return loc.locations
+        return loc.locations if loc.metadata is None else (loc.metadata, *loc.locations)
     return ()
 
 
-def _collect_loc_aliases(root: Operation) -> tuple[dict[Location, str], list[Location], list[Location]]:
-    """MLIR's alias numbering for locations: first-visit order, then stably by nesting depth.
-    Locations first seen on block arguments are defined before the top-level op."""
-    order: dict[Location, int] = {}
-    early: set[Location] = set()
-    depth_cache: dict[Location, int] = {}
+class _Aliases:
+    """MLIR's AliasInitializer for the builtin aliases (`#loc`, `#map`, `#set`): attributes are
+    visited in print order; names are numbered per prefix in order of (nesting depth, first
+    visit); aliases that may be deferred (op locations) print after the top-level op."""
 
-    def depth(loc: Location) -> int:
-        d = depth_cache.get(loc)
-        if d is None:
-            kids = _loc_children(loc)
-            d = 1 + max(depth(k) for k in kids) if kids else 0
-            depth_cache[loc] = d
-        return d
+    def __init__(self, debuginfo: bool) -> None:
+        self.debuginfo = debuginfo
+        self.order: dict[Attribute, int] = {}
+        self.deferred: dict[Attribute, bool] = {}
+        self.depth: dict[Attribute, int] = {}
 
-    def visit(loc: Location, from_arg: bool) -> None:
-        if loc in order:
-            return
-        from loom.ir.attributes import UnknownLoc
-        if isinstance(loc, UnknownLoc):
-            pass
-        order[loc] = len(order)
-        if from_arg:
-            early.add(loc)
-        for k in _loc_children(loc):
-            visit(k, from_arg)
+    def visit(self, a: Attribute, deferred: bool) -> int:
+        """Visit `a` and what it contains; return its alias depth (-1 when it takes no alias)."""
+        from loom.ir.attributes import ArrayAttr, TypeAttr
+        if isinstance(a, Location):
+            if a in self.order:
+                if not deferred:
+                    self._undefer(a)
+                return self.depth[a]
+            self.order[a] = len(self.order)
+            self.deferred[a] = deferred
+            d = 0
+            for k in _loc_children(a):
+                d = max(d, self.visit(k, deferred) + 1)
+            self.depth[a] = d
+            return d
+        if isinstance(a, OpaqueBuiltinAttr) and a.type is None and _AFFINE.match(a.text):
+            if a not in self.order:
+                self.order[a] = len(self.order)
+                self.deferred[a] = False
+                self.depth[a] = 0
+            return 0
+        if isinstance(a, ArrayAttr):
+            for e in a.elements:
+                self.visit(e, False)
+        elif isinstance(a, DictionaryAttr):
+            for _, v in a.items:
+                self.visit(v, False)
+        elif isinstance(a, TypeAttr):
+            self.visit_type(a.value)
+        return -1
 
-    def visit_op(op: Operation) -> None:
-        visit(op.location, False)
+    def _undefer(self, a: Attribute) -> None:
+        if self.deferred.get(a):
+            self.deferred[a] = False
+            if isinstance(a, Location):
+                for k in _loc_children(a):
+                    self._undefer(k)
+
+    def visit_type(self, t: Type) -> None:
+        layout = getattr(t, "layout", None)
+        if layout is not None:
+            self.visit(layout, False)
+
+    def visit_op(self, op: Operation) -> None:
+        if self.debuginfo:
+            self.visit(op.location, True)
+        attrs = op.attributes
+        if attrs:
+            for k in sorted(attrs, key=lambda k: k.encode("utf-8", "surrogateescape")):
+                self.visit(attrs[k], False)
+        for r in op.results:
+            self.visit_type(r.type)
         for region in op.regions:
             for block in region.blocks:
                 for a in block.args:
-                    visit(a.location, True)
+                    self.visit_type(a.type)
+                    if self.debuginfo:
+                        self.visit(a.location, False)
                 for o in block.ops:
-                    visit_op(o)
+                    self.visit_op(o)
 
-    visit_op(root)
-    ranked = sorted(order, key=lambda loc: (depth(loc), order[loc]))
-    aliases = {}
-    for i, loc in enumerate(ranked):
-        aliases[loc] = "#loc" if i == 0 else f"#loc{i}"
-    top = [loc for loc in ranked if loc in early]
-    bottom = [loc for loc in ranked if loc not in early]
-    return aliases, top, bottom
+    def names(self) -> dict[Attribute, str]:
+        ranked = sorted(self.order, key=lambda a: (self.depth[a], self.order[a]))
+        counts: dict[str, int] = {}
+        names = {}
+        for a in ranked:
+            prefix = "loc" if isinstance(a, Location) else "map" if a.text.startswith("affine_map") else "set"
+            n = counts.get(prefix, 0)
+            counts[prefix] = n + 1
+            names[a] = f"#{prefix}" if n == 0 else f"#{prefix}{n}"
+        return names
 
 
 _AFFINE = re.compile(r"affine_(map|set)<")
+_ALIAS_SORT = re.compile(r"#([a-z]+)(\d*)")
+
+
+def _alias_key(name: str) -> tuple[str, int]:
+    m = _ALIAS_SORT.match(name)
+    return m.group(1), int(m.group(2) or -1)
 
 
 def print_op(op: Operation, generic: bool = False, debuginfo: bool = False, nested: bool = False,
@@ -413,70 +487,57 @@ def print_op(op: Operation, generic: bool = False, debuginfo: bool = False, nest
 def _print_op(op: Operation, generic: bool, debuginfo: bool, nested: bool, skip_regions: bool) -> str:
     p = Printer(generic=generic, debuginfo=debuginfo, skip_regions=skip_regions)
     p.number(op)
-    top_lines: list[str] = []
-    bottom_lines: list[str] = []
+    if nested:
+        p.op(op)
+        return "".join(p.out)
+    al = _Aliases(debuginfo)
+    al.visit_op(op)
+    names = al.names() if al.order else {}
+    loc_names = {a: n for a, n in names.items() if isinstance(a, Location)}
     if debuginfo:
-        aliases, top, bottom = _collect_loc_aliases(op)
-        p.loc_aliases = {}
-        for loc in top + bottom:
-            body = p._loc_body(loc)
-            (top_lines if loc in top else bottom_lines).append(f"{aliases[loc]} = loc({body})")
-            p.loc_aliases[loc] = aliases[loc]
+        p.loc_aliases = loc_names
+    p.attr_loc_aliases = loc_names
     p.op(op)
     text = "".join(p.out)
-    if nested:
-        return text
-    text = _alias_affine(op, text)
-    head = "".join(line + "\n" for line in top_lines)
-    tail = "".join(line + "\n" for line in bottom_lines)
+    # Attribute values print through their cached text; swap in alias names afterwards,
+    # longest text first so that a containing attribute wins over its parts.
+    subs = []
+    for a, n in names.items():
+        if not isinstance(a, Location):
+            subs.append((str(a), n))
+    subs.sort(key=lambda s: -len(s[0]))
+
+    def substitute(t: str) -> str:
+        for body, alias in subs:
+            if body in t:
+                t = t.replace(body, alias)
+        return t
+
+    if subs:
+        text = substitute(text)
+    top, bottom = [], []
+    for a, n in names.items():
+        if isinstance(a, Location):
+            saved, p.loc_aliases = p.loc_aliases, {k: v for k, v in loc_names.items() if k is not a}
+            body = f"loc({p._loc_body(a)})"
+            p.loc_aliases = saved
+        else:
+            body = a.text
+        line = f"{n} = {substitute_inner(body, subs, a)}"
+        (bottom if al.deferred[a] else top).append((n, line))
+    top.sort(key=lambda x: _alias_key(x[0]))
+    bottom.sort(key=lambda x: _alias_key(x[0]))
+    head = "".join(line + "\n" for _, line in top)
+    tail = "".join(line + "\n" for _, line in bottom)
     return head + text + "\n" + tail + _resource_text(op)
 
 
-def _alias_affine(op: Operation, text: str) -> str:
-    if "affine_" not in text:
-        return text
-    maps: dict[str, str] = {}
-    counts = {"map": 0, "set": 0}
-    for o in op.walk():
-        for d in (o.properties, o.attributes):
-            for v in d.values():
-                _gather_affine(v, maps, counts)
-        for r in o.results:
-            _gather_affine_type(r.type, maps, counts)
-        for region in o.regions:
-            for b in region.blocks:
-                for a in b.args:
-                    _gather_affine_type(a.type, maps, counts)
-    if not maps:
-        return text
-    for body, alias in sorted(maps.items(), key=lambda kv: -len(kv[0])):
-        text = text.replace(body, alias)
-    defs = "".join(f"{alias} = {body}\n" for body, alias in maps.items())
-    return defs + text
-
-
-def _gather_affine(a: Attribute, maps: dict[str, str], counts: dict[str, int]) -> None:
-    from loom.ir.attributes import ArrayAttr, TypeAttr
-    if isinstance(a, OpaqueBuiltinAttr) and a.type is None and _AFFINE.match(a.text):
-        if a.text not in maps:
-            kind = "map" if a.text.startswith("affine_map") else "set"
-            n = counts[kind]
-            maps[a.text] = f"#{kind}" if n == 0 else f"#{kind}{n}"
-            counts[kind] = n + 1
-    elif isinstance(a, ArrayAttr):
-        for e in a.elements:
-            _gather_affine(e, maps, counts)
-    elif isinstance(a, DictionaryAttr):
-        for _, v in a.items:
-            _gather_affine(v, maps, counts)
-    elif isinstance(a, TypeAttr):
-        _gather_affine_type(a.value, maps, counts)
-
-
-def _gather_affine_type(t: Type, maps: dict[str, str], counts: dict[str, int]) -> None:
-    layout = getattr(t, "layout", None)
-    if layout is not None:
-        _gather_affine(layout, maps, counts)
+def substitute_inner(body: str, subs: list[tuple[str, str]], own: Attribute) -> str:
+    own_text = str(own)
+    for t, alias in subs:
+        if t != own_text and t in body:
+            body = body.replace(t, alias)
+    return body
 
 
 def _resource_text(op: Operation) -> str:

@@ -111,6 +111,8 @@ def _verify_region(op: Operation, index: int, region: Region, definition) -> Non
             d = child.definition
             if d is not None and Terminator in d.trait_set and child is not last:
                 _fail(child, "must be the last operation in the parent block")
+    if isolated and index == 0:
+        _verify_isolation(op)
     # Dominance in SSACFG regions: within a block, operands must be defined earlier; across
     # blocks, in a dominating block. Values from enclosing regions must not cross isolation.
     dom = None if graph or len(region.blocks) <= 1 else _Dominance(region)
@@ -165,8 +167,23 @@ def _verify_nested_uses(child: Operation, region: Region, block: Block, defined:
                     _fail(nested, f"operand #{u.index} does not dominate this use")
             elif not graph and dom is not None and not dom.dominates(vblock, block):
                 _fail(nested, f"operand #{u.index} does not dominate this use")
-            if isolated:
-                _fail(nested, f"using value defined outside the region; '{owner.name}' is isolated from above")
+
+
+def _verify_isolation(op: Operation) -> None:
+    """No op nested anywhere inside `op` may use a value defined outside it."""
+    inside: set[Block] = set()
+    for region in op.regions:
+        inside.update(region.blocks)
+    for nested in op.walk():
+        if nested is op:
+            continue
+        for region in nested.regions:
+            inside.update(region.blocks)
+        for u in nested._operands:
+            b = u.value.parent_block
+            if b is not None and b not in inside and b.parent is not None:
+                _fail(nested, f"using value defined outside the region (operand #{u.index}); '{op.name}' is "
+                              "isolated from above")
 
 
 def _encloses(vblock: Block, region: Region) -> bool:

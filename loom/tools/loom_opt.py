@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from loom.ir.attributes import location_line_col
 from loom.ir.core import Operation
-from loom.ir.diagnostics import LoomError, ParseError, VerifyError
+from loom.ir.diagnostics import LoomError, ParseError
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[ \t]*$", re.M)
