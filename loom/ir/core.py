@@ -198,6 +198,12 @@ class Operation:
             return Operation(name, operands, result_types, properties, attributes, regions, successors, location)
         op = cls.__new__(cls)
         Operation.__init__(op, name, operands, result_types, properties, attributes, regions, successors, location)
+        defaults = cls.definition.prop_defaults
+        if defaults:
+            props = op.properties
+            missing = [(k, v) for k, v in defaults if k not in props]
+            if missing:  # copy: the caller's dict may be shared
+                op.properties = {**props, **dict(missing)}
         return op
 
     # Operands -----------------------------------------------------------------------------

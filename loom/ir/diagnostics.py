@@ -43,9 +43,15 @@ class VerifyError(LoomError):
         return f"{where[0]}:{where[1]}:{where[2]}" if where else f"loc({self.op.location})"
 
     def render(self) -> str:
-        from loom.ir.printer import print_op
+        from loom.ir.printer import Printer
         try:
-            text = print_op(self.op, generic=True, nested=True, skip_regions=True).rstrip("\n")
+            root = self.op
+            while root.parent_op is not None:
+                root = root.parent_op
+            p = Printer(generic=True, skip_regions=True)
+            p.number(root)  # name values as they appear in the whole program
+            p.op(self.op)
+            text = "".join(p.out).strip()
         except Exception as e:  # the op may be too broken to print
             text = f"<unprintable: {e}>"
         return f"{self.location_prefix}: error: '{self.op.name}' op {self.message}\n  see current operation: {text}"

@@ -89,7 +89,8 @@ def value_to_bits(kind: str, value: float | str | Fraction) -> int:
     if dtype is not None:
         if isinstance(value, str):
             value = float(value)
-        arr = np.array(float(value), dtype=np.float64).astype(dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = np.array(float(value), dtype=np.float64).astype(dtype)
         width = FLOAT_KINDS[kind][0]
         raw = int(arr.view(_uint_for(width)))
         return raw & ((1 << width) - 1)

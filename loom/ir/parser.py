@@ -684,7 +684,8 @@ class Parser:
     def _parse_block_ops(self, block: Block) -> None:
         src = self.src
         while True:
-            c = src[self.ws()] if self.pos < len(src) else ""
+            pos = self.ws()
+            c = src[pos] if pos < len(src) else ""
             if c == "}" or c == "^" or c == "":
                 return
             self.parse_operation(block)
@@ -1428,8 +1429,8 @@ def parse(text: str, allow_unregistered: bool = False, filename: str = "-", veri
         raise p.error("nesting too deep") from None
     except ParseError:
         raise
-    except ValueError as e:
-        raise p.error(str(e)) from None
+    except (ValueError, IndexError, OverflowError) as e:
+        raise p.error(str(e) if isinstance(e, ValueError) else "unexpected end of input") from None
     finally:
         if gc_was_enabled:
             gc.enable()

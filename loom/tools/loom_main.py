@@ -1,0 +1,125 @@
+"""loom: the showcase and the tools behind one command.
+
+    loom demo            parse an example, run a pass pipeline on it, print before/after and timings
+    loom opt ARGS...     the same as loom-opt ARGS...
+    loom bench ir ARGS   run benchmarks/ir_throughput.py (from a source checkout)
+    loom --version
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import loom
+from loom.tools import loom_opt
+
+DEMO_EXAMPLE = "arith_canonicalize.mlir"
+DEMO_PIPELINE = "builtin.module(func.func(canonicalize,cse),symbol-dce)"
+BENCHMARKS = {"ir": "ir_throughput.py"}
+
+
+def checkout_root() -> Path | None:
+    """The source checkout loom runs from (it holds examples/ and benchmarks/), if any."""
+    root = Path(loom.__file__).resolve().parent.parent
+    return root if (root / "examples").is_dir() or (root / "benchmarks").is_dir() else None
+
+
+def _load_dialects() -> list[str]:
+    """Import the optional dialect modules this demo uses; the names of those missing."""
+    import importlib
+    missing = []
+    for name in ("func", "arith"):
+        try:
+            importlib.import_module(f"loom.dialects.{name}")
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
+def _header(title: str) -> None:
+    print(f"\n== {title} " + "=" * max(0, 72 - len(title)))
+
+
+def demo() -> int:
+    """Parse examples/arith_canonicalize.mlir, run DEMO_PIPELINE, print the IR before and after."""
+    import loom.ir as ir
+    root = checkout_root()
+    path = root / "examples" / DEMO_EXAMPLE if root else None
+    if path is None or not path.is_file():
+        print(f"loom demo: examples/{DEMO_EXAMPLE} not found; run it from a source checkout of loom", file=sys.stderr)
+        return 1
+    text = path.read_text(encoding="utf-8")
+    missing = _load_dialects()
+    shown = f"examples/{DEMO_EXAMPLE}"
+    try:
+        module = ir.parse(text, filename=shown)
+    except ir.LoomError as e:
+        if not missing:
+            print(loom_opt.diagnostic_from_error(e).render({shown: text.split("\n")}), file=sys.stderr)
+            return 1
+        module = ir.parse(text, filename=shown, allow_unregistered=True)
+        print(f"(note: dialects {', '.join(missing)} are not in this checkout yet; their ops are parsed as "
+              "unregistered ops)")
+
+    _header(f"input: {shown}")
+    print(ir.print(module), end="")
+
+    _header(f"pipeline: {DEMO_PIPELINE}")
+    try:
+        pm = loom_opt.build_pass_manager(DEMO_PIPELINE, timing=True)
+        loom_opt.run_pass_manager(pm, module)
+    except loom_opt.PipelineUnavailable as e:
+        print(f"(skipped: {e})")
+        return 0
+    except ir.LoomError as e:
+        print(f"(the pipeline failed: {loom_opt.diagnostic_from_error(e).render({shown: text.split(chr(10))})})")
+        return 0
+    print("ran; functions canonicalized (constants folded), common subexpressions merged, dead private "
+          "functions removed")
+
+    _header("output")
+    print(ir.print(module), end="")
+    _header("pass timings")
+    print(loom_opt.timing_report(pm), end="")
+    return 0
+
+
+def bench(args: list[str]) -> int:
+    """Run a benchmark script of the checkout, passing `args` on."""
+    if not args or args[0] not in BENCHMARKS:
+        print("usage: loom bench {" + ",".join(BENCHMARKS) + "} [options]", file=sys.stderr)
+        return 2
+    root = checkout_root()
+    script = root / "benchmarks" / BENCHMARKS[args[0]] if root else None
+    if script is None or not script.is_file():
+        print(f"loom bench: benchmarks/{BENCHMARKS[args[0]]} is not here; benchmarks run from a source checkout "
+              "of loom", file=sys.stderr)
+        return 1
+    return subprocess.call([sys.executable, str(script), *args[1:]])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `loom`."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "opt":
+        return loom_opt.main(argv[1:], prog="loom opt")
+    if argv and argv[0] == "bench":
+        return bench(argv[1:])
+    ap = argparse.ArgumentParser(prog="loom", description="loom, a machine-learning compiler stack in Python",
+                                 epilog="commands: demo | opt ARGS (as loom-opt) | bench ir [ARGS]")
+    ap.add_argument("--version", action="version", version=f"loom {loom.__version__}")
+    ap.add_argument("command", choices=["demo", "opt", "bench"], help="what to run")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 2
+    if args.command == "demo":
+        return demo()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
