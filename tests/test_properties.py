@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import loom.ir as lir
+from loom.dialects.builtin import ModuleOp
 from loom.ir import (
     ArrayAttr,
     Block,
@@ -31,7 +32,6 @@ from loom.ir import (
     SymbolRefAttr,
     TypeAttr,
 )
-from loom.dialects.builtin import ModuleOp
 
 INT_TYPES = [IntegerType(w, s) for w in (1, 8, 16, 32, 64) for s in ("", "s", "u")]
 FLOAT_TYPES = [FloatType(n) for n in ("f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2")]

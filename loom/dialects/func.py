@@ -11,10 +11,9 @@ Inside a `func.func` body, ops of this dialect are written without their `func.`
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from loom.ir.attributes import (
-    UNIT,
     UNKNOWN_LOC,
     ArrayAttr,
     Attribute,
@@ -23,6 +22,7 @@ from loom.ir.attributes import (
     StringAttr,
     SymbolRefAttr,
     TypeAttr,
+    UnitAttr,
     keyword_or_string,
 )
 from loom.ir.core import Block, Operation, Region, Value
@@ -96,7 +96,7 @@ class FuncOp(OpBase):
     sym_visibility = opt_prop(StringAttr)
     arg_attrs = opt_prop(DictArrayAttr)
     res_attrs = opt_prop(DictArrayAttr)
-    no_inline = opt_prop()
+    no_inline = opt_prop(UnitAttr)
     body = region_def()
     traits = (IsolatedFromAbove, Symbol)
 
@@ -232,10 +232,10 @@ class FuncOp(OpBase):
         p.write("(" + ", ".join(parts) + ")")
         if fn_type.results:
             res_attrs = props.get("res_attrs")
-            texts = [f"{t}{_attr_dict_text(res_attrs[i]) if res_attrs is not None and i < len(res_attrs) else ''}"
-                     for i, t in enumerate(fn_type.results)]
-            parens = len(texts) > 1 or isinstance(fn_type.results[0], FunctionType) or texts[0] != str(
-                fn_type.results[0])
+            extras = [_attr_dict_text(res_attrs[i]) if res_attrs is not None and i < len(res_attrs) else ""
+                      for i in range(len(fn_type.results))]
+            texts = [f"{t}{extra}" for t, extra in zip(fn_type.results, extras)]
+            parens = len(texts) > 1 or isinstance(fn_type.results[0], FunctionType) or bool(extras[0])
             p.write(" -> " + ("(" + ", ".join(texts) + ")" if parens else texts[0]))
         others = {k: v for k, v in props.items() if k not in _SIGNATURE_ATTRS}
         others.update(self.attributes)
@@ -318,7 +318,7 @@ class CallOp(OpBase):
     callee = prop(FlatSymbolRef)
     arg_attrs = opt_prop(DictArrayAttr)
     res_attrs = opt_prop(DictArrayAttr)
-    no_inline = opt_prop()
+    no_inline = opt_prop(UnitAttr)
     inputs = var_operand()
     outputs = var_result()
 
@@ -385,4 +385,4 @@ class CallOp(OpBase):
 
 register_dialect(Dialect("func", [FuncOp, ReturnOp, CallOp]))
 
-__all__ = ["CallOp", "FuncOp", "ReturnOp", "lookup_symbol", "UNIT"]
+__all__ = ["CallOp", "FuncOp", "ReturnOp", "lookup_symbol"]

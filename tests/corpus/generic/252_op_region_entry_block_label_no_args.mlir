@@ -1,5 +1,0 @@
-"builtin.module"() ({
-  "test.op"() ({
-    "test.yield"() : () -> ()
-  }) : () -> ()
-}) : () -> ()
