@@ -36,6 +36,20 @@ class IRError(Exception):
     """Misuse of the IR API (erasing an op whose results are still used, ...)."""
 
 
+class PendingLocation:
+    """A source position whose line and column are computed on first use (parsing a large file
+    makes one per op; most are never looked at)."""
+
+    __slots__ = ("resolver", "pos")
+
+    def __init__(self, resolver, pos: int) -> None:
+        self.resolver = resolver
+        self.pos = pos
+
+    def resolve(self) -> Location:
+        return self.resolver(self.pos)
+
+
 class Use:
     """One operand slot of an operation: `owner.operands[index] is value`."""
 
@@ -149,7 +163,7 @@ class Operation:
     (see loom.ir.opdef); unregistered ops are plain Operations with a `name`."""
 
     __slots__ = ("name", "_operands", "results", "properties", "attributes", "regions", "_successors",
-                 "location", "parent", "_prev", "_next", "_order", "__weakref__")
+                 "_location", "parent", "_prev", "_next", "_order", "__weakref__")
 
     definition: OpDef | None = None  # set on registered subclasses
 
@@ -180,7 +194,7 @@ class Operation:
                 s.block._uses[s] = None
         else:
             self._successors = []
-        self.location = location
+        self._location = location
         self.parent: Block | None = None
         self._prev: Operation | None = None
         self._next: Operation | None = None
@@ -205,6 +219,17 @@ class Operation:
             if missing:  # copy: the caller's dict may be shared
                 op.properties = {**props, **dict(missing)}
         return op
+
+    @property
+    def location(self) -> Location:
+        loc = self._location
+        if type(loc) is PendingLocation:
+            loc = self._location = loc.resolve()
+        return loc
+
+    @location.setter
+    def location(self, loc: Location) -> None:
+        self._location = loc
 
     # Operands -----------------------------------------------------------------------------
     @property

@@ -39,7 +39,7 @@ from loom.ir.attributes import (
     UnknownLoc,
     _storage_bytes,
 )
-from loom.ir.core import Block, Operation, Region, Value
+from loom.ir.core import _OP_CLASSES, Block, Operation, PendingLocation, Region, Value
 from loom.ir.diagnostics import ParseError
 from loom.ir.floats import value_to_bits
 from loom.ir.printer import ExplicitProperties
@@ -387,8 +387,8 @@ class Parser:
             self.pos += 4
             op.location = self.parse_location_body()
             self.expect(")")
-        elif op.location is UNKNOWN_LOC:
-            op.location = self.loc_at(op_pos)
+        elif op._location is UNKNOWN_LOC:
+            op._location = PendingLocation(self.loc_at, op_pos)
         n_named = sum(n for _, n, _ in result_defs)
         if result_defs and n_named != len(op.results):
             raise self.error(f"operation defines {len(op.results)} results but was provided {n_named} to bind",
@@ -414,22 +414,33 @@ class Parser:
 
     def _parse_fast(self, m: re.Match, block: Block) -> Operation | None:
         """The common case of `_parse_generic` in one regex match; None falls back."""
-        res_name, res_count, name_body, operand_text, props_text, attrs_text, sig_text = m.groups()
-        if "\\" in name_body:
-            return None
-        cls = self._lookup_class(name_body, m.start(3) - 1)
+        res_name, res_count, name, operand_text, props_text, attrs_text, sig_text = m.groups()
+        cls = _OP_CLASSES.get(name)
+        if cls is None and (not self.allow_unregistered or "\\" in name):
+            if "\\" in name:
+                return None
+            self._lookup_class(name, m.start(3) - 1)
+        sig = _SIG_CACHE.get(sig_text)
         try:
-            sig = _SIG_CACHE.get(sig_text)
             if sig is None:
                 saved = self.pos
                 self.pos = m.start(7)
                 sig = self.parse_signature()
                 self.pos = saved
-            ins, outs = sig
-            props = dict(self._cached_dict(props_text, m.start(5))) if props_text is not None else None
-            attrs = dict(self._cached_dict(attrs_text, m.start(6))) if attrs_text else {}
+            cache = self._dict_cache
+            if props_text is not None:
+                props = cache.get(props_text)
+                props = dict(props if props is not None else self._cached_dict(props_text, m.start(5)))
+            else:
+                props = None
+            if attrs_text is not None:
+                attrs = cache.get(attrs_text)
+                attrs = dict(attrs if attrs is not None else self._cached_dict(attrs_text, m.start(6)))
+            else:
+                attrs = {}
         except ParseError:
             return None
+        ins, outs = sig
         operands: list[Value] = []
         if operand_text:
             base = m.start(4)
@@ -438,9 +449,15 @@ class Parser:
                 return None
             if len(refs) != len(ins):
                 raise self.error(f"expected {len(refs)} operand types but had {len(ins)}", m.start(7))
+            scope = self.scope
+            values = scope.values
             for r, t in zip(refs, ins):
-                operands.append(self.resolve_operand(
-                    (r.group(1), int(r.group(2)) if r.group(2) else 0, base + r.start()), t))
+                vname, num = r.groups()
+                group = values.get(vname)
+                if group is not None and num is None and group[0].type is t:
+                    operands.append(group[0])
+                else:
+                    operands.append(self.resolve_operand((vname, int(num) if num else 0, base + r.start()), t))
         elif ins:
             raise self.error(f"expected 0 operand types but had {len(ins)}", m.start(7))
         if cls is not None:
@@ -449,18 +466,24 @@ class Parser:
             inherent = cls.definition.prop_names
             for k in [k for k in attrs if k in inherent]:
                 props[k] = attrs.pop(k)
-        elif props is not None:
-            props = ExplicitProperties(props)
-        op = Operation.create(name_body, operands, outs, props, attrs)
-        self.pos = m.end()
+            op = cls.__new__(cls)
+            Operation.__init__(op, name, operands, outs, props, attrs)
+        else:
+            op = Operation(name, operands, outs, ExplicitProperties(props) if props is not None else None, attrs)
+        end = m.end()
         src = self.src
-        self.ws()
-        if src.startswith("loc(", self.pos):
-            self.pos += 4
-            op.location = self.parse_location_body()
+        if src.startswith(" loc(", end):
+            self.pos = end + 5
+            op._location = self.parse_location_body()
             self.expect(")")
         else:
-            op.location = self.loc_at(m.start(3) - 1)
+            self.pos = end
+            if not src.startswith("\n", end) and src.startswith("loc(", self.ws()):
+                self.pos += 4
+                op._location = self.parse_location_body()
+                self.expect(")")
+            else:
+                op._location = PendingLocation(self.loc_at, m.start(3) - 1)
         if res_name is not None:
             n = int(res_count) if res_count else 1
             if n != len(op.results):
