@@ -1925,6 +1925,9 @@ DEBUGINFO_SNIPPETS: list[tuple[str, str]] = [
         "test.f"() : () -> () loc(fused<"m">[])
         "test.g"() : () -> () loc(fused[unknown, unknown])
         "test.h"() : () -> () loc(fused<"m">[fused<"m">["p", "q"], "r"])
+        "test.i"() : () -> () loc(fused<"m">[fused<"n">["p", "q"], "r"])
+        "test.j"() : () -> () loc(fused[fused<"m">["p"], "r"])
+        "test.k"() : () -> () loc(fused<"m">[fused["p", "q"], "r"])
     """),
     ),
     (
@@ -1979,7 +1982,7 @@ DEBUGINFO_SNIPPETS: list[tuple[str, str]] = [
         }) : () -> () loc("the module")
     """),
     ),
-    ("pretty_module_location", 'module @m {\n  "test.op"() : () -> ()\n} loc("module.mlir":1:1)\n'),
+    ("custom_pretty_module_location", 'module @m {\n  "test.op"() : () -> ()\n} loc("module.mlir":1:1)\n'),
     (
         "escaped_filenames",
         dedent(r"""
@@ -2056,7 +2059,7 @@ DEBUGINFO_SNIPPETS: list[tuple[str, str]] = [
 
 DEBUGINFO_REGISTERED_SNIPPETS: list[tuple[str, str]] = [
     (
-        "func_argument_locations",
+        "custom_func_argument_locations",
         dedent("""
         func.func @f(%a: i32 loc("arg_a":1:1), %b: i32 loc("arg_b")) -> i32 {
           %0 = arith.addi %a, %b : i32 loc("add")
@@ -2066,7 +2069,7 @@ DEBUGINFO_REGISTERED_SNIPPETS: list[tuple[str, str]] = [
     """),
     ),
     (
-        "func_implicit_locations",
+        "custom_func_implicit_locations",
         dedent("""
         func.func @f(%a: f32) -> f32 {
           %0 = arith.mulf %a, %a : f32
@@ -2079,7 +2082,7 @@ DEBUGINFO_REGISTERED_SNIPPETS: list[tuple[str, str]] = [
     """),
     ),
     (
-        "cf_blocks_locations",
+        "custom_cf_blocks_locations",
         dedent("""
         func.func @f(%c: i1 loc("c")) -> i32 {
           cf.cond_br %c, ^bb1, ^bb2 loc("branch")
@@ -2095,7 +2098,7 @@ DEBUGINFO_REGISTERED_SNIPPETS: list[tuple[str, str]] = [
     """),
     ),
     (
-        "scf_locations",
+        "custom_scf_locations",
         dedent("""
         func.func @f(%n: index) -> f32 {
           %c0 = arith.constant 0 : index loc("c0")
@@ -2138,7 +2141,7 @@ DEBUGINFO_JAX_CASES: list[tuple[str, Callable, list]] = [
         lambda d: {"s": jnp.sort(d["a"]), "i": jnp.argsort(d["b"])},
         [{"a": F32_4, "b": I32_4}],
     ),
-    ("jax_custom_call_cholesky", jnp.linalg.cholesky, [spec((3, 3))]),
+    ("jax_linalg_cholesky", jnp.linalg.cholesky, [spec((3, 3))]),
 ]
 
 

@@ -6,3 +6,6 @@
 "test.f"() : () -> () loc(fused<"m">[])
 "test.g"() : () -> () loc(fused[unknown, unknown])
 "test.h"() : () -> () loc(fused<"m">[fused<"m">["p", "q"], "r"])
+"test.i"() : () -> () loc(fused<"m">[fused<"n">["p", "q"], "r"])
+"test.j"() : () -> () loc(fused[fused<"m">["p"], "r"])
+"test.k"() : () -> () loc(fused<"m">[fused["p", "q"], "r"])

@@ -1,0 +1,10 @@
+"builtin.module"() ({
+  "func.func"() <{function_type = () -> (i32, i32, i32, i32, i32, i32), sym_name = "fold_muli"}> ({
+    %0 = "arith.constant"() <{value = 0 : i32}> : () -> i32
+    %1 = "arith.constant"() <{value = 2147483647 : i32}> : () -> i32
+    %2 = "arith.constant"() <{value = 21 : i32}> : () -> i32
+    %3 = "arith.constant"() <{value = -14 : i32}> : () -> i32
+    %4 = "arith.constant"() <{value = -2147483648 : i32}> : () -> i32
+    "func.return"(%2, %3, %1, %4, %0, %0) : (i32, i32, i32, i32, i32, i32) -> ()
+  }) : () -> ()
+}) : () -> ()

@@ -1,0 +1,11 @@
+"builtin.module"() ({
+  "func.func"() <{function_type = () -> (f32, f32, f32, f32, f32, f32, f32), sym_name = "fold_minnumf"}> ({
+    %0 = "arith.constant"() <{value = 3.000000e+38 : f32}> : () -> f32
+    %1 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32
+    %2 = "arith.constant"() <{value = 1.500000e+00 : f32}> : () -> f32
+    %3 = "arith.constant"() <{value = -1.000000e+00 : f32}> : () -> f32
+    %4 = "arith.constant"() <{value = 1.000000e-01 : f32}> : () -> f32
+    %5 = "arith.constant"() <{value = 1.000000e+00 : f32}> : () -> f32
+    "func.return"(%2, %1, %1, %3, %4, %5, %0) : (f32, f32, f32, f32, f32, f32, f32) -> ()
+  }) : () -> ()
+}) : () -> ()

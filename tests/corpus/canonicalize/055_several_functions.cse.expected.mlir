@@ -1,0 +1,20 @@
+"builtin.module"() ({
+  "func.func"() <{function_type = (i32) -> i32, sym_name = "a"}> ({
+  ^bb0(%arg1: i32):
+    %5 = "arith.constant"() <{value = 0 : i32}> : () -> i32
+    %6 = "arith.addi"(%arg1, %5) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32
+    "func.return"(%6) : (i32) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (i32) -> i32, sym_name = "b"}> ({
+  ^bb0(%arg0: i32):
+    %3 = "arith.muli"(%arg0, %arg0) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32
+    %4 = "arith.addi"(%3, %3) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32
+    "func.return"(%4) : (i32) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = () -> i32, sym_name = "unused_private", sym_visibility = "private"}> ({
+    %0 = "arith.constant"() <{value = 1 : i32}> : () -> i32
+    %1 = "arith.constant"() <{value = 2 : i32}> : () -> i32
+    %2 = "arith.addi"(%0, %1) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32
+    "func.return"(%2) : (i32) -> ()
+  }) : () -> ()
+}) : () -> ()

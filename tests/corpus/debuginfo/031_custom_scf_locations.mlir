@@ -1,0 +1,30 @@
+#loc2 = loc("-":1:14)
+#loc8 = loc("-":5:16)
+#loc9 = loc("-":5:50)
+"builtin.module"() ({
+  "func.func"() <{function_type = (index) -> f32, sym_name = "f"}> ({
+  ^bb0(%arg0: index loc("-":1:14)):
+    %0 = "arith.constant"() <{value = 0 : index}> : () -> index loc(#loc3)
+    %1 = "arith.constant"() <{value = 1 : index}> : () -> index loc(#loc4)
+    %2 = "arith.constant"() <{value = 0.000000e+00 : f32}> : () -> f32 loc(#loc14)
+    %3 = "scf.for"(%0, %arg0, %1, %2) ({
+    ^bb0(%arg1: index loc("-":5:16), %arg2: f32 loc("-":5:50)):
+      %4 = "arith.addf"(%arg2, %arg2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32 loc(#loc15)
+      "scf.yield"(%4) : (f32) -> () loc(#loc12)
+    }) : (index, index, index, f32) -> f32 loc(#loc7)
+    "func.return"(%3) : (f32) -> () loc(#loc13)
+  }) : () -> () loc(#loc1)
+}) : () -> () loc(#loc)
+#loc = loc("-":0:0)
+#loc1 = loc("-":1:1)
+#loc3 = loc("c0")
+#loc4 = loc("c1")
+#loc5 = loc("init")
+#loc6 = loc("zero")
+#loc7 = loc("for")
+#loc10 = loc("body")
+#loc11 = loc("loop")
+#loc12 = loc("-":7:5)
+#loc13 = loc("-":9:3)
+#loc14 = loc(fused[#loc5, #loc6])
+#loc15 = loc(callsite(#loc10 at #loc11))

@@ -1,0 +1,5 @@
+"builtin.module"() ({
+  "test.op"() ({
+    "test.yield"() : () -> ()
+  }) : () -> ()
+}) : () -> ()

@@ -1,0 +1,3 @@
+"builtin.module"() <{sym_name = "m", sym_visibility = "private"}> ({
+^bb0:
+}) : () -> ()

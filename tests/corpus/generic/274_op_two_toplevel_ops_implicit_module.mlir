@@ -1,0 +1,6 @@
+"builtin.module"() ({
+  "test.a"() : () -> ()
+  "builtin.module"() ({
+  ^bb0:
+  }) : () -> ()
+}) : () -> ()

@@ -1,0 +1,2 @@
+module @named attributes {my.flag, my.value = 3 : i32} {
+}

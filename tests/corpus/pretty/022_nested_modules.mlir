@@ -1,0 +1,10 @@
+module @outer {
+  module @inner attributes {my.attr} {
+    func.func @f() {
+      return
+    }
+  }
+  func.func @g() {
+    return
+  }
+}
