@@ -194,3 +194,21 @@ def test_mutated_text_raises_only_located_loom_errors(pos, kind, ch):
     # Accepted text must round-trip.
     out = lir.print(module, generic=True)
     assert lir.print(lir.parse(out, allow_unregistered=True), generic=True) == out
+
+
+@pytest.mark.parametrize("kind", ["f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "f8E3M4", "tf32", "f80"])
+def test_float_printing_matches_mlir_on_random_bit_patterns(kind):
+    """Every bit pattern class (normals, subnormals, NaN, inf, integral values) prints as MLIR
+    prints it: written as hex bits, printed back by jaxlib and by loom."""
+    ir = pytest.importorskip("jaxlib.mlir.ir")
+    import random
+    rng = random.Random(kind)
+    width = lir.FloatType(kind).width
+    patterns = [rng.getrandbits(width) for _ in range(400)] + [0, 1, (1 << (width - 1))]
+    if kind == "f80":  # x87 format: keep the explicit integer bit consistent with the exponent
+        patterns = [p | (1 << 63) if (p >> 64) & 0x7FFF else p & ~(1 << 63) for p in patterns]
+    text = '"t.a"() {' + ", ".join(f"v{i} = 0x{b:X} : {kind}" for i, b in enumerate(patterns)) + "} : () -> ()\n"
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        expected = ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)
+    assert lir.print(lir.parse(text, allow_unregistered=True), generic=True) == expected
