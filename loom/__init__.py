@@ -1,3 +1,27 @@
-"""loom: a machine-learning compiler stack in Python."""
+"""loom: a machine-learning compiler stack in Python.
+
+`loom.ir` is the MLIR-style IR (parse, print, verify, build); `loom.rewrite` the pattern rewriter
+and pass manager; `loom.compile` / `loom.execute` run a module's function on numpy arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+
+
+def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled") -> Any:  # noqa: A001
+    """A callable running function `entry` of a module (or its text) on numpy arrays.
+    See loom.backend.api.compile."""
+    from loom.backend.api import compile as _compile
+    return _compile(module_or_text, entry=entry, executor=executor)
+
+
+def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled") -> Any:
+    """Compile and run function `entry` on `args`. See loom.backend.api.execute."""
+    from loom.backend.api import execute as _execute
+    return _execute(module_or_text, *args, entry=entry, executor=executor)
+
+
+__all__ = ["__version__", "compile", "execute"]

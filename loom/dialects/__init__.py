@@ -1,3 +1,7 @@
 """Dialects shipped with loom. Importing this package registers them."""
 
+import loom.dialects.arith  # noqa: F401
+import loom.dialects.chlo  # noqa: F401
+import loom.dialects.func  # noqa: F401
+import loom.dialects.stablehlo  # noqa: F401
 from loom.dialects import builtin  # noqa: F401

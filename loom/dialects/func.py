@@ -11,6 +11,7 @@ Inside a `func.func` body, ops of this dialect are written without their `func.`
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from loom.ir.attributes import (
@@ -58,6 +59,16 @@ _SIGNATURE_ATTRS = frozenset({"sym_name", "function_type", "sym_visibility", "ar
 _VISIBILITIES = ("private", "public", "nested")
 
 
+def _symbol_name(op: Operation) -> str | None:
+    sym = op.properties.get("sym_name") or op.attributes.get("sym_name")
+    return sym.value if isinstance(sym, StringAttr) else None
+
+
+# symbol table op -> {name: op}; entries are checked on use and the map rebuilt when stale, so
+# verifying many calls costs one scan of the table rather than one per call.
+_SYMBOLS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def lookup_symbol(start: Operation, name: str) -> Operation | None:
     """The op named `name` in the nearest symbol table enclosing `start`, or None."""
     table = start.parent_op
@@ -65,13 +76,19 @@ def lookup_symbol(start: Operation, name: str) -> Operation | None:
         table = table.parent_op
     if table is None:
         return None
+    symbols = _SYMBOLS.get(table)
+    op = symbols.get(name) if symbols is not None else None
+    if op is not None and op.parent_op is table and _symbol_name(op) == name:
+        return op
+    symbols = {}
     for region in table.regions:
         for block in region.blocks:
             for op in block.ops:
-                sym = op.properties.get("sym_name") or op.attributes.get("sym_name")
-                if isinstance(sym, StringAttr) and sym.value == name:
-                    return op
-    return None
+                sym = _symbol_name(op)
+                if sym is not None:
+                    symbols.setdefault(sym, op)
+    _SYMBOLS[table] = symbols
+    return symbols.get(name)
 
 
 def _dict_array(dicts: Sequence[dict[str, Attribute]]) -> ArrayAttr | None:
@@ -138,8 +155,8 @@ class FuncOp(OpBase):
             self.emit_error(f"entry block must have {len(fn_type.inputs)} arguments to match function signature")
         for i, (arg, t) in enumerate(zip(args, fn_type.inputs)):
             if arg.type is not t:
-                self.emit_error(f"type of entry block argument #{i}({arg.type}) must match the type of the "
-                                f"corresponding argument in function signature({t})")
+                self.emit_error(f"type of entry block argument #{i}('{arg.type}') must match the type of the "
+                                f"corresponding argument in function signature('{t}')")
 
     @classmethod
     def parse_custom(cls, parser, n_results: int) -> Operation:
@@ -225,7 +242,7 @@ class FuncOp(OpBase):
                 arg = region.blocks[0].args[i]
                 text = f"{p.value(arg)}: {arg.type}{extra}"
                 if p.debuginfo:
-                    text += f" loc({arg.location})"
+                    text += f" loc({p._loc_body(arg.location)})"
             else:
                 text = f"{t}{extra}"
             parts.append(text)
@@ -280,8 +297,8 @@ class ReturnOp(OpBase):
             self.emit_error(f"has {len(operands)} operands, but enclosing function (@{name}) returns {len(results)}")
         for i, (v, t) in enumerate(zip(operands, results)):
             if v.type is not t:
-                self.emit_error(f"type of return operand {i} ({v.type}) doesn't match function result type ({t}) in "
-                                f"function @{name}")
+                self.emit_error(f"type of return operand {i} ('{v.type}') doesn't match function result type ('{t}') "
+                                f"in function @{name}")
 
     @classmethod
     def parse_custom(cls, parser, n_results: int) -> Operation:
@@ -333,16 +350,18 @@ class CallOp(OpBase):
         if not isinstance(callee, SymbolRefAttr):
             return
         fn = lookup_symbol(self, callee.root)
+        if fn is None:
+            return  # not (yet) in a symbol table that defines the callee: nothing to check against
         if not isinstance(fn, FuncOp) or not isinstance(fn.properties.get("function_type"), TypeAttr):
-            return
+            self.emit_error(f"'{callee.root}' does not reference a valid function")
         fn_type = fn.type
         operands = self.operands
         if len(fn_type.inputs) != len(operands):
             self.emit_error("incorrect number of operands for callee")
         for i, (v, t) in enumerate(zip(operands, fn_type.inputs)):
             if v.type is not t:
-                self.emit_error(f"operand type mismatch: expected operand type {t}, but provided {v.type} for operand "
-                                f"number {i}")
+                self.emit_error(f"operand type mismatch: expected operand type '{t}', but provided '{v.type}' for "
+                                f"operand number {i}")
         if len(fn_type.results) != len(self.results):
             self.emit_error("incorrect number of results for callee")
         for i, (r, t) in enumerate(zip(self.results, fn_type.results)):

@@ -171,7 +171,8 @@ class Operation:
                  properties: dict[str, Attribute] | None = None, attributes: dict[str, Attribute] | None = None,
                  regions: Iterable[Region] | int = (), successors: Sequence[Block] = (),
                  location: Location = UNKNOWN_LOC) -> None:
-        if type(self).definition is None:
+        definition = type(self).definition
+        if definition is None:
             self.name = name
         if operands:
             uses = self._operands = [Use(v, self, i) for i, v in enumerate(operands)]
@@ -181,6 +182,11 @@ class Operation:
             self._operands = []
         self.results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)]) if result_types else ()
         self.properties = properties if properties is not None else {}
+        if definition is not None and definition.prop_defaults:
+            # Default-valued properties are always present, as in MLIR (its generic form prints them).
+            missing = [(k, v) for k, v in definition.prop_defaults if k not in self.properties]
+            if missing:  # copy: the caller's dict may be shared
+                self.properties = {**self.properties, **dict(missing)}
         self.attributes = attributes if attributes is not None else {}
         self.regions: list[Region] = []
         if regions:
@@ -212,12 +218,6 @@ class Operation:
             return Operation(name, operands, result_types, properties, attributes, regions, successors, location)
         op = cls.__new__(cls)
         Operation.__init__(op, name, operands, result_types, properties, attributes, regions, successors, location)
-        defaults = cls.definition.prop_defaults
-        if defaults:
-            props = op.properties
-            missing = [(k, v) for k, v in defaults if k not in props]
-            if missing:  # copy: the caller's dict may be shared
-                op.properties = {**props, **dict(missing)}
         return op
 
     @property

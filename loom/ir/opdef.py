@@ -297,7 +297,7 @@ class OpDef:
         self.trait_set = frozenset(traits)
         self.prop_names = frozenset(p.name for p in self.props)
         # Default-valued properties are always present, as MLIR stores them (and its generic
-        # form prints them): `Operation.create` fills them in.
+        # form prints them): `Operation.__init__` fills them in.
         self.prop_defaults = tuple((p.name, p.default) for p in self.props if p.default is not None)
         self._operand_variadics = sum(f.kind != SINGLE for f in self.operands)
         self._result_variadics = sum(f.kind != SINGLE for f in self.results)

@@ -573,7 +573,7 @@ class Parser:
         from loom.ir.opdef import lookup_op
         cls = lookup_op(name)
         if cls is None and "." not in name:
-            for d in reversed(self.default_dialects):
+            for d in [*reversed(self.default_dialects), "builtin"]:
                 cls = lookup_op(f"{d}.{name}")
                 if cls is not None:
                     break

@@ -240,6 +240,8 @@ class Printer:
         self.indent += 1
         op = block._first
         last = block._last
+        if not print_terminator and last is not None and not _is_terminator(last):
+            last = None  # as MLIR: only an op with the Terminator trait is elided
         while op is not None:
             if op is last and not print_terminator:
                 break
@@ -349,6 +351,12 @@ class Printer:
             meta = "" if loc.metadata is None else f"<{loc.metadata}>"
             return f"fused{meta}[{', '.join(sub(x) for x in loc.locations)}]"
         return loc.body
+
+
+def _is_terminator(op: Operation) -> bool:
+    from loom.ir.opdef import Terminator
+    d = op.definition
+    return d is not None and Terminator in d.trait_set
 
 
 def _escape(s: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from loom.ir.attributes import location_line_col
 from loom.ir.core import Operation
-from loom.ir.diagnostics import LoomError, ParseError
+from loom.ir.diagnostics import LoomError, ParseError, VerifyError
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[ \t]*$", re.M)
@@ -57,17 +57,26 @@ def diagnostic_from_error(error: LoomError) -> Diagnostic:
     if isinstance(error, ParseError):
         return Diagnostic(error.message, error.filename, error.line, error.column)
     op = getattr(error, "op", None)
+    pass_name = getattr(error, "pass_name", None)
     if isinstance(op, Operation):
         message = getattr(error, "message", str(error))
+        notes = [f"see current operation: {_op_text(error, op)}"]
+        if pass_name is not None:
+            notes.append(f"the IR failed to verify after pass '{pass_name}'" if isinstance(error, VerifyError)
+                         else f"in pass '{pass_name}'")
         where = location_line_col(op.location)
-        note = f"see current operation: {_op_text(op)}"
         if where is None:
-            return Diagnostic(f"'{op.name}' op {message}", prefix=f"loc({op.location})", notes=[note])
-        return Diagnostic(f"'{op.name}' op {message}", where[0], where[1], where[2], notes=[note])
-    return Diagnostic(getattr(error, "message", None) or str(error), prefix="loom-opt")
+            return Diagnostic(f"'{op.name}' op {message}", prefix=f"loc({op.location})", notes=notes)
+        return Diagnostic(f"'{op.name}' op {message}", where[0], where[1], where[2], notes=notes)
+    return Diagnostic(str(error), prefix="loom-opt")
 
 
-def _op_text(op: Operation) -> str:
+def _op_text(error: LoomError, op: Operation) -> str:
+    """The op as the error's own rendering shows it (values named as in the whole program)."""
+    if isinstance(error, VerifyError):
+        rendered = error.render()
+        if "see current operation: " in rendered:
+            return rendered.split("see current operation: ", 1)[1]
     from loom.ir.printer import print_op
     try:
         return print_op(op, generic=True, nested=True, skip_regions=True).rstrip("\n")
@@ -168,13 +177,19 @@ class PipelineUnavailable(LoomError):
 
 
 def build_pass_manager(pipeline: str, timing: bool = False, print_ir_after_all: bool = False,
-                       stream: TextIO | None = None) -> Any:
-    """A loom.rewrite.PassManager for MLIR pipeline text; raises a located ParseError when malformed."""
+                       stream: TextIO | None = None, generic: bool = False, debuginfo: bool = False) -> Any:
+    """A loom.rewrite.PassManager for MLIR pipeline text, with timing (reported to `stream` after each
+    run) and IR printing after each pass. Raises PipelineParseError (located) when malformed."""
     try:
         from loom.rewrite import PassManager
     except ImportError as e:
         raise PipelineUnavailable(f"pass pipelines are not available: {e}") from None
-    return PassManager.parse(pipeline)
+    pm = PassManager.parse(pipeline)
+    if print_ir_after_all:
+        pm.enable_ir_printing(stream=stream, print_after_all=True, generic=generic, debuginfo=debuginfo)
+    if timing:
+        pm.enable_timing(stream=stream, report=stream is not None)
+    return pm
 
 
 def run_pass_manager(pm: Any, root: Operation) -> None:
@@ -182,6 +197,11 @@ def run_pass_manager(pm: Any, root: Operation) -> None:
 
 
 def timing_report(pm: Any) -> str:
+    """The timing report of the pass manager's last run ('' without timing)."""
+    from loom.rewrite.instrumentation import PassTiming
+    for inst in pm.instrumentations:
+        if isinstance(inst, PassTiming):
+            return inst.last_report
     return ""
 
 
@@ -227,14 +247,13 @@ class _Driver:
     def build_pipeline(self) -> bool:
         """Parse --pass-pipeline; False (after reporting) when it is malformed."""
         try:
-            self.pass_manager = build_pass_manager(self.args.pass_pipeline, timing=self.args.mlir_timing,
-                                                   print_ir_after_all=self.args.mlir_print_ir_after_all,
-                                                   stream=self.stderr)
+            args = self.args
+            self.pass_manager = build_pass_manager(args.pass_pipeline, timing=args.mlir_timing,
+                                                   print_ir_after_all=args.mlir_print_ir_after_all,
+                                                   stream=self.stderr, generic=args.mlir_print_op_generic,
+                                                   debuginfo=args.mlir_print_debuginfo)
         except LoomError as e:
-            d = diagnostic_from_error(e)
-            if isinstance(e, ParseError):
-                self.sources.setdefault(e.filename, [e.source_line] * e.line)
-            self.emit(d)
+            self.stderr.write((e.render() if hasattr(e, "render") else f"loom-opt: error: {e}") + "\n")
             return False
         return True
 
@@ -266,8 +285,6 @@ class _Driver:
             for d in diagnostics:
                 self.emit(d)
             failed = failed or bool(diagnostics)
-        if self.pass_manager is not None and args.mlir_timing:
-            self.stderr.write(timing_report(self.pass_manager))
         return (1 if failed else 0), (SPLIT_MARKER + "\n").join(outputs)
 
 

@@ -1,0 +1,77 @@
+"""`compile` and `execute`: run a module's function on numpy arrays with either executor."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from loom.backend.common import ExecutionError, argument_names, check_arguments
+from loom.backend.compiled import Executable
+from loom.backend.interpreter import Interpreter
+from loom.ir.core import Operation
+
+EXECUTORS = ("compiled", "interpreter")
+
+# Compiled executables, cached per module object and entry (a module compiles once).
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class Interpreted:
+    """A function run by the reference interpreter, with the same calling convention as a
+    compiled Executable."""
+
+    def __init__(self, module: Operation, entry: str = "main") -> None:
+        self.interpreter = Interpreter(module)
+        if entry not in self.interpreter.functions:
+            raise ExecutionError(f"no function @{entry} in the module")
+        self.entry = entry
+        self.func = self.interpreter.functions[entry]
+        ftype = self.func.get_attr("function_type").value
+        self.input_types = tuple(ftype.inputs)
+        self.result_types = tuple(ftype.results)
+        self._names = argument_names(self.func)
+
+    def __call__(self, *args: Any) -> Any:
+        args = check_arguments(args, self.input_types, self._names, self.entry)
+        with np.errstate(all="ignore"):
+            out = self.interpreter.call(self.entry, args)
+        out = [np.array(o) if not isinstance(o, tuple) else o for o in out]
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+def _module(module_or_text: Operation | str) -> Operation:
+    if isinstance(module_or_text, str):
+        from loom.ir import parse
+        return parse(module_or_text, allow_unregistered=True)
+    return module_or_text
+
+
+def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 - loom.compile
+            executor: str = "compiled") -> Callable[..., Any]:
+    """A callable running function `entry` of a module (or its text) on numpy arrays: it returns
+    one array, or a tuple when the function has several results. `executor` is "compiled"
+    (generated Python, cached per module; its source is `.source`) or "interpreter" (the
+    reference interpreter)."""
+    module = _module(module_or_text)
+    if executor == "interpreter":
+        return Interpreted(module, entry)
+    if executor != "compiled":
+        raise ValueError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
+    per_module = _CACHE.get(module)
+    if per_module is None:
+        per_module = _CACHE[module] = {}
+    exe = per_module.get(entry)
+    if exe is None:
+        exe = per_module[entry] = Executable(module, entry)
+    return exe
+
+
+def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", executor: str = "compiled") -> Any:
+    """Compile (or reuse) and run function `entry` on `args`."""
+    return compile(module_or_text, entry=entry, executor=executor)(*args)
+
+
+__all__ = ["EXECUTORS", "Interpreted", "compile", "execute"]

@@ -1,0 +1,896 @@
+"""The compiled executor: a function lowered to Python source, one statement per op.
+
+Each op becomes one line calling its kernel directly (`v3 = np_add(v1, v2)`); kernels come from a
+per-op table for the array library (`kernels_numpy.KERNELS`), and their static attributes are
+hoisted to constants of the generated module, so nothing is looked up or recomputed per call.
+`while`, `if` and `case` become Python control flow, inline. Region ops are lowered by rules in
+`CODEGEN_RULES`: known reducer bodies (add, mul, max, min, and, or, xor; the argmax/argmin pair)
+map to numpy reductions; other elementwise bodies become nested Python functions applied to whole
+arrays (a pairwise tree for reductions, an n x n comparison matrix for sorts); anything else runs
+through the reference interpreter.
+
+    exe = compile_module(module)          # compiled once per module and entry
+    exe(x, y); print(exe.source)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from loom.backend import common
+from loom.backend import kernels_numpy as kn
+from loom.backend.common import MissingRuleError, check_arguments, dtype_of, shape_of
+from loom.backend.custom_calls import custom_call_kernel
+from loom.backend.interpreter import INTERPRETER_RULES, RETURN_OPS, Interpreter, functions_of
+from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.ir.core import Block, Operation, Region, Value
+
+EXECUTOR = "compiled executor"
+
+CodegenRule = Callable[["FunctionCodegen", Operation], None]
+CODEGEN_RULES: dict[str, CodegenRule] = {}
+
+
+def codegen_rule(*names: str):
+    def register(fn: CodegenRule) -> CodegenRule:
+        for n in names:
+            CODEGEN_RULES[n] = fn
+        return fn
+    return register
+
+
+# Ops whose kernels work unchanged on arrays of any shape when the op itself is on scalars:
+# region bodies made only of these can be applied to whole arrays at once.
+ELEMENTWISE = frozenset("stablehlo." + n for n in (
+    "abs negate sign floor ceil round_nearest_even round_nearest_afz exponential exponential_minus_one log "
+    "log_plus_one logistic tanh sine cosine tan sqrt rsqrt cbrt power remainder atan2 add subtract multiply "
+    "divide maximum minimum and or xor not shift_left shift_right_arithmetic shift_right_logical is_finite "
+    "popcnt count_leading_zeros clamp real imag complex compare select convert constant return").split()) | {
+    "chlo.square", "chlo.next_after", "chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf"}
+
+# Reducer bodies `return op(a, b)` that numpy reduces natively.
+BINARY_UFUNCS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply, "stablehlo.maximum": np.maximum,
+                 "stablehlo.minimum": np.minimum, "stablehlo.and": np.bitwise_and, "stablehlo.or": np.bitwise_or,
+                 "stablehlo.xor": np.bitwise_xor}
+
+
+# Module-level code generation -------------------------------------------------------------------
+
+class ModuleCodegen:
+    """Generates the Python module for the functions reachable from one entry function."""
+
+    def __init__(self, module: Operation) -> None:
+        self.module = module
+        self.functions = functions_of(module)
+        self.globals: dict[str, Any] = {"np": np, "__name__": "loom_generated"}
+        self._by_id: dict[int, str] = {}
+        self._keep: list[Any] = []  # hoisted objects stay alive, so their ids stay unique
+        self.constant_notes: list[str] = []
+        self.function_names: dict[str, str] = {}
+        self._pending: list[str] = []
+        self.blocks: list[str] = []
+        self._counter = 0
+        self._interpreter: Interpreter | None = None
+
+    @property
+    def interpreter(self) -> Interpreter:
+        if self._interpreter is None:
+            self._interpreter = Interpreter(self.module)
+        return self._interpreter
+
+    def fresh(self, prefix: str = "v") -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def hoist(self, obj: Any, hint: str) -> str:
+        """A module-level name bound to `obj` (the same name for the same object)."""
+        name = self._by_id.get(id(obj))
+        if name is not None:
+            return name
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in hint) or "k"
+        if base[0].isdigit():
+            base = "_" + base
+        name, i = base, 1
+        while name in self.globals:
+            i += 1
+            name = f"{base}_{i}"
+        self.globals[name] = obj
+        self._by_id[id(obj)] = name
+        self._keep.append(obj)
+        return name
+
+    def function(self, fn: Callable) -> str:
+        if isinstance(fn, np.ufunc) or getattr(fn, "__module__", "") in ("numpy", "numpy.fft") or \
+                getattr(fn, "__module__", "").startswith("numpy."):
+            hint = "np_" + fn.__name__
+        elif fn is operator.getitem:
+            hint = "getitem"
+        else:
+            hint = getattr(fn, "__name__", "kernel").strip("_").replace("<lambda>", "kernel")
+        return self.hoist(fn, hint)
+
+    def constant(self, value: Any) -> str:
+        known = self._by_id.get(id(value))
+        if known is not None:
+            return known
+        name = self.hoist(value, self.fresh("c"))
+        if isinstance(value, np.ndarray):
+            text = np.array2string(value, threshold=6, separator=", ").replace("\n", "")
+            self.constant_notes.append(f"# {name}: {value.dtype.name}[{','.join(map(str, value.shape))}] = {text}")
+        return name
+
+    def literal(self, value: Any) -> str:
+        """Python source for a static value: a literal where one exists, else a hoisted name."""
+        if value is None or isinstance(value, (bool, int, str)):
+            return repr(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return repr(value)
+        if isinstance(value, tuple) and all(_is_literal(v) for v in value):
+            items = [self.literal(v) for v in value]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if isinstance(value, np.dtype):
+            return self.hoist(value, value.name)
+        if isinstance(value, np.ufunc):
+            return self.function(value)
+        return self.hoist(value, self.fresh("s"))
+
+    def function_name(self, symbol: str) -> str:
+        name = self.function_names.get(symbol)
+        if name is None:
+            if symbol not in self.functions:
+                raise common.ExecutionError(f"call to unknown function @{symbol}")
+            name = self.function_names[symbol] = self.hoist_name("f_" + symbol)
+            self._pending.append(symbol)
+        return name
+
+    def hoist_name(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base)
+        name, i = base, 1
+        while name in self.globals or name in self.function_names.values():
+            i += 1
+            name = f"{base}_{i}"
+        return name
+
+    def generate(self, entry: str) -> tuple[str, str]:
+        entry_name = self.function_name(entry)
+        while self._pending:
+            symbol = self._pending.pop(0)
+            fn = FunctionCodegen(self, 1)
+            self.blocks.append(fn.function(self.functions[symbol], self.function_names[symbol]))
+        header = ['"""Generated by loom.backend.compiled from the module\'s functions."""']
+        if self.constant_notes:
+            header += ["", *self.constant_notes]
+        return "\n".join(header) + "\n\n\n" + "\n\n\n".join(self.blocks) + "\n", entry_name
+
+
+def _is_literal(v: Any) -> bool:
+    if v is None or isinstance(v, (bool, int, str)):
+        return True
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, tuple):
+        return all(_is_literal(x) for x in v)
+    return False
+
+
+# Function-level code generation -----------------------------------------------------------------
+
+class FunctionCodegen:
+    """Emits the body of one function (and of the regions nested in it) as Python lines."""
+
+    def __init__(self, mod: ModuleCodegen, indent: int) -> None:
+        self.mod = mod
+        self.indent = indent
+        self.lines: list[str] = []
+        self.names: dict[Value, str] = {}
+
+    # Lines and names -----------------------------------------------------------------------
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def name(self, value: Value) -> str:
+        try:
+            return self.names[value]
+        except KeyError:
+            raise common.ExecutionError(f"value {value!r} used before it is defined") from None
+
+    def new_names(self, values: Sequence[Value], prefix: str = "v") -> list[str]:
+        names = [self.mod.fresh(prefix) for _ in values]
+        for v, n in zip(values, names):
+            self.names[v] = n
+        return names
+
+    def bind(self, op: Operation, expr: str, returns_tuple: bool = False) -> None:
+        """`results = expr`, with a comment naming the op."""
+        n = len(op.results)
+        comment = f"  # {op.name}"
+        if n == 0:
+            self.emit(expr + comment)
+            return
+        names = self.new_names(op.results)
+        if n == 1 and not returns_tuple:
+            self.emit(f"{names[0]} = {expr}{comment}")
+        else:
+            self.emit(f"{', '.join(names)}{',' if n == 1 else ''} = {expr}{comment}")
+
+    def args(self, values: Sequence[Value]) -> str:
+        return ", ".join(self.name(v) for v in values)
+
+    def packed(self, values: Sequence[Value]) -> str:
+        names = [self.name(v) for v in values]
+        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+    # Functions, blocks, regions -----------------------------------------------------------------
+    def function(self, func: Operation, py_name: str) -> str:
+        block = func.regions[0].blocks[0]
+        params = self.new_names(block.args, "a")
+        self.lines.append(f"def {py_name}({', '.join(params)}):")
+        results = self.block(block)
+        if len(results) == 1:
+            self.emit(f"return {results[0]}")
+        else:
+            self.emit(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        return "\n".join(self.lines)
+
+    def block(self, block: Block, arg_names: Sequence[str] | None = None) -> list[str]:
+        """Emit the ops of `block` (arguments already bound, or bound to `arg_names`); return the
+        names of the values its terminator returns."""
+        if arg_names is not None:
+            for a, n in zip(block.args, arg_names):
+                self.names[a] = n
+        for op in block.ops:
+            if op.name in RETURN_OPS:
+                return [self.name(v) for v in op.operands]
+            self.op(op)
+        return []
+
+    def op(self, op: Operation) -> None:
+        rule = CODEGEN_RULES.get(op.name)
+        if rule is not None:
+            rule(self, op)
+        elif op.name in KERNELS:
+            self.kernel(op, KERNELS[op.name](op))
+        elif op.name in INTERPRETER_RULES:
+            self.interpreted(op)
+        else:
+            raise MissingRuleError(op.name, EXECUTOR)
+
+    def kernel(self, op: Operation, k: Kernel) -> None:
+        if k.fn is None:  # known at compile time: the results are module constants
+            values = k.value if len(op.results) != 1 else (k.value,)
+            for r, v in zip(op.results, values):
+                self.names[r] = self.mod.constant(v)
+            return
+        if k.fn is kn.identity and len(op.results) == 1 and len(op.operands) == 1:  # no statement at all
+            self.names[op.results[0]] = self.name(op.operands[0])
+            return
+        parts = []
+        for t in k.template:
+            if type(t) is kn._Marker:
+                if t.kind == "all":
+                    parts.extend(self.name(v) for v in op.operands)
+                elif t.kind == "packed":
+                    parts.append(self.packed(op.operands))
+                elif t.kind == "operand":
+                    parts.append(self.name(op.operands[t.index]))
+                else:
+                    parts.extend(self.name(v) for v in op.operands[t.index:])
+            else:
+                parts.append(self.mod.literal(t))
+        self.bind(op, f"{self.mod.function(k.fn)}({', '.join(parts)})", returns_tuple=len(op.results) > 1)
+
+    def region_function(self, region: Region, hint: str = "body") -> str:
+        """Emit `def name(args): ...; return (results,)` for a region, inline (a closure over the
+        values around it); return its name."""
+        name = self.mod.fresh(hint)
+        block = region.blocks[0]
+        params = self.new_names(block.args, "b")
+        self.emit(f"def {name}({', '.join(params)}):")
+        self.indent += 1
+        results = self.block(block)
+        self.emit(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        self.indent -= 1
+        return name
+
+    def interpreted(self, op: Operation) -> None:
+        """Run `op` through the reference interpreter (values it captures are passed along)."""
+        free = free_values(op)
+        runner = self.mod.hoist(InterpretedOp(self.mod.interpreter, op, free), self.mod.fresh("interpreted_"
+                                + op.name.split(".")[-1] + "_"))
+        self.bind(op, f"{runner}({self.packed(op.operands)}, {self.packed(free)})", returns_tuple=True)
+
+
+def free_values(op: Operation) -> list[Value]:
+    """Values used inside `op`'s regions but defined outside `op`."""
+    seen: dict[Value, None] = {}
+    for nested in op.walk():
+        if nested is op:
+            continue
+        for v in nested.operands:
+            owner = v.owner_op if v.owner_op is not None else v.parent_block.parent_op
+            if owner is not None and not op.is_ancestor(owner) and v not in seen:
+                seen[v] = None
+            elif owner is None and v not in seen:
+                seen[v] = None
+    return list(seen)
+
+
+class InterpretedOp:
+    """One op run by the reference interpreter from compiled code."""
+
+    def __init__(self, interpreter: Interpreter, op: Operation, free: list[Value]) -> None:
+        self.interpreter = interpreter
+        self.op = op
+        self.free = free
+        self.rule = INTERPRETER_RULES[op.name]
+
+    def __call__(self, args: tuple, free_values: tuple) -> tuple:
+        interp = self.interpreter
+        saved = interp.env
+        interp.env = dict(zip(self.free, free_values))
+        try:
+            return tuple(self.rule(interp, self.op, list(args)))
+        finally:
+            interp.env = saved
+
+
+# Calls and control flow -------------------------------------------------------------------------
+
+@codegen_rule("func.call")
+def _call(gen: FunctionCodegen, op: Operation) -> None:
+    name = gen.mod.function_name(op.get_attr("callee").root)
+    gen.bind(op, f"{name}({gen.args(op.operands)})", returns_tuple=len(op.results) > 1)
+
+
+@codegen_rule("stablehlo.while")
+def _while(gen: FunctionCodegen, op: Operation) -> None:
+    cond, body = op.regions
+    loop = gen.new_names(op.results, "w")
+    if loop:
+        gen.emit(f"{', '.join(loop)} = {gen.args(op.operands)}  # stablehlo.while")
+    gen.emit("while True:")
+    gen.indent += 1
+    (c,) = gen.block(cond.blocks[0], loop)
+    gen.emit(f"if not {c}:")
+    gen.emit("    break")
+    new = gen.block(body.blocks[0], loop)
+    if loop:
+        gen.emit(f"{', '.join(loop)} = {', '.join(new)}")
+    gen.indent -= 1
+
+
+def _branch(gen: FunctionCodegen, region: Region, outs: list[str]) -> None:
+    gen.indent += 1
+    start = len(gen.lines)
+    results = gen.block(region.blocks[0])
+    if outs:
+        gen.emit(f"{', '.join(outs)} = {', '.join(results)}")
+    if len(gen.lines) == start:
+        gen.emit("pass")
+    gen.indent -= 1
+
+
+@codegen_rule("stablehlo.if")
+def _if(gen: FunctionCodegen, op: Operation) -> None:
+    outs = gen.new_names(op.results)
+    gen.emit(f"if {gen.name(op.operands[0])}:  # stablehlo.if")
+    _branch(gen, op.regions[0], outs)
+    gen.emit("else:")
+    _branch(gen, op.regions[1], outs)
+
+
+@codegen_rule("stablehlo.case")
+def _case(gen: FunctionCodegen, op: Operation) -> None:
+    outs = gen.new_names(op.results)
+    index = gen.mod.fresh("i")
+    gen.emit(f"{index} = int({gen.name(op.operands[0])})  # stablehlo.case")
+    n = len(op.regions)
+    for k, region in enumerate(op.regions):
+        if k == n - 1:
+            gen.emit("else:" if n > 1 else "if True:")
+        else:
+            gen.emit(f"{'if' if k == 0 else 'elif'} {index} == {k}:")
+        _branch(gen, region, outs)
+
+
+@codegen_rule("stablehlo.custom_call")
+def _custom_call(gen: FunctionCodegen, op: Operation) -> None:
+    try:
+        k = custom_call_kernel(op, EXECUTOR)
+    except MissingRuleError as e:  # raise when run, not when compiled (the call may be unreachable)
+        def missing(*args, error=e):
+            raise error
+        k = Kernel(missing)
+    gen.kernel(op, k)
+
+
+# Region analysis --------------------------------------------------------------------------------
+
+def _is_elementwise(region: Region) -> bool:
+    if len(region.blocks) != 1:
+        return False
+    for op in region.blocks[0].ops:
+        if op.name in ELEMENTWISE:
+            continue
+        if op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape") and \
+                op.operands[0].type is op.results[0].type:
+            continue
+        return False
+    return True
+
+
+def _single_op_body(region: Region) -> Operation | None:
+    """The one op of a body `{ %r = op(%a, %b); return %r }` over two scalar arguments."""
+    block = region.blocks[0]
+    ops = list(block.ops)
+    if len(ops) != 2 or len(block.args) != 2:
+        return None
+    op, ret = ops
+    if len(op.results) != 1 or ret.operands != (op.results[0],):
+        return None
+    if set(op.operands) != set(block.args) or len(op.operands) != 2:
+        return None
+    return op
+
+
+def reducer_ufunc(region: Region) -> np.ufunc | None:
+    op = _single_op_body(region)
+    if op is None:
+        return None
+    return BINARY_UFUNCS.get(op.name)
+
+
+def _defining(value: Value, name: str) -> Operation | None:
+    owner = value.owner_op
+    return owner if owner is not None and owner.name == name else None
+
+
+def _compare(value: Value, direction: str | tuple[str, ...], lhs: Value, rhs: Value) -> bool:
+    op = _defining(value, "stablehlo.compare")
+    if op is None or common.enum(op.get_attr("comparison_direction")) not in (
+            direction if isinstance(direction, tuple) else (direction,)):
+        return False
+    return op.operands == (lhs, rhs)
+
+
+def argreduce_direction(op: Operation) -> bool | None:
+    """For a two-operand reduce whose body is jax's argmax/argmin reducer (value, index) over
+    an iota of the one reduced dimension: True for argmax, False for argmin; else None."""
+    if len(op.results) != 2 or len(op.regions[0].blocks) != 1:
+        return None
+    dims = common.ints(op.get_attr("dimensions"))
+    if len(dims) != 1:
+        return None
+    iota = _defining(op.operands[1], "stablehlo.iota")
+    if iota is None or common.integer(iota.get_attr("iota_dimension")) != dims[0]:
+        return None
+    block = op.regions[0].blocks[0]
+    if len(block.args) != 4:
+        return None
+    va, ia, vb, ib = block.args
+    ret = block.terminator
+    if ret is None or len(ret.operands) != 2:
+        return None
+    sel_v = _defining(ret.operands[0], "stablehlo.select")
+    sel_i = _defining(ret.operands[1], "stablehlo.select")
+    if sel_v is None or sel_i is None or sel_v.operands[1:] != (va, vb) or sel_i.operands[1:] != (ia, ib):
+        return None
+    pick = sel_v.operands[0]
+    direction = None
+    for d in ("GT", "LT"):
+        if _compare(pick, d, va, vb):
+            direction = d
+    or_op = _defining(pick, "stablehlo.or")
+    if direction is None and or_op is not None:
+        for a, b in (or_op.operands, or_op.operands[::-1]):
+            for d in ("GT", "LT"):
+                if _compare(a, d, va, vb) and _compare(b, "NE", va, va):
+                    direction = d
+    if direction is None:
+        return None
+    if direction and dtype_of(va.type).kind in "fVc" and or_op is None:
+        return None  # without the NaN term the body does not pick NaN the way np.argmax does
+    tie = _defining(sel_i.operands[0], "stablehlo.or")
+    if tie is None or pick not in tie.operands:
+        return None
+    other = tie.operands[1] if tie.operands[0] is pick else tie.operands[0]
+    and_op = _defining(other, "stablehlo.and")
+    if and_op is None:
+        return None
+    x, y = and_op.operands
+    if not ((_compare(x, "EQ", va, vb) and _compare(y, "LT", ia, ib)) or
+            (_compare(y, "EQ", va, vb) and _compare(x, "LT", ia, ib))):
+        return None
+    return direction == "GT"
+
+
+# Reductions -------------------------------------------------------------------------------------
+
+def reduce_tree(body: Callable, xs: Sequence[Any], inits: Sequence[Any], axes: tuple[int, ...]) -> tuple:
+    """Reduce with an elementwise body applied to whole halves at once (a pairwise tree)."""
+    xs = [np.asarray(x) for x in xs]
+    nd = xs[0].ndim
+    keep = [d for d in range(nd) if d not in axes]
+    out_shape = tuple(xs[0].shape[d] for d in keep)
+    xs = [np.transpose(x, keep + list(axes)).reshape(out_shape + (-1,)) for x in xs]
+    n = xs[0].shape[-1]
+    if n == 0:
+        return tuple(np.broadcast_to(i, out_shape).copy() for i in inits)
+    while n > 1:
+        half = n // 2
+        ys = body(*(x[..., :half] for x in xs), *(x[..., half:2 * half] for x in xs))
+        ys = [np.broadcast_to(y, out_shape + (half,)) for y in ys]
+        if n % 2:
+            ys = [np.concatenate([y, x[..., 2 * half:]], axis=-1) for y, x in zip(ys, xs)]
+        xs = ys
+        n = half + n % 2
+    values = [x[..., 0] for x in xs]
+    outs = body(*(np.broadcast_to(i, out_shape) for i in inits), *values)
+    return tuple(np.array(np.broadcast_to(y, out_shape), dtype=x.dtype) for y, x in zip(outs, values))
+
+
+def argreduce(values, indices, init_value, init_index, axis, pick_max, body):
+    v, i = kn.argreduce(values, indices, init_value, init_index, axis, pick_max)
+    out = body(np.broadcast_to(init_value, np.shape(v)), np.broadcast_to(init_index, np.shape(i)), v, i)
+    return tuple(np.array(np.broadcast_to(y, np.shape(v))) for y in out)
+
+
+@codegen_rule("stablehlo.reduce")
+def _reduce(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    dims = common.ints(op.get_attr("dimensions"))
+    region = op.regions[0]
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        gen.bind(op, f"{gen.mod.function(kn.reduce_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
+                     f"{gen.mod.function(ufunc)}, {gen.mod.literal(dims)})")
+        return
+    if not _is_elementwise(region):
+        gen.interpreted(op)
+        return
+    pick_max = argreduce_direction(op)
+    body = gen.region_function(region, "reducer")
+    if pick_max is not None:
+        gen.bind(op, f"{gen.mod.function(argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, {pick_max}, "
+                     f"{body})", returns_tuple=True)
+        return
+    gen.bind(op, f"{gen.mod.function(reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(dims)})", returns_tuple=True)
+
+
+def _window_config(op: Operation, rank: int) -> tuple:
+    window = common.ints(op.get_attr("window_dimensions"))
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    base_dil = common.ints(op.get_attr("base_dilations"), [1] * rank)
+    win_dil = common.ints(op.get_attr("window_dilations"), [1] * rank)
+    padding = tuple(common.padding_pairs(op.get_attr("padding"), rank))
+    return tuple(window), tuple(strides), tuple(base_dil), tuple(win_dil), padding
+
+
+def reduce_window_tree(body: Callable, xs: Sequence[Any], inits: Sequence[Any], config: tuple) -> tuple:
+    views = [kn.window_view(x, i, *config[:4], config[4]) for x, i in zip(xs, inits)]
+    rank = np.ndim(xs[0])
+    axes = tuple(range(rank, 2 * rank))
+    return reduce_tree(body, views, inits, axes)
+
+
+@codegen_rule("stablehlo.reduce_window")
+def _reduce_window(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    config = _window_config(op, len(shape_of(xs[0].type)))
+    region = op.regions[0]
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        window, strides, base_dil, win_dil, padding = config
+        gen.bind(op, f"{gen.mod.function(kn.reduce_window_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
+                     f"{gen.mod.function(ufunc)}, {gen.mod.literal(window)}, {gen.mod.literal(strides)}, "
+                     f"{gen.mod.literal(base_dil)}, {gen.mod.literal(win_dil)}, {gen.mod.literal(padding)})")
+        return
+    if not _is_elementwise(region):
+        gen.interpreted(op)
+        return
+    body = gen.region_function(region, "reducer")
+    gen.bind(op, f"{gen.mod.function(reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(config)})", returns_tuple=True)
+
+
+@codegen_rule("stablehlo.map")
+def _map(gen: FunctionCodegen, op: Operation) -> None:
+    region = op.regions[0]
+    if not _is_elementwise(region):
+        gen.interpreted(op)
+        return
+    body = gen.region_function(region, "mapper")
+    shape = shape_of(op.results[0].type)
+    gen.bind(op, f"{gen.mod.function(apply_map)}({body}, {gen.packed(op.operands)}, {gen.mod.literal(shape)})")
+
+
+def apply_map(body: Callable, xs: Sequence[Any], shape: tuple[int, ...]) -> np.ndarray:
+    return np.array(np.broadcast_to(body(*xs)[0], shape))
+
+
+# Sort -------------------------------------------------------------------------------------------
+
+def _depends_only_on(value: Value, arg: Value, block: Block) -> list[Operation] | None:
+    """The ops (in block order) computing `value` from `arg` and constants alone, or None."""
+    ops: dict[Operation, None] = {}
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is arg:
+            continue
+        owner = v.owner_op
+        if owner is None or owner.parent is not block:
+            return None
+        if owner not in ops:
+            ops[owner] = None
+            stack.extend(owner.operands)
+    return sorted(ops, key=lambda o: list(block.ops).index(o))
+
+
+def _same_computation(a: Value, b: Value, arg_a: Value, arg_b: Value) -> bool:
+    if a is arg_a:
+        return b is arg_b
+    oa, ob = a.owner_op, b.owner_op
+    if oa is None or ob is None or oa.name != ob.name or len(oa.operands) != len(ob.operands):
+        return False
+    if {k: str(v) for k, v in oa.properties.items()} != {k: str(v) for k, v in ob.properties.items()}:
+        return False
+    if oa.name != "stablehlo.constant" and a.type is not b.type:
+        return False
+    return all(_same_computation(x, y, arg_a, arg_b) for x, y in zip(oa.operands, ob.operands))
+
+
+def sort_key(op: Operation) -> tuple[int, list[Operation], Value, bool, bool] | None:
+    """For a comparator `compare LT|GT (f(lhs_k), f(rhs_k))`, with f elementwise: the operand k,
+    f's ops, the value f computes, descending, total order."""
+    block = op.regions[0].blocks[0]
+    ret = block.terminator
+    if ret is None or len(ret.operands) != 1:
+        return None
+    cmp = _defining(ret.operands[0], "stablehlo.compare")
+    if cmp is None:
+        return None
+    direction = common.enum(cmp.get_attr("comparison_direction"))
+    if direction not in ("LT", "GT"):
+        return None
+    lhs, rhs = cmp.operands
+    for k in range(len(block.args) // 2):
+        la, ra = block.args[2 * k], block.args[2 * k + 1]
+        ops = _depends_only_on(lhs, la, block)
+        if ops is None or _depends_only_on(rhs, ra, block) is None:
+            continue
+        if not _same_computation(lhs, rhs, la, ra):
+            continue
+        if any(o.name not in ELEMENTWISE for o in ops):
+            return None
+        total = common.enum(cmp.get_attr("compare_type"), "") == "TOTALORDER"
+        return k, ops, lhs, direction == "GT", total
+    return None
+
+
+def sort_pairwise(comparator: Callable, xs: Sequence[Any], dim: int) -> tuple:
+    """Stable sort by any elementwise comparator: rank = #less + #equivalent-and-earlier, from
+    the n x n matrix of comparator results."""
+    xs = [np.moveaxis(np.asarray(x), dim, -1) for x in xs]
+    n = xs[0].shape[-1]
+    if n <= 1:
+        return tuple(np.moveaxis(x, -1, dim).copy() for x in xs)
+    args = []
+    for x in xs:
+        args += [x[..., :, None], x[..., None, :]]
+    less = np.broadcast_to(comparator(*args)[0], xs[0].shape + (n,))
+    greater = np.swapaxes(less, -1, -2)
+    earlier = np.tri(n, n, -1, dtype=bool)
+    rank = greater.sum(axis=-1) + (~less & ~greater & earlier).sum(axis=-1)
+    order = np.argsort(rank, axis=-1, kind="stable")
+    return tuple(np.moveaxis(np.take_along_axis(x, order, -1), -1, dim) for x in xs)
+
+
+PAIRWISE_SORT_LIMIT = 2048
+
+
+@codegen_rule("stablehlo.sort")
+def _sort(gen: FunctionCodegen, op: Operation) -> None:
+    shape = shape_of(op.operands[0].type)
+    dim = common.integer(op.get_attr("dimension"), -1)
+    if dim < 0:
+        dim += len(shape)
+    key = sort_key(op)
+    if key is not None:
+        k, ops, value, descending, total = key
+        block = op.regions[0].blocks[0]
+        name = gen.mod.fresh("key")
+        param = gen.mod.fresh("b")
+        gen.emit(f"def {name}({param}):")
+        gen.indent += 1
+        gen.names[block.args[2 * k]] = param
+        for o in ops:
+            gen.op(o)
+        gen.emit(f"return {gen.name(value)}")
+        gen.indent -= 1
+        key_expr = f"{name}({gen.name(op.operands[k])})"
+        if total and dtype_of(value.type).kind in "fV":
+            key_expr = f"{gen.mod.function(kn.total_order_key)}({key_expr})"
+        key_expr = f"{gen.mod.function(np.broadcast_to)}({key_expr}, {gen.mod.literal(shape)})"
+        gen.bind(op, f"{gen.mod.function(kn.sort_by_key)}({gen.packed(op.operands)}, {key_expr}, {dim}, "
+                     f"{descending})", returns_tuple=True)
+        return
+    if _is_elementwise(op.regions[0]) and (shape[dim] if shape else 1) <= PAIRWISE_SORT_LIMIT:
+        body = gen.region_function(op.regions[0], "comparator")
+        gen.bind(op, f"{gen.mod.function(sort_pairwise)}({body}, {gen.packed(op.operands)}, {dim})",
+                 returns_tuple=True)
+        return
+    gen.interpreted(op)
+
+
+# Scatter and select_and_scatter -----------------------------------------------------------------
+
+def scatter_update_ufunc(region: Region) -> tuple[bool, np.ufunc | None]:
+    """(recognised, ufunc): `return update` is (True, None); `return op(old, update)` is
+    (True, op's ufunc)."""
+    block = region.blocks[0]
+    if len(block.args) != 2:
+        return False, None
+    ops = list(block.ops)
+    if len(ops) == 1 and ops[0].operands == (block.args[1],):
+        return True, None
+    ufunc = reducer_ufunc(region)
+    return (ufunc is not None), ufunc
+
+
+def scatter_sequential(body: Callable, inputs: Sequence[Any], indices, updates: Sequence[Any],
+                       dims: kn.ScatterDims) -> tuple:
+    """Scatter with any update computation: one update at a time, in order."""
+    outs = [np.array(x) for x in inputs]
+    updates = [np.asarray(u) for u in updates]
+    index, valid = kn.scatter_index(outs[0].shape, indices, updates[0].shape, dims)
+    for position in zip(*(i[valid] for i in index), *(u[valid] for u in updates)):
+        target = position[:outs[0].ndim]
+        values = position[outs[0].ndim:]
+        new = body(*(o[target] for o in outs), *values)
+        for o, v in zip(outs, new):
+            o[target] = v
+    return tuple(outs)
+
+
+@codegen_rule("stablehlo.scatter")
+def _scatter(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
+    dims = kn.ScatterDims(op.get_attr("scatter_dimension_numbers"))
+    dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
+    if n == 1:
+        known, ufunc = scatter_update_ufunc(op.regions[0])
+        if known:
+            gen.bind(op, f"{gen.mod.function(kn.scatter_ufunc)}({gen.name(inputs[0])}, {gen.name(indices)}, "
+                         f"{gen.name(updates[0])}, {dims_name}, {gen.mod.literal(ufunc)})")
+            return
+    body = gen.region_function(op.regions[0], "update")
+    gen.bind(op, f"{gen.mod.function(scatter_sequential)}({body}, {gen.packed(inputs)}, {gen.name(indices)}, "
+                 f"{gen.packed(updates)}, {dims_name})", returns_tuple=True)
+
+
+def select_and_scatter_max(operand, source, init, window, strides, padding, pick_max: bool, first: bool):
+    """select_and_scatter whose select is `a >= b` (first max), `a > b` (last max) or the min
+    forms, and whose scatter adds: vectorised over windows; padding is never selected."""
+    operand = np.asarray(operand)
+    if operand.dtype.kind in "fVc" and np.isnan(operand).any():
+        return None
+    rank = operand.ndim
+    valid = kn.window_view(np.ones(operand.shape, bool), False, window, strides, (1,) * rank, (1,) * rank,
+                           padding)
+    values = kn.window_view(operand, np.zeros((), operand.dtype), window, strides, (1,) * rank, (1,) * rank,
+                            padding)
+    out_shape = values.shape[:rank]
+    flat_valid = valid.reshape(out_shape + (-1,))
+    flat = values.reshape(out_shape + (-1,))
+    extreme = np.where(flat_valid, flat, flat.max() if not pick_max else flat.min())
+    best = extreme.max(axis=-1, keepdims=True) if pick_max else extreme.min(axis=-1, keepdims=True)
+    hit = flat_valid & (flat == best)
+    k = flat.shape[-1]
+    pos = np.argmax(hit, axis=-1) if first else k - 1 - np.argmax(hit[..., ::-1], axis=-1)
+    any_valid = flat_valid.any(axis=-1)
+    w_index = np.unravel_index(pos, window)
+    result = np.full(operand.shape, init, operand.dtype)
+    out_index = np.indices(out_shape)
+    coords = tuple(out_index[d] * strides[d] + w_index[d] - padding[d][0] for d in range(rank))
+    sel = tuple(c[any_valid] for c in coords)
+    np.add.at(result, sel, np.asarray(source)[any_valid])
+    return result
+
+
+@codegen_rule("stablehlo.select_and_scatter")
+def _select_and_scatter(gen: FunctionCodegen, op: Operation) -> None:
+    select, scatter = op.regions
+    sel_block = select.blocks[0]
+    rank = len(shape_of(op.operands[0].type))
+    form = None
+    ops = list(sel_block.ops)
+    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(sel_block.args) and \
+            scatter_update_ufunc(scatter) == (True, np.add):
+        form = {"GE": (True, True), "GT": (True, False), "LE": (False, True), "LT": (False, False)}.get(
+            common.enum(ops[0].get_attr("comparison_direction")))
+    if form is None:
+        gen.interpreted(op)
+        return
+    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    padding = tuple(common.padding_pairs(op.get_attr("padding"), rank))
+    fast = gen.mod.hoist(SelectAndScatter(InterpretedOp(gen.mod.interpreter, op, free_values(op)), window, strides,
+                                          padding, form), gen.mod.fresh("select_and_scatter"))
+    gen.bind(op, f"{fast}({gen.args(op.operands)})")
+
+
+class SelectAndScatter:
+    """The vectorised select_and_scatter, with the interpreter for data it cannot handle (NaN)."""
+
+    def __init__(self, fallback: InterpretedOp, window, strides, padding, form) -> None:
+        self.fallback = fallback
+        self.window, self.strides, self.padding, self.form = tuple(window), tuple(strides), padding, form
+
+    def __call__(self, operand, source, init):
+        out = select_and_scatter_max(operand, source, init, self.window, self.strides, self.padding, *self.form)
+        if out is None:
+            return self.fallback((operand, source, init), ())[0]
+        return out
+
+
+# Executables ------------------------------------------------------------------------------------
+
+class Executable:
+    """A compiled function: call it with numpy arrays; it returns an array, or a tuple of arrays
+    when the function has several results. `source` is the generated Python."""
+
+    def __init__(self, module: Operation, entry: str = "main") -> None:
+        mod = ModuleCodegen(module)
+        if entry not in mod.functions:
+            raise common.ExecutionError(f"no function @{entry} in the module")
+        self.func = mod.functions[entry]
+        self.entry = entry
+        self.source, entry_name = mod.generate(entry)
+        code = compile(self.source, f"<loom compiled @{entry}>", "exec")
+        exec(code, mod.globals)
+        self._fn = mod.globals[entry_name]
+        self.globals = mod.globals
+        ftype = self.func.get_attr("function_type").value
+        self.input_types = tuple(ftype.inputs)
+        self.result_types = tuple(ftype.results)
+        self._names = common.argument_names(self.func)
+        self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) else (None, None)
+                           for t in self.input_types)
+        self._single = len(self.result_types) == 1
+
+    def __call__(self, *args: Any) -> Any:
+        fast = self._fast
+        if len(args) != len(fast) or not all(type(a) is np.ndarray and a.dtype == d and a.shape == s
+                                              for a, (d, s) in zip(args, fast)):
+            args = check_arguments(args, self.input_types, self._names, self.entry)
+        with np.errstate(all="ignore"):
+            out = self._fn(*args)
+        if self._single:
+            return _own(out, args)
+        return tuple(_own(o, args) for o in out)
+
+
+def _own(x: Any, args: Sequence[Any]) -> Any:
+    """A result the caller may keep and modify: a fresh, writeable ndarray."""
+    if isinstance(x, tuple):
+        return tuple(_own(v, args) for v in x)
+    if type(x) is not np.ndarray or x.base is not None or not x.flags.writeable or any(x is a for a in args):
+        return np.array(x)
+    return x
+
+
+def compile_module(module: Operation, entry: str = "main") -> Executable:
+    return Executable(module, entry)
+
+
+__all__ = ["CODEGEN_RULES", "ELEMENTWISE", "Executable", "codegen_rule", "compile_module"]

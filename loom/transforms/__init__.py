@@ -1,0 +1,11 @@
+"""Passes over the IR. Importing this package registers them: canonicalize, cse, dce,
+symbol-dce, inline."""
+
+from loom.transforms.canonicalize import CanonicalizerPass, canonicalization_patterns
+from loom.transforms.cse import CSEPass, eliminate_common_subexpressions
+from loom.transforms.dce import DCEPass, eliminate_dead_code
+from loom.transforms.inline import InlinerPass
+from loom.transforms.symbol_dce import SymbolDCEPass
+
+__all__ = ["CSEPass", "CanonicalizerPass", "DCEPass", "InlinerPass", "SymbolDCEPass", "canonicalization_patterns",
+           "eliminate_common_subexpressions", "eliminate_dead_code"]
