@@ -227,7 +227,7 @@ for _dt in [I8, I32, I64, U8, U32, U64]:
     _shift = np.array(_amounts, dtype=_dt)
     case(f"shifts_{np.dtype(_dt).name}",
          lambda x, s: (lax.shift_left(x, s), lax.shift_right_arithmetic(x, s), lax.shift_right_logical(x, s)),
-         lambda rs, d=_dt, n=len(_amounts): random_array(rs, (n,), d, "full"), _shift)
+         lambda rs, d=_dt, n=_shift.size: random_array(rs, (n,), d, "full"), _shift)
 for _dt in [I16, U32, BOOL, I64]:
     case(f"bitwise_{np.dtype(_dt).name}", lambda x, y: (x & y, x | y, x ^ y, ~x),
          lambda rs, d=_dt: random_array(rs, (6,), d, "full"), lambda rs, d=_dt: random_array(rs, (6,), d, "full"))
@@ -321,7 +321,8 @@ case("gather_take_clip_oob", lambda x, i: (jnp.take(x, i, mode="clip"), jnp.take
 case("gather_2d_points", lambda x, i, j: x[i, j], ((4, 5), I32), fixed(0, 3, 1, 2, dtype=I32),
      fixed(4, 0, 2, 2, dtype=I32))
 case("gather_slices", lambda x, i: x[i, 1:3], ((5, 4, 3), F32), fixed(1, 3, dtype=I32))
-case("gather_vmap_batching", jax.vmap(lambda x, i: x[i]), ((3, 6), F32), lambda rs: rs.randint(0, 6, (3, 2)).astype(I32))
+case("gather_vmap_batching", jax.vmap(lambda x, i: x[i]), ((3, 6), F32),
+     lambda rs: rs.randint(0, 6, (3, 2)).astype(I32))
 case("gather_lax_clamped_windows", lambda x, i: lax.gather(
     x, i, lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0, 1)),
     slice_sizes=(1, 3), mode=lax.GatherScatterMode.CLIP), ((4, 6), F32), fixed(0, 0, 3, 5, -2, 4, 1, 2, dtype=I32)
@@ -485,8 +486,8 @@ case("switch_three", lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, lambda v: -v]
      fixed(2, dtype=I32).reshape(()), ((3,), F32))
 case("switch_clamped_index", lambda i, x: lax.switch(i, [lambda v: v + 1, lambda v: v * 3], x),
      fixed(7, dtype=I32).reshape(()), ((3,), F32))
-case("cond_inside_scan", lambda xs: lax.scan(lambda c, x: (lax.cond(x > 0, lambda: c + x, lambda: c - 1.0), c), np.float32(0),
-                                             xs), ((5,), F32))
+case("cond_inside_scan", lambda xs: lax.scan(lambda c, x: (lax.cond(x > 0, lambda: c + x, lambda: c - 1.0), c),
+                                             np.float32(0), xs), ((5,), F32))
 case("map_over_rows", lambda x: lax.map(lambda r: r.sum() * r, x), ((3, 4), F32))
 case("nested_jit_call", lambda x: jax.jit(lambda y: jnp.sin(y) * 2)(x) + jax.jit(jnp.cos)(x), ((4,), F32))
 case("optimization_barrier", lambda x, y: lax.optimization_barrier((x * 2, y + 1)), ((3,), F32), ((2,), I32))

@@ -43,6 +43,7 @@ from loom.rewrite import (
     is_pure,
     pattern,
 )
+from loom.rewrite.folding import IN_PLACE
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -230,7 +231,8 @@ def test_function_patterns() -> None:
         value = constant_value(op.operands[0])
         if not isinstance(value, IntegerAttr):
             return False
-        new = rewriter.create("rwtest.const", (), [op.results[0].type], {"value": IntegerAttr(value.type, -value.value)})
+        negated = IntegerAttr(value.type, -value.value)
+        new = rewriter.create("rwtest.const", (), [op.results[0].type], {"value": negated})
         rewriter.replace_op(op, new)
         return True
 
@@ -320,7 +322,7 @@ def test_fold_op_results() -> None:
     assert fold_op(ops[3]) == [IntegerAttr(i32, 2)]
     assert fold_op(ops[2]) is None  # non-constant on the left already
     # A commutative op with a constant on the left is folded in place: constants move right.
-    assert fold_op(ops[1]) == [] and ops[1].operands[1] is a
+    assert fold_op(ops[1]) is IN_PLACE and ops[1].operands[1] is a
 
 
 def test_commutative_constants_move_right() -> None:
@@ -344,10 +346,6 @@ def test_non_convergence_is_reported() -> None:
     assert not canonicalize(m, [Flip()], max_iterations=3, max_num_rewrites=5)
     effect = m.regions[0].blocks[0].first_op.regions[0].blocks[0].first_op
     assert effect.attributes["n"].value == 15  # 3 iterations of at most 5 rewrites
-    m = parse(func_text('  "rwtest.effect"(%a) : (i32) -> ()\n  "func.return"() : () -> ()'))
-    f = m.regions[0].blocks[0].first_op
-    assert not apply_patterns_greedily(f, [Flip()], max_iterations=2)
-    assert f.regions[0].blocks[0].first_op.attributes["n"].value > 2
 
 
 def test_convergence_needs_one_quiet_iteration() -> None:
@@ -409,6 +407,7 @@ def test_rewriter_replace_erase_and_clone() -> None:
     assert rec.events == [("erased", "rwtest.yield"), ("erased", "rwtest.neg"), ("erased", "rwtest.neg"),
                           ("erased", "rwtest.region")]
     rec.events.clear()
+    rw.set_insertion_point_before(neg)
     new = rw.create("rwtest.neg", [block.args[0]], [i32])
     rw.replace_op(neg, new)
     assert rec.events == [("inserted", "rwtest.neg"), ("replaced", "rwtest.neg"), ("modified", "rwtest.neg"),

@@ -53,8 +53,9 @@ def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 
             executor: str = "compiled") -> Callable[..., Any]:
     """A callable running function `entry` of a module (or its text) on numpy arrays: it returns
     one array, or a tuple when the function has several results. `executor` is "compiled"
-    (generated Python, cached per module; its source is `.source`) or "interpreter" (the
-    reference interpreter)."""
+    (generated Python, its source in `.source`; compiled once per module object and entry, so
+    after transforming a module in place build `loom.backend.Executable(module)` afresh) or
+    "interpreter" (the reference interpreter)."""
     module = _module(module_or_text)
     if executor == "interpreter":
         return Interpreted(module, entry)

@@ -53,6 +53,11 @@ ELEMENTWISE = frozenset("stablehlo." + n for n in (
     "popcnt count_leading_zeros clamp real imag complex compare select convert constant return").split()) | {
     "chlo.square", "chlo.next_after", "chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf"}
 
+# Ops whose kernels broadcast their operands as numpy does, so lazy broadcasts may feed them.
+BROADCASTING = ELEMENTWISE - {"stablehlo.constant", "stablehlo.return"}
+# Region ops lowered inline (their regions are in the same Python scope).
+INLINE_REGION_OPS = frozenset({"stablehlo.while", "stablehlo.if", "stablehlo.case"})
+
 # Reducer bodies `return op(a, b)` that numpy reduces natively.
 BINARY_UFUNCS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply, "stablehlo.maximum": np.maximum,
                  "stablehlo.minimum": np.minimum, "stablehlo.and": np.bitwise_and, "stablehlo.or": np.bitwise_or,
@@ -64,8 +69,9 @@ BINARY_UFUNCS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply, "st
 class ModuleCodegen:
     """Generates the Python module for the functions reachable from one entry function."""
 
-    def __init__(self, module: Operation) -> None:
+    def __init__(self, module: Operation, kernels: dict[str, Callable[[Operation], Kernel]] | None = None) -> None:
         self.module = module
+        self.kernels = KERNELS if kernels is None else kernels
         self.functions = functions_of(module)
         self.globals: dict[str, Any] = {"np": np, "__name__": "loom_generated"}
         self._by_id: dict[int, str] = {}
@@ -181,13 +187,20 @@ def _is_literal(v: Any) -> bool:
 # Function-level code generation -----------------------------------------------------------------
 
 class FunctionCodegen:
-    """Emits the body of one function (and of the regions nested in it) as Python lines."""
+    """Emits the body of one function (and of the regions nested in it) as Python lines.
+
+    Python names are reused once every value bound to them is dead (last use within the
+    defining block; uses inside nested regions count at the op that holds them), so
+    intermediate arrays are freed as in hand-written numpy code and its allocator reuses them."""
 
     def __init__(self, mod: ModuleCodegen, indent: int) -> None:
         self.mod = mod
         self.indent = indent
         self.lines: list[str] = []
         self.names: dict[Value, str] = {}
+        self.pool: list[str] = []          # dead names of the current Python scope
+        self.refs: dict[str, int] = {}     # live values per reusable name
+        self.lazy: dict[Value, tuple[int, ...]] = {}  # broadcasts left to numpy: their runtime shapes
 
     # Lines and names -----------------------------------------------------------------------
     def emit(self, line: str) -> None:
@@ -200,10 +213,31 @@ class FunctionCodegen:
             raise common.ExecutionError(f"value {value!r} used before it is defined") from None
 
     def new_names(self, values: Sequence[Value], prefix: str = "v") -> list[str]:
-        names = [self.mod.fresh(prefix) for _ in values]
-        for v, n in zip(values, names):
+        """Names for op results (reused from dead ones), or fresh parameter names (prefix
+        `a`/`b`: parameters are never reused, the caller holds their arrays anyway)."""
+        names = []
+        for v in values:
+            if prefix in ("a", "b"):
+                n = self.mod.fresh(prefix)
+            else:
+                n = self.pool.pop() if self.pool else self.mod.fresh(prefix)
+                self.refs[n] = self.refs.get(n, 0) + 1
             self.names[v] = n
+            names.append(n)
         return names
+
+    def alias(self, value: Value, name: str) -> None:
+        self.names[value] = name
+        if name in self.refs:
+            self.refs[name] += 1
+
+    def kill(self, value: Value) -> None:
+        name = self.names.get(value)
+        if name in self.refs:
+            self.refs[name] -= 1
+            if self.refs[name] == 0:
+                del self.refs[name]
+                self.pool.append(name)
 
     def bind(self, op: Operation, expr: str, returns_tuple: bool = False) -> None:
         """`results = expr`, with a comment naming the op."""
@@ -230,35 +264,125 @@ class FunctionCodegen:
         block = func.regions[0].blocks[0]
         params = self.new_names(block.args, "a")
         self.lines.append(f"def {py_name}({', '.join(params)}):")
-        results = self.block(block)
-        if len(results) == 1:
-            self.emit(f"return {results[0]}")
-        else:
-            self.emit(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+        self.block(block, finish=lambda results: self.emit(f"return {_tuple_text(results, single=True)}"))
         return "\n".join(self.lines)
 
-    def block(self, block: Block, arg_names: Sequence[str] | None = None) -> list[str]:
-        """Emit the ops of `block` (arguments already bound, or bound to `arg_names`); return the
-        names of the values its terminator returns."""
+    def block(self, block: Block, arg_names: Sequence[str] | None = None,
+              finish: Callable[[list[str]], None] | None = None) -> list[str]:
+        """Emit the ops of `block` (arguments already bound, or bound to `arg_names`), then
+        `finish(names of the returned values)`; the block's values die after that."""
         if arg_names is not None:
             for a, n in zip(block.args, arg_names):
-                self.names[a] = n
-        for op in block.ops:
+                self.alias(a, n)
+        ops = list(block.ops)
+        last_use: dict[Value, int] = {}
+        for k, op in enumerate(ops):
+            for nested in op.walk():
+                for v in nested.operands:
+                    last_use[v] = k
+        dying: dict[int, list[Value]] = {}
+        for v in block.args:
+            dying.setdefault(last_use.get(v, -1), []).append(v)
+        for k, op in enumerate(ops):
+            for r in op.results:
+                dying.setdefault(last_use.get(r, k), []).append(r)
+        for v in dying.pop(-1, ()):
+            self.kill(v)
+        results: list[str] = []
+        for k, op in enumerate(ops):
             if op.name in RETURN_OPS:
-                return [self.name(v) for v in op.operands]
-            self.op(op)
-        return []
+                results = [self.materialize(v) if v in self.lazy else self.name(v) for v in op.operands]
+                if finish is not None:
+                    finish(results)
+                finish = None
+            else:
+                self.op(op)
+            for v in dying.pop(k, ()):
+                self.kill(v)
+        if finish is not None:
+            finish(results)
+        return results
 
     def op(self, op: Operation) -> None:
+        """Emit one op. Broadcasts stay lazy where every consumer broadcasts by itself (numpy's
+        elementwise functions do): a lazy value holds fewer or size-1 dims, and is expanded
+        (`np.broadcast_to`, a view) only for an op that needs its full shape."""
+        if op.name == "stablehlo.broadcast_in_dim" and self.lazy_broadcast(op):
+            return
+        lazy = [v for v in op.operands if v in self.lazy]
+        if op.regions and op.name not in INLINE_REGION_OPS:
+            lazy += [v for v in free_values(op) if v in self.lazy]
+        if lazy and op.name not in BROADCASTING:
+            saved = {v: self.names[v] for v in lazy}
+            for v in saved:
+                self.names[v] = self.materialize(v)
+            try:
+                self.emit_op(op)
+            finally:
+                self.names.update(saved)
+            return
+        self.emit_op(op)
+        if lazy:
+            shape = np.broadcast_shapes(*(self.lazy.get(v, shape_of(v.type)) for v in op.operands))
+            for r in op.results:
+                if tuple(shape) != shape_of(r.type):
+                    self.lazy[r] = tuple(shape)
+
+    def emit_op(self, op: Operation) -> None:
         rule = CODEGEN_RULES.get(op.name)
         if rule is not None:
             rule(self, op)
-        elif op.name in KERNELS:
-            self.kernel(op, KERNELS[op.name](op))
+        elif op.name in self.mod.kernels:
+            self.kernel(op, self.mod.kernels[op.name](op))
         elif op.name in INTERPRETER_RULES:
             self.interpreted(op)
         else:
             raise MissingRuleError(op.name, EXECUTOR)
+
+    def lazy_broadcast(self, op: Operation) -> bool:
+        """A broadcast_in_dim as a reshape at most (or nothing), its result marked lazy."""
+        x, result = op.operands[0], op.results[0]
+        dims = common.ints(op.get_attr("broadcast_dimensions"))
+        out = shape_of(result.type)
+        in_shape = shape_of(x.type)
+        if list(dims) != sorted(dims) or x in self.lazy or any(d < 0 for d in out + in_shape):
+            return False
+        expanded = [1] * len(out)
+        for d, n in zip(dims, in_shape):
+            expanded[d] = n
+        expanded = tuple(expanded)
+        lead = len(out) - len(in_shape)
+        if expanded[lead:] == in_shape and all(e == 1 for e in expanded[:lead]) and \
+                (in_shape == out or expanded != out):
+            self.alias(result, self.name(x))  # numpy aligns trailing dims: nothing to do
+            if in_shape != out:
+                self.lazy[result] = in_shape
+            return True
+        self.bind(op, f"{self.mod.function(kn.reshape)}({self.name(x)}, {self.mod.literal(expanded)})")
+        if expanded != out:
+            self.lazy[result] = expanded
+        return True
+
+    def materialize(self, value: Value) -> str:
+        name = self.mod.fresh("t")
+        self.emit(f"{name} = {self.mod.function(np.broadcast_to)}({self.names[value]}, "
+                  f"{self.mod.literal(shape_of(value.type))})")
+        return name
+
+    def nested_scope(self):
+        """A new Python scope (a nested def): its own pool of reusable names."""
+        gen = self
+
+        class Scope:
+            def __enter__(self):
+                self.saved = gen.pool
+                gen.pool = []
+                gen.indent += 1
+
+            def __exit__(self, *exc):
+                gen.pool = self.saved
+                gen.indent -= 1
+        return Scope()
 
     def kernel(self, op: Operation, k: Kernel) -> None:
         if k.fn is None:  # known at compile time: the results are module constants
@@ -267,7 +391,7 @@ class FunctionCodegen:
                 self.names[r] = self.mod.constant(v)
             return
         if k.fn is kn.identity and len(op.results) == 1 and len(op.operands) == 1:  # no statement at all
-            self.names[op.results[0]] = self.name(op.operands[0])
+            self.alias(op.results[0], self.name(op.operands[0]))
             return
         parts = []
         for t in k.template:
@@ -289,12 +413,11 @@ class FunctionCodegen:
         values around it); return its name."""
         name = self.mod.fresh(hint)
         block = region.blocks[0]
-        params = self.new_names(block.args, "b")
-        self.emit(f"def {name}({', '.join(params)}):")
-        self.indent += 1
-        results = self.block(block)
-        self.emit(f"return ({', '.join(results)}{',' if len(results) == 1 else ''})")
-        self.indent -= 1
+        header = len(self.lines)
+        with self.nested_scope():
+            params = self.new_names(block.args, "b")
+            self.block(block, finish=lambda results: self.emit(f"return {_tuple_text(results)}"))
+        self.lines.insert(header, "    " * self.indent + f"def {name}({', '.join(params)}):")
         return name
 
     def interpreted(self, op: Operation) -> None:
@@ -303,6 +426,12 @@ class FunctionCodegen:
         runner = self.mod.hoist(InterpretedOp(self.mod.interpreter, op, free), self.mod.fresh("interpreted_"
                                 + op.name.split(".")[-1] + "_"))
         self.bind(op, f"{runner}({self.packed(op.operands)}, {self.packed(free)})", returns_tuple=True)
+
+
+def _tuple_text(names: Sequence[str], single: bool = False) -> str:
+    if single and len(names) == 1:
+        return names[0]
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
 
 
 def free_values(op: Operation) -> list[Value]:
@@ -355,21 +484,27 @@ def _while(gen: FunctionCodegen, op: Operation) -> None:
         gen.emit(f"{', '.join(loop)} = {gen.args(op.operands)}  # stablehlo.while")
     gen.emit("while True:")
     gen.indent += 1
-    (c,) = gen.block(cond.blocks[0], loop)
-    gen.emit(f"if not {c}:")
-    gen.emit("    break")
-    new = gen.block(body.blocks[0], loop)
-    if loop:
-        gen.emit(f"{', '.join(loop)} = {', '.join(new)}")
+
+    def leave(results: list[str]) -> None:
+        gen.emit(f"if not {results[0]}:")
+        gen.emit("    break")
+
+    def carry(results: list[str]) -> None:
+        if loop:
+            gen.emit(f"{', '.join(loop)} = {', '.join(results)}")
+    gen.block(cond.blocks[0], loop, finish=leave)
+    gen.block(body.blocks[0], loop, finish=carry)
     gen.indent -= 1
 
 
 def _branch(gen: FunctionCodegen, region: Region, outs: list[str]) -> None:
     gen.indent += 1
     start = len(gen.lines)
-    results = gen.block(region.blocks[0])
-    if outs:
-        gen.emit(f"{', '.join(outs)} = {', '.join(results)}")
+
+    def assign(results: list[str]) -> None:
+        if outs:
+            gen.emit(f"{', '.join(outs)} = {', '.join(results)}")
+    gen.block(region.blocks[0], finish=assign)
     if len(gen.lines) == start:
         gen.emit("pass")
     gen.indent -= 1
@@ -548,6 +683,14 @@ def _reduce(gen: FunctionCodegen, op: Operation) -> None:
     region = op.regions[0]
     ufunc = reducer_ufunc(region) if n == 1 else None
     if ufunc is not None:
+        init = _constant_value(inits[0])
+        if init is not None and dims:  # one call: ufunc.reduce with the init folded in
+            dtype = dtype_of(op.results[0].type)
+            reduce = gen.mod.hoist(ufunc.reduce, f"np_{ufunc.__name__}_reduce")
+            initial = gen.mod.hoist(init, gen.mod.fresh("init"))
+            gen.bind(op, f"{reduce}({gen.name(xs[0])}, {gen.mod.literal(dims)}, {gen.mod.literal(dtype)}, "
+                         f"initial={initial})")
+            return
         gen.bind(op, f"{gen.mod.function(kn.reduce_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
                      f"{gen.mod.function(ufunc)}, {gen.mod.literal(dims)})")
         return
@@ -562,6 +705,15 @@ def _reduce(gen: FunctionCodegen, op: Operation) -> None:
         return
     gen.bind(op, f"{gen.mod.function(reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
                  f"{gen.mod.literal(dims)})", returns_tuple=True)
+
+
+def _constant_value(value: Value) -> Any:
+    """The scalar a `stablehlo.constant` of one element defines, or None."""
+    owner = value.owner_op
+    if owner is None or owner.name != "stablehlo.constant":
+        return None
+    array = common.dense_value(owner.get_attr("value"))
+    return array.reshape(-1)[0] if array.size == 1 else None
 
 
 def _window_config(op: Operation, rank: int) -> tuple:
@@ -710,12 +862,11 @@ def _sort(gen: FunctionCodegen, op: Operation) -> None:
         name = gen.mod.fresh("key")
         param = gen.mod.fresh("b")
         gen.emit(f"def {name}({param}):")
-        gen.indent += 1
-        gen.names[block.args[2 * k]] = param
-        for o in ops:
-            gen.op(o)
-        gen.emit(f"return {gen.name(value)}")
-        gen.indent -= 1
+        with gen.nested_scope():
+            gen.names[block.args[2 * k]] = param
+            for o in ops:
+                gen.op(o)
+            gen.emit(f"return {gen.name(value)}")
         key_expr = f"{name}({gen.name(op.operands[k])})"
         if total and dtype_of(value.type).kind in "fV":
             key_expr = f"{gen.mod.function(kn.total_order_key)}({key_expr})"
@@ -847,10 +998,14 @@ class SelectAndScatter:
 
 class Executable:
     """A compiled function: call it with numpy arrays; it returns an array, or a tuple of arrays
-    when the function has several results. `source` is the generated Python."""
+    when the function has several results. `source` is the generated Python.
 
-    def __init__(self, module: Operation, entry: str = "main") -> None:
-        mod = ModuleCodegen(module)
+    `kernels` is the per-op kernel table of the array library (numpy's by default). The
+    executable reflects the module as it was when compiled: compile again after changing it."""
+
+    def __init__(self, module: Operation, entry: str = "main",
+                 kernels: dict[str, Callable[[Operation], Kernel]] | None = None) -> None:
+        mod = ModuleCodegen(module, kernels)
         if entry not in mod.functions:
             raise common.ExecutionError(f"no function @{entry} in the module")
         self.func = mod.functions[entry]
@@ -873,11 +1028,29 @@ class Executable:
         if len(args) != len(fast) or not all(type(a) is np.ndarray and a.dtype == d and a.shape == s
                                               for a, (d, s) in zip(args, fast)):
             args = check_arguments(args, self.input_types, self._names, self.entry)
-        with np.errstate(all="ignore"):
-            out = self._fn(*args)
+        if _ERRSTATE is None:
+            with np.errstate(all="ignore"):
+                out = self._fn(*args)
+        else:
+            token = _ERRSTATE.set(_QUIET)
+            try:
+                out = self._fn(*args)
+            finally:
+                _ERRSTATE.reset(token)
         if self._single:
             return _own(out, args)
         return tuple(_own(o, args) for o in out)
+
+
+# Floating-point warnings are silenced while generated code runs (XLA raises none). numpy keeps
+# its error state in a context variable; setting it directly costs a fraction of what entering
+# `np.errstate` does (several microseconds). Where numpy's internals differ, np.errstate is used.
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
+    from numpy._core._ufunc_config import _make_extobj
+    _QUIET = _make_extobj(all="ignore")
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - other numpy versions
+    _ERRSTATE = _QUIET = None
 
 
 def _own(x: Any, args: Sequence[Any]) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 from loom.backend import common
 from loom.backend.common import ExecutionError, MissingRuleError, shape_of
 from loom.backend.custom_calls import custom_call_kernel
-from loom.backend.kernels_numpy import KERNELS, GatherDims, ScatterDims, Kernel, pad
+from loom.backend.kernels_numpy import KERNELS, GatherDims, Kernel, ScatterDims, pad
 from loom.ir.core import Block, Operation, Region
 
 Rule = Callable[["Interpreter", Operation, list], Sequence[Any]]

@@ -591,6 +591,10 @@ def _broadcast_in_dim(op: Operation) -> Kernel:
     return Kernel(broadcast_in_dim, Operand(0), tuple(expanded), shape)
 
 
+def reshape(x, shape):
+    return x.reshape(shape)
+
+
 def broadcast_in_dim(x, expanded, shape):
     return np.broadcast_to(np.reshape(x, expanded), shape)
 

@@ -40,11 +40,11 @@ def constant_value(value: Value) -> Attribute | None:
     return constant_op_value(value.op)
 
 
-IN_PLACE: list = []
+IN_PLACE: tuple = ()
 """What `fold_op` returns for a fold that only updated the op in place (compare with `is`)."""
 
 
-def fold_op(op: Operation) -> list[Attribute | Value] | None:
+def fold_op(op: Operation) -> list[Attribute | Value] | tuple | None:
     """Run the op's folder, then its traits' folders as MLIR's fold hook does: a commutative op
     whose own fold failed (or was in place) gets its constant operands moved to the end.
 

@@ -213,7 +213,7 @@ class GreedyDriver(RewriteListener):
             self._walk_pre_order(self.region, uniquer)
             # Reverse so that popping from the end visits ops in walk order.
             self.worklist.reverse()
-            self.positions = {op: i for i, op in enumerate(self.worklist)}
+            self.positions = {op: i for i, op in enumerate(self.worklist) if op is not None}
         else:
             self._walk_post_order(self.region, uniquer)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from loom.ir.core import Block, Operation, Region
+from loom.ir.core import Block, Operation, OpResult, Region
 from loom.rewrite.effects import is_op_trivially_dead
 from loom.rewrite.rewriter import PatternRewriter
 
@@ -92,7 +92,7 @@ def erase_dead_ops(rewriter: PatternRewriter, regions: Iterable[Region]) -> bool
         if op.parent is None:
             continue
         if is_op_trivially_dead(op):
-            defs = [u.value.op for u in op._operands if hasattr(u.value, "op")]
+            defs = [u.value.op for u in op._operands if type(u.value) is OpResult]
             rewriter.erase_op(op)
             erased = True
             for d in defs:

@@ -69,6 +69,8 @@ def symbol_uses(op: Operation, strict: bool = True) -> list[SymbolRefAttr] | Non
     symbol tables (MLIR's `SymbolTable::getSymbolUses`). With `strict`, None if a nested op might
     be an unknown symbol table, in which case the uses cannot be known; otherwise such ops are
     looked into like any other."""
+    if strict and is_potentially_unknown_symbol_table(op):
+        return None
     out: list[SymbolRefAttr] = []
     op_refs(op, out)
     if is_symbol_table(op):
