@@ -667,7 +667,7 @@ def test_identity_and_no_op_folds():
         neg_zero = shlo.constant(b, -0.0, x_type)
         return [
             shlo.multiply(b, x, one),
-            shlo.multiply(b, one, x),  # constants move to the right, then fold
+            shlo.multiply(b, one, x),  # the identity on either side folds
             shlo.add(b, x, neg_zero),
             shlo.add(b, n, zero_i),
             shlo.reshape(b, x, [2, 3]),
@@ -719,10 +719,12 @@ def test_materialize_constant_makes_stablehlo_constants():
 
 def test_traits():
     from loom.ir.opdef import Commutative, IsolatedFromAbove, Pure, ReturnLike, Terminator
+    # Commutative in semantics only: StableHLO's ODS gives no Commutative trait (see the
+    # canonicalize/cse oracle test below).
     for cls in (shlo.AddOp, shlo.MulOp, shlo.MaxOp, shlo.MinOp, shlo.AndOp, shlo.OrOp, shlo.XorOp):
-        assert cls.has_trait(Commutative) and cls.has_trait(Pure)
+        assert cls.commutative and not cls.has_trait(Commutative) and cls.has_trait(Pure)
     for cls in (shlo.SubtractOp, shlo.DivOp, shlo.PowOp):
-        assert not cls.has_trait(Commutative)
+        assert not cls.commutative
     assert shlo.ReturnOp.has_trait(Terminator) and shlo.ReturnOp.has_trait(ReturnLike)
     # As in StableHLO's ODS (and jaxlib, which accepts captures in these bodies), no region op is
     # isolated from above.
@@ -730,3 +732,27 @@ def test_traits():
                 shlo.WhileOp, shlo.IfOp, shlo.CaseOp):
         assert not cls.has_trait(IsolatedFromAbove)
     assert not shlo.CustomCallOp.has_trait(Pure)
+
+
+def test_canonicalize_and_cse_keep_operand_order_like_mlir():
+    """Upstream neither moves constants right nor merges swapped operands of stablehlo ops."""
+    mlir = pytest.importorskip("jax._src.interpreters.mlir")
+    from jax._src.lib.mlir import ir, passmanager
+
+    from loom.rewrite import PassManager
+    text = """func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0 = stablehlo.add %a, %b : tensor<2xf32>
+  %1 = stablehlo.add %b, %a : tensor<2xf32>
+  %2 = stablehlo.multiply %0, %1 : tensor<2xf32>
+  %3 = stablehlo.constant dense<2.0> : tensor<2xf32>
+  %4 = stablehlo.add %3, %a : tensor<2xf32>
+  return %2, %4 : tensor<2xf32>, tensor<2xf32>
+}"""
+    with mlir.make_ir_context():
+        generic = ir.Module.parse(text).operation.get_asm(print_generic_op_form=True)
+        m = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(canonicalize,cse)").run(m.operation)
+        expected = m.operation.get_asm(print_generic_op_form=True)
+    module = lir.parse(generic)
+    PassManager.parse("builtin.module(canonicalize,cse)").run(module)
+    assert lir.print(module, generic=True) == expected

@@ -79,7 +79,6 @@ from loom.ir.core import Block, Operation, Region, Value
 from loom.ir.floats import bits_to_value, format_float, value_to_bits
 from loom.ir.opdef import (
     VARIADIC,
-    Commutative,
     ConstantLike,
     Constraint,
     Dialect,
@@ -1107,8 +1106,10 @@ def _binary(mnemonic: str, class_name: str, kinds: str, doc: str, commutative: b
         "lhs": operand_def(TensorOf(kinds)), "rhs": operand_def(TensorOf(kinds)), "result": result_def(TensorOf(kinds)),
         "FOLD": staticmethod(fold) if fold is not None else None,
     }
-    if commutative:
-        ns["traits"] = (Commutative,)
+    # Semantically commutative, but StableHLO's ODS gives these ops no Commutative trait, so
+    # upstream canonicalize/cse neither move constants right nor merge swapped operands: keep
+    # the fact as a flag so loom's passes behave the same.
+    ns["commutative"] = commutative
     if identity is not None:
         ns["fold_identity"] = identity
     return type(class_name, (BinaryElementwiseOp,), ns)
@@ -1132,6 +1133,10 @@ def _identity_if(pred: Callable[[Any, Type], bool]) -> Callable:
         v = _splat_value(operands[1])
         if v is not None and self.lhs.type is self.results[0].type and pred(v, element_type(self.lhs.type)):
             return [self.lhs]
+        if type(self).commutative:  # the identity on the left (no trait moves it right)
+            v = _splat_value(operands[0])
+            if v is not None and self.rhs.type is self.results[0].type and pred(v, element_type(self.rhs.type)):
+                return [self.rhs]
         return None
     return fold_identity
 
