@@ -21,14 +21,21 @@ if TYPE_CHECKING:
 
 @contextmanager
 def paused_gc():
-    """Pause the cyclic garbage collector: IR objects form many cycles (op <-> results <->
-    uses), and rescanning a large heap repeatedly dominates bulk parse, print and verify."""
+    """Pause the cyclic garbage collector during bulk work (parse, print, verify, passes).
+
+    IR objects form many cycles (op <-> results <-> uses), so collections triggered while a large
+    program is built rescan it again and again. When the outermost pause ends, the objects made
+    meanwhile are moved to the oldest generation (freeze + unfreeze splices the lists without a
+    scan) instead of being scanned at once as young objects; they are still collected by later
+    full collections. Nested pauses are fine."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 

@@ -83,8 +83,23 @@ def _uint_for(width: int):
     return np.uint8 if width <= 8 else np.uint16 if width <= 16 else np.uint32 if width <= 32 else np.uint64
 
 
+_TEXT_BITS: dict[tuple[str, str], int] = {}
+
+
 def value_to_bits(kind: str, value: float | str | Fraction) -> int:
     """Round a number (or its decimal text) to `kind`, returning the bit pattern."""
+    if isinstance(value, str):
+        key = (kind, value)
+        bits = _TEXT_BITS.get(key)
+        if bits is None:
+            if len(_TEXT_BITS) > 50000:
+                _TEXT_BITS.clear()
+            bits = _TEXT_BITS[key] = _value_to_bits(kind, value)
+        return bits
+    return _value_to_bits(kind, value)
+
+
+def _value_to_bits(kind: str, value: float | str | Fraction) -> int:
     dtype = FLOAT_KINDS[kind][2]
     if dtype is not None:
         if isinstance(value, str):
@@ -99,7 +114,7 @@ def value_to_bits(kind: str, value: float | str | Fraction) -> int:
         negative = value.startswith("-")
         body = value.lstrip("+-")
         if body.lower() in ("inf", "infinity"):
-            return value_to_bits(kind, float(value))
+            return _value_to_bits(kind, float(value))
         frac = Fraction(body)
     else:
         f = float(value)

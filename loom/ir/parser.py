@@ -8,7 +8,6 @@ dictionaries are cached by their source text, so a large module parses each dist
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Callable
 from typing import Any
@@ -39,7 +38,7 @@ from loom.ir.attributes import (
     UnknownLoc,
     _storage_bytes,
 )
-from loom.ir.core import _OP_CLASSES, Block, Operation, PendingLocation, Region, Value
+from loom.ir.core import _OP_CLASSES, Block, Operation, PendingLocation, Region, Value, paused_gc
 from loom.ir.diagnostics import ParseError
 from loom.ir.floats import value_to_bits
 from loom.ir.printer import ExplicitProperties
@@ -1442,21 +1441,13 @@ def parse(text: str, allow_unregistered: bool = False, filename: str = "-", veri
     module op, as MLIR does). Raises ParseError (located) or VerifyError."""
     import loom.dialects  # noqa: F401  (registers the builtin dialects)
     p = Parser(text, filename, allow_unregistered)
-    # The IR is full of reference cycles (op <-> results <-> uses), so the cyclic collector
-    # would rescan the growing heap many times during a large parse: pause it meanwhile.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        module = p.parse_top_level()
-    except RecursionError:
-        raise p.error("nesting too deep") from None
-    except ParseError:
-        raise
-    except (ValueError, IndexError, OverflowError) as e:
-        raise p.error(str(e) if isinstance(e, ValueError) else "unexpected end of input") from None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    with paused_gc():
+        try:
+            module = p.parse_top_level()
+        except RecursionError:
+            raise p.error("nesting too deep") from None
+        except (ValueError, IndexError, OverflowError) as e:
+            raise p.error(str(e) if isinstance(e, ValueError) else "unexpected end of input") from None
     if verify:
         module.verify()
     return module

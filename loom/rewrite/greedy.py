@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from loom.ir.core import Operation, OpResult, Region, Value
+from loom.ir.core import Operation, OpResult, Region, Value, paused_gc
 from loom.ir.opdef import ConstantLike
-from loom.rewrite._gc import paused_gc
 from loom.rewrite.applicator import PatternApplicator
 from loom.rewrite.effects import is_op_trivially_dead
 from loom.rewrite.folding import (

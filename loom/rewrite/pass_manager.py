@@ -7,9 +7,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TextIO
 
-from loom.ir.core import Operation
+from loom.ir.core import Operation, paused_gc
 from loom.ir.diagnostics import VerifyError
-from loom.rewrite._gc import paused_gc
 from loom.rewrite.instrumentation import IRPrinting, PassInstrumentation, PassTiming
 from loom.rewrite.passes import OptionError, Pass, PassManagerError, PassVerifyError, lookup_pass
 from loom.rewrite.pipeline import PipelineElement, PipelineParseError, parse_pipeline_text
