@@ -380,8 +380,10 @@ def _custom_call(interp: Interpreter, op: Operation, args: list) -> Sequence[Any
 
 @rule("stablehlo.composite")
 def _composite(interp: Interpreter, op: Operation, args: list) -> list:
-    return interp.call(common.string(op.get_attr("decomposition")).lstrip("@") if not hasattr(
-        op.get_attr("decomposition"), "root") else op.get_attr("decomposition").root, args)
+    """A composite runs its decomposition function."""
+    target = op.get_attr("decomposition")
+    name = target.root if hasattr(target, "root") else common.string(target).lstrip("@")
+    return interp.call(name, args)
 
 
 def interpret(module: Operation, args: Sequence[Any], entry: str = "main") -> list:
