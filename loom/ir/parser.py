@@ -9,7 +9,7 @@ dictionaries are cached by their source text, so a large module parses each dist
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from loom.ir.attributes import (
@@ -88,6 +88,12 @@ _FAST_OP = re.compile(
     r"(?: <(" + _DICT_TEXT + r")>)?(?: (" + _DICT_TEXT + r"))? : "
     r'(\((?:[^()<>"\n]|<[^<>()"\n]*>)*\) -> (?:\((?:[^()<>"\n]|<[^<>()"\n]*>)*\)|'
     r'[A-Za-z!][A-Za-z0-9_$.!]*(?:<[^<>()"\n]*>)?))(?=[ \t]*(?:\n|$|loc\(|//))')
+# ` = value` followed by `,` or `}` where value is a string, a number with an optional simple
+# type, a bare keyword, a symbol, or a flat array of such: its text alone determines it.
+_SIMPLE_VALUE = (r'(?:"[^"\\\n]*"|-?[0-9][0-9.eE+-]*(?: : [a-z0-9]+)?|true|false|unit|@[A-Za-z_][A-Za-z0-9_$.]*'
+                 r'|[a-z][a-z0-9]*)')
+_ENTRY_VALUE = re.compile(r" = (" + _SIMPLE_VALUE + r"|\[(?:" + _SIMPLE_VALUE + r"(?:, " + _SIMPLE_VALUE + r")*)?\])"
+                          r"(?:(,) |(\}))")
 _ALIAS_DEF = re.compile(r"^([#!])([A-Za-z_][A-Za-z0-9_$.-]*)[ \t]*=", re.M)
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))")
 
@@ -140,7 +146,7 @@ class _Scope:
     __slots__ = ("values", "parent", "isolated", "forward", "blocks", "block_forward", "defined_blocks")
 
     def __init__(self, parent: _Scope | None, isolated: bool) -> None:
-        self.values: dict[str, list[Value]] = {}
+        self.values: dict[str, Sequence[Value]] = {}
         self.parent = parent
         self.isolated = isolated
         self.forward: dict[str, list[_Forward]] = {}
@@ -169,6 +175,7 @@ class Parser:
         self._alias_busy: set[tuple[str, str]] = set()
         self._line_starts: list[int] | None = None
         self._dict_cache: dict[str, dict[str, Attribute]] = {}
+        self._value_cache: dict[str, Attribute] = {}
         for m in _ALIAS_DEF.finditer(text):
             self._alias_pos.setdefault((m.group(1), m.group(2)), m.end())
 
@@ -488,7 +495,7 @@ class Parser:
             if n != len(op.results):
                 raise self.error(f"operation defines {len(op.results)} results but was provided {n} to bind",
                                  m.start())
-            self._define(res_name, list(op.results), m.start())
+            self._define(res_name, op.results, m.start())
         block.append(op)
         return op
 
@@ -627,8 +634,11 @@ class Parser:
                              f"'{fwd.type}'", pos)
         return fwd
 
-    def _define(self, name: str, values: list[Value], pos: int) -> None:
+    def _define(self, name: str, values: Sequence[Value], pos: int) -> None:
         scope = self.scope
+        if scope.isolated and not scope.forward and name not in scope.values:
+            scope.values[name] = values  # the common case: no shadowing, no pending forward uses
+            return
         s = scope
         while True:
             if name in s.values:
@@ -705,12 +715,16 @@ class Parser:
 
     def _parse_block_ops(self, block: Block) -> None:
         src = self.src
+        ws = _WS.match
+        fast = _FAST_OP.match
         while True:
-            pos = self.ws()
-            c = src[pos] if pos < len(src) else ""
+            pos = self.pos = ws(src, self.pos).end()
+            c = src[pos:pos + 1]
             if c == "}" or c == "^" or c == "":
                 return
-            self.parse_operation(block)
+            m = fast(src, pos)
+            if m is None or self._parse_fast(m, block) is None:
+                self.parse_operation(block)
 
     def _block_for(self, name: str, pos: int, defining: bool) -> Block:
         scope = self.scope
@@ -999,6 +1013,22 @@ class Parser:
                 self.pos = m.end()
             if key in out:
                 raise self.error(f"duplicate key '{key}' in dictionary attribute", pos)
+            m = _ENTRY_VALUE.match(src, self.pos)
+            if m is not None:
+                # ` = value` with a short, self-contained value: parse each distinct text once.
+                text = m.group(1)
+                attr = self._value_cache.get(text)
+                if attr is None:
+                    self.pos = m.start(1)
+                    attr = self.parse_attribute()
+                    if self.pos != m.end(1):
+                        raise self.error("malformed attribute value", m.start(1))
+                    self._value_cache[text] = attr
+                out[key] = attr
+                self.pos = m.end()
+                if m.group(3) is not None:
+                    return out
+                continue
             if self.accept("="):
                 out[key] = self.parse_attribute()
             else:
