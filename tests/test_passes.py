@@ -415,15 +415,8 @@ def _corpus_cases():
     return cases
 
 
-# Entries that need arith canonicalization patterns loom's arith dialect does not have yet
-# (the driver itself is not at fault: the folds and hoisting around them match).
-_NEEDS_ARITH_PATTERNS = {"040_add_constant_chains"}
-
-
 @pytest.mark.parametrize("source, expected, pipeline", _corpus_cases())
 def test_canonicalize_and_cse_corpus(source: Path, expected: Path, pipeline: str) -> None:
-    if source.name.split(".")[0] in _NEEDS_ARITH_PATTERNS:
-        pytest.xfail("needs arith reassociation patterns (subi/muli with constants) not yet in loom.dialects.arith")
     assert run(source.read_text(), pipeline) == expected.read_text()
 
 

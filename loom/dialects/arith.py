@@ -1,5 +1,6 @@
 """The arith dialect: integer and floating-point arithmetic, comparisons, select and casts on
-scalars and, elementwise, on vectors and tensors of them, with MLIR's custom syntax and folders.
+scalars and, elementwise, on vectors and tensors of them, with MLIR's custom syntax, folders and
+canonicalization patterns.
 
     %c42_i32 = arith.constant 42 : i32
     %0 = arith.addi %arg0, %c42_i32 overflow<nsw> : i32
@@ -16,6 +17,7 @@ as unsigned `int`s of the type's width (like APInt), floats as their raw bits.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 from typing import ClassVar
@@ -743,10 +745,6 @@ class AddIOp(_IntOverflowOp):
             return [sub.lhs]
         return self._fold_ints(operands, lambda a, b, w: (a + b) & ((1 << w) - 1))
 
-    @classmethod
-    def canonicalization_patterns(cls) -> list:
-        return _patterns(cls.name, _addi_add_constant)
-
 
 class SubIOp(_IntOverflowOp):
     """Integer subtraction modulo 2^width."""
@@ -766,6 +764,9 @@ class SubIOp(_IntOverflowOp):
                 return [add.lhs]
             if self.rhs is add.lhs:
                 return [add.rhs]
+        sub = _defining(self.rhs, SubIOp)
+        if sub is not None and sub.lhs is self.lhs:  # subi(a, subi(a, b)) -> b (jaxlib's MLIR)
+            return [sub.rhs]
         return self._fold_ints(operands, lambda a, b, w: (a - b) & ((1 << w) - 1))
 
 
@@ -1009,10 +1010,6 @@ class XOrIOp(_IntBinaryOp):
             if prev.lhs is self.lhs:
                 return [prev.rhs]
         return self._fold_ints(operands, lambda a, b, w: a ^ b)
-
-    @classmethod
-    def canonicalization_patterns(cls) -> list:
-        return _patterns(cls.name, _xori_not_cmpi)
 
 
 class _ShiftOp(_IntBinaryOp):
@@ -1435,10 +1432,6 @@ class SelectOp(OpBase):
         return Operation.create(SelectOp.name, [condition, true_value, false_value], [true_value.type], {}, {}, (),
                                 (), location)
 
-    @classmethod
-    def canonicalization_patterns(cls) -> list:
-        return _patterns(cls.name, _select_i1_to_not, _select_to_extui)
-
     def verify_(self) -> None:
         t = self.result.type
         if self.true_value.type is not t or self.false_value.type is not t:
@@ -1748,10 +1741,13 @@ class IndexCastOp(_IndexCastBase):
 
 
 class IndexCastUIOp(_IndexCastBase):
-    """Casts between `index` and a signless integer, zero-extending or truncating."""
+    """Casts between `index` and a signless integer, zero-extending or truncating (`nneg`: the
+    operand is known non-negative)."""
 
     name = "arith.index_castui"
+    nonNeg = opt_prop(UnitAttr)
     _sign_extend = False
+    _flags = (("nonNeg", "nneg"),)
 
 
 class BitcastOp(_CastOp):
@@ -1777,57 +1773,143 @@ class BitcastOp(_CastOp):
             return [self.operands[0]]
         return None
 
-    @classmethod
-    def canonicalization_patterns(cls) -> list:
-        return _patterns(cls.name, _bitcast_of_bitcast)
-
 
 # Canonicalization patterns -------------------------------------------------------------------
+#
+# Upstream's ArithCanonicalization.td (DRR) and the C++ patterns of ArithOps.cpp, in the order each
+# op registers them, plus a few that jaxlib's MLIR applies (marked; their upstream names are guesses).
+# `_pat(name, source, build, where)` is a DRR `Pat<source, result, constraints>`:
+#
+# * `source` is `(OpClass, operand, ...)`. An operand is a nested tuple (matching its defining op),
+#   a name (binding the value; a name used twice must be the same value, `_` binds nothing), `#name`
+#   (a constant scalar integer, DRR's APIntAttr) or `$name` (a constant of any kind).
+# * `where(m)` holds the constraints. `build(m, b)` returns the root's replacement, creating ops with
+#   `b(OpClass, *operands, **properties)` and constants with `b.const` / `b.integer`, operands first,
+#   as generated code does. `m.name` is what `name` bound, `m.ops` the matched ops (root first).
+#
+# The benefit is the number of ops in the source (tblgen's), new ops get the fused location of the
+# matched ops, and the root is replaced; the ops it used are left to dead-code elimination.
 
-def _addi_add_constant(op: Operation, rewriter) -> bool:
-    """addi(addi(x, c0), c1) -> addi(x, c0 + c1), keeping only the overflow flags both had."""
-    if op.name != AddIOp.name:
+class _Match(dict):
+    """What a rule's source bound: values and constant attributes by name, and the matched ops."""
+
+    def __init__(self, root: Operation) -> None:
+        super().__init__()
+        self.ops: list[Operation] = []
+        self.trace = [root]  # tblgen_ops: the root, then every matched op (constants too) after its operands
+
+    def __getattr__(self, name: str):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def type(self) -> Type:
+        """The root's result type."""
+        return self.ops[0].results[0].type
+
+    def prop(self, name: str, i: int = 0) -> Attribute | None:
+        """Property `name` of the `i`-th matched op (0: the root)."""
+        return self.ops[i].properties.get(name)
+
+    @property
+    def merged_overflow(self) -> DialectAttr:
+        """MergeOverflow: the overflow flags both the root and the inner op have."""
+        return overflow_flags(flag_names(self.prop("overflowFlags")) & flag_names(self.prop("overflowFlags", 1)))
+
+
+def _match(source: tuple, op: Operation | None, m: _Match) -> bool:
+    cls, *args = source
+    if op is None or op.name != cls.name or len(op.operands) != len(args):
         return False
-    c1 = _constant_value(op.operands[1])
-    inner = _defining(op.operands[0], AddIOp)
-    if not isinstance(c1, IntegerAttr) or inner is None:
-        return False
-    c0 = _constant_value(inner.operands[1])
-    if not isinstance(c0, IntegerAttr) or c0.type is not c1.type:
-        return False
-    t = op.results[0].type
-    total = rewriter.create(ConstantOp.name, (), [t], {"value": IntegerAttr(t, c0.value + c1.value)},
-                            location=op.location)
-    flags = overflow_flags(flag_names(op.properties.get("overflowFlags"))
-                           & flag_names(inner.properties.get("overflowFlags")))
-    new = rewriter.create(AddIOp.name, [inner.operands[0], total.results[0]], [t], {"overflowFlags": flags},
-                          location=op.location)
-    rewriter.replace_op(op, new.results)
+    m.ops.append(op)
+    for arg, v in zip(args, op.operands):
+        if isinstance(arg, tuple) or arg[0] in "#$":
+            if isinstance(arg, tuple):
+                ok = _match(arg, v.owner_op, m)
+            else:
+                attr = m[arg[1:]] = _constant_value(v)
+                ok = attr is not None and (arg[0] == "$" or isinstance(attr, IntegerAttr))
+            if not ok:
+                return False
+            m.trace.append(v.owner_op)
+        elif arg != "_" and m.setdefault(arg, v) is not v:
+            return False
     return True
 
 
-def _xori_not_cmpi(op: Operation, rewriter) -> bool:
-    """xori(cmpi(pred, a, b), true) -> cmpi(!pred, a, b)."""
-    if op.name != XOrIOp.name or op.results[0].type is not i1:
-        return False
-    cmp = _defining(op.operands[0], CmpIOp)
-    if cmp is None or not _is_one(_constant_value(op.operands[1])):
-        return False
-    new = rewriter.create(CmpIOp.name, list(cmp.operands), [i1],
-                          {"predicate": cmpi_predicate(_CMPI_INVERTED[cmp.predicate_name])}, location=op.location)
-    rewriter.replace_op(op, new.results)
-    return True
+class _Builder:
+    """Creates a rule's ops before the root, at the fused location of the matched ops."""
+
+    def __init__(self, rewriter, m: _Match) -> None:
+        from loom.ir.parser import make_fused_loc
+        self.rewriter = rewriter
+        self.root_type = m.type
+        # As generated code: the fused location of the first (number of ops in the source) traced ops.
+        self.location = make_fused_loc([op.location for op in m.trace[:len(m.ops)]])
+
+    def __call__(self, cls: type, *operands: Value, **props: Attribute | None) -> Value:
+        """A new `cls` op (None properties left out). Its result type is inferred from the operands,
+        except for casts, which replace the root and take its type."""
+        if issubclass(cls, _CastOp):
+            t = self.root_type
+        else:
+            t = i1_same_shape(operands[0].type) if cls is CmpIOp else operands[-1].type
+        props = {k: v for k, v in props.items() if v is not None}
+        return self.rewriter.create(cls.name, operands, [t], props, location=self.location).results[0]
+
+    def const(self, value: Attribute) -> Value:
+        return self.rewriter.create(ConstantOp.name, (), [value.type], {"value": value},
+                                    location=self.location).results[0]
+
+    def integer(self, value: int) -> Value:
+        """A constant of the root's type (AddIntAttrs and co.: wraps at its width)."""
+        return self.const(IntegerAttr(self.root_type, value))
 
 
-def _select_i1_to_not(op: Operation, rewriter) -> bool:
-    """select(c, false, true) -> xori(c, true) on i1."""
-    a, b = (_constant_value(v) for v in op.operands[1:])
-    if op.results[0].type is not i1 or a != IntegerAttr(i1, 0) or b != IntegerAttr(i1, 1):
-        return False
-    true = rewriter.create(ConstantOp.name, (), [i1], {"value": IntegerAttr(i1, 1)}, location=op.location)
-    new = rewriter.create(XOrIOp.name, [op.operands[0], true.results[0]], [i1], location=op.location)
-    rewriter.replace_op(op, new.results)
-    return True
+class _Rule:
+    """One canonicalization pattern: upstream's name, root op class, benefit and `fn(op, rewriter)`."""
+
+    def __init__(self, name: str, root: type, benefit: int, fn: Callable[[Operation, object], bool]) -> None:
+        self.name, self.root, self.benefit, self.fn = name, root, benefit, fn
+
+
+def _count_ops(source: tuple) -> int:
+    return 1 + sum(_count_ops(a) for a in source[1:] if isinstance(a, tuple))
+
+
+def _pat(name: str, source: tuple, build: Callable[[_Match, _Builder], Value],
+         where: Callable[[_Match], bool] | None = None) -> _Rule:
+    def apply(op: Operation, rewriter) -> bool:
+        m = _Match(op)
+        if not _match(source, op, m) or (where is not None and not where(m)):
+            return False
+        rewriter.replace_op(op, [build(m, _Builder(rewriter, m))])
+        return True
+
+    return _Rule(name, source[0], _count_ops(source), apply)
+
+
+def _same_type(m: _Match) -> bool:
+    return m.x.type == m.y.type
+
+
+def _is_minus_one(m: _Match) -> bool:
+    return _is_all_ones(m.c)
+
+
+def _nneg(m: _Match, combine: Callable) -> UnitAttr | None:
+    """`nonNeg` for an extension of an op on two extensions, set per `combine` (any, all) of theirs."""
+    return UNIT if combine(m.prop("nonNeg", i) is not None for i in (1, 2)) else None
+
+
+def _default_rounding(m: _Match) -> bool:
+    return m.prop("roundingmode") is None
+
+
+def _select_p_x_y(m: _Match, b: _Builder) -> Value:
+    return b(SelectOp, m.p, m.x, m.y)
 
 
 def _select_to_extui(op: Operation, rewriter) -> bool:
@@ -1840,7 +1922,7 @@ def _select_to_extui(op: Operation, rewriter) -> bool:
     if _is_one(a) and _is_zero(b):
         pass
     elif _is_zero(a) and _is_one(b):
-        true = rewriter.create(ConstantOp.name, (), [cond.type], {"value": IntegerAttr(i1, 1)}, location=op.location)
+        true = rewriter.create(ConstantOp.name, (), [cond.type], {"value": _TRUE}, location=op.location)
         cond = rewriter.create(XOrIOp.name, [cond, true.results[0]], [cond.type], location=op.location).results[0]
     else:
         return False
@@ -1849,20 +1931,180 @@ def _select_to_extui(op: Operation, rewriter) -> bool:
     return True
 
 
-def _bitcast_of_bitcast(op: Operation, rewriter) -> bool:
-    """bitcast(bitcast(x)) -> bitcast(x)."""
-    inner = _defining(op.operands[0], BitcastOp)
-    if inner is None:
+_CMPF_TO_CMPI = {"oeq": "eq", "ueq": "eq", "one": "ne", "une": "ne", "ogt": "gt", "ugt": "gt", "oge": "ge",
+                 "uge": "ge", "olt": "lt", "ult": "lt", "ole": "le", "ule": "le"}
+# For a comparison with a fraction (int is x truncated toward zero): (replacement predicate or a constant) when
+# the fraction is negative, when it is positive. Upstream's table in CmpFIntToFPConst.
+_CMPI_VS_FRACTION = {"ne": (True, True), "eq": (False, False), "ule": (False, "ule"), "sle": ("slt", "sle"),
+                     "ult": (False, "ule"), "slt": ("slt", "sle"), "ugt": (True, "ugt"), "sgt": ("sge", "sgt"),
+                     "uge": (True, "ugt"), "sge": ("sge", "sgt")}
+
+
+def _ilogb(x: float) -> float:
+    """APFloat's ilogb: the unbiased exponent; -inf for zero, inf for infinities."""
+    if x == 0 or math.isinf(x):
+        return -math.inf if x == 0 else math.inf
+    return math.frexp(x)[1] - 1
+
+
+def _cmpf_int_to_fp_const(op: Operation, rewriter) -> bool:
+    """cmpf(sitofp(x) or uitofp(x), c) -> cmpi(x, int(c)) or a constant i1, when no rounding of x can change
+    the outcome (upstream's CmpFIntToFPConst; only f16, bf16, f32 and f64 here)."""
+    rhs = _constant_value(op.operands[1])
+    conv = op.operands[0].owner_op
+    if not isinstance(rhs, FloatAttr) or rhs.type.name not in ("f16", "bf16", "f32", "f64") or \
+            not isinstance(conv, (SIToFPOp, UIToFPOp)) or op.predicate_name in ("false", "true"):
         return False
-    new = rewriter.create(BitcastOp.name, [inner.operands[0]], [op.results[0].type], location=op.location)
+    ft, c = rhs.type, bits_to_value(rhs.type.name, rhs.bits)
+    x = conv.operands[0]
+    w, unsigned = x.type.width, isinstance(conv, UIToFPOp)
+    value_bits = w if unsigned else w - 1
+    if c != c:
+        return False
+    if w > ft.precision:  # x may round: give up if that can change the comparison
+        e = _ilogb(c)
+        if e == math.inf:  # could x round to infinity? (the exponent of the largest finite value)
+            may_change = 2 ** (ft.width - ft.precision - 1) - 1 < value_bits
+        else:
+            may_change = ft.precision <= e <= value_bits
+        if may_change:
+            return False
+
+    def as_float(n: int) -> float:
+        return bits_to_value(ft.name, int_to_float_bits(ft, n))
+
+    def replace_with(result: bool) -> bool:
+        new = rewriter.create(ConstantOp.name, (), [i1], {"value": IntegerAttr(i1, int(result))}, location=op.location)
+        rewriter.replace_op(op, new.results)
+        return True
+
+    if op.predicate_name in ("ord", "uno"):
+        return replace_with(op.predicate_name == "ord")
+    pred = _CMPF_TO_CMPI[op.predicate_name]
+    if pred not in ("eq", "ne"):
+        pred = ("u" if unsigned else "s") + pred
+    lo, hi = (0, (1 << w) - 1) if unsigned else (-(1 << (w - 1)), (1 << (w - 1)) - 1)
+    if as_float(hi) < c:
+        return replace_with(pred in ("ne", "slt", "sle", "ult", "ule"))
+    if as_float(lo) > c:
+        return replace_with(pred in ("ne", "sgt", "sge", "ugt", "uge"))
+    n = math.trunc(c)
+    if not lo <= n <= hi:
+        return False
+    if c != 0 and as_float(n) != c:
+        pred = _CMPI_VS_FRACTION[pred][c > 0]
+        if isinstance(pred, bool):
+            return replace_with(pred)
+    k = rewriter.create(ConstantOp.name, (), [x.type], {"value": IntegerAttr(x.type, n)}, location=op.location)
+    new = rewriter.create(CmpIOp.name, [x, k.results[0]], [i1], {"predicate": cmpi_predicate(pred)},
+                          location=op.location)
     rewriter.replace_op(op, new.results)
     return True
 
 
-def _patterns(root: str, *fns: Callable[[Operation, object], bool]) -> list:
-    """Plain `fn(op, rewriter) -> bool` functions as loom.rewrite patterns rooted at `root`."""
+_TRUE = IntegerAttr(i1, 1)
+_FALSE = IntegerAttr(i1, 0)
+# Per predicate: what select(cmpi(pred, x, y), x, y) and select(cmpi(pred, x, y), y, x) compute.
+_MIN_MAX = {"slt": (MinSIOp, MaxSIOp), "sle": (MinSIOp, MaxSIOp), "sgt": (MaxSIOp, MinSIOp),
+            "sge": (MaxSIOp, MinSIOp), "ult": (MinUIOp, MaxUIOp), "ule": (MinUIOp, MaxUIOp),
+            "ugt": (MaxUIOp, MinUIOp), "uge": (MaxUIOp, MinUIOp)}
+
+_RULES = [
+    # addi(addi(x, c0), c1) -> addi(x, c0 + c1), and the like: constants gather on the right.
+    _pat("AddIAddConstant", (AddIOp, (AddIOp, "x", "#c0"), "#c1"),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c0.value + m.c1.value), overflowFlags=m.merged_overflow)),
+    _pat("AddISubConstantRHS", (AddIOp, (SubIOp, "x", "#c0"), "#c1"),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c1.value - m.c0.value), overflowFlags=m.merged_overflow)),
+    _pat("AddISubConstantLHS", (AddIOp, (SubIOp, "#c0", "x"), "#c1"),
+         lambda m, b: b(SubIOp, b.integer(m.c0.value + m.c1.value), m.x, overflowFlags=m.merged_overflow)),
+    _pat("AddIMulNegativeOneRhs", (AddIOp, "x", (MulIOp, "y", "$c")), lambda m, b: b(SubIOp, m.x, m.y), _is_minus_one),
+    _pat("AddIMulNegativeOneLhs", (AddIOp, (MulIOp, "x", "$c"), "y"), lambda m, b: b(SubIOp, m.y, m.x), _is_minus_one),
+    _pat("SubIRHSAddConstant", (SubIOp, (AddIOp, "x", "#c0"), "#c1"),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c0.value - m.c1.value))),
+    _pat("SubILHSAddConstant", (SubIOp, "#c1", (AddIOp, "x", "#c0")),
+         lambda m, b: b(SubIOp, b.integer(m.c1.value - m.c0.value), m.x, overflowFlags=m.merged_overflow)),
+    _pat("SubIRHSSubConstantRHS", (SubIOp, (SubIOp, "x", "#c0"), "#c1"),
+         lambda m, b: b(SubIOp, m.x, b.integer(m.c0.value + m.c1.value), overflowFlags=m.merged_overflow)),
+    _pat("SubIRHSSubConstantLHS", (SubIOp, (SubIOp, "#c0", "x"), "#c1"),
+         lambda m, b: b(SubIOp, b.integer(m.c0.value - m.c1.value), m.x, overflowFlags=m.merged_overflow)),
+    _pat("SubILHSSubConstantRHS", (SubIOp, "#c1", (SubIOp, "x", "#c0")),
+         lambda m, b: b(SubIOp, b.integer(m.c0.value + m.c1.value), m.x, overflowFlags=m.merged_overflow)),
+    _pat("SubILHSSubConstantLHS", (SubIOp, "#c1", (SubIOp, "#c0", "x")),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c1.value - m.c0.value), overflowFlags=m.merged_overflow)),
+    _pat("SubISubILHSRHSLHS", (SubIOp, (SubIOp, "x", "y"), "x"),
+         lambda m, b: b(SubIOp, b.const(_zero_attr(m.y.type)), m.y, overflowFlags=m.merged_overflow),
+         lambda m: _zero_attr(m.y.type) is not None),
+    _pat("MulIMulIConstant", (MulIOp, (MulIOp, "x", "#c0"), "#c1"),
+         lambda m, b: b(MulIOp, m.x, b.integer(m.c0.value * m.c1.value), overflowFlags=m.merged_overflow)),
+    # Bitwise ops: the negation of a comparison, ops on two extensions, constant chains.
+    _pat("XOrINotCmpI", (XOrIOp, (CmpIOp, "x", "y"), "$c"),
+         lambda m, b: b(CmpIOp, m.x, m.y, predicate=cmpi_predicate(_CMPI_INVERTED[m.ops[1].predicate_name])),
+         lambda m: m.c == _TRUE),
+    # (`nneg` of the new extui: of either extension for andi, of both for ori and xori.)
+    *(_pat(f"{name}Of{ext.__name__[:-2]}", (op, (ext, "x"), (ext, "y")),
+           lambda m, b, op=op, ext=ext, nneg=nneg: b(ext, b(op, m.x, m.y), nonNeg=_nneg(m, nneg)), _same_type)
+      for name, op, nneg in (("XOrI", XOrIOp, all), ("And", AndIOp, any), ("Or", OrIOp, all))
+      for ext in (ExtUIOp, ExtSIOp)),
+    *(_pat(f"CmpI{ext.__name__[:-2]}", (CmpIOp, (ext, "x"), (ext, "y")),
+           lambda m, b: b(CmpIOp, m.x, m.y, predicate=m.prop("predicate")),
+           lambda m: _same_type(m) and m.ops[0].predicate_name in ("eq", "ne"))
+      for ext in (ExtSIOp, ExtUIOp)),
+    # andi(andi(x, c0), c1) -> andi(x, c0 & c1), and for ori and xori (jaxlib's MLIR).
+    *(_pat(f"{name}{name}Constant", (op, (op, "x", "#c0"), "#c1"),
+           lambda m, b, op=op, fn=fn: b(op, m.x, b.integer(fn(m.c0.value, m.c1.value))))
+      for name, op, fn in (("AndI", AndIOp, operator.and_), ("OrI", OrIOp, operator.or_),
+                           ("XOrI", XOrIOp, operator.xor))),
+    # select
+    _pat("RedundantSelectFalse", (SelectOp, "p", "x", (SelectOp, "p", "_", "y")), _select_p_x_y),
+    _pat("RedundantSelectTrue", (SelectOp, "p", (SelectOp, "p", "x", "_"), "y"), _select_p_x_y),
+    _pat("SelectNotCond", (SelectOp, (XOrIOp, "p", "#c"), "x", "y"), lambda m, b: b(SelectOp, m.p, m.y, m.x),
+         _is_minus_one),
+    _pat("SelectI1ToNot", (SelectOp, "p", "$f", "$t"), lambda m, b: b(XOrIOp, m.p, b.const(_TRUE)),
+         lambda m: m.f == _FALSE and m.t == _TRUE),
+    _Rule("SelectToExtUI", SelectOp, 1, _select_to_extui),
+    # select(cmpi(slt, x, y), x, y) -> minsi(x, y), and the like (jaxlib's MLIR).
+    _pat("SelectCmpIToMinMax", (SelectOp, (CmpIOp, "x", "y"), "x", "y"),
+         lambda m, b: b(_MIN_MAX[m.ops[1].predicate_name][0], m.x, m.y), lambda m: m.ops[1].predicate_name in _MIN_MAX),
+    _pat("SelectCmpIToMinMaxSwapped", (SelectOp, (CmpIOp, "x", "y"), "y", "x"),
+         lambda m, b: b(_MIN_MAX[m.ops[1].predicate_name][1], m.x, m.y), lambda m: m.ops[1].predicate_name in _MIN_MAX),
+    _Rule("CmpFIntToFPConst", CmpFOp, 1, _cmpf_int_to_fp_const),
+    # Casts of casts
+    _pat("IndexCastOfExtSI", (IndexCastOp, (ExtSIOp, "x")), lambda m, b: b(IndexCastOp, m.x)),
+    _pat("IndexCastUIOfExtUI", (IndexCastUIOp, (ExtUIOp, "x")),
+         lambda m, b: b(IndexCastUIOp, m.x, nonNeg=m.prop("nonNeg", 1))),
+    _pat("BitcastOfBitcast", (BitcastOp, (BitcastOp, "x")), lambda m, b: b(BitcastOp, m.x)),
+    _pat("ExtSIOfExtUI", (ExtSIOp, (ExtUIOp, "x")), lambda m, b: b(ExtUIOp, m.x, nonNeg=m.prop("nonNeg", 1))),
+    _pat("TruncIExtSIToExtSI", (TruncIOp, (ExtSIOp, "x")), lambda m, b: b(ExtSIOp, m.x),
+         lambda m: _width(m.ops[1].results[0].type) > _width(m.type) > _width(m.x.type)),
+    _pat("TruncIExtUIToExtUI", (TruncIOp, (ExtUIOp, "x")), lambda m, b: b(ExtUIOp, m.x, nonNeg=m.prop("nonNeg", 1)),
+         lambda m: _width(m.ops[1].results[0].type) > _width(m.type) > _width(m.x.type)),
+    _pat("TruncIShrSIToTrunciShrUI", (TruncIOp, (ShRSIOp, "x", "$c")),
+         lambda m, b: b(TruncIOp, b(ShRUIOp, m.x, b.const(m.c), isExact=m.prop("isExact", 1)),
+                        overflowFlags=m.prop("overflowFlags")),
+         lambda m: _int_is(m.c, lambda u, w: u == _width(m.x.type) - _width(m.type))),
+    _pat("TruncFSIToFPToSIToFP", (TruncFOp, (SIToFPOp, "x")), lambda m, b: b(SIToFPOp, m.x), _default_rounding),
+    _pat("TruncFUIToFPToUIToFP", (TruncFOp, (UIToFPOp, "x")), lambda m, b: b(UIToFPOp, m.x, nonNeg=m.prop("nonNeg", 1)),
+         _default_rounding),
+    _pat("UIToFPOfExtUI", (UIToFPOp, (ExtUIOp, "x")), lambda m, b: b(UIToFPOp, m.x, nonNeg=m.prop("nonNeg", 1))),
+    _pat("SIToFPOfExtSI", (SIToFPOp, (ExtSIOp, "x")), lambda m, b: b(SIToFPOp, m.x)),
+    _pat("SIToFPOfExtUI", (SIToFPOp, (ExtUIOp, "x")), lambda m, b: b(UIToFPOp, m.x, nonNeg=m.prop("nonNeg", 1))),
+    # Float ops of negations
+    *(_pat(f"{op.__name__[:-2]}OfNegF", (op, (NegFOp, "x"), (NegFOp, "y")),
+           lambda m, b, op=op: b(op, m.x, m.y, fastmath=m.prop("fastmath")), _same_type)
+      for op in (MulFOp, DivFOp)),
+]
+
+
+def _canonicalization_patterns(cls: type) -> list:
+    """The op's rules as loom.rewrite patterns, named as upstream's."""
     from loom.rewrite import FunctionPattern
-    return [FunctionPattern(fn, root) for fn in fns]
+    patterns = []
+    for rule in _RULES:
+        if rule.root is cls:
+            p = FunctionPattern(rule.fn, cls.name, rule.benefit)
+            p.debug_name = rule.name
+            patterns.append(p)
+    return patterns
 
 
 ARITH_OPS = [
@@ -1872,6 +2114,9 @@ ARITH_OPS = [
     ExtUIOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, ExtFOp, TruncFOp, IndexCastOp, IndexCastUIOp,
     BitcastOp,
 ]
+
+for _op in ARITH_OPS:
+    _op.canonicalization_patterns = classmethod(_canonicalization_patterns)
 
 register_dialect(Dialect("arith", ARITH_OPS, attribute_parser=parse_attribute,
                          materialize_constant=materialize_constant))
