@@ -94,6 +94,7 @@ _SIMPLE_VALUE = (r'(?:"[^"\\\n]*"|-?[0-9][0-9.eE+-]*(?: : [a-z0-9]+)?|true|false
                  r'|[a-z][a-z0-9]*)')
 _ENTRY_VALUE = re.compile(r" = (" + _SIMPLE_VALUE + r"|\[(?:" + _SIMPLE_VALUE + r"(?:, " + _SIMPLE_VALUE + r")*)?\])"
                           r"(?:(,) |(\}))")
+_FAST_OP_AFTER_WS = re.compile(r"[ \t\r\n]*" + _FAST_OP.pattern)
 _ALIAS_DEF = re.compile(r"^([#!])([A-Za-z_][A-Za-z0-9_$.-]*)[ \t]*=", re.M)
 _ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{2})|(.))")
 
@@ -449,21 +450,24 @@ class Parser:
         ins, outs = sig
         operands: list[Value] = []
         if operand_text:
-            base = m.start(4)
-            refs = list(_VALUE_USE.finditer(operand_text))
-            if len(refs) != operand_text.count(",") + 1:
-                return None
-            if len(refs) != len(ins):
-                raise self.error(f"expected {len(refs)} operand types but had {len(ins)}", m.start(7))
-            scope = self.scope
-            values = scope.values
-            for r, t in zip(refs, ins):
-                vname, num = r.groups()
-                group = values.get(vname)
-                if group is not None and num is None and group[0].type is t:
+            tokens = operand_text.split(", ")
+            if len(tokens) != len(ins):
+                if len(tokens) != operand_text.count(",") + 1:
+                    return None
+                raise self.error(f"expected {len(tokens)} operand types but had {len(ins)}", m.start(7))
+            values = self.scope.values
+            for tok, t in zip(tokens, ins):
+                # `%name` whose single-result definition is in this scope: one dict lookup.
+                group = values.get(tok[1:])
+                if group is not None and len(group) == 1 and group[0].type is t and tok[0] == "%":
                     operands.append(group[0])
-                else:
-                    operands.append(self.resolve_operand((vname, int(num) if num else 0, base + r.start()), t))
+                    continue
+                r = _VALUE_USE.fullmatch(tok)
+                if r is None:
+                    return None if not operands else self._bad_operand(m, tok)
+                vname, num = r.groups()
+                pos = m.start(4) + operand_text.find(tok)
+                operands.append(self.resolve_operand((vname, int(num) if num else 0, pos), t))
         elif ins:
             raise self.error(f"expected 0 operand types but had {len(ins)}", m.start(7))
         if cls is not None:
@@ -494,10 +498,13 @@ class Parser:
             n = int(res_count) if res_count else 1
             if n != len(op.results):
                 raise self.error(f"operation defines {len(op.results)} results but was provided {n} to bind",
-                                 m.start())
-            self._define(res_name, op.results, m.start())
+                                 m.start(1) - 1)
+            self._define(res_name, op.results, m.start(1) - 1)
         block.append(op)
         return op
+
+    def _bad_operand(self, m: re.Match, tok: str) -> None:
+        raise self.error("expected SSA operand", m.start(4) + m.group(4).find(tok))
 
     def _lookup_class(self, name: str, pos: int) -> type | None:
         from loom.ir.opdef import lookup_dialect, lookup_op
@@ -584,7 +591,7 @@ class Parser:
                 if cls is not None:
                     break
         if cls is None or cls.parse_custom is None:
-            if cls is None and not self.allow_unregistered:
+            if cls is None:  # as MLIR: unknown ops can only be written in the generic form
                 raise self.error(f"custom op '{name}' is unknown", op_pos)
             raise self.error(f"custom op '{name}' has no custom assembly form; use the generic form", op_pos)
         self.pos = m.end()
@@ -716,15 +723,17 @@ class Parser:
     def _parse_block_ops(self, block: Block) -> None:
         src = self.src
         ws = _WS.match
-        fast = _FAST_OP.match
+        fast = _FAST_OP_AFTER_WS.match
+        parse_fast = self._parse_fast
         while True:
+            m = fast(src, self.pos)
+            if m is not None and parse_fast(m, block) is not None:
+                continue
             pos = self.pos = ws(src, self.pos).end()
             c = src[pos:pos + 1]
             if c == "}" or c == "^" or c == "":
                 return
-            m = fast(src, pos)
-            if m is None or self._parse_fast(m, block) is None:
-                self.parse_operation(block)
+            self.parse_operation(block)
 
     def _block_for(self, name: str, pos: int, defining: bool) -> Block:
         scope = self.scope

@@ -51,6 +51,7 @@ class ExplicitProperties(dict):
     """Properties of an unregistered op written as `<{...}>`: printed even when empty."""
 
 
+_QUOTED_NAMES: dict[str, str] = {}
 _SANITIZE = re.compile(r"[^A-Za-z0-9_$.-]")
 
 
@@ -272,13 +273,15 @@ class Printer:
     def generic_op(self, op: Operation) -> None:
         out = self.out
         names = self.names
-        name = op.name
+        quoted = _QUOTED_NAMES.get(op.name)
+        if quoted is None:
+            quoted = _QUOTED_NAMES[op.name] = f'"{_escape(op.name)}"('
+        uses = op._operands
         try:
-            operands = ", ".join([names[u.value] for u in op._operands])
+            operands = ", ".join([names[u.value] for u in uses])
         except KeyError:
-            operands = ", ".join(self.value(u.value) for u in op._operands)
-        out.append(f'"{name}"({operands})' if '"' not in name and "\\" not in name else
-                   f'"{_escape(name)}"({operands})')
+            operands = ", ".join(self.value(u.value) for u in uses)
+        out.append(quoted + operands + ")")
         if op._successors:
             out.append("[" + ", ".join(self.block_name(s.block) for s in op._successors) + "]")
         props = op.properties
@@ -295,8 +298,7 @@ class Printer:
             out.append(")")
         if op.attributes:
             out.append(" " + (self._dict_text(op.attributes) if self.attr_loc_aliases else _dict_text(op.attributes)))
-        out.append(" : ")
-        out.append(signature_text(tuple(u.value.type for u in op._operands), tuple(r.type for r in op.results)))
+        out.append(" : " + signature_text(tuple([u.value.type for u in uses]), tuple([r.type for r in op.results])))
 
     def _dict_text(self, d: dict[str, Attribute]) -> str:
         from loom.ir.attributes import keyword_or_string
@@ -475,6 +477,51 @@ class _Aliases:
 
 
 _AFFINE = re.compile(r"affine_(map|set)<")
+_ALIASABLE: dict[Attribute | Type, bool] = {}
+
+
+def _aliasable(a: Attribute | Type) -> bool:
+    """Whether `a` is or contains something that prints as an alias (cached: it is interned)."""
+    r = _ALIASABLE.get(a)
+    if r is None:
+        from loom.ir.attributes import ArrayAttr, TypeAttr
+        if isinstance(a, Type):
+            layout = getattr(a, "layout", None)
+            r = layout is not None and _aliasable(layout)
+        elif isinstance(a, Location):
+            r = True
+        elif isinstance(a, OpaqueBuiltinAttr):
+            r = a.type is None and _AFFINE.match(a.text) is not None
+        elif isinstance(a, ArrayAttr):
+            r = any(_aliasable(e) for e in a.elements)
+        elif isinstance(a, DictionaryAttr):
+            r = any(_aliasable(v) for _, v in a.items)
+        elif isinstance(a, TypeAttr):
+            r = _aliasable(a.value)
+        else:
+            r = False
+        _ALIASABLE[a] = r
+    return r
+
+
+def _may_need_aliases(root: Operation) -> bool:
+    """A cheap pre-scan: most programs have no affine maps or location-valued attributes."""
+    get = _ALIASABLE.get
+    for op in root.walk():
+        for v in op.attributes.values():
+            if get(v, True) and _aliasable(v):
+                return True
+        for r in op.results:
+            if get(r.type, True) and _aliasable(r.type):
+                return True
+        for region in op.regions:
+            for b in region.blocks:
+                for a in b.args:
+                    if _aliasable(a.type):
+                        return True
+    return False
+
+
 _ALIAS_SORT = re.compile(r"#([a-z]+)(\d*)")
 
 
@@ -499,7 +546,8 @@ def _print_op(op: Operation, generic: bool, debuginfo: bool, nested: bool, skip_
         p.op(op)
         return "".join(p.out)
     al = _Aliases(debuginfo)
-    al.visit_op(op)
+    if debuginfo or _may_need_aliases(op):
+        al.visit_op(op)
     names = al.names() if al.order else {}
     loc_names = {a: n for a, n in names.items() if isinstance(a, Location)}
     if debuginfo:
