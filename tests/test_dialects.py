@@ -1238,3 +1238,16 @@ def test_builders_make_valid_ops():
   }
 }
 """
+
+
+def test_call_to_unknown_function_is_rejected_like_mlir():
+    mlir = pytest.importorskip("jax._src.interpreters.mlir")
+    from jax._src.lib.mlir import ir
+    text = "func.func @f() {\n  call @nope() : () -> ()\n  return\n}"
+    with mlir.make_ir_context(), pytest.raises(ir.MLIRError) as oracle:
+        ir.Module.parse(text)
+    with pytest.raises(lir.VerifyError) as info:
+        lir.parse(text)
+    assert info.value.message == "'nope' does not reference a valid function"
+    ours = str(info.value).splitlines()[0].replace(": error: ", ": ")
+    assert f"error: {ours}" in str(oracle.value).replace('"-"', "-")

@@ -351,7 +351,12 @@ class CallOp(OpBase):
             return
         fn = lookup_symbol(self, callee.root)
         if fn is None:
-            return  # not (yet) in a symbol table that defines the callee: nothing to check against
+            table = self.parent_op
+            while table is not None and not has_trait(table, SymbolTable):
+                table = table.parent_op
+            if table is None or callee.nested:
+                return  # not inside a symbol table (a detached op): nothing to resolve against
+            self.emit_error(f"'{callee.root}' does not reference a valid function")
         if not isinstance(fn, FuncOp) or not isinstance(fn.properties.get("function_type"), TypeAttr):
             self.emit_error(f"'{callee.root}' does not reference a valid function")
         fn_type = fn.type
