@@ -263,6 +263,17 @@ class Parser:
         self.pos = m.end()
         return int(m.group(), 0)
 
+    def parse_list(self, close: str, element: Callable[[], Any], what: str) -> list:
+        """Comma-separated elements up to `close` (the opening bracket already consumed)."""
+        items: list = []
+        if self.accept(close):
+            return items
+        while True:
+            items.append(element())
+            if self.accept(close):
+                return items
+            self.expect(",", f"or '{close}' in {what}")
+
     def at_end(self) -> bool:
         return self.ws() >= len(self.src)
 
@@ -528,20 +539,8 @@ class Parser:
         self.pos = m.end()
         cls = self._lookup_class(name, op_pos)
         self.expect("(")
-        operand_refs = []
-        if not self.accept(")"):
-            while True:
-                operand_refs.append(self.parse_operand_ref())
-                if self.accept(")"):
-                    break
-                self.expect(",", "or ')' in operand list")
-        successors: list[Block] = []
-        if self.accept("["):
-            while True:
-                successors.append(self.parse_successor())
-                if self.accept("]"):
-                    break
-                self.expect(",", "or ']' in successor list")
+        operand_refs = self.parse_list(")", self.parse_operand_ref, "operand list")
+        successors = self.parse_list("]", self.parse_successor, "successor list") if self.accept("[") else []
         props: dict[str, Attribute] | None = None
         if self.peek("<"):
             self.pos += 1
@@ -551,11 +550,7 @@ class Parser:
         isolated = cls is not None and _isolated(cls)
         if self.peek("("):
             self.pos += 1
-            while True:
-                regions.append(self.parse_region(isolated=isolated))
-                if self.accept(")"):
-                    break
-                self.expect(",", "or ')' in region list")
+            regions = self.parse_list(")", lambda: self.parse_region(isolated=isolated), "region list")
         attrs: dict[str, Attribute] = {}
         if self.peek("{"):
             attrs = self._parse_dict_body_as_dict()
@@ -842,14 +837,7 @@ class Parser:
             return ComplexType(et)
         if kw == "tuple":
             self.expect("<")
-            types: list[Type] = []
-            if not self.accept(">"):
-                while True:
-                    types.append(self.parse_type())
-                    if self.accept(">"):
-                        break
-                    self.expect(",")
-            return TupleType(tuple(types))
+            return TupleType(tuple(self.parse_list(">", self.parse_type, "tuple type")))
         if kw == "opaque":
             self.expect("<")
             d = self.parse_string()
@@ -1055,14 +1043,7 @@ class Parser:
         c = src[pos:pos + 1]
         if c == "[":
             self.pos += 1
-            elems: list[Attribute] = []
-            if not self.accept("]"):
-                while True:
-                    elems.append(self.parse_attribute())
-                    if self.accept("]"):
-                        break
-                    self.expect(",", "or ']' in array attribute")
-            return ArrayAttr(tuple(elems))
+            return ArrayAttr(tuple(self.parse_list("]", self.parse_attribute, "array attribute")))
         if c == "{":
             return DictionaryAttr.get(self._parse_dict_body_as_dict())
         if c == '"':
@@ -1256,14 +1237,7 @@ class Parser:
         c = src[pos:pos + 1]
         if c == "[":
             self.pos += 1
-            items = []
-            if not self.accept("]"):
-                while True:
-                    items.append(self._parse_dense_literal())
-                    if self.accept("]"):
-                        break
-                    self.expect(",", "or ']' in dense literal")
-            return items
+            return self.parse_list("]", self._parse_dense_literal, "dense literal")
         if c == "(":
             self.pos += 1
             re_ = self._parse_dense_literal()
@@ -1386,14 +1360,7 @@ class Parser:
                 meta = self.parse_attribute()
                 self.expect(">")
             self.expect("[")
-            locs: list[Location] = []
-            if not self.accept("]"):
-                while True:
-                    locs.append(self.parse_location_body())
-                    if self.accept("]"):
-                        break
-                    self.expect(",")
-            return make_fused_loc(locs, meta)
+            return make_fused_loc(self.parse_list("]", self.parse_location_body, "fused location"), meta)
         raise self.error(f"expected location instance, got '{kw}'", pos)
 
 

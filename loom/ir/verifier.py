@@ -6,6 +6,7 @@ from __future__ import annotations
 from loom.ir.attributes import StringAttr
 from loom.ir.core import Block, Operation, Region, Value
 from loom.ir.diagnostics import VerifyError
+from loom.ir.dominance import DominatorTree
 from loom.ir.opdef import (
     SINGLE,
     GraphRegions,
@@ -201,66 +202,11 @@ def _encloses(vblock: Block, region: Region) -> bool:
     return False
 
 
-class _Dominance:
-    """Block dominance in one region (Cooper-Harvey-Kennedy)."""
-
-    def __init__(self, region: Region) -> None:
-        blocks = region.blocks
-        entry = blocks[0]
-        order: list[Block] = []
-        seen: set[Block] = set()
-        stack = [(entry, iter(entry.successors))]
-        seen.add(entry)
-        while stack:
-            b, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                order.append(b)
-                stack.pop()
-            elif nxt not in seen:
-                seen.add(nxt)
-                stack.append((nxt, iter(nxt.successors)))
-        rpo = list(reversed(order))
-        index = {b: i for i, b in enumerate(rpo)}
-        preds: dict[Block, list[Block]] = {b: [] for b in rpo}
-        for b in rpo:
-            for s in b.successors:
-                if s in preds:
-                    preds[s].append(b)
-        idom: dict[Block, Block] = {entry: entry}
-        changed = True
-        while changed:
-            changed = False
-            for b in rpo[1:]:
-                new = None
-                for p in preds[b]:
-                    if p in idom:
-                        new = p if new is None else self._intersect(p, new, idom, index)
-                if new is not None and idom.get(b) is not new:
-                    idom[b] = new
-                    changed = True
-        self.idom = idom
-        self.reachable = seen
-
-    @staticmethod
-    def _intersect(a: Block, b: Block, idom: dict, index: dict) -> Block:
-        while a is not b:
-            while index[a] > index[b]:
-                a = idom[a]
-            while index[b] > index[a]:
-                b = idom[b]
-        return a
+class _Dominance(DominatorTree):
+    """Dominance as the verifier needs it: uses in unreachable blocks are not checked (as MLIR)."""
 
     def dominates(self, a: Block, b: Block) -> bool:
-        if b not in self.reachable:
-            return True  # uses in unreachable blocks are not checked, as in MLIR
-        while True:
-            if a is b:
-                return True
-            parent = self.idom.get(b)
-            if parent is None or parent is b:
-                return False
-            b = parent
+        return not self.is_reachable(b) or super().dominates(a, b)
 
 
 def _op_summary(op: Operation) -> str:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from loom.ir.attributes import UNKNOWN_LOC
 from loom.ir.core import Block, Operation, Region, Value
+from loom.ir.dominance import DominatorTree
 from loom.ir.opdef import Commutative, GraphRegions, IsolatedFromAbove, Terminator
 from loom.rewrite.effects import is_op_trivially_dead, is_pure
 from loom.rewrite.passes import Pass, register_pass
 from loom.rewrite.rewriter import PatternRewriter
-from loom.transforms.dominance import DominatorTree
 
 
 def _dict_key(d: dict) -> frozenset | tuple:
