@@ -382,6 +382,11 @@ def test_loom_demo_runs() -> None:
     output = out.split("== output")[1].split("== pass timings")[0]
     assert "unused_helper" not in output and "arith.constant 6 : i32" in output
     assert "CanonicalizerPass" in out and "CSEPass" in out and "SymbolDCEPass" in out
+    # The execution part: a StableHLO MLP run by the compiled executor, checked against numpy in the demo.
+    execute = out.split("== execute: examples/mlp_forward.mlir")[1]
+    assert "np_matmul(" in execute
+    error = float(execute.split("max |loom - numpy| = ")[1].split()[0])
+    assert error < 1e-5
 
 
 # The README ---------------------------------------------------------------------------------
