@@ -1,7 +1,8 @@
 """loom: a machine-learning compiler stack in Python.
 
 `loom.ir` is the MLIR-style IR (parse, print, verify, build); `loom.rewrite` the pattern rewriter
-and pass manager; `loom.compile` / `loom.execute` run a module's function on numpy arrays.
+and pass manager; `loom.compile` / `loom.execute` run a module's function on numpy arrays;
+`loom.jit` traces a Python function written with `loom.numpy` into the IR and compiles it.
 """
 
 from __future__ import annotations
@@ -24,4 +25,7 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
     return _execute(module_or_text, *args, entry=entry, executor=executor)
 
 
-__all__ = ["__version__", "compile", "execute"]
+from loom import numpy  # noqa: E402  (so `import loom.numpy as lnp` and `loom.numpy` work)
+from loom.frontend.jit import jit  # noqa: E402
+
+__all__ = ["__version__", "compile", "execute", "jit", "numpy"]

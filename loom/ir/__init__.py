@@ -1,6 +1,5 @@
 """loom's IR core: values, operations, blocks, regions, types, attributes, text and verifier."""
 
-from loom.ir.attributes import *  # noqa: F403
 from loom.ir.attributes import (
     UNIT,
     UNKNOWN_LOC,
@@ -59,8 +58,8 @@ from loom.ir.opdef import (
 )
 from loom.ir.parser import parse
 from loom.ir.printer import print_op
-from loom.ir.types import *  # noqa: F403
 from loom.ir.types import (
+    DYNAMIC,
     ComplexType,
     DialectType,
     FloatType,
@@ -75,6 +74,18 @@ from loom.ir.types import (
     UnrankedMemRefType,
     UnrankedTensorType,
     VectorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+    index,
+    none,
+    tensor,
 )
 
 
@@ -85,6 +96,7 @@ def print(op: Operation, generic: bool = False, debuginfo: bool = False) -> str:
 
 
 __all__ = [
+    "DYNAMIC", "bf16", "f16", "f32", "f64", "i1", "i8", "i16", "i32", "i64", "index", "none", "tensor",
     "UNIT", "UNKNOWN_LOC", "ArrayAttr", "Attribute", "Block", "BlockArgument", "BoolAttr", "Builder", "CallSiteLoc",
     "Commutative", "ComplexType", "ConstantLike", "DenseArrayAttr", "DenseElementsAttr", "DenseResourceAttr",
     "DenseStringElementsAttr", "Dialect", "DialectAttr", "DialectType", "DictionaryAttr", "FileLineColLoc",

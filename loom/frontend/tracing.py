@@ -1,0 +1,410 @@
+"""Tracing Python into loom's IR: a `Tracer` stands for an IR value of a `func.func` being built,
+with JAX's dtype promotion (weak types for Python scalars) and numpy broadcasting.
+
+A `TraceContext` owns the module, the function and a `Builder`; while it is active (a `with`
+block) `loom.numpy` functions applied to tracers insert StableHLO ops. Every op gets a
+`FileLineColLoc` of the user's line: the first frame on the Python stack outside the loom package.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from loom.dialects import builtin, func, stablehlo
+from loom.ir.attributes import FileLineColLoc, Location, TypeAttr
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Value
+from loom.ir.types import FloatType, FunctionType, IntegerType, RankedTensorType, Type
+
+_LOOM_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class TracerError(TypeError):
+    """A traced value was used where a concrete Python value is needed."""
+
+
+class TracerBoolConversionError(TracerError):
+    """Python control flow (`if`, `while`, `and`, `bool(...)`) on a traced value."""
+
+
+# --- dtypes ------------------------------------------------------------------------------------
+
+_IR_TYPES: dict[np.dtype, Type] = {
+    np.dtype(np.bool_): IntegerType(1),
+    np.dtype(np.int8): IntegerType(8), np.dtype(np.int16): IntegerType(16),
+    np.dtype(np.int32): IntegerType(32), np.dtype(np.int64): IntegerType(64),
+    np.dtype(np.uint8): IntegerType(8, "u"), np.dtype(np.uint16): IntegerType(16, "u"),
+    np.dtype(np.uint32): IntegerType(32, "u"), np.dtype(np.uint64): IntegerType(64, "u"),
+    np.dtype(np.float16): FloatType("f16"), np.dtype(np.float32): FloatType("f32"),
+    np.dtype(np.float64): FloatType("f64"),
+}
+_NP_DTYPES = {t: d for d, t in _IR_TYPES.items()}
+
+
+def ir_element_type(dtype: Any) -> Type:
+    """The IR element type of a numpy dtype."""
+    d = np.dtype(dtype)
+    if d not in _IR_TYPES:
+        raise TypeError(f"loom does not support dtype {d}")
+    return _IR_TYPES[d]
+
+
+def np_dtype(t: Type) -> np.dtype:
+    """The numpy dtype of an IR element type."""
+    return _NP_DTYPES[t]
+
+
+def tensor_type(shape: Sequence[int], dtype: Any) -> RankedTensorType:
+    """`tensor<shape x dtype>`."""
+    return RankedTensorType(tuple(int(d) for d in shape), ir_element_type(dtype), None)
+
+
+# JAX's type promotion lattice; "i*" and "f*" are the weak categories of Python ints and floats.
+_LATTICE: dict[str, list[str]] = {
+    "bool": ["i*"], "i*": ["uint8", "int8"], "uint8": ["int16", "uint16"], "uint16": ["int32", "uint32"],
+    "uint32": ["int64", "uint64"], "uint64": ["f*"], "int8": ["int16"], "int16": ["int32"], "int32": ["int64"],
+    "int64": ["f*"], "f*": ["float16"], "float16": ["float32"], "float32": ["float64"], "float64": [],
+}
+
+
+def _upper(node: str, memo: dict[str, frozenset[str]] = {}) -> frozenset[str]:  # noqa: B006 - a cache
+    if node not in memo:
+        out = {node}
+        for n in _LATTICE[node]:
+            out |= _upper(n)
+        memo[node] = frozenset(out)
+    return memo[node]
+
+
+def _node(dtype: np.dtype, weak: bool) -> str:
+    if weak and dtype.kind in "iu":
+        return "i*"
+    if weak and dtype.kind == "f":
+        return "f*"
+    return dtype.name
+
+
+def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
+    """The common dtype of `(dtype, weak)` pairs, as JAX's lattice (least upper bound), and whether
+    it is weak. A weak int stays the strong int's width; a weak float takes float32 by default."""
+    common = frozenset(_LATTICE)
+    for d, w in items:
+        common &= _upper(_node(np.dtype(d), w))
+    best = max(common, key=lambda n: len(_upper(n)), default=None)
+    if best is None or len(_upper(best)) != len(common):
+        raise TypeError(f"no common dtype for {[str(d) for d, _ in items]}")
+    if best == "i*":
+        widest = [np.dtype(d) for d, w in items if np.dtype(d).kind in "iu"]
+        return (widest[0] if widest else np.dtype(np.int32)), True
+    if best == "f*":
+        floats = [np.dtype(d) for d, w in items if np.dtype(d).kind == "f"]
+        return (floats[0] if floats else np.dtype(np.float32)), True
+    return np.dtype(best), False
+
+
+def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
+    """(dtype, weak) of a Python scalar, numpy value or tracer."""
+    if isinstance(x, Tracer):
+        return x.dtype, x.weak
+    if isinstance(x, bool):
+        return np.dtype(np.bool_), False
+    if isinstance(x, int):
+        return np.dtype(np.int32), True
+    if isinstance(x, float):
+        return np.dtype(np.float32), True
+    return np.asarray(x).dtype, False
+
+
+# --- trace context -----------------------------------------------------------------------------
+
+_STACK: list[TraceContext] = []
+
+
+def current_trace() -> TraceContext | None:
+    """The innermost active trace, or None outside tracing."""
+    return _STACK[-1] if _STACK else None
+
+
+def user_location() -> Location:
+    """A `FileLineColLoc` of the innermost frame on the stack outside the loom package."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LOOM_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return FileLineColLoc("<unknown>", 0, 0)
+    return FileLineColLoc(frame.f_code.co_filename, frame.f_lineno, 1)
+
+
+def user_line() -> str:
+    """`file:line` of the user's calling line, for error messages."""
+    loc = user_location()
+    return f"{loc.filename}:{loc.line}"
+
+
+class TraceContext:
+    """Builds `func.func @name` inside a fresh `builtin.module` from the argument types; the
+    traced function's ops go through `builder`. Use as a context manager."""
+
+    def __init__(self, arg_types: Sequence[RankedTensorType], name: str = "main") -> None:
+        self.module = builtin.ModuleOp.build()
+        self.func = func.FuncOp.build(name, FunctionType(tuple(arg_types), ()))
+        self.module.body.append(self.func)
+        self.builder = Builder(InsertionPoint.at_end(self.func.entry_block))
+
+    def __enter__(self) -> TraceContext:
+        _STACK.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _STACK.remove(self)
+
+    def arguments(self, weak: Sequence[bool] | None = None) -> list[Tracer]:
+        args = self.func.entry_block.args
+        weak = weak or [False] * len(args)
+        return [Tracer(v, self, w) for v, w in zip(args, weak)]
+
+    def emit(self) -> Builder:
+        """The builder, its location set to the user's current line. Raises `TracerError` when the
+        trace is not the innermost active one (a tracer leaked out of its function)."""
+        if not _STACK or _STACK[-1] is not self:
+            raise TracerError(f"a traced value was used outside the function that traced it (at {user_line()}); "
+                              "return it from the jitted function instead of storing it")
+        self.builder.location = user_location()
+        return self.builder
+
+    def finish(self, outputs: Sequence[Tracer]) -> None:
+        """Return `outputs` from the function and set its type."""
+        b = self.emit()
+        b.insert(func.ReturnOp.build([t.value for t in outputs], b.location))
+        ftype = FunctionType(self.func.type.inputs, tuple(t.value.type for t in outputs))
+        self.func.properties["function_type"] = TypeAttr(ftype)
+
+    def constant(self, value: Any, dtype: Any = None, shape: Sequence[int] | None = None) -> Value:
+        """A `stablehlo.constant` (a splat when `value` is a scalar and `shape` is given)."""
+        arr = np.asarray(value, dtype=dtype)
+        shape = arr.shape if shape is None else tuple(shape)
+        if arr.shape != shape:
+            if arr.size == 1:
+                arr = arr.reshape(())
+            else:
+                arr = np.broadcast_to(arr, shape)
+        return stablehlo.constant(self.emit(), np.ascontiguousarray(arr), tensor_type(shape, arr.dtype))
+
+
+# --- tracers -----------------------------------------------------------------------------------
+
+
+class Tracer:
+    """A traced array: an IR `value` of a ranked tensor type, with `shape`, `dtype` and whether
+    its dtype is `weak` (it came from a Python scalar). Supports numpy's operators."""
+
+    __array_priority__ = 100
+
+    def __init__(self, value: Value, trace: TraceContext, weak: bool = False) -> None:
+        self.value = value
+        self.trace = trace
+        self.weak = weak
+        t = value.type
+        self.shape: tuple[int, ...] = tuple(t.shape)
+        self.dtype: np.dtype = np_dtype(t.element_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def T(self) -> Tracer:  # noqa: N802 - numpy's name
+        return _lnp().transpose(self)
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak else ""
+        return f"Tracer(shape={self.shape}, dtype={self.dtype}{weak})"
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __bool__(self) -> bool:
+        raise TracerBoolConversionError(
+            f"the truth value of a traced array {self.shape} {self.dtype} is not known while tracing "
+            f"(at {user_line()}); use lax.cond or lax.switch for data-dependent branches, lax.while_loop "
+            "for data-dependent loops, or lnp.where to select elementwise")
+
+    def _concrete(self, what: str) -> Any:
+        raise TracerError(f"{what}() of a traced array is not known while tracing (at {user_line()})")
+
+    def __int__(self) -> int:
+        return self._concrete("int")
+
+    def __float__(self) -> float:
+        return self._concrete("float")
+
+    def __index__(self) -> int:
+        return self._concrete("index")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._concrete("numpy.asarray")
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def astype(self, dtype: Any) -> Tracer:
+        return _lnp().astype(self, dtype)
+
+    def reshape(self, *shape: Any) -> Tracer:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _lnp().reshape(self, shape)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _lnp().sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _lnp().mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _lnp().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _lnp().min(self, axis=axis, keepdims=keepdims)
+
+    def __getitem__(self, index: Any) -> Tracer:
+        return getitem(self, index)
+
+    def __add__(self, o: Any) -> Tracer:
+        return _lnp().add(self, o)
+
+    def __radd__(self, o: Any) -> Tracer:
+        return _lnp().add(o, self)
+
+    def __sub__(self, o: Any) -> Tracer:
+        return _lnp().subtract(self, o)
+
+    def __rsub__(self, o: Any) -> Tracer:
+        return _lnp().subtract(o, self)
+
+    def __mul__(self, o: Any) -> Tracer:
+        return _lnp().multiply(self, o)
+
+    def __rmul__(self, o: Any) -> Tracer:
+        return _lnp().multiply(o, self)
+
+    def __truediv__(self, o: Any) -> Tracer:
+        return _lnp().divide(self, o)
+
+    def __rtruediv__(self, o: Any) -> Tracer:
+        return _lnp().divide(o, self)
+
+    def __pow__(self, o: Any) -> Tracer:
+        return _lnp().power(self, o)
+
+    def __rpow__(self, o: Any) -> Tracer:
+        return _lnp().power(o, self)
+
+    def __matmul__(self, o: Any) -> Tracer:
+        return _lnp().matmul(self, o)
+
+    def __rmatmul__(self, o: Any) -> Tracer:
+        return _lnp().matmul(o, self)
+
+    def __neg__(self) -> Tracer:
+        return _lnp().negative(self)
+
+    def __pos__(self) -> Tracer:
+        return self
+
+    def __abs__(self) -> Tracer:
+        return _lnp().abs(self)
+
+    def __lt__(self, o: Any) -> Tracer:
+        return _lnp().less(self, o)
+
+    def __le__(self, o: Any) -> Tracer:
+        return _lnp().less_equal(self, o)
+
+    def __gt__(self, o: Any) -> Tracer:
+        return _lnp().greater(self, o)
+
+    def __ge__(self, o: Any) -> Tracer:
+        return _lnp().greater_equal(self, o)
+
+    def __eq__(self, o: Any) -> Tracer:  # type: ignore[override]
+        return _lnp().equal(self, o)
+
+    def __ne__(self, o: Any) -> Tracer:  # type: ignore[override]
+        return _lnp().not_equal(self, o)
+
+    __hash__ = object.__hash__
+
+
+def _lnp() -> Any:
+    import loom.numpy as lnp
+    return lnp
+
+
+def getitem(x: Tracer, index: Any) -> Tracer:
+    """Basic indexing: integers, slices, None and Ellipsis, lowered to `stablehlo.slice` and
+    `stablehlo.reshape` (and `stablehlo.reverse` for negative steps)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) for i in index):
+        raise NotImplementedError(f"advanced indexing of traced arrays is not supported yet (at {user_line()})")
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices ({n_real}) for an array of rank {x.ndim} (at {user_line()})")
+    if Ellipsis in index:
+        k = index.index(Ellipsis)
+        index = (*index[:k], *([slice(None)] * (x.ndim - n_real)), *index[k + 1:])
+    else:
+        index = (*index, *([slice(None)] * (x.ndim - n_real)))
+    starts, limits, strides, out_shape, reversed_dims = [], [], [], [], []
+    dim = 0
+    for i in index:
+        if i is None:
+            out_shape.append(1)
+            continue
+        size = x.shape[dim]
+        if isinstance(i, slice):
+            start, stop, step = i.indices(size)
+            n = len(range(start, stop, step))
+            if step < 0:  # reverse the axis, then slice forwards
+                reversed_dims.append(dim)
+                start, step = size - 1 - start, -step
+            starts.append(start)
+            limits.append(start + max(0, (n - 1) * step + 1) if n else start)
+            strides.append(step)
+            out_shape.append(n)
+        else:
+            j = int(i)
+            if not -size <= j < size:
+                raise IndexError(f"index {j} is out of bounds for axis {dim} of size {size} (at {user_line()})")
+            j %= size
+            starts.append(j)
+            limits.append(j + 1)
+            strides.append(1)
+        dim += 1
+    b = x.trace.emit()
+    v = x.value
+    if reversed_dims:
+        v = stablehlo.reverse(b, v, reversed_dims)
+    if starts != [0] * x.ndim or limits != list(x.shape) or strides != [1] * x.ndim:
+        v = stablehlo.slice_(b, v, starts, limits, strides)
+    if tuple(out_shape) != tuple(v.type.shape):
+        v = stablehlo.reshape(b, v, out_shape)
+    return Tracer(v, x.trace, x.weak)
+
+
+__all__ = ["TraceContext", "Tracer", "TracerBoolConversionError", "TracerError", "current_trace", "getitem",
+           "ir_element_type", "np_dtype", "promote_types", "scalar_dtype", "tensor_type", "user_location",
+           "user_line"]
