@@ -26,6 +26,7 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
 
 
 from loom import numpy  # noqa: E402  (so `import loom.numpy as lnp` and `loom.numpy` work)
+from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "jit", "numpy"]
+__all__ = ["__version__", "compile", "execute", "grad", "jit", "numpy", "value_and_grad", "vjp"]
