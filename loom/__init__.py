@@ -25,8 +25,8 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
     return _execute(module_or_text, *args, entry=entry, executor=executor)
 
 
-from loom import numpy  # noqa: E402  (so `import loom.numpy as lnp` and `loom.numpy` work)
+from loom import nn, numpy  # noqa: E402  (so `loom.numpy` / `loom.nn` work after `import loom`)
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "grad", "jit", "numpy", "value_and_grad", "vjp"]
+__all__ = ["__version__", "compile", "execute", "grad", "jit", "nn", "numpy", "value_and_grad", "vjp"]

@@ -509,3 +509,9 @@ __all__ = [
     "not_equal", "ones", "ones_like", "power", "reshape", "result_type", "shape", "sin", "sqrt", "squeeze", "stack",
     "subtract", "sum", "tanh", "transpose", "true_divide", "where", "zeros", "zeros_like",
 ]
+
+
+from loom.numpy._more import *  # noqa: E402, F403 - the second part of the API
+from loom.numpy._more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all
