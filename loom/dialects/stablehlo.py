@@ -230,6 +230,13 @@ class _StructAttr(Attribute):
     FIELDS: ClassVar[tuple[tuple[str, Any], ...]] = ()
     ALWAYS_PRINTED: ClassVar[frozenset[str]] = frozenset()
 
+    def __init__(self, *values: Any) -> None:
+        """Positional field values in `FIELDS` order (use `get` for keywords and defaults)."""
+        if len(values) != len(self.FIELDS):
+            raise TypeError(f"{type(self).__name__} takes {len(self.FIELDS)} fields, got {len(values)}")
+        for (name, _), value in zip(self.FIELDS, values):
+            setattr(self, name, value)
+
     @classmethod
     def get(cls, **fields: Any) -> Any:
         """Build from keyword fields (omitted ones take their defaults; lists become tuples)."""
@@ -267,13 +274,6 @@ class DotDimensionNumbers(_StructAttr):
     FIELDS = (("lhs_batching_dimensions", ()), ("rhs_batching_dimensions", ()),
               ("lhs_contracting_dimensions", ()), ("rhs_contracting_dimensions", ()))
 
-    def __init__(self, lhs_batching_dimensions: tuple[int, ...], rhs_batching_dimensions: tuple[int, ...],
-                 lhs_contracting_dimensions: tuple[int, ...], rhs_contracting_dimensions: tuple[int, ...]) -> None:
-        self.lhs_batching_dimensions = lhs_batching_dimensions
-        self.rhs_batching_dimensions = rhs_batching_dimensions
-        self.lhs_contracting_dimensions = lhs_contracting_dimensions
-        self.rhs_contracting_dimensions = rhs_contracting_dimensions
-
 
 class GatherDimensionNumbers(_StructAttr):
     """`#stablehlo.gather<...>`: how `stablehlo.gather` maps indices to operand slices."""
@@ -283,16 +283,6 @@ class GatherDimensionNumbers(_StructAttr):
     MNEMONIC = "gather"
     FIELDS = (("offset_dims", ()), ("collapsed_slice_dims", ()), ("operand_batching_dims", ()),
               ("start_indices_batching_dims", ()), ("start_index_map", ()), ("index_vector_dim", 0))
-
-    def __init__(self, offset_dims: tuple[int, ...], collapsed_slice_dims: tuple[int, ...],
-                 operand_batching_dims: tuple[int, ...], start_indices_batching_dims: tuple[int, ...],
-                 start_index_map: tuple[int, ...], index_vector_dim: int) -> None:
-        self.offset_dims = offset_dims
-        self.collapsed_slice_dims = collapsed_slice_dims
-        self.operand_batching_dims = operand_batching_dims
-        self.start_indices_batching_dims = start_indices_batching_dims
-        self.start_index_map = start_index_map
-        self.index_vector_dim = index_vector_dim
 
 
 class ScatterDimensionNumbers(_StructAttr):
@@ -304,16 +294,6 @@ class ScatterDimensionNumbers(_StructAttr):
     FIELDS = (("update_window_dims", ()), ("inserted_window_dims", ()), ("input_batching_dims", ()),
               ("scatter_indices_batching_dims", ()), ("scatter_dims_to_operand_dims", ()), ("index_vector_dim", 0))
 
-    def __init__(self, update_window_dims: tuple[int, ...], inserted_window_dims: tuple[int, ...],
-                 input_batching_dims: tuple[int, ...], scatter_indices_batching_dims: tuple[int, ...],
-                 scatter_dims_to_operand_dims: tuple[int, ...], index_vector_dim: int) -> None:
-        self.update_window_dims = update_window_dims
-        self.inserted_window_dims = inserted_window_dims
-        self.input_batching_dims = input_batching_dims
-        self.scatter_indices_batching_dims = scatter_indices_batching_dims
-        self.scatter_dims_to_operand_dims = scatter_dims_to_operand_dims
-        self.index_vector_dim = index_vector_dim
-
 
 class OutputOperandAlias(_StructAttr):
     """`#stablehlo.output_operand_alias<...>`: a result of `stablehlo.custom_call` that aliases an
@@ -323,12 +303,6 @@ class OutputOperandAlias(_StructAttr):
     MNEMONIC = "output_operand_alias"
     FIELDS = (("output_tuple_indices", ()), ("operand_index", 0), ("operand_tuple_indices", ()))
     ALWAYS_PRINTED = frozenset(n for n, _ in FIELDS)
-
-    def __init__(self, output_tuple_indices: tuple[int, ...], operand_index: int,
-                 operand_tuple_indices: tuple[int, ...]) -> None:
-        self.output_tuple_indices = output_tuple_indices
-        self.operand_index = operand_index
-        self.operand_tuple_indices = operand_tuple_indices
 
 
 class ConvDimensionNumbers(_StructAttr):
@@ -346,20 +320,6 @@ class ConvDimensionNumbers(_StructAttr):
               ("output_spatial_dimensions", ()))
     ALWAYS_PRINTED = frozenset(n for n, _ in FIELDS)
 
-    def __init__(self, input_batch_dimension: int, input_feature_dimension: int,
-                 input_spatial_dimensions: tuple[int, ...], kernel_input_feature_dimension: int,
-                 kernel_output_feature_dimension: int, kernel_spatial_dimensions: tuple[int, ...],
-                 output_batch_dimension: int, output_feature_dimension: int,
-                 output_spatial_dimensions: tuple[int, ...]) -> None:
-        self.input_batch_dimension = input_batch_dimension
-        self.input_feature_dimension = input_feature_dimension
-        self.input_spatial_dimensions = input_spatial_dimensions
-        self.kernel_input_feature_dimension = kernel_input_feature_dimension
-        self.kernel_output_feature_dimension = kernel_output_feature_dimension
-        self.kernel_spatial_dimensions = kernel_spatial_dimensions
-        self.output_batch_dimension = output_batch_dimension
-        self.output_feature_dimension = output_feature_dimension
-        self.output_spatial_dimensions = output_spatial_dimensions
 
     @staticmethod
     def _layout(first: tuple[int, str], second: tuple[int, str], spatial: tuple[int, ...]) -> str | None:
