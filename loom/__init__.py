@@ -28,5 +28,6 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
 from loom import nn, numpy  # noqa: E402  (so `loom.numpy` / `loom.nn` work after `import loom`)
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
+from loom.frontend.jvp import jvp  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "grad", "jit", "nn", "numpy", "value_and_grad", "vjp"]
+__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "nn", "numpy", "value_and_grad", "vjp"]

@@ -1,0 +1,370 @@
+"""Forward-mode automatic differentiation as an IR-to-IR transformation.
+
+`jvp_function(fn)` takes a `func.func` of StableHLO and builds a new `func.func` that takes the
+original arguments followed by one tangent per argument (of the same type), and returns the
+original results followed by one tangent per result (the Jacobian-vector product). The ops are
+copied in order; after each copied op its tangent rule, looked up by op name in this
+transformation's own table `JVP_RULES` (as JAX's `ad.primitive_jvps`), emits the ops computing the
+tangents of its results from the primal values and the tangents of its operands. Values of integer
+or boolean type carry no tangent (their tangent arguments are ignored and their tangent results
+are zeros). An op with a nonzero input tangent and no rule raises `MissingRuleError`, naming the
+op, the transformation and the op's location.
+
+A rule is `rule(builder, op, primals_in, tangents_in) -> list[Value | None]`: `op` is the copied
+op (its operands and results are values of the new function), `primals_in` its operands,
+`tangents_in` one entry per operand (None for a zero tangent), and the rule returns one entry per
+result (None for zero).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from loom.dialects import builtin, func, stablehlo
+from loom.ir.attributes import TypeAttr
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Operation, Value
+from loom.ir.types import FunctionType, RankedTensorType
+from loom.transforms import autodiff
+from loom.transforms.autodiff import full, is_float
+
+TRANSFORMATION = "jvp"
+
+JvpRule = Callable[[Builder, Operation, list[Value], list["Value | None"]], list["Value | None"]]
+JVP_RULES: dict[str, JvpRule] = {}
+
+
+class MissingRuleError(autodiff.MissingRuleError):
+    """An op with a nonzero input tangent has no rule in `JVP_RULES`."""
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _shape(v: Value) -> tuple[int, ...]:
+    return tuple(v.type.shape)
+
+
+def _like(b: Builder, value: float, v: Value) -> Value:
+    return full(b, value, v.type)
+
+
+def _zeros(b: Builder, t: Value | None, like: Value) -> Value:
+    """`t`, or zeros of the type of `like` when `t` is None."""
+    return t if t is not None else _like(b, 0, like)
+
+
+def _ints(op: Operation, name: str) -> list[int]:
+    attr = op.properties.get(name)
+    if attr is None:
+        return []
+    values = getattr(attr, "values", None)
+    if values is None:
+        values = attr.to_numpy().tolist() if hasattr(attr, "to_numpy") else list(attr)
+    return [int(x) for x in values]
+
+
+def _add(b: Builder, x: Value | None, y: Value | None) -> Value | None:
+    if x is None:
+        return y
+    if y is None:
+        return x
+    return stablehlo.add(b, x, y)
+
+
+def _scale(b: Builder, t: Value | None, factor: Value) -> Value | None:
+    return None if t is None else stablehlo.multiply(b, t, factor)
+
+
+def _rule(*names: str) -> Callable[[JvpRule], JvpRule]:
+    def register(fn: JvpRule) -> JvpRule:
+        for n in names:
+            JVP_RULES[n] = fn
+        return fn
+    return register
+
+
+# --- rules -------------------------------------------------------------------------------------
+
+
+def _zero_tangent(b, op, xs, ts):
+    return [None] * len(op.results)
+
+
+for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stablehlo.sign", "stablehlo.floor",
+              "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
+              "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.not", "stablehlo.xor"):
+    JVP_RULES[_name] = _zero_tangent
+
+
+@_rule("stablehlo.add")
+def _add_rule(b, op, xs, ts):
+    return [_add(b, ts[0], ts[1])]
+
+
+@_rule("stablehlo.subtract")
+def _subtract(b, op, xs, ts):
+    if ts[1] is None:
+        return [ts[0]]
+    return [stablehlo.negate(b, ts[1]) if ts[0] is None else stablehlo.subtract(b, ts[0], ts[1])]
+
+
+@_rule("stablehlo.negate")
+def _negate(b, op, xs, ts):
+    return [stablehlo.negate(b, ts[0])]
+
+
+@_rule("stablehlo.multiply")
+def _multiply(b, op, xs, ts):
+    x, y = xs
+    return [_add(b, _scale(b, ts[0], y), _scale(b, ts[1], x))]
+
+
+@_rule("stablehlo.divide")
+def _divide(b, op, xs, ts):
+    x, y = xs
+    z = op.results[0]
+    out = None if ts[0] is None else stablehlo.divide(b, ts[0], y)
+    if ts[1] is not None:
+        out = _add(b, out, stablehlo.negate(b, stablehlo.divide(b, stablehlo.multiply(b, ts[1], z), y)))
+    return [out]
+
+
+def _unary(name: str, derivative: Callable[[Builder, Value, Value], Value]) -> None:
+    """Register `t * derivative(builder, x, z)` for the unary op `name` (z its result)."""
+    def rule(b, op, xs, ts):
+        return [stablehlo.multiply(b, ts[0], derivative(b, xs[0], op.results[0]))]
+    JVP_RULES[name] = rule
+
+
+_unary("stablehlo.exponential", lambda b, x, z: z)
+_unary("stablehlo.exponential_minus_one", lambda b, x, z: stablehlo.add(b, z, _like(b, 1, z)))
+_unary("stablehlo.log", lambda b, x, z: stablehlo.divide(b, _like(b, 1, x), x))
+_unary("stablehlo.log_plus_one",
+       lambda b, x, z: stablehlo.divide(b, _like(b, 1, x), stablehlo.add(b, x, _like(b, 1, x))))
+_unary("stablehlo.tanh", lambda b, x, z: stablehlo.subtract(b, _like(b, 1, z), stablehlo.multiply(b, z, z)))
+_unary("stablehlo.logistic", lambda b, x, z: stablehlo.multiply(b, z, stablehlo.subtract(b, _like(b, 1, z), z)))
+_unary("stablehlo.sine", lambda b, x, z: stablehlo.cosine(b, x))
+_unary("stablehlo.cosine", lambda b, x, z: stablehlo.negate(b, stablehlo.sine(b, x)))
+_unary("stablehlo.sqrt", lambda b, x, z: stablehlo.divide(b, _like(b, 0.5, z), z))
+_unary("stablehlo.rsqrt", lambda b, x, z: stablehlo.multiply(b, stablehlo.divide(b, z, x), _like(b, -0.5, z)))
+_unary("stablehlo.abs", lambda b, x, z: stablehlo.sign(b, x))
+
+
+@_rule("stablehlo.power")
+def _power(b, op, xs, ts):
+    x, y = xs
+    z = op.results[0]
+    out = None
+    if ts[0] is not None:  # as JAX: y * x^(y-1), 0 where y == 0
+        y_f = y if y.type == x.type else stablehlo.convert(b, y, x.type.element_type)
+        zero_y = stablehlo.compare(b, y_f, _like(b, 0, y_f), "EQ")
+        dx = stablehlo.multiply(b, y_f, stablehlo.power(b, x, stablehlo.subtract(b, y_f, _like(b, 1, y_f))))
+        out = stablehlo.multiply(b, ts[0], stablehlo.select(b, zero_y, _like(b, 0, x), dx))
+    if ts[1] is not None and is_float(y.type):  # as JAX: z * log(x), with log(1) where x == 0
+        zero_x = stablehlo.compare(b, x, _like(b, 0, x), "EQ")
+        safe_x = stablehlo.select(b, zero_x, _like(b, 1, x), x)
+        out = _add(b, out, stablehlo.multiply(b, ts[1], stablehlo.multiply(b, z, stablehlo.log(b, safe_x))))
+    return [out]
+
+
+def _balanced_eq(b: Builder, x: Value, z: Value, y: Value) -> Value:
+    """1 where x == z != y, 0.5 where x == z == y, else 0 (JAX's tie splitting for max / min)."""
+    half, one, zero = _like(b, 0.5, z), _like(b, 1, z), _like(b, 0, z)
+    inner = stablehlo.select(b, stablehlo.compare(b, y, z, "EQ"), half, one)
+    return stablehlo.select(b, stablehlo.compare(b, x, z, "EQ"), inner, zero)
+
+
+@_rule("stablehlo.maximum", "stablehlo.minimum")
+def _max_min(b, op, xs, ts):
+    x, y = xs
+    z = op.results[0]
+    tx = None if ts[0] is None else stablehlo.multiply(b, ts[0], _balanced_eq(b, x, z, y))
+    ty = None if ts[1] is None else stablehlo.multiply(b, ts[1], _balanced_eq(b, y, z, x))
+    return [_add(b, tx, ty)]
+
+
+@_rule("stablehlo.select")
+def _select(b, op, xs, ts):
+    pred, on_true, on_false = xs
+    if ts[1] is None and ts[2] is None:
+        return [None]
+    if _shape(pred) != _shape(on_true):  # a scalar predicate
+        pred = stablehlo.broadcast_in_dim(b, pred, _shape(on_true), [])
+    return [stablehlo.select(b, pred, _zeros(b, ts[1], on_true), _zeros(b, ts[2], on_false))]
+
+
+@_rule("stablehlo.convert")
+def _convert(b, op, xs, ts):
+    if not (is_float(xs[0].type) and is_float(op.results[0].type)):
+        return [None]
+    return [stablehlo.convert(b, ts[0], op.results[0].type.element_type)]
+
+
+@_rule("stablehlo.broadcast_in_dim")
+def _broadcast_in_dim(b, op, xs, ts):
+    return [stablehlo.broadcast_in_dim(b, ts[0], _shape(op.results[0]), _ints(op, "broadcast_dimensions"))]
+
+
+@_rule("stablehlo.reshape")
+def _reshape(b, op, xs, ts):
+    return [stablehlo.reshape(b, ts[0], _shape(op.results[0]))]
+
+
+@_rule("stablehlo.transpose")
+def _transpose(b, op, xs, ts):
+    return [stablehlo.transpose(b, ts[0], _ints(op, "permutation"))]
+
+
+@_rule("stablehlo.reverse")
+def _reverse(b, op, xs, ts):
+    return [stablehlo.reverse(b, ts[0], _ints(op, "dimensions"))]
+
+
+@_rule("stablehlo.slice")
+def _slice(b, op, xs, ts):
+    return [stablehlo.slice_(b, ts[0], _ints(op, "start_indices"), _ints(op, "limit_indices"), _ints(op, "strides"))]
+
+
+@_rule("stablehlo.concatenate")
+def _concatenate(b, op, xs, ts):
+    parts = [_zeros(b, t, x) for x, t in zip(xs, ts)]
+    return [stablehlo.concatenate(b, parts, int(op.properties["dimension"].value))]
+
+
+@_rule("stablehlo.pad")
+def _pad(b, op, xs, ts):
+    x, padding = xs
+    return [stablehlo.pad(b, _zeros(b, ts[0], x), _zeros(b, ts[1], padding), _ints(op, "edge_padding_low"),
+                          _ints(op, "edge_padding_high"), _ints(op, "interior_padding"))]
+
+
+@_rule("stablehlo.dot_general")
+def _dot_general(b, op, xs, ts):
+    x, y = xs
+    dn = op.properties["dot_dimension_numbers"]
+    et = op.results[0].type.element_type
+
+    def dot(lhs: Value, rhs: Value) -> Value:
+        v = stablehlo.dot_general(b, lhs, rhs, dn)
+        return v if v.type.element_type == et else stablehlo.convert(b, v, et)
+    tx = None if ts[0] is None else dot(ts[0], y)
+    ty = None if ts[1] is None else dot(x, ts[1])
+    return [_add(b, tx, ty)]
+
+
+def _reduce_body_op(op: Operation) -> str | None:
+    """The name of the single binary op combining the two arguments of a one-input reduce body."""
+    block = op.regions[0].entry
+    ops = list(block.ops)
+    if len(ops) != 2 or len(ops[0].operands) != 2 or set(ops[0].operands) != set(block.args):
+        return None
+    if tuple(ops[1].operands) != (ops[0].results[0],):
+        return None
+    return ops[0].name
+
+
+def _sum(b: Builder, v: Value, dims: Sequence[int]) -> Value:
+    zero = full(b, 0, RankedTensorType((), v.type.element_type, None))
+    return stablehlo.reduce(b, [v], [zero], list(dims), lambda bb, args: [stablehlo.add(bb, args[0], args[1])])
+
+
+@_rule("stablehlo.reduce")
+def _reduce(b, op, xs, ts):
+    body = _reduce_body_op(op) if len(xs) == 2 else None
+    if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
+        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with body "
+                               f"{body or '(not a single add/maximum/minimum)'} (at {op.location})")
+    x, z = xs[0], op.results[0]
+    dims = _ints(op, "dimensions")
+    if body == "stablehlo.add":  # linear in the input and the initial value
+        out = None if ts[0] is None else _sum(b, ts[0], dims)
+        if ts[1] is not None:
+            out = _add(b, out, stablehlo.broadcast_in_dim(b, ts[1], _shape(z), []))
+        return [out]
+    if ts[0] is None:
+        return [None]
+    # as JAX: the mean of the tangents at the positions equal to the extremum
+    kept = [i for i in range(len(_shape(x))) if i not in dims]
+    mask = stablehlo.convert(b, stablehlo.compare(b, x, stablehlo.broadcast_in_dim(b, z, _shape(x), kept), "EQ"),
+                             x.type.element_type)
+    return [stablehlo.divide(b, _sum(b, stablehlo.multiply(b, ts[0], mask), dims), _sum(b, mask, dims))]
+
+
+@_rule("stablehlo.reduce_window")
+def _reduce_window(b, op, xs, ts):
+    body = _reduce_body_op(op) if len(xs) == 2 else None
+    if body != "stablehlo.add" or ts[1] is not None:
+        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce_window with "
+                               f"body {body or '(not a single add/maximum/minimum)'} or a differentiated initial "
+                               f"value (at {op.location})")
+    # linear: the same windowed sum of the tangent, starting from zero
+    return list(b.insert(op.clone({xs[0]: ts[0], xs[1]: _like(b, 0, xs[1])})).results)
+
+
+# --- the transformation ------------------------------------------------------------------------
+
+
+def jvp_function(fn: Operation, name: str = "main") -> Operation:
+    """A new `func.func @name` computing `fn`'s results and their tangents.
+
+    Its arguments are `fn`'s arguments followed by one tangent per argument (same types; those of
+    integer or boolean arguments are ignored); its results are `fn`'s results followed by one
+    tangent per result (zeros for integer or boolean results and for results that do not depend
+    on the arguments)."""
+    ftype: FunctionType = fn.properties["function_type"].value
+    n_in = len(ftype.inputs)
+    new_type = FunctionType((*ftype.inputs, *ftype.inputs), (*ftype.results, *ftype.results))
+    new = func.FuncOp.build(name, new_type, location=fn.location)
+    block = new.regions[0].entry
+    old_block = fn.regions[0].entry
+    mapping: dict = dict(zip(old_block.args, block.args[:n_in]))
+    tangents: dict[Value, Value] = {}
+    for arg, t in zip(block.args[:n_in], block.args[n_in:]):
+        if is_float(arg.type):
+            tangents[arg] = t
+    b = Builder(InsertionPoint.at_end(block))
+    ret = None
+    for old in old_block.ops:
+        if old.name == "func.return":
+            ret = old
+            break
+        op = b.insert(old.clone(mapping))
+        ts = [tangents.get(v) for v in op.operands]
+        if all(t is None for t in ts):
+            continue
+        if not any(is_float(r.type) and r.has_uses for r in old.results):
+            continue  # no result that carries a tangent is used (argmax's variadic reduce)
+        rule = JVP_RULES.get(op.name)
+        if rule is None:
+            raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
+                                   f"(at {op.location}); add one to loom.transforms.forward_ad.JVP_RULES")
+        b.location = op.location
+        outs = rule(b, op, list(op.operands), ts)
+        for r, t in zip(op.results, outs):
+            if t is not None and is_float(r.type):
+                tangents[r] = t
+    if ret is None:
+        raise ValueError("the function has no func.return")
+    outputs = [mapping.get(v, v) for v in ret.operands]
+    results = list(outputs)
+    for v in outputs:
+        t = tangents.get(v)
+        results.append(t if t is not None else full(b, 0, v.type))
+    b.insert(func.ReturnOp.build(results, fn.location))
+    new.properties["function_type"] = TypeAttr(new_type)
+    return new
+
+
+def jvp_module(module: Operation, entry: str = "main") -> Operation:
+    """A new `builtin.module` holding `jvp_function` of the module's function `entry` as `@main`."""
+    fn = next((op for op in module.regions[0].entry.ops
+               if op.name == "func.func" and op.properties["sym_name"].value == entry), None)
+    if fn is None:
+        raise ValueError(f"the module has no function @{entry}")
+    out = builtin.ModuleOp.build()
+    out.body.append(jvp_function(fn, "main"))
+    return out
+
+
+__all__ = ["JVP_RULES", "TRANSFORMATION", "JvpRule", "MissingRuleError", "jvp_function", "jvp_module"]
