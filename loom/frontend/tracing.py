@@ -279,6 +279,61 @@ class Tracer:
     def min(self, axis: Any = None, keepdims: bool = False) -> Tracer:
         return _lnp().min(self, axis=axis, keepdims=keepdims)
 
+    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tracer:
+        return _lnp().argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tracer:
+        return _lnp().argmin(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tracer:
+        return _lnp().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
+
+    def var(self, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tracer:
+        return _lnp().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def std(self, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tracer:
+        return _lnp().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _lnp().any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Tracer:
+        return _lnp().all(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis: int | None = None, dtype: Any = None) -> Tracer:
+        return _lnp().cumsum(self, axis=axis, dtype=dtype)
+
+    def cumprod(self, axis: int | None = None, dtype: Any = None) -> Tracer:
+        return _lnp().cumprod(self, axis=axis, dtype=dtype)
+
+    def sort(self, axis: int | None = -1) -> Tracer:
+        return _lnp().sort(self, axis=axis)
+
+    def argsort(self, axis: int | None = -1) -> Tracer:
+        return _lnp().argsort(self, axis=axis)
+
+    def flatten(self) -> Tracer:
+        return _lnp().reshape(self, (-1,))
+
+    ravel = flatten
+
+    def swapaxes(self, axis1: int, axis2: int) -> Tracer:
+        return _lnp().swapaxes(self, axis1, axis2)
+
+    def clip(self, min: Any = None, max: Any = None) -> Tracer:  # noqa: A002 - numpy's names
+        return _lnp().clip(self, min, max)
+
+    def round(self, decimals: int = 0) -> Tracer:
+        return _lnp().round(self, decimals)
+
+    def squeeze(self, axis: Any = None) -> Tracer:
+        return _lnp().squeeze(self, axis)
+
+    def transpose(self, *axes: Any) -> Tracer:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _lnp().transpose(self, tuple(axes) if axes else None)
+
     def __getitem__(self, index: Any) -> Tracer:
         return getitem(self, index)
 

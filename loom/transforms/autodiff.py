@@ -26,7 +26,7 @@ from loom.dialects.stablehlo import DotDimensionNumbers
 from loom.ir.attributes import TypeAttr, numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
-from loom.ir.types import FloatType, FunctionType, RankedTensorType, Type
+from loom.ir.types import FloatType, FunctionType, IntegerType, RankedTensorType, Type
 
 TRANSFORMATION = "vjp"
 
@@ -384,6 +384,13 @@ def _reduce_body_op(op: Operation) -> str | None:
 
 @_rule("stablehlo.reduce")
 def _reduce(b, op, cts):
+    if len(op.operands) == 4 and not is_float(op.operands[1].type):
+        # a (values, indices) reduce, as argmax / argmin: the indices carry no cotangent, the values
+        # are an extremum (the cotangent is split among the positions equal to it, as max)
+        if cts[0] is None:
+            return [None] * 4
+        return [_extremum_ct(op.operands[0], cts[0], op.results[0], _props_ints(op, "dimensions"), b),
+                None, None, None]
     body = _reduce_body_op(op) if len(op.operands) == 2 else None
     if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
         raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with "
@@ -393,12 +400,155 @@ def _reduce(b, op, cts):
     kept = [i for i in range(len(_shape(x))) if i not in dims]
     if body == "stablehlo.add":
         return [stablehlo.broadcast_in_dim(b, g, _shape(x), kept), None]
-    # as JAX: the cotangent is split evenly among the positions equal to the extremum
+    return [_extremum_ct(x, g, z, dims, b), None]
+
+
+def _extremum_ct(x: Value, g: Value, z: Value, dims: Sequence[int], b: Builder) -> Value:
+    """As JAX: the cotangent `g` of the extremum `z` of `x` over `dims` is split evenly among the
+    positions equal to it."""
+    kept = [i for i in range(len(_shape(x))) if i not in dims]
     zb = stablehlo.broadcast_in_dim(b, z, _shape(x), kept)
     mask = stablehlo.convert(b, stablehlo.compare(b, x, zb, "EQ"), _element(x))
     counts = reduce_sum(b, mask, dims)
     share = stablehlo.broadcast_in_dim(b, stablehlo.divide(b, g, counts), _shape(x), kept)
-    return [stablehlo.multiply(b, share, mask), None]
+    return stablehlo.multiply(b, share, mask)
+
+
+@_rule("stablehlo.remainder")
+def _remainder(b, op, cts):
+    # as JAX: d/dx = 1, d/dy = -round_toward_zero(x / y)
+    x, y = op.operands
+    g = cts[0]
+    q = stablehlo.divide(b, x, y)
+    trunc = stablehlo.multiply(b, stablehlo.sign(b, q), stablehlo.floor(b, stablehlo.abs_(b, q)))
+    return [g, stablehlo.negate(b, stablehlo.multiply(b, g, trunc))]
+
+
+@_rule("stablehlo.atan2")
+def _atan2(b, op, cts):
+    y, x = op.operands
+    g = cts[0]
+    denom = stablehlo.add(b, stablehlo.multiply(b, x, x), stablehlo.multiply(b, y, y))
+    share = stablehlo.divide(b, g, denom)
+    return [stablehlo.multiply(b, share, x), stablehlo.negate(b, stablehlo.multiply(b, share, y))]
+
+
+@_rule("stablehlo.clamp")
+def _clamp(b, op, cts):
+    lo, x, hi = op.operands
+    g = cts[0]
+    zero = full_like(b, 0, g)
+
+    def wide(v: Value) -> Value:
+        return v if _shape(v) == _shape(x) else stablehlo.broadcast_in_dim(b, v, _shape(x), [])
+
+    def narrow(v: Value, like: Value) -> Value:
+        return v if _shape(like) == _shape(v) else reduce_sum(b, v, list(range(len(_shape(v)))))
+
+    lo_w, hi_w = wide(lo), wide(hi)
+    inside = stablehlo.and_(b, stablehlo.compare(b, x, lo_w, "GT"), stablehlo.compare(b, x, hi_w, "LT"))
+    g_lo = narrow(stablehlo.select(b, stablehlo.compare(b, lo_w, x, "GT"), g, zero), lo)
+    g_hi = narrow(stablehlo.select(b, stablehlo.compare(b, hi_w, x, "LT"), g, zero), hi)
+    return [g_lo, stablehlo.select(b, inside, g, zero), g_hi]
+
+
+@_rule("stablehlo.reduce_window")
+def _reduce_window(b, op, cts):
+    body = _reduce_body_op(op) if len(op.operands) == 2 else None
+    x, g = op.operands[0], cts[0]
+    rank = len(_shape(x))
+    window = _props_ints(op, "window_dimensions")
+    ones = [1] * rank
+    plain = all(_props_ints(op, n) in ([], ones) for n in ("window_strides", "base_dilations", "window_dilations"))
+    attr = op.properties.get("padding")
+    flat = [0] * (2 * rank) if attr is None else [int(v) for v in np.asarray(attr.to_numpy()).reshape(-1)]
+    if body == "stablehlo.multiply" and plain:
+        axes = [d for d in range(rank) if window[d] != 1 or flat[2 * d] or flat[2 * d + 1]]
+        if not axes:  # windows of one element
+            return [g, None]
+        if len(axes) == 1 and window[axes[0]] == _shape(x)[axes[0]] and flat[2 * axes[0]:2 * axes[0] + 2] == [
+                _shape(x)[axes[0]] - 1, 0]:
+            return [_cumprod_ct(b, x, g, axes[0]), None]
+    if body != "stablehlo.add" or not plain:
+        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce_window other "
+                               "than a single-input add with unit strides and dilations, or a cumulative product")
+    padding = []
+    for d in range(rank):
+        lo, w, n_in, n_out = flat[2 * d], window[d], _shape(x)[d], _shape(g)[d]
+        before = w - 1 - lo
+        after = n_in + w - 1 - n_out - before
+        if before < 0 or after < 0:
+            raise MissingRuleError(f"the {TRANSFORMATION} rule of stablehlo.reduce_window does not handle "
+                                   "this padding")
+        padding.append((before, after))
+    zero = full(b, 0, RankedTensorType((), _element(g), None))
+    gx = stablehlo.reduce_window(b, [g], [zero], window, lambda bb, args: [stablehlo.add(bb, args[0], args[1])],
+                                 padding=padding)
+    return [gx, None]
+
+
+def _cumprod_ct(b: Builder, x: Value, g: Value, ax: int) -> Value:
+    """The cotangent of `x` for its cumulative product along `ax`, exact with zeros:
+    `gx[i] = prod(x[:i]) * sum_{j >= i} g[j] * prod(x[i+1:j+1])`, from an (n, n) expansion along
+    a new axis (memory grows with the square of the axis length)."""
+    shape, n = _shape(x), _shape(x)[ax]
+    big = (*shape[:ax], n, *shape[ax:])  # the new axis `i` at ax, the original axis `k` at ax + 1
+    i32 = RankedTensorType(big, IntegerType(32), None)
+    i_idx, k_idx = stablehlo.iota(b, i32, ax), stablehlo.iota(b, i32, ax + 1)
+    keep = [d if d < ax else d + 1 for d in range(len(shape))]
+    xb = stablehlo.broadcast_in_dim(b, x, big, keep)
+    gb = stablehlo.broadcast_in_dim(b, g, big, keep)
+    one, zero = full_like(b, 1, xb), full_like(b, 0, xb)
+
+    def mul(bb: Builder, args: list[Value]) -> list[Value]:
+        return [stablehlo.multiply(bb, args[0], args[1])]
+
+    # C[i, j] = prod(x[i+1:j+1]): a cumulative product over k of x[k] where k > i, else 1
+    after = stablehlo.select(b, stablehlo.compare(b, k_idx, i_idx, "GT"), xb, one)
+    window = [1] * len(big)
+    window[ax + 1] = n
+    padding = [(0, 0)] * len(big)
+    padding[ax + 1] = (n - 1, 0)
+    unit = full(b, 1, RankedTensorType((), _element(x), None))
+    c = stablehlo.reduce_window(b, [after], [unit], window, mul, padding=padding)
+    later = stablehlo.select(b, stablehlo.compare(b, k_idx, i_idx, "GE"), stablehlo.multiply(b, gb, c), zero)
+    total = reduce_sum(b, later, [ax + 1])
+    before = stablehlo.select(b, stablehlo.compare(b, k_idx, i_idx, "LT"), xb, one)
+    prefix = stablehlo.reduce(b, [before], [unit], [ax + 1], mul)
+    return stablehlo.multiply(b, prefix, total)
+
+
+@_rule("stablehlo.sort")
+def _sort(b, op, cts):
+    # Re-sort the operands with an iota appended to get the permutation, then sort
+    # (permutation, cotangents) by the permutation to send each cotangent back to its position.
+    dim = int(op.properties["dimension"].value)
+    operands = list(op.operands)
+    shape = _shape(operands[0])
+    dim %= len(shape)
+    i32 = RankedTensorType(shape, IntegerType(32), None)
+    iota = stablehlo.iota(b, i32, dim)
+    comparator = op.regions[0].entry
+
+    def compare(bb: Builder, args: list[Value]) -> list[Value]:
+        mapping: dict = dict(zip(comparator.args, args))
+        for inner in comparator.ops:
+            if inner.name == "stablehlo.return":
+                return [mapping.get(v, v) for v in inner.operands]
+            bb.insert(inner.clone(mapping))
+        raise ValueError("the comparator of stablehlo.sort has no stablehlo.return")
+
+    perm = stablehlo.sort(b, [*operands, iota], dim, compare, is_stable=True)[-1]
+    which = [k for k, c in enumerate(cts) if c is not None and is_float(operands[k].type)]
+    if not which:
+        return [None] * len(operands)
+    back = stablehlo.sort(b, [perm, *(cts[k] for k in which)], dim,
+                          lambda bb, args: [stablehlo.compare(bb, args[0], args[1], "LT")])
+    back = list(back) if isinstance(back, (list, tuple)) else [back]
+    out: list[Value | None] = [None] * len(operands)
+    for k, v in zip(which, back[1:]):
+        out[k] = v
+    return out
 
 
 # --- the transformation ------------------------------------------------------------------------
