@@ -29,5 +29,6 @@ from loom import nn, numpy  # noqa: E402  (so `loom.numpy` / `loom.nn` work afte
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
+from loom.frontend.vmap import vmap  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "nn", "numpy", "value_and_grad", "vjp"]
+__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "nn", "numpy", "value_and_grad", "vjp", "vmap"]

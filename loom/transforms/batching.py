@@ -1,0 +1,336 @@
+"""Batching (vectorization) as an IR-to-IR transformation: the `vmap` transformation.
+
+`vmap_function(fn, in_dims, axis_size, out_dims)` takes a `func.func` of StableHLO over
+per-example values and builds a new `func.func` over batched values: argument `i` gets a batch
+dimension of size `axis_size` inserted at axis `in_dims[i]` (None: the argument is shared by the
+whole batch), and result `j` has the batch dimension at axis `out_dims[j]` (None: the result must
+not depend on a batched value). The ops are copied in order; an op whose operands are all
+unbatched is copied as it is (constants, iotas, computations on shared arguments); any other op is
+handed to its rule, looked up by op name in this transformation's own table `BATCH_RULES` (as
+JAX's `batching.primitive_batchers`). An op with a batched operand and no rule raises
+`MissingRuleError`, naming the op, the transformation and the op's location.
+
+A rule is `rule(builder, op, args, batch_dims) -> (results, out_batch_dims)`: `op` is the original
+op, `args` its operands in the new function, `batch_dims` one entry per operand (the axis of the
+batch dimension, or None for an unbatched value), and the rule returns one value and one batch
+dimension per result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from loom.dialects import builtin, func, stablehlo
+from loom.ir.attributes import TypeAttr
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Operation, Value
+from loom.ir.types import FunctionType, RankedTensorType
+from loom.transforms import autodiff
+
+TRANSFORMATION = "vmap"
+
+BatchRule = Callable[[Builder, Operation, list[Value], list["int | None"]], tuple[list[Value], list["int | None"]]]
+BATCH_RULES: dict[str, BatchRule] = {}
+
+
+class MissingRuleError(autodiff.MissingRuleError):
+    """An op with a batched operand has no rule in `BATCH_RULES` (or its rule cannot handle it).
+    One error type for every transformation's missing rules (vjp, jvp, vmap)."""
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _shape(v: Value) -> tuple[int, ...]:
+    return tuple(v.type.shape)
+
+
+def _ints(op: Operation, name: str) -> list[int]:
+    attr = op.properties.get(name)
+    if attr is None:
+        return []
+    values = getattr(attr, "values", None)
+    if values is None:
+        values = attr.to_numpy().tolist() if hasattr(attr, "to_numpy") else list(attr)
+    return [int(x) for x in values]
+
+
+def _batched_type(t: RankedTensorType, size: int, axis: int = 0) -> RankedTensorType:
+    shape = list(t.shape)
+    shape.insert(axis, size)
+    return RankedTensorType(tuple(shape), t.element_type, t.encoding)
+
+
+def moveaxis(b: Builder, v: Value, src: int, dst: int) -> Value:
+    """`v` with axis `src` moved to position `dst` (a transpose; `v` itself when they are equal)."""
+    if src == dst:
+        return v
+    perm = [i for i in range(len(_shape(v))) if i != src]
+    perm.insert(dst, src)
+    return stablehlo.transpose(b, v, perm)
+
+
+def bdim_to_front(b: Builder, v: Value, d: int | None, size: int) -> Value:
+    """`v` with its batch dimension at axis 0; an unbatched `v` is broadcast along a new axis 0."""
+    if d is None:
+        shape = _shape(v)
+        return stablehlo.broadcast_in_dim(b, v, (size, *shape), list(range(1, len(shape) + 1)))
+    return moveaxis(b, v, d, 0)
+
+
+def _size(args: Sequence[Value], dims: Sequence[int | None]) -> int:
+    return next(_shape(v)[d] for v, d in zip(args, dims) if d is not None)
+
+
+def _fail(op: Operation, why: str) -> MissingRuleError:
+    return MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' {why} "
+                            f"(at {op.location})")
+
+
+def _rule(*names: str) -> Callable[[BatchRule], BatchRule]:
+    def register(fn: BatchRule) -> BatchRule:
+        for n in names:
+            BATCH_RULES[n] = fn
+        return fn
+    return register
+
+
+# --- rules -------------------------------------------------------------------------------------
+
+
+def _elementwise(b, op, args, dims):
+    """Elementwise ops (and select / clamp with scalar operands): batch dimension at 0 everywhere."""
+    size = _size(args, dims)
+    rank = max(len(_shape(r)) for r in op.results)
+    new_args = []
+    for v, d in zip(args, dims):
+        if d is None:
+            if len(_shape(v)) == 0 and rank > 0:
+                new_args.append(v)  # a scalar operand of select / clamp stays shared
+                continue
+            v = bdim_to_front(b, v, None, size)
+        else:
+            v = moveaxis(b, v, d, 0)
+            if len(_shape(v)) - 1 != rank:  # a batched scalar operand of select / clamp
+                v = stablehlo.broadcast_in_dim(b, v, (size, *_shape(op.results[0])), [0])
+        new_args.append(v)
+    types = [_batched_type(r.type, size) for r in op.results]
+    new = b.create(op.name, new_args, types, dict(op.properties), dict(op.attributes))
+    return list(new.results), [0] * len(types)
+
+
+_ELEMENTWISE = (
+    "abs", "cbrt", "ceil", "cosine", "exponential", "exponential_minus_one", "floor", "is_finite", "log",
+    "log_plus_one", "logistic", "not", "negate", "popcnt", "round_nearest_afz", "round_nearest_even", "rsqrt",
+    "sign", "sine", "sqrt", "tan", "tanh", "add", "atan2", "divide", "maximum", "minimum", "multiply", "power",
+    "remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract", "and", "or", "xor",
+    "compare", "select", "clamp", "convert", "bitcast_convert", "count_leading_zeros", "real", "imag", "complex",
+)
+for _name in _ELEMENTWISE:
+    BATCH_RULES[f"stablehlo.{_name}"] = _elementwise
+
+
+@_rule("stablehlo.broadcast_in_dim")
+def _broadcast_in_dim(b, op, args, dims):
+    x, d = args[0], dims[0]
+    size = _shape(x)[d]
+    x = moveaxis(b, x, d, 0)
+    out_dims = [0] + [i + 1 for i in _ints(op, "broadcast_dimensions")]
+    return [stablehlo.broadcast_in_dim(b, x, (size, *_shape(op.results[0])), out_dims)], [0]
+
+
+@_rule("stablehlo.reshape")
+def _reshape(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [stablehlo.reshape(b, x, (_shape(x)[0], *_shape(op.results[0])))], [0]
+
+
+@_rule("stablehlo.transpose")
+def _transpose(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [stablehlo.transpose(b, x, [0] + [p + 1 for p in _ints(op, "permutation")])], [0]
+
+
+@_rule("stablehlo.reverse")
+def _reverse(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [stablehlo.reverse(b, x, [i + 1 for i in _ints(op, "dimensions")])], [0]
+
+
+@_rule("stablehlo.slice")
+def _slice(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    strides = _ints(op, "strides") or [1] * (len(_shape(x)) - 1)
+    return [stablehlo.slice_(b, x, [0, *_ints(op, "start_indices")], [_shape(x)[0], *_ints(op, "limit_indices")],
+                             [1, *strides])], [0]
+
+
+@_rule("stablehlo.concatenate")
+def _concatenate(b, op, args, dims):
+    size = _size(args, dims)
+    parts = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
+    return [stablehlo.concatenate(b, parts, int(op.properties["dimension"].value) + 1)], [0]
+
+
+@_rule("stablehlo.pad")
+def _pad(b, op, args, dims):
+    if dims[1] is not None:
+        raise _fail(op, "with a batched padding value")
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [stablehlo.pad(b, x, args[1], [0, *_ints(op, "edge_padding_low")], [0, *_ints(op, "edge_padding_high")],
+                          [0, *(_ints(op, "interior_padding") or [0] * (len(_shape(x)) - 1))])], [0]
+
+
+@_rule("stablehlo.dot_general")
+def _dot_general(b, op, args, dims):
+    lhs, rhs = args
+    dl, dr = dims
+    dn = op.properties["dot_dimension_numbers"]
+    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
+
+    def shift(ds: list[int]) -> list[int]:
+        return [i + 1 for i in ds]
+    if dl is not None:
+        lhs = moveaxis(b, lhs, dl, 0)
+    if dr is not None:
+        rhs = moveaxis(b, rhs, dr, 0)
+    if dl is not None and dr is not None:  # a new batching dimension, first in the result
+        new_dn = type(dn).get(lhs_batching_dimensions=[0, *shift(lb)], rhs_batching_dimensions=[0, *shift(rb)],
+                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=shift(rc))
+        out_dim = 0
+    elif dl is not None:  # a free dimension of the lhs: the first lhs free dimension of the result
+        new_dn = type(dn).get(lhs_batching_dimensions=shift(lb), rhs_batching_dimensions=rb,
+                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=rc)
+        out_dim = len(lb)
+    else:  # a free dimension of the rhs: after the batch and lhs free dimensions
+        new_dn = type(dn).get(lhs_batching_dimensions=lb, rhs_batching_dimensions=shift(rb),
+                              lhs_contracting_dimensions=lc, rhs_contracting_dimensions=shift(rc))
+        out_dim = len(_shape(lhs)) - len(lc)
+    shape = stablehlo.dot_general_shape(lhs.type, rhs.type, new_dn)
+    rt = op.results[0].type
+    props = dict(op.properties)
+    props["dot_dimension_numbers"] = new_dn
+    new = b.create(op.name, [lhs, rhs], [RankedTensorType(tuple(shape), rt.element_type, rt.encoding)], props,
+                   dict(op.attributes))
+    return [new.results[0]], [out_dim]
+
+
+def _with_region(b: Builder, op: Operation, operands: list[Value], types: list, props: dict) -> Operation:
+    new = Operation.create(op.name, operands, types, props, dict(op.attributes), (), (), b.location)
+    for region in op.regions:
+        new.add_region(region.clone({}))
+    return b.insert(new)
+
+
+@_rule("stablehlo.reduce")
+def _reduce(b, op, args, dims):
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):
+        raise _fail(op, "with a batched initial value")
+    size = _size(args, dims)
+    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
+    props = dict(op.properties)
+    props["dimensions"] = stablehlo.i64_array([i + 1 for i in _ints(op, "dimensions")])
+    types = [_batched_type(r.type, size) for r in op.results]
+    new = _with_region(b, op, [*inputs, *args[n:]], types, props)
+    return list(new.results), [0] * len(types)
+
+
+@_rule("stablehlo.reduce_window")
+def _reduce_window(b, op, args, dims):
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):
+        raise _fail(op, "with a batched initial value")
+    size = _size(args, dims)
+    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
+    rank = len(_shape(args[0])) - (1 if dims[0] is not None else 0)
+    props = dict(op.properties)
+    props["window_dimensions"] = stablehlo.i64_array([1, *_ints(op, "window_dimensions")])
+    for name in ("window_strides", "base_dilations", "window_dilations"):
+        if name in props:
+            props[name] = stablehlo.i64_array([1, *(_ints(op, name) or [1] * rank)])
+    if "padding" in props:
+        pads = props["padding"].to_numpy().reshape(-1, 2).tolist()
+        props["padding"] = stablehlo.padding_attr([(0, 0), *[(int(lo), int(hi)) for lo, hi in pads]])
+    types = [_batched_type(r.type, size) for r in op.results]
+    new = _with_region(b, op, [*inputs, *args[n:]], types, props)
+    return list(new.results), [0] * len(types)
+
+
+# --- the transformation ------------------------------------------------------------------------
+
+
+def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
+                  out_dims: Sequence[int | None] | int | None = 0, name: str = "main") -> Operation:
+    """A new `func.func @name` computing `fn` over a batch of `axis_size` examples (see the module
+    docstring for `in_dims` and `out_dims`; an int or None `out_dims` applies to every result)."""
+    ftype: FunctionType = fn.properties["function_type"].value
+    if len(in_dims) != len(ftype.inputs):
+        raise ValueError(f"in_dims has {len(in_dims)} entries but the function has {len(ftype.inputs)} arguments")
+    if out_dims is None or isinstance(out_dims, int):
+        out_dims = [out_dims] * len(ftype.results)
+    in_dims = [None if d is None else d % (len(t.shape) + 1) for d, t in zip(in_dims, ftype.inputs)]
+    out_dims = [None if d is None else d % (len(t.shape) + 1) for d, t in zip(out_dims, ftype.results)]
+    inputs = [t if d is None else _batched_type(t, axis_size, d) for t, d in zip(ftype.inputs, in_dims)]
+    results = [t if d is None else _batched_type(t, axis_size, d) for t, d in zip(ftype.results, out_dims)]
+    new_type = FunctionType(tuple(inputs), tuple(results))
+    new = func.FuncOp.build(name, new_type, location=fn.location)
+    block = new.regions[0].entry
+    old_block = fn.regions[0].entry
+    mapping: dict = dict(zip(old_block.args, block.args))
+    bdims: dict[Value, int] = {a: d for a, d in zip(block.args, in_dims) if d is not None}
+    b = Builder(InsertionPoint.at_end(block))
+    ret = None
+    for old in old_block.ops:
+        if old.name == "func.return":
+            ret = old
+            break
+        args = [mapping.get(v, v) for v in old.operands]
+        ds = [bdims.get(v) for v in args]
+        if all(d is None for d in ds):
+            b.insert(old.clone(mapping))
+            continue
+        rule = BATCH_RULES.get(old.name)
+        if rule is None:
+            raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{old.name}' "
+                                   f"(at {old.location}); add one to loom.transforms.batching.BATCH_RULES")
+        b.location = old.location
+        outs, out_ds = rule(b, old, args, ds)
+        for r, v, d in zip(old.results, outs, out_ds):
+            mapping[r] = v
+            if d is not None:
+                bdims[v] = d
+    if ret is None:
+        raise ValueError("the function has no func.return")
+    b.location = fn.location
+    values = []
+    for i, (v, d) in enumerate(zip(ret.operands, out_dims)):
+        v = mapping.get(v, v)
+        vd = bdims.get(v)
+        if d is None:
+            if vd is not None:
+                raise ValueError(f"vmap has out_axes None for result {i}, but it is batched (it depends on a "
+                                 f"batched argument)")
+            values.append(v)
+            continue
+        values.append(moveaxis(b, bdim_to_front(b, v, vd, axis_size), 0, d))
+    b.insert(func.ReturnOp.build(values, fn.location))
+    new.properties["function_type"] = TypeAttr(new_type)
+    return new
+
+
+def vmap_module(module: Operation, in_dims: Sequence[int | None], axis_size: int,
+                out_dims: Sequence[int | None] | int | None = 0, entry: str = "main") -> Operation:
+    """A new `builtin.module` holding `vmap_function` of the module's function `entry` as `@main`."""
+    fn = next((op for op in module.regions[0].entry.ops
+               if op.name == "func.func" and op.properties["sym_name"].value == entry), None)
+    if fn is None:
+        raise ValueError(f"the module has no function @{entry}")
+    out = builtin.ModuleOp.build()
+    out.body.append(vmap_function(fn, in_dims, axis_size, out_dims, "main"))
+    return out
+
+
+__all__ = ["BATCH_RULES", "TRANSFORMATION", "BatchRule", "MissingRuleError", "bdim_to_front", "moveaxis",
+           "vmap_function", "vmap_module"]
