@@ -481,16 +481,12 @@ class Parser:
                 operands.append(self.resolve_operand((vname, int(num) if num else 0, pos), t))
         elif ins:
             raise self.error(f"expected 0 operand types but had {len(ins)}", m.start(7))
+        props = _inherent_properties(cls, props, attrs)
         if cls is not None:
-            if props is None:
-                props = {}
-            inherent = cls.definition.prop_names
-            for k in [k for k in attrs if k in inherent]:
-                props[k] = attrs.pop(k)
             op = cls.__new__(cls)
             Operation.__init__(op, name, operands, outs, props, attrs)
         else:
-            op = Operation(name, operands, outs, ExplicitProperties(props) if props is not None else None, attrs)
+            op = Operation(name, operands, outs, props, attrs)
         end = m.end()
         src = self.src
         if src.startswith(" loc(", end):
@@ -560,17 +556,8 @@ class Parser:
         if len(ins) != len(operand_refs):
             raise self.error(f"expected {len(operand_refs)} operand types but had {len(ins)}", sig_pos)
         operands = [self.resolve_operand(ref, t) for ref, t in zip(operand_refs, ins)]
-        if cls is not None:
-            if props is None:
-                props = {}
-            inherent = cls.definition.prop_names
-            for k in [k for k in attrs if k in inherent]:
-                props[k] = attrs.pop(k)
-        elif props is not None:
-            from loom.ir.printer import ExplicitProperties
-            props = ExplicitProperties(props)
-        op = Operation.create(name, operands, outs, props, attrs, regions, successors)
-        return op
+        props = _inherent_properties(cls, props, attrs)
+        return Operation.create(name, operands, outs, props, attrs, regions, successors)
 
     def _parse_custom(self, op_pos: int, result_defs: list) -> Operation:
         src = self.src
@@ -670,8 +657,6 @@ class Parser:
                 for f in refs:
                     if f is not None:
                         raise self.error(f"use of undeclared SSA value name '%{name}'", f.pos)
-        elif scope.forward:
-            pass
         for name, pos in scope.block_forward.items():
             if name not in scope.defined_blocks:
                 raise self.error(f"reference to an undefined block '^{name}'", pos)
@@ -1064,8 +1049,6 @@ class Parser:
             if handler is not None:
                 self.pos = m.end()
                 return handler(self, pos)
-        if c == "(" and False:
-            pass
         try:
             return TypeAttr(self.parse_type())
         except ParseError:
@@ -1434,6 +1417,20 @@ _KEYWORD_ATTRS: dict[str, Callable[[Parser, int], Attribute]] = {
     "strided": Parser._parse_opaque_builtin, "sparse": Parser._parse_opaque_builtin,
     "opaque": Parser._parse_opaque_builtin,
 }
+
+
+def _inherent_properties(cls: type | None, props: dict[str, Attribute] | None,
+                         attrs: dict[str, Attribute]) -> dict[str, Attribute] | None:
+    """Properties of a parsed op. A registered op's inherent attributes written in the attribute
+    dictionary move into its properties (as MLIR does); an unregistered op keeps `<{...}>` as
+    written, printed back even when empty."""
+    if cls is None:
+        return ExplicitProperties(props) if props is not None else None
+    props = {} if props is None else props
+    inherent = cls.definition.prop_names
+    for k in [k for k in attrs if k in inherent]:
+        props[k] = attrs.pop(k)
+    return props
 
 
 def _isolated(cls: type) -> bool:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from loom.ir.attributes import (
     UNIT,
+    ArrayAttr,
     Attribute,
     CallSiteLoc,
     DictionaryAttr,
@@ -23,8 +24,12 @@ from loom.ir.attributes import (
     Location,
     NameLoc,
     OpaqueBuiltinAttr,
+    TypeAttr,
+    UnknownLoc,
     attribute_text,
     dictionary_body,
+    escape_string,
+    keyword_or_string,
 )
 from loom.ir.types import FunctionType, Type
 
@@ -275,7 +280,7 @@ class Printer:
         names = self.names
         quoted = _QUOTED_NAMES.get(op.name)
         if quoted is None:
-            quoted = _QUOTED_NAMES[op.name] = f'"{_escape(op.name)}"('
+            quoted = _QUOTED_NAMES[op.name] = f'"{escape_string(op.name)}"('
         uses = op._operands
         try:
             operands = ", ".join([names[u.value] for u in uses])
@@ -301,7 +306,6 @@ class Printer:
         out.append(" : " + signature_text(tuple([u.value.type for u in uses]), tuple([r.type for r in op.results])))
 
     def _dict_text(self, d: dict[str, Attribute]) -> str:
-        from loom.ir.attributes import keyword_or_string
         parts = []
         for k in sorted(d, key=lambda k: k.encode("utf-8", "surrogateescape")):
             v = d[k]
@@ -310,7 +314,6 @@ class Printer:
 
     def attr_text(self, a: Attribute, elide_type: bool = False) -> str:
         """Attribute text using location aliases (which cached attribute text cannot know)."""
-        from loom.ir.attributes import ArrayAttr
         if isinstance(a, Location):
             alias = self.attr_loc_aliases.get(a)
             return alias if alias is not None else f"loc({self._attr_loc_body(a)})"
@@ -344,7 +347,6 @@ class Printer:
             return aliases.get(x) or self._loc_body(x)
 
         if isinstance(loc, NameLoc):
-            from loom.ir.attributes import UnknownLoc, escape_string
             s = f'"{escape_string(loc.name)}"'
             return s if isinstance(loc.child, UnknownLoc) else s + f"({sub(loc.child)})"
         if isinstance(loc, CallSiteLoc):
@@ -359,11 +361,6 @@ def _is_terminator(op: Operation) -> bool:
     from loom.ir.opdef import Terminator
     d = op.definition
     return d is not None and Terminator in d.trait_set
-
-
-def _escape(s: str) -> str:
-    from loom.ir.attributes import escape_string
-    return escape_string(s)
 
 
 _DICT_CACHE: dict[tuple, str] = {}
@@ -383,7 +380,6 @@ def _dict_text(d: dict[str, Attribute]) -> str:
 
 def _loc_children(loc: Location) -> tuple[Attribute, ...]:
     if isinstance(loc, NameLoc):
-        from loom.ir.attributes import UnknownLoc
         return () if isinstance(loc.child, UnknownLoc) else (loc.child,)
     if isinstance(loc, CallSiteLoc):
         return (loc.callee, loc.caller)
@@ -405,7 +401,6 @@ class _Aliases:
 
     def visit(self, a: Attribute, deferred: bool) -> int:
         """Visit `a` and what it contains; return its alias depth (-1 when it takes no alias)."""
-        from loom.ir.attributes import ArrayAttr, TypeAttr
         if isinstance(a, Location):
             if a in self.order:
                 if not deferred:
@@ -484,7 +479,6 @@ def _aliasable(a: Attribute | Type) -> bool:
     """Whether `a` is or contains something that prints as an alias (cached: it is interned)."""
     r = _ALIASABLE.get(a)
     if r is None:
-        from loom.ir.attributes import ArrayAttr, TypeAttr
         if isinstance(a, Type):
             layout = getattr(a, "layout", None)
             r = layout is not None and _aliasable(layout)
@@ -600,7 +594,6 @@ def _resource_text(op: Operation) -> str:
     resources = getattr(op, "resources", None)
     if not resources:
         return ""
-    from loom.ir.attributes import keyword_or_string
     lines = ["", "{-#", "  dialect_resources: {"]
     dialects = list(resources.items())
     for di, (dialect, blobs) in enumerate(dialects):
@@ -615,8 +608,4 @@ def _resource_text(op: Operation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_ir(op: Operation, generic: bool = False, debuginfo: bool = False) -> str:
-    return print_op(op, generic=generic, debuginfo=debuginfo)
-
-
-__all__ = ["Printer", "print_ir", "print_op", "signature_text", "UNIT"]
+__all__ = ["ExplicitProperties", "Printer", "print_op", "signature_text"]
