@@ -25,10 +25,10 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
     return _execute(module_or_text, *args, entry=entry, executor=executor)
 
 
-from loom import nn, numpy  # noqa: E402  (so `loom.numpy` / `loom.nn` work after `import loom`)
+from loom import lax, nn, numpy  # noqa: E402  (so `loom.lax` / `loom.numpy` / `loom.nn` work after `import loom`)
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "nn", "numpy", "value_and_grad", "vjp", "vmap"]
+__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "lax", "nn", "numpy", "value_and_grad", "vjp", "vmap"]

@@ -14,3 +14,6 @@ from loom.backend.kernels_numpy import KERNELS, Kernel
 __all__ = ["CODEGEN_RULES", "CUSTOM_CALLS", "EXECUTORS", "INTERPRETER_RULES", "KERNELS", "ArgumentError",
            "Executable", "ExecutionError", "Interpreter", "Kernel", "MissingRuleError", "compile", "execute",
            "register_custom_call"]
+
+import loom.backend.knn_kernels  # noqa: E402, F401  (registers kernels)
+import loom.backend.stack_kernels  # noqa: E402, F401

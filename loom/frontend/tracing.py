@@ -337,6 +337,12 @@ class Tracer:
     def __getitem__(self, index: Any) -> Tracer:
         return getitem(self, index)
 
+    @property
+    def at(self) -> Any:
+        """Functional updates, `x.at[idx].set(v)` and friends, as in JAX."""
+        from loom.numpy._indexing import at
+        return at(self)
+
     def __add__(self, o: Any) -> Tracer:
         return _lnp().add(self, o)
 
@@ -409,55 +415,9 @@ def _lnp() -> Any:
 
 
 def getitem(x: Tracer, index: Any) -> Tracer:
-    """Basic indexing: integers, slices, None and Ellipsis, lowered to `stablehlo.slice` and
-    `stablehlo.reshape` (and `stablehlo.reverse` for negative steps)."""
-    if not isinstance(index, tuple):
-        index = (index,)
-    if any(isinstance(i, Tracer) or isinstance(i, (list, np.ndarray)) for i in index):
-        raise NotImplementedError(f"advanced indexing of traced arrays is not supported yet (at {user_line()})")
-    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
-    if n_real > x.ndim:
-        raise IndexError(f"too many indices ({n_real}) for an array of rank {x.ndim} (at {user_line()})")
-    if Ellipsis in index:
-        k = index.index(Ellipsis)
-        index = (*index[:k], *([slice(None)] * (x.ndim - n_real)), *index[k + 1:])
-    else:
-        index = (*index, *([slice(None)] * (x.ndim - n_real)))
-    starts, limits, strides, out_shape, reversed_dims = [], [], [], [], []
-    dim = 0
-    for i in index:
-        if i is None:
-            out_shape.append(1)
-            continue
-        size = x.shape[dim]
-        if isinstance(i, slice):
-            start, stop, step = i.indices(size)
-            n = len(range(start, stop, step))
-            if step < 0:  # reverse the axis, then slice forwards
-                reversed_dims.append(dim)
-                start, step = size - 1 - start, -step
-            starts.append(start)
-            limits.append(start + max(0, (n - 1) * step + 1) if n else start)
-            strides.append(step)
-            out_shape.append(n)
-        else:
-            j = int(i)
-            if not -size <= j < size:
-                raise IndexError(f"index {j} is out of bounds for axis {dim} of size {size} (at {user_line()})")
-            j %= size
-            starts.append(j)
-            limits.append(j + 1)
-            strides.append(1)
-        dim += 1
-    b = x.trace.emit()
-    v = x.value
-    if reversed_dims:
-        v = stablehlo.reverse(b, v, reversed_dims)
-    if starts != [0] * x.ndim or limits != list(x.shape) or strides != [1] * x.ndim:
-        v = stablehlo.slice_(b, v, starts, limits, strides)
-    if tuple(out_shape) != tuple(v.type.shape):
-        v = stablehlo.reshape(b, v, out_shape)
-    return Tracer(v, x.trace, x.weak)
+    """`x[index]`; the rules live in loom.numpy._indexing."""
+    from loom.numpy._indexing import getitem as _getitem
+    return _getitem(x, index)
 
 
 __all__ = ["TraceContext", "Tracer", "TracerBoolConversionError", "TracerError", "current_trace", "getitem",

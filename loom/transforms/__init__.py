@@ -9,3 +9,6 @@ from loom.transforms.symbol_dce import SymbolDCEPass
 
 __all__ = ["CSEPass", "CanonicalizerPass", "DCEPass", "InlinerPass", "SymbolDCEPass", "canonicalization_patterns",
            "eliminate_common_subexpressions", "eliminate_dead_code"]
+
+import loom.transforms.indexing_rules  # noqa: E402, F401  (registers rules in the transformations' tables)
+import loom.transforms.knn_rules  # noqa: E402, F401

@@ -1,0 +1,1 @@
+"""Kernels of the knn dialect for both executors."""

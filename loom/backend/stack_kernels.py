@@ -1,0 +1,1 @@
+"""Kernels of the stack dialect (saved values of reverse-mode loops) for both executors."""

@@ -1,0 +1,3 @@
+"""loom.lax: control_flow."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""loom.lax: ops."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""loom.lax: topk."""
+
+__all__: list[str] = []

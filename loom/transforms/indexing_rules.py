@@ -1,0 +1,1 @@
+"""VJP, JVP and batching rules for gather, scatter, dynamic slicing and convolution."""

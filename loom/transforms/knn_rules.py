@@ -1,0 +1,1 @@
+"""VJP, JVP and batching rules of the knn dialect."""
