@@ -31,4 +31,5 @@ from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "lax", "nn", "numpy", "value_and_grad", "vjp", "vmap"]
+__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "lax", "nn", "numpy", "value_and_grad", "vjp",
+           "vmap"]

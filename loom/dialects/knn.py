@@ -1,0 +1,1 @@
+"""The knn dialect: approximate top-k and the fused distance + top-k op."""
