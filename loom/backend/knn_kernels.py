@@ -1,1 +1,344 @@
-"""Kernels of the knn dialect for both executors."""
+"""Kernels of the knn dialect for both executors.
+
+`knn.approx_top_k` has one numpy kernel (strided-bin partial reduction, then an exact top-k of the
+bins). `knn.fused_score_top_k` has two: the interpreter's reference (`fused_score_top_k_reference`:
+the whole score matrix, then the same partial reduction; it defines the semantics) and the
+compiled executor's fast kernel (`fused_score_top_k`), which never materialises the Q x N scores:
+
+- queries are split into tiles of `QUERY_TILE` rows and the database into chunks whose width is a
+  multiple of the bin count L, so that within a chunk the bin of column j is still j mod L;
+- each (query tile, chunk) product is one BLAS call; while that score tile is in cache it is
+  reduced to a per-bin maximum (a contiguous `max` over the chunk's rows of L columns) and merged
+  into the running per-bin maximum; only the chunk that gave each bin its maximum is remembered,
+  not the position, so the hot loop does one pass over the scores and no arg-max;
+- after the sweep, the exact top-k of the L bins is taken, and only for the k chosen bins is the
+  winning position found again, by recomputing the chunk's few scores of that bin (k x L/C... a
+  handful of dot products per query);
+- query tiles run on a small thread pool (numpy's BLAS and reductions release the GIL), one
+  worker per core.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from loom.backend import common
+from loom.backend.interpreter import rule
+from loom.backend.kernels_numpy import Kernel, Operand, Rest, kernel
+from loom.dialects.knn import num_bins
+from loom.ir.core import Operation
+
+_LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+# Tile sizes: a (QUERY_TILE x chunk) float32 score tile of about 1 MiB stays in a core's L2.
+QUERY_TILE = 128
+CHUNK_BYTES = 1 << 20
+
+
+def _compute_dtype(dtype: np.dtype) -> np.dtype:
+    """f16/bf16 are computed in float32 (as XLA does on CPU), the rest in their own type."""
+    return np.dtype(np.float32) if np.dtype(dtype) in _LOW_FLOATS else np.dtype(dtype)
+
+
+def _attrs(op: Operation) -> tuple[int, float, bool, int, bool]:
+    return (common.integer(op.get_attr("k")), common.floating(op.get_attr("recall_target")),
+            common.boolean(op.get_attr("is_max_k")), common.integer(op.get_attr("reduction_input_size_override")),
+            common.boolean(op.get_attr("aggregate_to_topk")))
+
+
+# Partial reduction and aggregation (2-D, reduction over the last axis) ----------------------------
+
+def partial_reduce(scores: np.ndarray, bins: int, is_max_k: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bin best value and its position over the last axis of a 2-D array, element j in bin
+    j mod `bins` (ties: the smaller position). Returns (values, int64 positions), both B x bins."""
+    b, n = scores.shape
+    if bins >= n:
+        return scores.copy(), np.broadcast_to(np.arange(n, dtype=np.int64), (b, n)).copy()
+    rows = -(-n // bins)
+    pad = rows * bins - n
+    if pad:
+        fill = -np.inf if is_max_k else np.inf
+        scores = np.concatenate([scores, np.full((b, pad), fill, scores.dtype)], axis=1)
+    s3 = scores.reshape(b, rows, bins)
+    which = np.argmax(s3, axis=1) if is_max_k else np.argmin(s3, axis=1)
+    values = np.take_along_axis(s3, which[:, None, :], axis=1)[:, 0, :]
+    positions = which.astype(np.int64) * bins + np.arange(bins, dtype=np.int64)
+    return values, positions
+
+
+def select_top_k(values: np.ndarray, positions: np.ndarray, k: int, is_max_k: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The best k of each row of (values, positions), sorted best first, ties to the smaller
+    position (as `jax.lax.top_k`)."""
+    width = values.shape[-1]
+    key = values.astype(np.float64)
+    if is_max_k:
+        key = -key
+    if width > 4 * k + 64:
+        # Narrow to the k best (plus every tie of the k-th) before the full ordering.
+        part = np.argpartition(key, k - 1, axis=-1)
+        kth = np.take_along_axis(key, part[:, k - 1:k], axis=-1)
+        keep = key <= kth
+        counts = keep.sum(axis=-1)
+        m = int(counts.max())
+        if m < width // 2:
+            order = np.argsort(~keep, axis=-1, kind="stable")[:, :m]
+            cand_key = np.take_along_axis(key, order, axis=-1)
+            cand_key[np.arange(m)[None, :] >= counts[:, None]] = np.inf
+            values = np.take_along_axis(values, order, axis=-1)
+            positions = np.take_along_axis(positions, order, axis=-1)
+            key = cand_key
+    order = np.lexsort((positions, key), axis=-1)[:, :k]
+    return np.take_along_axis(values, order, axis=-1), np.take_along_axis(positions, order, axis=-1)
+
+
+def approx_top_k_2d(scores: np.ndarray, k: int, is_max_k: bool, bins: int,
+                    aggregate_to_topk: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Approximate top-k over the last axis of a 2-D array with `bins` strided bins."""
+    values, positions = partial_reduce(scores, bins, is_max_k)
+    if aggregate_to_topk:
+        values, positions = select_top_k(values, positions, k, is_max_k)
+    return values, positions
+
+
+def approx_top_k(x: np.ndarray, k: int, dimension: int, recall_target: float, is_max_k: bool,
+                 input_size_override: int, aggregate_to_topk: bool,
+                 index_dtype: Any = np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """The numpy kernel of `knn.approx_top_k` (and of `loom.lax.approx_max_k` on arrays)."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    dimension %= x.ndim
+    n = x.shape[dimension]
+    bins = num_bins(n, x.ndim, k, recall_target, input_size_override)
+    moved = np.moveaxis(x, dimension, -1)
+    lead = moved.shape[:-1]
+    flat = moved.reshape(-1, n).astype(_compute_dtype(dtype), copy=False)
+    values, positions = approx_top_k_2d(flat, k, is_max_k, bins, aggregate_to_topk)
+    width = values.shape[-1]
+    if not aggregate_to_topk:
+        # The op's result width is XLA's output size, which may exceed the bin count (it is a
+        # multiple of the 128-lane tile): the extra entries are padding, -inf/+inf and index -1.
+        out_width = _output_width(n, x.ndim, k, recall_target, input_size_override)
+        if out_width > width:
+            fill = -np.inf if is_max_k else np.inf
+            values = np.concatenate([values, np.full((values.shape[0], out_width - width), fill, values.dtype)], 1)
+            positions = np.concatenate([positions, np.full((values.shape[0], out_width - width), -1, np.int64)], 1)
+            width = out_width
+    values = values.reshape(*lead, width).astype(dtype, copy=False)
+    positions = positions.reshape(*lead, width).astype(index_dtype)
+    return np.moveaxis(values, -1, dimension), np.moveaxis(positions, -1, dimension)
+
+
+def _output_width(n: int, rank: int, k: int, recall_target: float, override: int) -> int:
+    from loom.dialects.knn import reduction_output_size
+    return reduction_output_size(n, rank, k, recall_target, False, override)[0]
+
+
+@kernel("knn.approx_top_k")
+def _approx_top_k(op: Operation) -> Kernel:
+    k, recall, is_max, override, aggregate = _attrs(op)
+    dim = common.integer(op.get_attr("reduction_dimension"))
+    return Kernel(approx_top_k, Operand(0), k, dim, recall, is_max, override, aggregate,
+                  common.dtype_of(op.results[1].type))
+
+
+# The fused op ----------------------------------------------------------------------------------
+
+def fused_score_top_k_reference(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
+                                is_max_k: bool, input_size_override: int, aggregate_to_topk: bool,
+                                index_dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """The semantics of `knn.fused_score_top_k`: the full score matrix, then `approx_top_k`."""
+    q, db = np.asarray(queries), np.asarray(database)
+    dtype = q.dtype
+    ct = _compute_dtype(dtype)
+    scores = q.astype(ct) @ db.astype(ct).T
+    if metric == "l2":
+        scores = np.asarray(half_squared_norms).astype(ct)[None, :] - scores
+    return approx_top_k(scores.astype(dtype), k, 1, recall_target, is_max_k, input_size_override,
+                        aggregate_to_topk, index_dtype)
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _workers() -> int:
+    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="loom-knn")
+        return _POOL
+
+
+def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int,
+           out_values: np.ndarray, out_chunks: np.ndarray) -> None:
+    """Running per-bin maximum of `q . x (+ h)` over the database for one query tile, writing the
+    best value per bin and the chunk (of `chunk` database rows) it came from.
+
+    With `chunk` a multiple of `bins`, each chunk's score tile is reduced by a contiguous `max`
+    over its rows of `bins` columns. With `chunk == bins` (bins too many for one cached tile), each
+    chunk is one row of bins, swept in cache-sized pieces and merged elementwise."""
+    n = db.shape[0]
+    qt = q.shape[0]
+    best = np.full((qt, bins), -np.inf, dtype=q.dtype)
+    best_chunk = np.zeros((qt, bins), dtype=np.int32)
+    if chunk > bins:
+        scratch = np.empty((qt, chunk), dtype=q.dtype)
+        for c, start in enumerate(range(0, n, chunk)):
+            stop = min(start + chunk, n)
+            width = stop - start
+            s = scratch[:, :width]
+            np.matmul(q, db[start:stop].T, out=s)
+            if h is not None:
+                s += h[start:stop]
+            full_rows = width // bins
+            m = s[:, :full_rows * bins].reshape(qt, full_rows, bins).max(axis=1) if full_rows else \
+                np.full((qt, bins), -np.inf, dtype=q.dtype)
+            rest = width - full_rows * bins
+            if rest:
+                np.maximum(m[:, :rest], s[:, full_rows * bins:], out=m[:, :rest])
+            better = m > best
+            np.copyto(best, m, where=better)
+            np.copyto(best_chunk, c, where=better)
+    else:
+        piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
+        scratch = np.empty((qt, piece), dtype=q.dtype)
+        for c, row in enumerate(range(0, n, bins)):
+            for b0 in range(0, min(bins, n - row), piece):
+                start, stop = row + b0, min(row + b0 + piece, row + bins, n)
+                width = stop - start
+                s = scratch[:, :width]
+                np.matmul(q, db[start:stop].T, out=s)
+                if h is not None:
+                    s += h[start:stop]
+                view = best[:, b0:b0 + width]
+                better = s > view
+                np.copyto(view, s, where=better)
+                np.copyto(best_chunk[:, b0:b0 + width], c, where=better)
+    out_values[...] = best
+    out_chunks[...] = best_chunk
+
+
+def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
+                      is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
+                      bins: int | None = None, query_tile: int | None = None,
+                      chunk_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
+    `bins` may raise the bin count above XLA's (more bins only raise recall)."""
+    q, db = np.asarray(queries), np.asarray(database)
+    dtype = q.dtype
+    ct = _compute_dtype(dtype)
+    nq = q.shape[0]
+    n = db.shape[0]
+    if metric == "l2" and half_squared_norms is None:
+        raise ValueError("knn.fused_score_top_k: metric 'l2' needs half_squared_norms")
+    # One maximisation for the four cases: maximise dot_sign * q.x + norm_sign * h, where the
+    # op's score is q.x (ip) or h - q.x (l2), negated for a min-k.
+    dot_sign = 1.0 if is_max_k == (metric == "ip") else -1.0
+    norm_sign = 0.0 if metric == "ip" else (1.0 if is_max_k else -1.0)
+    L = min(n, max(num_bins(n, 2, k, recall_target, input_size_override), bins or 0))  # noqa: N806
+    qc = np.ascontiguousarray(q, dtype=ct)
+    if dot_sign < 0:
+        qc = -qc
+    dbc = np.ascontiguousarray(db, dtype=ct)
+    h = None
+    if norm_sign != 0.0:
+        h = np.asarray(half_squared_norms, dtype=ct) * ct.type(norm_sign)
+    qtile = query_tile or QUERY_TILE
+    budget = chunk_bytes or CHUNK_BYTES
+    per_row = budget // (qtile * ct.itemsize)
+    if L * 2 > per_row:
+        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
+        # fewer queries per tile keep the running (query x bin) state small.
+        chunk = L
+        qtile = max(8, min(qtile, (64 << 20) // (L * ct.itemsize * 2)))
+    else:
+        chunk = (per_row // L) * L
+    best = np.empty((nq, L), dtype=ct)
+    best_chunk = np.empty((nq, L), dtype=np.int32)
+    tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
+    if len(tiles) > 1 and _workers() > 1:
+        futures = [_pool().submit(_sweep, qc[a:b], dbc, h, L, chunk, best[a:b], best_chunk[a:b]) for a, b in tiles]
+        for f in futures:
+            f.result()
+    else:
+        for a, b in tiles:
+            _sweep(qc[a:b], dbc, h, L, chunk, best[a:b], best_chunk[a:b])
+    # Select bins, then find the winning position inside each chosen bin's chunk.
+    bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
+    if aggregate_to_topk:
+        values, chosen = select_top_k(best, bin_ids, k, True)
+    else:
+        values, chosen = best, np.array(bin_ids)
+    chunk_of = np.take_along_axis(best_chunk, chosen, axis=1).astype(np.int64)
+    positions = _locate(qc, dbc, h, L, chunk, chosen, chunk_of)
+    if not is_max_k:
+        values = -values  # back from the maximisation to the op's scores
+    if not aggregate_to_topk:
+        out_width = _output_width(n, 2, k, recall_target, input_size_override)
+        if out_width > L:
+            fill = -np.inf if is_max_k else np.inf
+            values = np.concatenate([values, np.full((nq, out_width - L), fill, values.dtype)], 1)
+            positions = np.concatenate([positions, np.full((nq, out_width - L), -1, np.int64)], 1)
+    return values.astype(dtype), positions.astype(index_dtype)
+
+
+def _locate(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, chosen: np.ndarray,
+            chunk_of: np.ndarray) -> np.ndarray:
+    """The database position of the best element of bin `chosen[i, j]` within chunk
+    `chunk_of[i, j]`, recomputing that bin's few scores (chunk / bins of them) for query i."""
+    n = db.shape[0]
+    rows = chunk // bins
+    start = chunk_of * chunk + chosen
+    if rows == 1:
+        return start
+    out = np.empty_like(start)
+    nq, width = start.shape
+    step = max(1, (32 << 20) // max(1, width * rows * db.shape[1] * db.itemsize))
+    offsets = bins * np.arange(rows, dtype=np.int64)
+    for a in range(0, nq, step):
+        b = min(a + step, nq)
+        cand = start[a:b, :, None] + offsets  # (queries, width, rows)
+        valid = cand < n
+        safe = np.where(valid, cand, 0)
+        vectors = db[safe].reshape(b - a, width * rows, db.shape[1])
+        scores = np.matmul(vectors, q[a:b, :, None])[..., 0].reshape(b - a, width, rows)
+        if h is not None:
+            scores += h[safe]
+        scores[~valid] = -np.inf
+        which = np.argmax(scores, axis=-1)
+        out[a:b] = np.take_along_axis(cand, which[..., None], axis=-1)[..., 0]
+    return out
+
+
+@kernel("knn.fused_score_top_k")
+def _fused_score_top_k(op: Operation) -> Kernel:
+    k, recall, is_max, override, aggregate = _attrs(op)
+    metric = common.string(op.get_attr("metric"))
+    index_dtype = common.dtype_of(op.results[1].type)
+    if len(op.operands) == 2:
+        return Kernel(fused_score_top_k, Operand(0), Operand(1), None, metric, k, recall, is_max, override, aggregate,
+                      index_dtype)
+    return Kernel(fused_score_top_k, Operand(0), Operand(1), Rest(2), metric, k, recall, is_max, override,
+                  aggregate, index_dtype)
+
+
+@rule("knn.fused_score_top_k")
+def _fused_reference(interp, op: Operation, args: list) -> tuple:
+    k, recall, is_max, override, aggregate = _attrs(op)
+    norms = args[2] if len(args) == 3 else None
+    return fused_score_top_k_reference(args[0], args[1], norms, common.string(op.get_attr("metric")), k, recall,
+                                       is_max, override, aggregate, common.dtype_of(op.results[1].type))
+
+
+__all__ = ["approx_top_k", "approx_top_k_2d", "fused_score_top_k", "fused_score_top_k_reference", "partial_reduce",
+           "select_top_k"]
