@@ -290,3 +290,45 @@ def test_float_printing_follows_apfloat():
              (float("inf"), lir.f32): "0x7F800000 : f32", (123456789.0, lir.f64): "0x419D6F3454000000 : f64"}
     for (v, t), text in cases.items():
         assert lir.attributes.attribute_text(lir.FloatAttr.get(v, t), elide_type=True) == text
+
+
+def test_dominance_of_uses_nested_several_regions_deep():
+    """A use three regions down is checked against the enclosing block at the point of the op
+    that holds it: values defined before that op are visible, later ones are not."""
+    def program(value: str) -> str:
+        return f'''"tst.func"() <{{sym_name = "f"}}> ({{
+^bb0(%a: i32):
+  %0 = "tst.add"(%a, %a) : (i32, i32) -> i32
+  "tst.scope"() ({{
+    "tst.scope"() ({{
+      "tst.scope"() ({{
+        %5 = "tst.add"({value}, %a) : (i32, i32) -> i32
+        "tst.return"() : () -> ()
+      }}) : () -> ()
+      "tst.return"() : () -> ()
+    }}) : () -> ()
+    "tst.return"() : () -> ()
+  }}) : () -> ()
+  %1 = "tst.add"(%0, %a) : (i32, i32) -> i32
+  "tst.return"(%1) : (i32) -> ()
+}}) : () -> ()
+'''
+    lir.parse(program("%0")).verify()
+    with pytest.raises(VerifyError, match="does not dominate") as info:
+        lir.parse(program("%1"))
+    assert str(info.value).startswith("-:7:14: error: 'tst.add' op")
+
+
+def test_verifying_a_nested_op_accepts_values_from_enclosing_regions():
+    module = lir.parse('''"tst.func"() <{sym_name = "f"}> ({
+^bb0(%a: i32):
+  "tst.scope"() ({
+    %0 = "tst.add"(%a, %a) : (i32, i32) -> i32
+    "tst.return"() : () -> ()
+  }) : () -> ()
+  "tst.return"() : () -> ()
+}) : () -> ()
+''')
+    func = next(iter(module.body.ops))
+    scope = next(iter(func.regions[0].blocks[0].ops))
+    scope.verify()

@@ -30,11 +30,23 @@ SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
 class Constraint:
     """A predicate on a type or attribute with a description for error messages."""
 
-    __slots__ = ("check", "description")
+    __slots__ = ("check", "description", "_types_ok")
 
     def __init__(self, check: Callable[[Any], bool], description: str) -> None:
         self.check = check
         self.description = description
+        self._types_ok: set[Type] = set()
+
+    def holds(self, x: Any) -> bool:
+        """`check(x)`, remembered for types: they are interned and few, and the verifier asks
+        the same question for every op."""
+        if x in self._types_ok:
+            return True
+        if not self.check(x):
+            return False
+        if isinstance(x, Type):
+            self._types_ok.add(x)
+        return True
 
     def __or__(self, other: Constraint) -> Constraint:
         return Constraint(lambda x: self.check(x) or other.check(x), f"{self.description} or {other.description}")
@@ -224,18 +236,25 @@ class GraphRegions(Trait):
 class SameOperandsAndResultType(Trait):
     @classmethod
     def verify(cls, op: Operation) -> str | None:
-        types = [v.type for v in op.operands] + [r.type for r in op.results]
-        if types and any(t is not types[0] for t in types):
-            return "requires the same type for all operands and results"
+        first = op.results[0].type if op.results else op._operands[0].value.type if op._operands else None
+        for u in op._operands:
+            if u.value.type is not first:
+                return "requires the same type for all operands and results"
+        for r in op.results:
+            if r.type is not first:
+                return "requires the same type for all operands and results"
         return None
 
 
 class SameTypeOperands(Trait):
     @classmethod
     def verify(cls, op: Operation) -> str | None:
-        types = [v.type for v in op.operands]
-        if types and any(t is not types[0] for t in types):
-            return "requires all operands to have the same type"
+        operands = op._operands
+        if operands:
+            first = operands[0].value.type
+            for u in operands:
+                if u.value.type is not first:
+                    return "requires all operands to have the same type"
         return None
 
 
@@ -301,6 +320,12 @@ class OpDef:
         self.prop_defaults = tuple((p.name, p.default) for p in self.props if p.default is not None)
         self._operand_variadics = sum(f.kind != SINGLE for f in self.operands)
         self._result_variadics = sum(f.kind != SINGLE for f in self.results)
+        # What the verifier checks on every op, computed once.
+        self.n_fixed_operands = len(self.operands) - self._operand_variadics
+        self.n_fixed_results = len(self.results) - self._result_variadics
+        self.constrained_operands = tuple(f for f in self.operands if f.constraint is not None)
+        self.constrained_results = tuple(f for f in self.results if f.constraint is not None)
+        self.variadic_regions = any(r.kind != SINGLE for r in self.regions)
 
     def _range(self, fields: list, n_actual: int, index: int, op: Operation, seg_attr: str) -> tuple[int, int]:
         variadics = sum(f.kind != SINGLE for f in fields)

@@ -4,11 +4,10 @@ traits, then each op's own rule. Every error names the op, gives its location an
 from __future__ import annotations
 
 from loom.ir.attributes import StringAttr
-from loom.ir.core import Block, Operation, Region, Value
+from loom.ir.core import Block, BlockArgument, Operation, Region, Value, paused_gc
 from loom.ir.diagnostics import VerifyError
 from loom.ir.dominance import DominatorTree
 from loom.ir.opdef import (
-    SINGLE,
     GraphRegions,
     IsolatedFromAbove,
     NoTerminator,
@@ -23,17 +22,16 @@ def _fail(op: Operation, message: str) -> None:
 
 def verify(root: Operation) -> None:
     """Verify `root` and everything nested in it; raise VerifyError on the first problem."""
-    from loom.ir.core import paused_gc
     with paused_gc():
-        _verify_op(root)
+        _verify_op(root, [])
 
 
-def _verify_op(op: Operation) -> None:
+def _verify_op(op: Operation, scopes: list[_Scope]) -> None:
     definition = type(op).definition
     if definition is not None:
         _verify_structure_against_definition(op, definition)
     for i, region in enumerate(op.regions):
-        _verify_region(op, i, region, definition)
+        _verify_region(op, i, region, definition, scopes)
     if definition is not None:
         for trait in definition.traits:
             msg = trait.verify(op)
@@ -45,33 +43,30 @@ def _verify_op(op: Operation) -> None:
 
 
 def _verify_structure_against_definition(op: Operation, d) -> None:
-    n_ops = len(op._operands)
-    fixed = sum(f.kind == SINGLE for f in d.operands)
-    if len(d.operands) == fixed and n_ops != fixed:
+    operands, results = op._operands, op.results
+    n_ops = len(operands)
+    fixed = d.n_fixed_operands
+    if d._operand_variadics == 0 and n_ops != fixed:
         _fail(op, f"expected {fixed} operands, but found {n_ops}")
     if n_ops < fixed:
         _fail(op, f"expected at least {fixed} operands, but found {n_ops}")
-    fixed_r = sum(f.kind == SINGLE for f in d.results)
-    if len(d.results) == fixed_r and len(op.results) != fixed_r:
-        _fail(op, f"requires {fixed_r} result{'s' if fixed_r != 1 else ''}, but found {len(op.results)}")
-    if len(op.regions) < len(d.regions) or (len(op.regions) > len(d.regions) and
-                                            not any(r.kind != SINGLE for r in d.regions)):
-        _fail(op, f"requires {len(d.regions)} region{'s' if len(d.regions) != 1 else ''}")
-    for f in d.operands:
-        if f.constraint is None:
-            continue
+    fixed_r = d.n_fixed_results
+    if d._result_variadics == 0 and len(results) != fixed_r:
+        _fail(op, f"requires {fixed_r} result{'s' if fixed_r != 1 else ''}, but found {len(results)}")
+    n_regions = len(d.regions)
+    if len(op.regions) < n_regions or (len(op.regions) > n_regions and not d.variadic_regions):
+        _fail(op, f"requires {n_regions} region{'s' if n_regions != 1 else ''}")
+    for f in d.constrained_operands:
         lo, hi = d.operand_range(op, f.index)
         for i in range(lo, hi):
-            t = op._operands[i].value.type
-            if not f.constraint.check(t):
+            t = operands[i].value.type
+            if not f.constraint.holds(t):
                 _fail(op, f"operand #{i} must be {f.constraint.description}, but got '{t}'")
-    for f in d.results:
-        if f.constraint is None:
-            continue
+    for f in d.constrained_results:
         lo, hi = d.result_range(op, f.index)
         for i in range(lo, hi):
-            t = op.results[i].type
-            if not f.constraint.check(t):
+            t = results[i].type
+            if not f.constraint.holds(t):
                 _fail(op, f"result #{i} must be {f.constraint.description}, but got '{t}'")
     for p in d.props:
         v = op.properties.get(p.name)
@@ -86,7 +81,24 @@ def _verify_structure_against_definition(op: Operation, d) -> None:
             _fail(op, f"has unknown inherent attribute '{k}'")
 
 
-def _verify_region(op: Operation, index: int, region: Region, definition) -> None:
+class _Scope:
+    """A block being verified: what its ops may use. `defined` holds the block's arguments and the
+    results of the ops before the one being verified, so a use nested at any depth inside that op
+    is checked against it in O(depth) without walking the nest again."""
+
+    __slots__ = ("region", "block", "defined", "graph", "dom", "isolated", "owner")
+
+    def __init__(self, region: Region, block: Block, graph: bool, dom, isolated: bool, owner: Operation) -> None:
+        self.region = region
+        self.block = block
+        self.defined: set[Value] = set(block.args)
+        self.graph = graph
+        self.dom = dom
+        self.isolated = isolated
+        self.owner = owner
+
+
+def _verify_region(op: Operation, index: int, region: Region, definition, scopes: list[_Scope]) -> None:
     # Regions of unregistered ops may be graph regions, so dominance is not checked there (as MLIR).
     graph = definition is None or GraphRegions in definition.trait_set
     no_terminator = definition is not None and NoTerminator in definition.trait_set
@@ -112,79 +124,51 @@ def _verify_region(op: Operation, index: int, region: Region, definition) -> Non
             d = child.definition
             if d is not None and Terminator in d.trait_set and child is not last:
                 _fail(child, "must be the last operation in the parent block")
-    if isolated and index == 0:
-        _verify_isolation(op)
     # Dominance in SSACFG regions: within a block, operands must be defined earlier; across
     # blocks, in a dominating block. Values from enclosing regions must not cross isolation.
     dom = None if graph or len(region.blocks) <= 1 else _Dominance(region)
     for block in region.blocks:
-        defined: set[Value] = set(block.args)
+        scope = _Scope(region, block, graph, dom, isolated, op)
+        defined = scope.defined
+        scopes.append(scope)
         for child in block.ops:
             for u in child._operands:
                 v = u.value
                 if v.uses is None or u not in v.uses:
                     _fail(child, "operand use list is corrupt")
-                _check_operand(child, u.index, v, block, region, defined, graph, isolated, dom, op)
-            if child.regions:
-                _verify_nested_uses(child, region, block, defined, graph, isolated, dom, op)
-            _verify_op(child)
+                if v.__class__ is not BlockArgument and v.op.parent is block:
+                    if v in defined or graph:
+                        continue
+                    _fail(child, f"operand #{u.index} does not dominate this use")
+                _check_operand(child, u.index, v, scopes)
+            _verify_op(child, scopes)
             defined.update(child.results)
+        scopes.pop()
 
 
-def _check_operand(user: Operation, index: int, v: Value, block: Block, region: Region, defined: set[Value],
-                   graph: bool, isolated: bool, dom, owner: Operation) -> None:
+def _check_operand(user: Operation, index: int, v: Value, scopes: list[_Scope]) -> None:
+    """`v` is used by `user`, nested in the innermost scope: find the scope whose region holds the
+    definition and check dominance there, failing if an isolated region lies in between."""
     vblock = v.parent_block
     if vblock is None:
         _fail(user, f"operand #{index} uses a value that is not in any block (erased or detached)")
-    if vblock is block:
-        if graph or v in defined:
-            return
+    vregion = vblock.parent
+    for scope in reversed(scopes):
+        if scope.region is vregion:
+            if scope.graph:
+                return
+            if vblock is scope.block:
+                if v in scope.defined:
+                    return
+            elif scope.dom is not None and scope.dom.dominates(vblock, scope.block):
+                return
+            _fail(user, f"operand #{index} does not dominate this use")
+        if scope.isolated:
+            _fail(user, f"using value defined outside the region (operand #{index}); '{scope.owner.name}' is "
+                        "isolated from above")
+    # Defined above the op being verified: fine if it encloses the use.
+    if not scopes or not _encloses(vblock, scopes[0].region):
         _fail(user, f"operand #{index} does not dominate this use")
-    if vblock.parent is region:
-        if graph or (dom is not None and dom.dominates(vblock, block)):
-            return
-        _fail(user, f"operand #{index} does not dominate this use")
-    # Defined outside this region.
-    if isolated:
-        _fail(user, f"using value defined outside the region (operand #{index}); '{owner.name}' is isolated "
-                    "from above")
-    if not _encloses(vblock, region):
-        _fail(user, f"operand #{index} does not dominate this use")
-
-
-def _verify_nested_uses(child: Operation, region: Region, block: Block, defined: set[Value], graph: bool,
-                        isolated: bool, dom, owner: Operation) -> None:
-    """Values used inside `child`'s regions that come from this region must dominate `child`."""
-    for nested in child.walk():
-        if nested is child:
-            continue
-        for u in nested._operands:
-            v = u.value
-            vblock = v.parent_block
-            if vblock is None or vblock.parent is not region:
-                continue
-            if vblock is block:
-                if not graph and v not in defined:
-                    _fail(nested, f"operand #{u.index} does not dominate this use")
-            elif not graph and dom is not None and not dom.dominates(vblock, block):
-                _fail(nested, f"operand #{u.index} does not dominate this use")
-
-
-def _verify_isolation(op: Operation) -> None:
-    """No op nested anywhere inside `op` may use a value defined outside it."""
-    inside: set[Block] = set()
-    for region in op.regions:
-        inside.update(region.blocks)
-    for nested in op.walk():
-        if nested is op:
-            continue
-        for region in nested.regions:
-            inside.update(region.blocks)
-        for u in nested._operands:
-            b = u.value.parent_block
-            if b is not None and b not in inside and b.parent is not None:
-                _fail(nested, f"using value defined outside the region (operand #{u.index}); '{op.name}' is "
-                              "isolated from above")
 
 
 def _encloses(vblock: Block, region: Region) -> bool:
