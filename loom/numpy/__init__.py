@@ -515,3 +515,7 @@ from loom.numpy._more import *  # noqa: E402, F403 - the second part of the API
 from loom.numpy._more import __all__ as _more_all  # noqa: E402
 
 __all__ += _more_all
+
+from loom.numpy._indexing import take, take_along_axis  # noqa: E402 - gathers over the core API
+
+__all__ += ["take", "take_along_axis"]
