@@ -36,7 +36,7 @@ from loom.ir.attributes import (
     UnitAttr,
     _storage_bytes,
 )
-from loom.ir.core import Operation, Value
+from loom.ir.core import Operation, OpResult, Value
 from loom.ir.floats import bits_to_value, value_to_bits
 from loom.ir.opdef import (
     Commutative,
@@ -1821,10 +1821,11 @@ class _Match(dict):
 
 def _match(source: tuple, op: Operation | None, m: _Match) -> bool:
     cls, *args = source
-    if op is None or op.name != cls.name or len(op.operands) != len(args):
+    if op is None or op.name != cls.name or len(op._operands) != len(args):
         return False
     m.ops.append(op)
-    for arg, v in zip(args, op.operands):
+    for arg, u in zip(args, op._operands):
+        v = u.value
         if isinstance(arg, tuple) or arg[0] in "#$":
             if isinstance(arg, tuple):
                 ok = _match(arg, v.owner_op, m)
@@ -1881,7 +1882,18 @@ def _count_ops(source: tuple) -> int:
 
 def _pat(name: str, source: tuple, build: Callable[[_Match, _Builder], Value],
          where: Callable[[_Match], bool] | None = None) -> _Rule:
+    n_operands = len(source) - 1
+    # Most ops fail on their operands' defining ops: check those names before building a match.
+    nested = tuple((i, arg[0].name) for i, arg in enumerate(source[1:]) if isinstance(arg, tuple))
+
     def apply(op: Operation, rewriter) -> bool:
+        operands = op._operands
+        if len(operands) != n_operands:
+            return False
+        for i, name in nested:
+            v = operands[i].value
+            if v.__class__ is not OpResult or v.op.name != name:
+                return False
         m = _Match(op)
         if not _match(source, op, m) or (where is not None and not where(m)):
             return False
