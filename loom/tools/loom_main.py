@@ -3,7 +3,7 @@
     loom demo            parse an example, run a pass pipeline on it, print before/after and timings;
                          then run a StableHLO program on numpy arrays with the compiled executor
     loom opt ARGS...     the same as loom-opt ARGS...
-    loom bench ir ARGS   run benchmarks/ir_throughput.py (from a source checkout)
+    loom bench NAME ARGS run benchmarks/NAME.py (from a source checkout); `ir` is ir_throughput
     loom --version
 """
 
@@ -20,7 +20,7 @@ from loom.tools import loom_opt
 DEMO_EXAMPLE = "arith_canonicalize.mlir"
 DEMO_PROGRAM = "mlp_forward.mlir"
 DEMO_PIPELINE = "builtin.module(func.func(canonicalize,cse),symbol-dce)"
-BENCHMARKS = {"ir": "ir_throughput.py"}
+BENCHMARK_ALIASES = {"ir": "ir_throughput"}
 
 
 def checkout_root() -> Path | None:
@@ -117,16 +117,17 @@ def _count_ops(op) -> int:
 
 
 def bench(args: list[str]) -> int:
-    """Run a benchmark script of the checkout, passing `args` on."""
-    if not args or args[0] not in BENCHMARKS:
-        print("usage: loom bench {" + ",".join(BENCHMARKS) + "} [options]", file=sys.stderr)
-        return 2
+    """Run benchmarks/NAME.py of the checkout, passing the other `args` on."""
     root = checkout_root()
-    script = root / "benchmarks" / BENCHMARKS[args[0]] if root else None
-    if script is None or not script.is_file():
-        print(f"loom bench: benchmarks/{BENCHMARKS[args[0]]} is not here; benchmarks run from a source checkout "
-              "of loom", file=sys.stderr)
+    folder = root / "benchmarks" if root else None
+    if folder is None or not folder.is_dir():
+        print("loom bench: no benchmarks/ here; benchmarks run from a source checkout of loom", file=sys.stderr)
         return 1
+    names = sorted(p.stem for p in folder.glob("*.py")) + sorted(BENCHMARK_ALIASES)
+    if not args or args[0] not in names:
+        print("usage: loom bench {" + ",".join(names) + "} [options]", file=sys.stderr)
+        return 2
+    script = folder / f"{BENCHMARK_ALIASES.get(args[0], args[0])}.py"
     return subprocess.call([sys.executable, str(script), *args[1:]])
 
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "bench":
         return bench(argv[1:])
     ap = argparse.ArgumentParser(prog="loom", description="loom, a machine-learning compiler stack in Python",
-                                 epilog="commands: demo | opt ARGS (as loom-opt) | bench ir [ARGS]")
+                                 epilog="commands: demo | opt ARGS (as loom-opt) | bench NAME [ARGS]")
     ap.add_argument("--version", action="version", version=f"loom {loom.__version__}")
     ap.add_argument("command", choices=["demo", "opt", "bench"], help="what to run")
     try:
