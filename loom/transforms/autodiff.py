@@ -18,6 +18,7 @@ result (None for a zero cotangent) and the rule returns one entry per operand (N
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -554,17 +555,97 @@ def _sort(b, op, cts):
 # --- the transformation ------------------------------------------------------------------------
 
 
+class _State:
+    """The cotangents being accumulated by one `vjp_function` call, visible to the rules of region
+    ops (whose captured values are not operands) through `accumulate_captured`."""
+
+    def __init__(self, builder: Builder, active: set[Value]) -> None:
+        self.builder = builder
+        self.active = active
+        self.cotangents: dict[Value, Value] = {}
+        self.replaced: dict[Value, Value] = {}
+
+    def accumulate(self, v: Value, ct: Value | None) -> None:
+        if ct is None or not is_float(v.type) or v not in self.active:
+            return
+        prev = self.cotangents.get(v)
+        self.cotangents[v] = ct if prev is None else stablehlo.add(self.builder, prev, ct)
+
+    def resolve(self, v: Value) -> Value:
+        while v in self.replaced:
+            v = self.replaced[v]
+        return v
+
+
+_STATES: list[_State] = []
+
+
+def current_state() -> _State:
+    """The innermost `vjp_function` being built (for rules of ops with regions)."""
+    return _STATES[-1]
+
+
+def accumulate_captured(value: Value, ct: Value | None) -> None:
+    """Add `ct` to the cotangent of `value`, a value captured by a region op (not its operand)."""
+    _STATES[-1].accumulate(value, ct)
+
+
+def is_active(value: Value) -> bool:
+    """Whether `value` depends on a differentiated argument (only active values get cotangents)."""
+    return value in _STATES[-1].active
+
+
+def replace_op(old: Operation, new_values: Sequence[Value]) -> None:
+    """Replace a forward op by the values of a rewritten one (a while that now counts its
+    iterations and saves values) and erase it; the function's outputs follow the replacement."""
+    state = _STATES[-1]
+    for r, v in zip(old.results, new_values):
+        r.replace_all_uses_with(v)
+        state.replaced[r] = v
+    old.erase()
+
+
+def region_free_values(op: Operation, regions: Sequence[Any] | None = None) -> list[Value]:
+    """Values used inside `regions` of `op` (all by default) but defined outside `op`, in order of
+    first use."""
+    seen: dict[Value, None] = {}
+    for region in (op.regions if regions is None else regions):
+        for block in region.blocks:
+            for inner in block.ops:
+                for nested in inner.walk():
+                    for v in nested.operands:
+                        owner = v.owner_op if v.owner_op is not None else v.parent_block.parent_op
+                        if (owner is None or not op.is_ancestor(owner)) and v not in seen:
+                            seen[v] = None
+    return list(seen)
+
+
+def _activity(ops: Sequence[Operation], seeds: Sequence[Value]) -> set[Value]:
+    active = set(seeds)
+    for op in ops:
+        inputs = list(op.operands)
+        if op.regions:
+            inputs += region_free_values(op)
+        if any(v in active for v in inputs):
+            active.update(op.results)
+    return active
+
+
+BOUNDARY = "loom.vjp_boundary"
+
+
 def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[int] | None = None,
-                 name: str = "main") -> Operation:
+                 name: str = "main", split: bool = False) -> Operation:
     """A new `func.func @name` computing `fn`'s outputs and the VJP w.r.t. its arguments `wrt`.
 
     Its arguments are `fn`'s arguments followed by one cotangent per output in
     `cotangent_outputs` (all outputs by default; the others count as zero); its results are
     `fn`'s results followed by the cotangent of each argument in `wrt` (zeros for arguments of
-    integer or boolean type or that the outputs do not depend on)."""
+    integer or boolean type or that the outputs do not depend on). With `split`, an unregistered
+    `loom.vjp_boundary` op separates the forward ops from the backward ones (for the rules of loop
+    ops, which move each part into its own loop)."""
     ftype: FunctionType = fn.properties["function_type"].value
-    n_out = len(ftype.results)
-    cotangent_outputs = list(range(n_out)) if cotangent_outputs is None else list(cotangent_outputs)
+    cotangent_outputs = list(range(len(ftype.results))) if cotangent_outputs is None else list(cotangent_outputs)
     new_type = FunctionType((*ftype.inputs, *(ftype.results[i] for i in cotangent_outputs)),
                             (*ftype.results, *(ftype.inputs[i] for i in wrt)))
     new = func.FuncOp.build(name, new_type, location=fn.location)
@@ -582,33 +663,33 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
     if ret is None:
         raise ValueError("the function has no func.return")
     outputs = [mapping.get(v, v) for v in ret.operands]
+    if split:
+        b.insert(Operation.create(BOUNDARY))
 
-    cotangents: dict[Value, Value] = {}
-
-    def accumulate(v: Value, ct: Value | None) -> None:
-        if ct is None or not is_float(v.type):
-            return
-        prev = cotangents.get(v)
-        cotangents[v] = ct if prev is None else stablehlo.add(b, prev, ct)
-
-    for k, i in enumerate(cotangent_outputs):
-        accumulate(outputs[i], block.args[len(ftype.inputs) + k])
-    for op in reversed(forward):
-        cts = [cotangents.pop(r, None) for r in op.results]
-        if all(c is None for c in cts):
-            continue
-        rule = VJP_RULES.get(op.name)
-        if rule is None:
-            raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                   f"(at {op.location}); add one to loom.transforms.autodiff.VJP_RULES")
-        b.location = op.location
-        operand_cts = rule(b, op, cts)
-        for v, ct in zip(op.operands, operand_cts):
-            accumulate(v, ct)
-    results = list(outputs)
+    state = _State(b, _activity(forward, [block.args[i] for i in wrt]))
+    _STATES.append(state)
+    try:
+        for k, i in enumerate(cotangent_outputs):
+            state.accumulate(outputs[i], block.args[len(ftype.inputs) + k])
+        for op in reversed(forward):
+            cts = [state.cotangents.pop(r, None) for r in op.results]
+            if all(c is None for c in cts):
+                continue
+            rule = VJP_RULES.get(op.name)
+            if rule is None:
+                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
+                                       f"(at {op.location}); add one to loom.transforms.autodiff.VJP_RULES")
+            b.location = op.location
+            operands = list(op.operands)  # the rule of a loop may replace (and erase) the op
+            operand_cts = rule(b, op, cts)
+            for v, ct in zip(operands, operand_cts):
+                state.accumulate(v, ct)
+    finally:
+        _STATES.pop()
+    results = [state.resolve(v) for v in outputs]
     for i in wrt:
         arg = block.args[i]
-        ct = cotangents.get(arg)
+        ct = state.cotangents.get(arg)
         results.append(ct if ct is not None else full(b, 0, arg.type))
     b.insert(func.ReturnOp.build(results, fn.location))
     new.properties["function_type"] = TypeAttr(new_type)
@@ -627,5 +708,276 @@ def vjp_module(module: Operation, wrt: Sequence[int], cotangent_outputs: Sequenc
     return out
 
 
-__all__ = ["TRANSFORMATION", "VJP_RULES", "MissingRuleError", "VjpRule", "full", "is_float", "reduce_sum",
+# --- control flow: stablehlo.if, stablehlo.case, stablehlo.while ---------------------------------
+
+
+def region_function(region: Any, free: Sequence[Value], name: str = "region") -> Operation:
+    """A detached `func.func` computing a one-block region: its arguments are the block's
+    arguments followed by the values in `free` (those the region captures), its results the
+    operands of the region's terminator."""
+    block = region.entry
+    ret = block.last_op
+    types_in = (*(a.type for a in block.args), *(v.type for v in free))
+    fn = func.FuncOp.build(name, FunctionType(types_in, tuple(v.type for v in ret.operands)))
+    fb = fn.regions[0].entry
+    mapping: dict = dict(zip(block.args, fb.args))
+    mapping.update(zip(free, fb.args[len(block.args):]))
+    for o in block.ops:
+        if o is ret:
+            fb.append(func.ReturnOp.build([mapping.get(v, v) for v in o.operands]))
+            break
+        fb.append(o.clone(mapping))
+    return fn
+
+
+def _inline_body(bb: Builder, fb: Any, mapping: dict, skip: int = 0) -> list[Value]:
+    """Clone the ops of a function body `fb` into `bb`; return the mapped operands of its
+    `func.return` after the first `skip`."""
+    for o in fb.ops:
+        if o.name == "func.return":
+            return [mapping.get(v, v) for v in o.operands[skip:]]
+        bb.insert(o.clone(mapping))
+    raise ValueError("the function has no func.return")
+
+
+@_rule("stablehlo.if", "stablehlo.case")
+def _branch_op(b, op, cts):
+    # The cotangent of a branch op is the same kind of op on the same selector whose branches
+    # are the VJPs of the forward branches (each recomputes its forward part: branches keep no
+    # residuals, so the backward op is self-contained and differentiable again).
+    free = region_free_values(op)
+    active = [v for v in free if is_float(v.type) and is_active(v)]
+    if not active:
+        return [None] * len(op.operands)
+    wrt = [free.index(v) for v in active]
+    seeds = [c if c is not None else full(b, 0, r.type) for c, r in zip(cts, op.results)]
+    regions = []
+    for region in op.regions:
+        vjp = vjp_function(region_function(region, free), wrt)
+        fb = vjp.regions[0].entry
+        mapping: dict = dict(zip(fb.args[:len(free)], free))
+        mapping.update(zip(fb.args[len(free):], seeds))
+
+        def body(bb: Builder, _args: list, fb=fb, mapping=mapping) -> list[Value]:
+            return _inline_body(bb, fb, dict(mapping), skip=len(op.results))
+        regions.append(stablehlo._build_region([], body, b.location))
+    new = b.insert(type(op).create([op.operands[0]], result_types=[v.type for v in active], regions=regions,
+                                   location=b.location))
+    for v, g in zip(active, new.results):
+        accumulate_captured(v, g)
+    return [None] * len(op.operands)
+
+
+_I32 = RankedTensorType((), IntegerType(32), None)
+
+
+class _LoopVjp:
+    """The pieces of the VJP of one `stablehlo.while`: the body's VJP split into its forward part
+    (run in the forward loop, pushing the residuals it computes) and its backward part (run in the
+    backward loop, popping them), and the loop-invariant values the backward part needs."""
+
+    def __init__(self, op: Operation) -> None:
+        from loom.rewrite.effects import is_pure
+        self.op = op
+        self.n = n = len(op.operands)
+        self.free = free = region_free_values(op, [op.regions[1]])
+        self.float_carries = [i for i in range(n) if is_float(op.operands[i].type)]
+        self.active_free = [j for j, v in enumerate(free) if is_float(v.type) and is_active(v)]
+        fn = region_function(op.regions[1], free, "body")
+        vjp = vjp_function(fn, self.float_carries + [n + j for j in self.active_free], split=True)
+        block = vjp.regions[0].entry
+        ops = list(block.ops)
+        k = next(i for i, o in enumerate(ops) if o.name == BOUNDARY)
+        self.forward, self.backward, self.ret = ops[:k], ops[k + 1:-1], ops[-1]
+        self.carry_args = list(block.args[:n])
+        self.free_args = list(block.args[n:n + len(free)])
+        self.ct_args = list(block.args[n + len(free):])
+        varying: set[Value] = set(self.carry_args)
+        for o in self.forward:
+            ins = list(o.operands) + (region_free_values(o) if o.regions else [])
+            if not is_pure(o) or any(v in varying for v in ins):
+                varying.update(o.results)
+        self.varying = varying
+        primal = set(self.carry_args) | set(self.free_args)
+        for o in self.forward:
+            primal.update(o.results)
+        needed: dict[Value, None] = {}
+        for o in self.backward:
+            for v in list(o.operands) + (region_free_values(o) if o.regions else []):
+                needed[v] = None
+        for v in self.ret.operands[n:]:
+            needed[v] = None
+        self.residuals = [v for v in needed if v in primal and v in varying]
+
+    def forward_body(self, bb: Builder, carries: Sequence[Value], stacks: Sequence[Value] | None) -> list[Value]:
+        """The body's forward part on `carries`, pushing the residuals on `stacks` (if given);
+        returns the new carries."""
+        from loom.dialects import stack
+        mapping: dict = dict(zip(self.carry_args, carries))
+        mapping.update(zip(self.free_args, self.free))
+        for o in self.forward:
+            bb.insert(o.clone(mapping))
+        if stacks is not None:
+            for s, v in zip(stacks, self.residuals):
+                stack.push(bb, s, mapping.get(v, v))
+        return [mapping.get(v, v) for v in self.ret.operands[:self.n]]
+
+    def hoist_invariants(self, b: Builder) -> dict:
+        """Clone the forward part's loop-invariant ops before the backward loop; the mapping of
+        the body's values to the outer ones."""
+        from loom.rewrite.effects import is_pure
+        mapping: dict = dict(zip(self.free_args, self.free))
+        for o in self.forward:
+            if o.results and is_pure(o) and not any(r in self.varying for r in o.results):
+                b.insert(o.clone(mapping))
+        for i in range(self.n):
+            if i not in self.float_carries:
+                mapping[self.ct_args[i]] = full(b, 0, self.op.operands[i].type)
+        return mapping
+
+    def backward_body(self, bb: Builder, hoisted: dict, stacks: Sequence[Value], cts: Sequence[Value],
+                      acc: Sequence[Value]) -> tuple[list[Value], list[Value]]:
+        """One backward iteration: pop the residuals, run the backward part; returns the carries'
+        cotangents and the updated sums of the captured values' cotangents."""
+        from loom.dialects import stack
+        mapping = dict(hoisted)
+        mapping.update(zip([self.ct_args[i] for i in self.float_carries], cts))
+        for s, v in zip(stacks, self.residuals):
+            mapping[v] = stack.pop(bb, s)
+        for o in self.backward:
+            bb.insert(o.clone(mapping))
+        grads = [mapping.get(v, v) for v in self.ret.operands[self.n:]]
+        nf = len(self.float_carries)
+        return grads[:nf], [stablehlo.add(bb, a, g) for a, g in zip(acc, grads[nf:])]
+
+    def cond(self, bb: Builder, carries: Sequence[Value]) -> Value:
+        block = self.op.regions[0].entry
+        mapping: dict = dict(zip(block.args, carries))
+        for o in block.ops:
+            if o is block.last_op:
+                return mapping.get(o.operands[0], o.operands[0])
+            bb.insert(o.clone(mapping))
+        raise ValueError("the cond region of stablehlo.while has no terminator")
+
+
+def _results(op: Operation) -> list[Value]:
+    return list(op.results)
+
+
+def _while_op(b: Builder, init: Sequence[Value], cond: Callable, body: Callable) -> list[Value]:
+    types = [v.type for v in init]
+    regions = [stablehlo._build_region(types, cond, b.location), stablehlo._build_region(types, body, b.location)]
+    return _results(b.insert(stablehlo.WhileOp.create(list(init), regions=regions, location=b.location)))
+
+
+def _policy(op: Operation) -> tuple[str, int | None]:
+    attr = op.attributes.get("loom.memory_policy")
+    text = getattr(attr, "value", None) or "save_all"
+    if text.startswith("checkpoint"):
+        return "checkpoint", (int(text.split(":", 1)[1]) if ":" in text else None)
+    return text, None
+
+
+@_rule("stablehlo.while")
+def _while(b, op, cts):
+    # Reverse mode through a while loop with a data-dependent trip count (Yu et al. 2018): the
+    # forward loop gets an iteration counter and pushes the residuals its body's VJP needs on
+    # stacks created outside both loops; a backward loop runs the same number of iterations,
+    # popping them in reverse; cotangents of captured (loop-invariant) values are summed.
+    from loom.dialects import stack
+    loop = _LoopVjp(op)
+    kind, every = _policy(op)
+    n = loop.n
+    fb = Builder(InsertionPoint.before(op), op.location)
+    zero, one = full(fb, 0, _I32), full(fb, 1, _I32)
+    if kind == "checkpoint":
+        new, count, ckpt_stacks, every_v = _checkpointed_forward(fb, loop, every, zero, one)
+    else:
+        stacks = [stack.new(fb, v.type) for v in loop.residuals]
+
+        def fwd_body(bb: Builder, args: list) -> list:
+            return [*loop.forward_body(bb, args[:n], stacks), stablehlo.add(bb, args[n], one)]
+        out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], fwd_body)
+        new, count = out[:n], out[n]
+    replace_op(op, new)
+
+    hoisted = loop.hoist_invariants(b)
+    nf = len(loop.float_carries)
+    ct0 = [cts[i] if cts[i] is not None else full(b, 0, new[i].type) for i in loop.float_carries]
+    acc0 = [full(b, 0, loop.free[j].type) for j in loop.active_free]
+    one_b, zero_b = full(b, 1, _I32), full(b, 0, _I32)
+
+    def positive(bb: Builder, args: list) -> list:
+        return [stablehlo.compare(bb, args[0], zero_b, "GT")]
+
+    if kind == "checkpoint":
+        res_stacks = [stack.new(b, v.type) for v in loop.residuals]
+
+        def segment(bb: Builder, args: list) -> list:
+            remaining, cts_in, acc = args[0], args[1:1 + nf], args[1 + nf:]
+            start = stablehlo.multiply(bb, stablehlo.divide(bb, stablehlo.subtract(bb, remaining, one_b), every_v),
+                                       every_v)
+            length = stablehlo.subtract(bb, remaining, start)
+            carries = [stack.pop(bb, s) for s in reversed(ckpt_stacks)][::-1]
+
+            def recompute(b2: Builder, a2: list) -> list:
+                return [stablehlo.add(b2, a2[0], one_b), *loop.forward_body(b2, a2[1:], res_stacks)]
+            _while_op(bb, [zero_b, *carries], lambda b2, a2: [stablehlo.compare(b2, a2[0], length, "LT")], recompute)
+
+            def back(b2: Builder, a2: list) -> list:
+                g, s = loop.backward_body(b2, hoisted, res_stacks, a2[1:1 + nf], a2[1 + nf:])
+                return [stablehlo.subtract(b2, a2[0], one_b), *g, *s]
+            out = _while_op(bb, [length, *cts_in, *acc], positive, back)
+            return [start, *out[1:]]
+        back_out = _while_op(b, [count, *ct0, *acc0], positive, segment)
+    else:
+        def backward(bb: Builder, args: list) -> list:
+            g, s = loop.backward_body(bb, hoisted, stacks, args[1:1 + nf], args[1 + nf:])
+            return [stablehlo.subtract(bb, args[0], one_b), *g, *s]
+        back_out = _while_op(b, [count, *ct0, *acc0], positive, backward)
+    for j, g in zip(loop.active_free, back_out[1 + nf:]):
+        accumulate_captured(loop.free[j], g)
+    result: list[Value | None] = [None] * n
+    for i, g in zip(loop.float_carries, back_out[1:1 + nf]):
+        result[i] = g
+    return result
+
+
+def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: Value, one: Value
+                          ) -> tuple[list[Value], Value, list[Value], Value]:
+    """The forward loop of the checkpointing policy: it saves only the carries of every k-th
+    iteration. With k unset, a first loop counts the iterations n and k = ceil(sqrt(n))."""
+    from loom.dialects import stack
+    n = loop.n
+    op = loop.op
+    if every is None:
+        def count_body(bb: Builder, args: list) -> list:
+            return [*loop.forward_body(bb, args[:n], None), stablehlo.add(bb, args[n], one)]
+        trips = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], count_body)[n]
+        f32 = RankedTensorType((), FloatType("f32"), None)
+        root = stablehlo.ceil(fb, stablehlo.sqrt(fb, stablehlo.convert(fb, trips, f32.element_type)))
+        every_v = stablehlo.maximum(fb, stablehlo.convert(fb, root, IntegerType(32)), one)
+    else:
+        every_v = full(fb, every, _I32)
+    stacks = [stack.new(fb, v.type) for v in op.operands]
+
+    def body(bb: Builder, args: list) -> list:
+        counter = args[n]
+        due = stablehlo.compare(bb, stablehlo.remainder(bb, counter, every_v), zero, "EQ")
+
+        def save(b2: Builder, _a: list) -> list:
+            for s, v in zip(stacks, args[:n]):
+                stack.push(b2, s, v)
+            return []
+        bb.insert(stablehlo.IfOp.create([due], result_types=[], regions=[
+            stablehlo._build_region([], save, bb.location), stablehlo._build_region([], lambda b2, a: [], bb.location)],
+            location=bb.location))
+        return [*loop.forward_body(bb, args[:n], None), stablehlo.add(bb, counter, one)]
+    out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], body)
+    return out[:n], out[n], stacks, every_v
+
+
+__all__ = ["BOUNDARY", "TRANSFORMATION", "VJP_RULES", "MissingRuleError", "VjpRule", "accumulate_captured",
+           "current_state", "full", "is_active", "is_float", "reduce_sum", "region_free_values", "region_function",
+           "replace_op",
            "unbroadcast", "vjp_function", "vjp_module"]
