@@ -421,24 +421,28 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     c_leaves = [_lift(trace, c) for c in c_leaves]
     c_paths = [keystr(p) for p, _ in tree_flatten_with_path(init)[0]]
 
-    # a first trace of f on placeholders gives the types of the ys (and checks the carry)
-    probe = Block([t.value.type for t in c_leaves] + [RankedTensorType(x.shape[1:], x.value.type.element_type, None)
-                                                      for x in x_leaves])
+    # a first trace of f on placeholders gives the types of the ys (and checks the carry); a
+    # second one follows when weakly typed initial carries were promoted
     nc = len(c_leaves)
-    with _inside(probe):
-        carry = tree_unflatten(c_tree, [Tracer(a, trace, t.weak) for a, t in zip(probe.args[:nc], c_leaves)])
-        xs_t = tree_unflatten(x_tree, [Tracer(a, trace, t.weak) for a, t in zip(probe.args[nc:], x_leaves)])
-        res = f(carry, xs_t)
-        if not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError(f"the function scanned must return a pair (carry, y) (at {user_line()})")
-        new_c, y_tree = tree_flatten(res[0])[0], tree_flatten(res[1])[1]
-        y_leaves = [_lift(trace, y) for y in tree_flatten(res[1])[0]]
-        new_c = [_lift(trace, c) for c in new_c]
-    _discard(probe)
-    if tree_flatten(res[0])[1] != c_tree:
-        raise TypeError(f"the function scanned must return a carry with the structure of init, {c_tree}, but returned "
-                        f"{tree_flatten(res[0])[1]} (at {user_line()})")
-    c_leaves, _ = _promote_weak_carries(c_leaves, new_c)
+    for _attempt in range(2):
+        probe = Block([t.value.type for t in c_leaves] +
+                      [RankedTensorType(x.shape[1:], x.value.type.element_type, None) for x in x_leaves])
+        with _inside(probe):
+            carry = tree_unflatten(c_tree, [Tracer(a, trace, t.weak) for a, t in zip(probe.args[:nc], c_leaves)])
+            xs_t = tree_unflatten(x_tree, [Tracer(a, trace, t.weak) for a, t in zip(probe.args[nc:], x_leaves)])
+            res = f(carry, xs_t)
+            if not (isinstance(res, tuple) and len(res) == 2):
+                raise TypeError(f"the function scanned must return a pair (carry, y) (at {user_line()})")
+            y_flat, y_tree = tree_flatten(res[1])
+            y_leaves = [_lift(trace, y) for y in y_flat]
+            new_c = [_lift(trace, c) for c in tree_flatten(res[0])[0]]
+        _discard(probe)
+        if tree_flatten(res[0])[1] != c_tree:
+            raise TypeError(f"the function scanned must return a carry with the structure of init, {c_tree}, but "
+                            f"returned {tree_flatten(res[0])[1]} (at {user_line()})")
+        c_leaves, changed = _promote_weak_carries(c_leaves, new_c)
+        if not changed:
+            break
     _carry_check(c_leaves, new_c, c_paths, "the function scanned")
     ys0 = [_lift(trace, np.zeros((n, *y.shape), y.dtype)) for y in y_leaves]
     y_weak = [y.weak for y in y_leaves]

@@ -19,6 +19,7 @@ result (None for zero).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from loom.dialects import builtin, func, stablehlo
 from loom.ir.attributes import TypeAttr
@@ -302,6 +303,97 @@ def _reduce_window(b, op, xs, ts):
     return list(b.insert(op.clone({xs[0]: ts[0], xs[1]: _like(b, 0, xs[1])})).results)
 
 
+# --- control flow ------------------------------------------------------------------------------
+
+
+class _State:
+    """The tangents known while one `jvp_function` is built (rules of region ops look up the
+    tangents of captured values here) and the ops those rules replaced."""
+
+    def __init__(self) -> None:
+        self.tangents: dict[Value, Value] = {}
+        self.replaced: dict[Value, Value] = {}
+
+
+_STATES: list[_State] = []
+
+
+def tangent_of(value: Value) -> Value | None:
+    """The tangent of `value` in the innermost `jvp_function` being built (None for zero)."""
+    return _STATES[-1].tangents.get(value)
+
+
+def replace_op(old: Operation, new_values: Sequence[Value]) -> None:
+    """Replace `old` by `new_values` (a control-flow op rebuilt to carry tangents) and erase it."""
+    state = _STATES[-1]
+    for r, v in zip(old.results, new_values):
+        r.replace_all_uses_with(v)
+        state.replaced[r] = v
+    old.erase()
+
+
+def _region_jvp(b: Builder, region: Any, free: list[Value], n_args: int) -> tuple[Operation, list[Value]]:
+    """The JVP function of a region (args: block args, captured values, their tangents) and the
+    outer tangents of the captured values (zeros where none)."""
+    fn = autodiff.region_function(region, free)
+    tfree = [tangent_of(v) if tangent_of(v) is not None else _like(b, 0, v) for v in free]
+    return jvp_function(fn), tfree
+
+
+@_rule("stablehlo.while")
+def _while(b, op, xs, ts):
+    # One loop carrying primals and tangents: its body is the JVP of the forward body.
+    n = len(op.operands)
+    free = autodiff.region_free_values(op, [op.regions[1]])
+    m = len(free)
+    jvp, tfree = _region_jvp(b, op.regions[1], free, n)
+    jb = jvp.regions[0].entry
+    init = [*xs, *(_zeros(b, t, x) for t, x in zip(ts, xs))]
+    types = [v.type for v in init]
+    cond_block = op.regions[0].entry
+
+    def cond(bb: Builder, args: list) -> list:
+        mapping: dict = dict(zip(cond_block.args, args[:n]))
+        for o in cond_block.ops:
+            if o is cond_block.last_op:
+                return [mapping.get(o.operands[0], o.operands[0])]
+            bb.insert(o.clone(mapping))
+        return []
+
+    def body(bb: Builder, args: list) -> list:
+        mapping: dict = dict(zip(jb.args[:n], args[:n]))
+        mapping.update(zip(jb.args[n:n + m], free))
+        mapping.update(zip(jb.args[n + m:2 * n + m], args[n:]))
+        mapping.update(zip(jb.args[2 * n + m:], tfree))
+        return autodiff._inline_body(bb, jb, mapping)
+
+    regions = [stablehlo._build_region(types, cond, b.location), stablehlo._build_region(types, body, b.location)]
+    new = b.insert(stablehlo.WhileOp.create(init, regions=regions, location=b.location))
+    replace_op(op, list(new.results[:n]))
+    return [t if is_float(t.type) else None for t in new.results[n:]]
+
+
+@_rule("stablehlo.if", "stablehlo.case")
+def _branches(b, op, xs, ts):
+    # The same branch op whose branches return primals and tangents.
+    free = autodiff.region_free_values(op)
+    regions = []
+    for region in op.regions:
+        jvp, tfree = _region_jvp(b, region, free, 0)
+        jb = jvp.regions[0].entry
+
+        def body(bb: Builder, _args: list, jb=jb, tfree=tfree) -> list:
+            mapping: dict = dict(zip(jb.args[:len(free)], free))
+            mapping.update(zip(jb.args[len(free):], tfree))
+            return autodiff._inline_body(bb, jb, mapping)
+        regions.append(stablehlo._build_region([], body, b.location))
+    types = [*op.result_types, *op.result_types]
+    new = b.insert(type(op).create([op.operands[0]], result_types=types, regions=regions, location=b.location))
+    k = len(op.results)
+    replace_op(op, list(new.results[:k]))
+    return [t if is_float(t.type) else None for t in new.results[k:]]
+
+
 # --- the transformation ------------------------------------------------------------------------
 
 
@@ -319,31 +411,45 @@ def jvp_function(fn: Operation, name: str = "main") -> Operation:
     block = new.regions[0].entry
     old_block = fn.regions[0].entry
     mapping: dict = dict(zip(old_block.args, block.args[:n_in]))
-    tangents: dict[Value, Value] = {}
+    state = _State()
+    tangents = state.tangents
     for arg, t in zip(block.args[:n_in], block.args[n_in:]):
         if is_float(arg.type):
             tangents[arg] = t
     b = Builder(InsertionPoint.at_end(block))
     ret = None
-    for old in old_block.ops:
-        if old.name == "func.return":
-            ret = old
-            break
-        op = b.insert(old.clone(mapping))
-        ts = [tangents.get(v) for v in op.operands]
-        if all(t is None for t in ts):
-            continue
-        if not any(is_float(r.type) and r.has_uses for r in old.results):
-            continue  # no result that carries a tangent is used (argmax's variadic reduce)
-        rule = JVP_RULES.get(op.name)
-        if rule is None:
-            raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                   f"(at {op.location}); add one to loom.transforms.forward_ad.JVP_RULES")
-        b.location = op.location
-        outs = rule(b, op, list(op.operands), ts)
-        for r, t in zip(op.results, outs):
-            if t is not None and is_float(r.type):
-                tangents[r] = t
+    _STATES.append(state)
+    try:
+        for old in old_block.ops:
+            if old.name == "func.return":
+                ret = old
+                break
+            op = b.insert(old.clone(mapping))
+            ts = [tangents.get(v) for v in op.operands]
+            if op.regions:  # captured values with tangents count as inputs too
+                ts_free = [tangents.get(v) for v in autodiff.region_free_values(op)]
+            else:
+                ts_free = []
+            if all(t is None for t in ts) and all(t is None for t in ts_free):
+                continue
+            if not any(is_float(r.type) and r.has_uses for r in old.results):
+                continue  # no result that carries a tangent is used (argmax's variadic reduce)
+            rule = JVP_RULES.get(op.name)
+            if rule is None:
+                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
+                                       f"(at {op.location}); add one to loom.transforms.forward_ad.JVP_RULES")
+            b.location = op.location
+            results = list(op.results)
+            outs = rule(b, op, list(op.operands), ts)
+            for old_r, r in zip(old.results, results):  # a rule may replace the op (control flow)
+                if r in state.replaced:
+                    mapping[old_r] = state.replaced[r]
+            for r, t in zip(old.results, outs):
+                r = mapping[r]
+                if t is not None and is_float(r.type):
+                    tangents[r] = t
+    finally:
+        _STATES.pop()
     if ret is None:
         raise ValueError("the function has no func.return")
     outputs = [mapping.get(v, v) for v in ret.operands]
@@ -367,4 +473,5 @@ def jvp_module(module: Operation, entry: str = "main") -> Operation:
     return out
 
 
-__all__ = ["JVP_RULES", "TRANSFORMATION", "JvpRule", "MissingRuleError", "jvp_function", "jvp_module"]
+__all__ = ["JVP_RULES", "TRANSFORMATION", "JvpRule", "MissingRuleError", "jvp_function", "jvp_module", "replace_op",
+           "tangent_of"]
