@@ -70,8 +70,10 @@ def reduction_output_size(input_size: int, rank: int, top_k: int, recall_target:
         return input_size, 0
     if not 0.0 < recall <= 1.0:
         raise ValueError(f"recall_target should range in (0,1], but got {recall_target}")
-    # (1 - K) / log(r), truncated toward zero as the uint64 conversion does.
-    m = min(max(int((1.0 - top_k) / math.log(recall)), tiling), input_size)
+    # (1 - K) / log(r), truncated toward zero as the uint64 conversion does, clamped to
+    # [tiling, logical size] (current XLA clamps to the logical size; older code used input_size,
+    # which differs under reduction_input_size_override; jaxlib agrees with this form).
+    m = min(max(int((1.0 - top_k) / math.log(recall)), tiling), logical)
     log2_reduction = _log2_floor(logical // m)
     if log2_reduction == 0:
         return input_size, 0
