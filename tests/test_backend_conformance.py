@@ -603,6 +603,29 @@ def test_case_count():
     assert len(set(_ids())) == len(CASES), "case names must be unique"
 
 
+def to_host(x):
+    """A result as a numpy array (torch tensors through loom's own conversion, bf16 included)."""
+    if isinstance(x, np.ndarray):
+        return x
+    from loom.backend.kernels_torch import to_numpy
+    return to_numpy(x)
+
+
+@pytest.mark.parametrize("c", CASES, ids=_ids())
+def test_jax_conformance_torch(c: Case):
+    """Every case on the torch backend (CPU tensors): jax's results, and the numpy backend's."""
+    pytest.importorskip("torch")
+    text, args, expected = lowered(c)
+    module = loom.ir.parse(text)
+    out = as_list(loom_compile(module, executor="compiled", backend="torch")(*args))
+    assert len(out) == len(expected)
+    for i, (got, want) in enumerate(zip(out, expected)):
+        assert_matches(to_host(got), want, c.tol, f"{c.name}: torch result {i} vs jax")
+    on_numpy = as_list(loom_compile(module, executor="compiled")(*args))
+    for i, (got, want) in enumerate(zip(out, on_numpy)):
+        assert_matches(to_host(got), want, c.tol, f"{c.name}: torch result {i} vs numpy backend")
+
+
 @pytest.mark.parametrize("c", CASES, ids=_ids())
 def test_jax_conformance(c: Case):
     text, args, expected = lowered(c)

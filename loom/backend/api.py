@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from loom.backend.common import ExecutionError, argument_names, check_arguments
-from loom.backend.compiled import Executable
+from loom.backend.compiled import LIBRARIES, Executable
 from loom.backend.interpreter import Interpreter
 from loom.ir.core import Operation
 
 EXECUTORS = ("compiled", "interpreter")
+BACKENDS = LIBRARIES
 
 # Compiled executables, cached per module object and entry (a module compiles once).
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -50,29 +51,42 @@ def _module(module_or_text: Operation | str) -> Operation:
 
 
 def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 - loom.compile
-            executor: str = "compiled") -> Callable[..., Any]:
-    """A callable running function `entry` of a module (or its text) on numpy arrays: it returns
-    one array, or a tuple when the function has several results. `executor` is "compiled"
-    (generated Python, its source in `.source`; compiled once per module object and entry, so
-    after transforming a module in place build `loom.backend.Executable(module)` afresh) or
-    "interpreter" (the reference interpreter)."""
+            executor: str = "compiled", backend: str = "numpy", device: Any = None) -> Callable[..., Any]:
+    """A callable running function `entry` of a module (or its text): it returns one array, or a
+    tuple when the function has several results. `executor` is "compiled" (generated Python, its
+    source in `.source`; compiled once per module object, entry, backend and device, so after
+    transforming a module in place build `loom.backend.Executable(module)` afresh) or
+    "interpreter" (the reference interpreter, numpy only).
+
+    `backend` is the array library of the compiled code: "numpy" (numpy arrays in and out) or
+    "torch" (torch tensors on `device`, "cpu" by default, e.g. "cuda" or "cuda:1"; numpy inputs
+    are moved there; results stay there as tensors)."""
     module = _module(module_or_text)
+    if backend not in LIBRARIES:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(LIBRARIES)}")
     if executor == "interpreter":
+        if backend != "numpy":
+            raise ValueError("the interpreter runs on numpy arrays only; use executor='compiled' with backend='torch'")
         return Interpreted(module, entry)
     if executor != "compiled":
         raise ValueError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
+    if backend == "numpy" and device is not None and str(device) != "cpu":
+        raise ValueError(f"the numpy backend runs on the CPU only, not on device {device!r}; use backend='torch'")
     per_module = _CACHE.get(module)
     if per_module is None:
         per_module = _CACHE[module] = {}
-    exe = per_module.get(entry)
+    key = entry if backend == "numpy" else (entry, backend, str(device or "cpu"))
+    exe = per_module.get(key)
     if exe is None:
-        exe = per_module[entry] = Executable(module, entry)
+        exe = per_module[key] = Executable(module, entry, backend=backend,
+                                           device=device if backend == "torch" else None)
     return exe
 
 
-def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", executor: str = "compiled") -> Any:
+def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", executor: str = "compiled",
+            backend: str = "numpy", device: Any = None) -> Any:
     """Compile (or reuse) and run function `entry` on `args`."""
-    return compile(module_or_text, entry=entry, executor=executor)(*args)
+    return compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device)(*args)
 
 
-__all__ = ["EXECUTORS", "Interpreted", "compile", "execute"]
+__all__ = ["BACKENDS", "EXECUTORS", "Interpreted", "compile", "execute"]

@@ -34,14 +34,36 @@ EXECUTOR = "compiled executor"
 
 CodegenRule = Callable[["FunctionCodegen", Operation], None]
 CODEGEN_RULES: dict[str, CodegenRule] = {}
+# Rules for the torch library. A region op with a rule in CODEGEN_RULES only (rules emit numpy
+# code) runs on tensors as a numpy island: its operands to numpy, the numpy rule, results back.
+TORCH_CODEGEN_RULES: dict[str, CodegenRule] = {}
+# Rules that emit only Python control flow and calls, so they serve every array library.
+LIBRARY_NEUTRAL_RULES = {"func.call", "stablehlo.while", "stablehlo.if", "stablehlo.case"}
+LIBRARIES = ("numpy", "torch")
 
 
 def codegen_rule(*names: str):
+    """Register a code generation rule (numpy code) under one or more op names."""
     def register(fn: CodegenRule) -> CodegenRule:
         for n in names:
             CODEGEN_RULES[n] = fn
         return fn
     return register
+
+
+def torch_codegen_rule(*names: str):
+    """Register a code generation rule emitting torch code under one or more op names."""
+    def register(fn: CodegenRule) -> CodegenRule:
+        for n in names:
+            TORCH_CODEGEN_RULES[n] = fn
+        return fn
+    return register
+
+
+def _kt():
+    """kernels_torch, imported on first use (importing torch takes a second; numpy users skip it)."""
+    from loom.backend import kernels_torch
+    return kernels_torch
 
 
 # Ops whose kernels work unchanged on arrays of any shape when the op itself is on scalars:
@@ -69,9 +91,17 @@ BINARY_UFUNCS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply, "st
 class ModuleCodegen:
     """Generates the Python module for the functions reachable from one entry function."""
 
-    def __init__(self, module: Operation, kernels: dict[str, Callable[[Operation], Kernel]] | None = None) -> None:
+    def __init__(self, module: Operation, kernels: dict[str, Callable[[Operation], Kernel]] | None = None,
+                 library: str = "numpy", device: Any = None,
+                 torch_kernels: dict[str, Callable[[Operation], Kernel | None]] | None = None) -> None:
+        if library not in LIBRARIES:
+            raise ValueError(f"unknown array library {library!r}; expected one of {', '.join(LIBRARIES)}")
         self.module = module
         self.kernels = KERNELS if kernels is None else kernels
+        self.library = library            # the library of the code being emitted now (islands switch it)
+        self.device = device
+        self.torch_kernels = torch_kernels
+        self._fallbacks: dict[int, Any] = {}
         self.functions = functions_of(module)
         self.globals: dict[str, Any] = {"np": np, "__name__": "loom_generated"}
         self._by_id: dict[int, str] = {}
@@ -111,7 +141,9 @@ class ModuleCodegen:
         return name
 
     def function(self, fn: Callable) -> str:
-        if isinstance(fn, np.ufunc) or getattr(fn, "__module__", "") in ("numpy", "numpy.fft") or \
+        if (getattr(fn, "__module__", None) or "").startswith("torch"):
+            hint = "torch_" + fn.__name__
+        elif isinstance(fn, np.ufunc) or getattr(fn, "__module__", "") in ("numpy", "numpy.fft") or \
                 getattr(fn, "__module__", "").startswith("numpy."):
             hint = "np_" + fn.__name__
         elif fn is operator.getitem:
@@ -121,6 +153,8 @@ class ModuleCodegen:
         return self.hoist(fn, hint)
 
     def constant(self, value: Any) -> str:
+        if self.library == "torch":
+            return self.torch_constant(value)
         known = self._by_id.get(id(value))
         if known is not None:
             return known
@@ -129,6 +163,25 @@ class ModuleCodegen:
             text = np.array2string(value, threshold=6, separator=", ").replace("\n", "")
             self.constant_notes.append(f"# {name}: {value.dtype.name}[{','.join(map(str, value.shape))}] = {text}")
         return name
+
+    def torch_constant(self, value: Any) -> str:
+        """A compile-time value as a tensor on the device, hoisted (one tensor per numpy value)."""
+        key = ("torch", id(value))
+        name = self._by_id.get(key)  # type: ignore[arg-type]
+        if name is not None:
+            return name
+        tensor = _kt().to_torch(value, self.device, copy=True)
+        name = self.hoist(tensor, self.fresh("c"))
+        self._by_id[key] = name  # type: ignore[index]
+        self._keep.append(value)
+        if isinstance(value, np.ndarray):
+            text = np.array2string(value, threshold=6, separator=", ").replace("\n", "")
+            self.constant_notes.append(f"# {name}: {value.dtype.name}[{','.join(map(str, value.shape))}] = {text}")
+        return name
+
+    def torch_kernel(self, op: Operation) -> Kernel:
+        """The torch kernel of `op` (a numpy kernel run on the tensors' values where torch has none)."""
+        return _kt().torch_kernel_for(op, self.kernels, self.device, self.torch_kernels)
 
     def literal(self, value: Any) -> str:
         """Python source for a static value: a literal where one exists, else a hoisted name."""
@@ -146,12 +199,15 @@ class ModuleCodegen:
         return self.hoist(value, self.fresh("s"))
 
     def function_name(self, symbol: str) -> str:
-        name = self.function_names.get(symbol)
+        """The Python name of function @symbol in the current library (generated once each)."""
+        key = symbol if self.library == "numpy" else f"{symbol}@{self.library}"
+        name = self.function_names.get(key)
         if name is None:
             if symbol not in self.functions:
                 raise common.ExecutionError(f"call to unknown function @{symbol}")
-            name = self.function_names[symbol] = self.hoist_name("f_" + symbol)
-            self._pending.append(symbol)
+            base = "f_" + symbol if self.library == "numpy" else f"f_{symbol}_{self.library}"
+            name = self.function_names[key] = self.hoist_name(base)
+            self._pending.append((symbol, self.library, name))
         return name
 
     def hoist_name(self, base: str) -> str:
@@ -165,9 +221,13 @@ class ModuleCodegen:
     def generate(self, entry: str) -> tuple[str, str]:
         entry_name = self.function_name(entry)
         while self._pending:
-            symbol = self._pending.pop(0)
-            fn = FunctionCodegen(self, 1)
-            self.blocks.append(fn.function(self.functions[symbol], self.function_names[symbol]))
+            symbol, library, name = self._pending.pop(0)
+            saved, self.library = self.library, library
+            try:
+                fn = FunctionCodegen(self, 1)
+                self.blocks.append(fn.function(self.functions[symbol], name))
+            finally:
+                self.library = saved
         header = ['"""Generated by loom.backend.compiled from the module\'s functions."""']
         if self.constant_notes:
             header += ["", *self.constant_notes]
@@ -329,6 +389,9 @@ class FunctionCodegen:
                     self.lazy[r] = tuple(shape)
 
     def emit_op(self, op: Operation) -> None:
+        if self.mod.library == "torch":
+            self.emit_torch_op(op)
+            return
         rule = CODEGEN_RULES.get(op.name)
         if rule is not None:
             rule(self, op)
@@ -338,6 +401,51 @@ class FunctionCodegen:
             self.interpreted(op)
         else:
             raise MissingRuleError(op.name, EXECUTOR)
+
+    def emit_torch_op(self, op: Operation) -> None:
+        rule = TORCH_CODEGEN_RULES.get(op.name)
+        if rule is not None:
+            rule(self, op)
+        elif op.name in LIBRARY_NEUTRAL_RULES:
+            CODEGEN_RULES[op.name](self, op)
+        elif op.name in CODEGEN_RULES:
+            self.numpy_island(op)
+        elif op.name in self.mod.kernels or op.name in (self.mod.torch_kernels or _kt().TORCH_KERNELS):
+            self.kernel(op, self.mod.torch_kernel(op))
+        elif op.name in INTERPRETER_RULES:
+            self.numpy_island(op)
+        else:
+            raise MissingRuleError(op.name, EXECUTOR)
+
+    def numpy_island(self, op: Operation) -> None:
+        """Emit `op` as numpy code inside torch code: its operands and the values its regions
+        capture go to numpy, the numpy rule runs, its results come back as tensors."""
+        kt = _kt()
+        to_numpy = self.mod.function(kt.to_numpy)
+        to_torch = self.mod.hoist(kt.to_torch, "to_torch")
+        device = self.mod.literal(self.mod.device) if self.mod.device is not None else "None"
+        saved: dict[Value, str] = {}
+        for v in (*op.operands, *free_values(op)):
+            if v in saved:
+                continue
+            saved[v] = self.names[v]
+            converted = self.mod.fresh("n")
+            self.emit(f"{converted} = {to_numpy}({self.names[v]})")
+            self.names[v] = converted
+        self.mod.library = "numpy"
+        try:
+            self.emit_op(op)
+        finally:
+            self.mod.library = "torch"
+            self.names.update(saved)
+        for r in op.results:
+            name = self.names[r]
+            if name in self.mod.globals:  # a module constant: give the tensor a local name
+                fresh = self.mod.fresh("t")
+                self.emit(f"{fresh} = {to_torch}({name}, {device}, True)")
+                self.names[r] = fresh
+            else:
+                self.emit(f"{name} = {to_torch}({name}, {device}, True)")
 
     def lazy_broadcast(self, op: Operation) -> bool:
         """A broadcast_in_dim as a reshape at most (or nothing), its result marked lazy."""
@@ -365,6 +473,9 @@ class FunctionCodegen:
 
     def materialize(self, value: Value) -> str:
         name = self.mod.fresh("t")
+        if self.mod.library == "torch":
+            self.emit(f"{name} = {self.names[value]}.expand({self.mod.literal(shape_of(value.type))})")
+            return name
         self.emit(f"{name} = {self.mod.function(np.broadcast_to)}({self.names[value]}, "
                   f"{self.mod.literal(shape_of(value.type))})")
         return name
@@ -538,6 +649,18 @@ def _custom_call(gen: FunctionCodegen, op: Operation) -> None:
     try:
         k = custom_call_kernel(op, EXECUTOR)
     except MissingRuleError as e:  # raise when run, not when compiled (the call may be unreachable)
+        def missing(*args, error=e):
+            raise error
+        k = Kernel(missing)
+    gen.kernel(op, k)
+
+
+@torch_codegen_rule("stablehlo.custom_call")
+def _custom_call_torch(gen: FunctionCodegen, op: Operation) -> None:
+    """Custom-call kernels are numpy functions: they run on the tensors' values."""
+    try:
+        k = _kt().fallback(custom_call_kernel(op, EXECUTOR), gen.mod.device)
+    except MissingRuleError as e:
         def missing(*args, error=e):
             raise error
         k = Kernel(missing)
@@ -994,18 +1117,160 @@ class SelectAndScatter:
         return out
 
 
+# Region ops on torch tensors --------------------------------------------------------------------
+
+_TORCH_REDUCE_KINDS = {np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min",
+                       np.bitwise_and: "all", np.bitwise_or: "any"}
+_BOOL_REDUCE_KINDS = {"add": "any", "mul": "all", "max": "any", "min": "all", "all": "all", "any": "any"}
+_IDENTITY = {"add": 0, "mul": 1, "any": False, "all": True}
+
+
+def _has_shell_dtypes(values: Sequence[Value]) -> bool:
+    shell = _kt().SHELL_DTYPES
+    for v in values:
+        try:
+            if dtype_of(v.type) in shell:
+                return True
+        except Exception:  # tuples, tokens
+            return True
+    return False
+
+
+@torch_codegen_rule("stablehlo.reduce")
+def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
+    kt = _kt()
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    dims = common.ints(op.get_attr("dimensions"))
+    region = op.regions[0]
+    shape = shape_of(xs[0].type)
+    if _has_shell_dtypes(op.operands) or any(shape[d] <= 0 for d in dims) or not dims:
+        gen.numpy_island(op)
+        return
+    dtype = dtype_of(op.results[0].type)
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        kind = _TORCH_REDUCE_KINDS.get(ufunc)
+        if dtype == np.bool_ and kind is not None:
+            kind = _BOOL_REDUCE_KINDS[kind]
+        elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
+            kind = None
+        if kind is None:
+            gen.numpy_island(op)
+            return
+        init = _constant_value(inits[0])
+        identity = _IDENTITY.get(kind)
+        if kind == "max" and dtype.kind in "fV":
+            identity = -np.inf
+        elif kind == "min" and dtype.kind in "fV":
+            identity = np.inf
+        combine = init is None or identity is None or bool(init != identity)
+        gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
+                     f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
+        return
+    if not _is_elementwise(region):
+        gen.numpy_island(op)
+        return
+    pick_max = argreduce_direction(op)
+    if pick_max is not None and dtype_of(xs[0].type).kind in "fViu" and len(dims) == 1:
+        body = gen.region_function(region, "reducer")
+        gen.bind(op, f"{gen.mod.function(kt.argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, "
+                     f"{pick_max}, {body})", returns_tuple=True)
+        return
+    body = gen.region_function(region, "reducer")
+    gen.bind(op, f"{gen.mod.function(kt.reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(dims)})", returns_tuple=True)
+
+
+@torch_codegen_rule("stablehlo.map")
+def _map_torch(gen: FunctionCodegen, op: Operation) -> None:
+    region = op.regions[0]
+    if not _is_elementwise(region) or _has_shell_dtypes((*op.operands, *op.results)):
+        gen.numpy_island(op)
+        return
+    body = gen.region_function(region, "mapper")
+    shape = shape_of(op.results[0].type)
+    gen.bind(op, f"{gen.mod.function(_kt().apply_map)}({body}, {gen.packed(op.operands)}, "
+                 f"{gen.mod.literal(shape)})")
+
+
+@torch_codegen_rule("stablehlo.sort")
+def _sort_torch(gen: FunctionCodegen, op: Operation) -> None:
+    kt = _kt()
+    shape = shape_of(op.operands[0].type)
+    dim = common.integer(op.get_attr("dimension"), -1)
+    if dim < 0:
+        dim += len(shape)
+    key = sort_key(op)
+    if key is None or _has_shell_dtypes(op.operands) or dtype_of(key[2].type).kind == "c" or \
+            _has_shell_dtypes([key[2]]):
+        gen.numpy_island(op)
+        return
+    k, ops, value, descending, total = key
+    block = op.regions[0].blocks[0]
+    name = gen.mod.fresh("key")
+    param = gen.mod.fresh("b")
+    gen.emit(f"def {name}({param}):")
+    with gen.nested_scope():
+        gen.names[block.args[2 * k]] = param
+        for o in ops:
+            gen.op(o)
+        gen.emit(f"return {gen.name(value)}")
+    key_expr = f"{name}({gen.name(op.operands[k])})"
+    if total and dtype_of(value.type).kind in "fV":
+        key_expr = f"{gen.mod.function(kt.total_order_key)}({key_expr})"
+    key_expr = f"{key_expr}.expand({gen.mod.literal(shape)})"
+    gen.bind(op, f"{gen.mod.function(kt.sort_by_key)}({gen.packed(op.operands)}, {key_expr}, {dim}, "
+                 f"{descending})", returns_tuple=True)
+
+
+_SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min"}
+
+
+@torch_codegen_rule("stablehlo.scatter")
+def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    if n == 1 and not _has_shell_dtypes(op.operands):
+        inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
+        known, ufunc = scatter_update_ufunc(op.regions[0])
+        complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
+        if known and ufunc in _SCATTER_KINDS and complex_ok:
+            dims = kn.ScatterDims(op.get_attr("scatter_dimension_numbers"))
+            dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
+            gen.bind(op, f"{gen.mod.function(_kt().scatter)}({gen.name(inputs[0])}, {gen.name(indices)}, "
+                         f"{gen.name(updates[0])}, {dims_name}, {_SCATTER_KINDS[ufunc]!r})")
+            return
+    gen.numpy_island(op)
+
+
 # Executables ------------------------------------------------------------------------------------
 
 class Executable:
     """A compiled function: call it with numpy arrays; it returns an array, or a tuple of arrays
     when the function has several results. `source` is the generated Python.
 
-    `kernels` is the per-op kernel table of the array library (numpy's by default). The
+    `kernels` is the per-op kernel table of the array library (numpy's by default). With
+    `backend="torch"` the code runs on torch tensors on `device` (a `TorchExecutable`). The
     executable reflects the module as it was when compiled: compile again after changing it."""
 
+    def __new__(cls, module: Operation, entry: str = "main", kernels: Any = None, backend: str = "numpy",
+                device: Any = None, **options: Any) -> Executable:
+        if backend == "torch" and cls is Executable:
+            cls = TorchExecutable
+        elif backend not in LIBRARIES:
+            raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(LIBRARIES)}")
+        return object.__new__(cls)
+
+    backend = "numpy"
+
     def __init__(self, module: Operation, entry: str = "main",
-                 kernels: dict[str, Callable[[Operation], Kernel]] | None = None) -> None:
-        mod = ModuleCodegen(module, kernels)
+                 kernels: dict[str, Callable[[Operation], Kernel]] | None = None, backend: str = "numpy",
+                 device: Any = None) -> None:
+        self._build(ModuleCodegen(module, kernels), entry)
+        self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) else (None, None)
+                           for t in self.input_types)
+
+    def _build(self, mod: ModuleCodegen, entry: str) -> None:
         if entry not in mod.functions:
             raise common.ExecutionError(f"no function @{entry} in the module")
         self.func = mod.functions[entry]
@@ -1019,8 +1284,6 @@ class Executable:
         self.input_types = tuple(ftype.inputs)
         self.result_types = tuple(ftype.results)
         self._names = common.argument_names(self.func)
-        self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) else (None, None)
-                           for t in self.input_types)
         self._single = len(self.result_types) == 1
 
     def __call__(self, *args: Any) -> Any:
@@ -1040,6 +1303,92 @@ class Executable:
         if self._single:
             return _own(out, args)
         return tuple(_own(o, args) for o in out)
+
+
+class TorchExecutable(Executable):
+    """A compiled function over torch tensors on one device: call it with tensors (numpy arrays
+    and Python scalars are moved to the device); it returns tensors on the device.
+
+    Ops with a torch kernel run as torch calls; the rest run their numpy kernel on the values
+    (`kernels_torch.NumpyFallback`), so every program the numpy backend runs, this one runs.
+    `torch_kernels` overrides the torch table (`kernels_torch.TORCH_KERNELS`)."""
+
+    backend = "torch"
+
+    def __init__(self, module: Operation, entry: str = "main",
+                 kernels: dict[str, Callable[[Operation], Kernel]] | None = None, backend: str = "torch",
+                 device: Any = None, torch_kernels: dict | None = None) -> None:
+        import torch
+        kt = _kt()
+        self.device = torch.device("cpu") if device is None else torch.device(device)
+        self._build(ModuleCodegen(module, kernels, "torch", self.device, torch_kernels), entry)
+        self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t)) if not isinstance(t, common.TupleType)
+                           else (None, None) for t in self.input_types)
+        self._tensor = torch.Tensor
+        # Module constants returned as results are copied, so callers cannot change them.
+        self._constants = frozenset(id(v) for v in self.globals.values() if isinstance(v, torch.Tensor))
+
+    def convert_arguments(self, args: Sequence[Any]) -> list:
+        """Arguments as tensors on the device, checked against the signature; a tensor on
+        another device is an error that names both devices."""
+        kt = _kt()
+        if len(args) != len(self.input_types):
+            check_arguments(args, self.input_types, self._names, self.entry)  # raises the count error
+        out = []
+        for i, (a, t) in enumerate(zip(args, self.input_types)):
+            name = self._names[i]
+            who = f"argument {i}" + (f" ('{name}')" if name else "")
+            if isinstance(a, self._tensor):
+                if a.device != self.device:
+                    raise common.ArgumentError(f"@{self.entry}: {who} is on device {a.device}, but the function was "
+                                               f"compiled for device {self.device}; move it with "
+                                               f"loom.device_put(x, {str(self.device)!r})")
+                dtype, shape = self._fast[i]
+                if a.dtype != dtype or not common._dims_match(shape, tuple(a.shape)):
+                    got = f"{kt.numpy_dtype_of(a.dtype).name if a.dtype in kt.NUMPY_DTYPES else a.dtype}" \
+                          f"[{','.join(map(str, a.shape))}]"
+                    raise common.ArgumentError(f"@{self.entry}: {who} expected {t}, got torch tensor {got}")
+                out.append(a)
+                continue
+            if hasattr(a, "__dlpack__") and not isinstance(a, (np.ndarray, np.generic)):
+                a = np.asarray(a)  # other array types (jax, loom arrays) through their host values
+            out.append(kt.to_torch(check_arguments([a], [t], [name], self.entry)[0], self.device))
+        return out
+
+    def __call__(self, *args: Any) -> Any:
+        fast = self._fast
+        device = self.device
+        tensor = self._tensor
+        if len(args) != len(fast) or not all(type(a) is tensor and a.dtype == d and a.shape == s and
+                                              a.device == device for a, (d, s) in zip(args, fast)):
+            args = self.convert_arguments(args)
+        if _ERRSTATE is None:
+            with np.errstate(all="ignore"):
+                out = self._fn(*args)
+        else:
+            token = _ERRSTATE.set(_QUIET)
+            try:
+                out = self._fn(*args)
+            finally:
+                _ERRSTATE.reset(token)
+        if self._single:
+            return _own_tensor(out, args, self._constants)
+        return tuple(_own_tensor(o, args, self._constants) for o in out)
+
+
+def _own_tensor(x: Any, args: Sequence[Any], constants: frozenset) -> Any:
+    """A result the caller may keep and modify: a dense tensor sharing memory with no argument
+    and no constant of the program."""
+    if isinstance(x, tuple):
+        return tuple(_own_tensor(v, args, constants) for v in x)
+    if x._base is not None or not x.is_contiguous() or id(x) in constants or any(x is a for a in args):
+        return x.clone(memory_format=_contiguous())
+    return x
+
+
+def _contiguous():
+    import torch
+    return torch.contiguous_format
 
 
 # Floating-point warnings are silenced while generated code runs (XLA raises none). numpy keeps
@@ -1062,8 +1411,9 @@ def _own(x: Any, args: Sequence[Any]) -> Any:
     return x
 
 
-def compile_module(module: Operation, entry: str = "main") -> Executable:
-    return Executable(module, entry)
+def compile_module(module: Operation, entry: str = "main", backend: str = "numpy", device: Any = None) -> Executable:
+    return Executable(module, entry, backend=backend, device=device)
 
 
-__all__ = ["CODEGEN_RULES", "ELEMENTWISE", "Executable", "codegen_rule", "compile_module"]
+__all__ = ["CODEGEN_RULES", "ELEMENTWISE", "LIBRARIES", "TORCH_CODEGEN_RULES", "Executable", "TorchExecutable",
+           "codegen_rule", "compile_module", "torch_codegen_rule"]

@@ -1,0 +1,946 @@
+"""PyTorch kernels for the StableHLO op set, in the shape of `kernels_numpy.KERNELS`.
+
+`TORCH_KERNELS[name](op) -> Kernel | None` reads the op's static attributes once and returns the
+call the compiled executor emits (`v3 = add(v1, v2)` over torch tensors), or None when this op form
+has no torch kernel. An op without a torch kernel (or whose form or element types torch cannot
+compute: torch has no arithmetic on uint16/uint32/uint64) runs its numpy kernel on the tensors'
+values (`NumpyFallback`: tensors to numpy, the numpy kernel, results back to the device), so the
+torch backend runs everything the numpy backend runs, with the same results. Other dialects
+register torch kernels here the way they register numpy ones:
+
+    from loom.backend.kernels_torch import TORCH_KERNELS, torch_kernel
+    @torch_kernel("knn.distances")
+    def _distances(op): return Kernel(my_torch_fn, Operand(0), Operand(1), k)
+
+Semantics are StableHLO's, as in the numpy table (checked against jax in the conformance tests):
+integer division truncates, x/0 is -1 and x%0 is x, INT_MIN/-1 is INT_MIN, shifts by the bit
+width or more give 0 (arithmetic: the sign), float->int converts saturate with NaN -> 0, sorts are
+stable, gather clamps its start indices and scatter skips out-of-bounds windows; bfloat16 is
+torch.bfloat16. Every kernel composes torch ops that run on any device and never read a value
+back to the host, so programs made of them can be captured as CUDA graphs.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import torch
+
+from loom.backend import common
+from loom.backend import kernels_numpy as kn
+from loom.backend.common import ConvDims, shape_of
+from loom.backend.kernels_numpy import ALL, PACKED, Kernel, Operand, Rest, operand_dtype, result_dtype, result_shape
+from loom.ir.core import Operation
+
+TorchKernelMaker = Callable[[Operation], "Kernel | None"]
+TORCH_KERNELS: dict[str, TorchKernelMaker] = {}
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+TORCH_DTYPES: dict[np.dtype, torch.dtype] = {
+    np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64, np.dtype(np.float16): torch.float16,
+    BF16: torch.bfloat16, np.dtype(np.int8): torch.int8, np.dtype(np.int16): torch.int16,
+    np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64, np.dtype(np.uint8): torch.uint8,
+    np.dtype(np.uint16): torch.uint16, np.dtype(np.uint32): torch.uint32, np.dtype(np.uint64): torch.uint64,
+    np.dtype(np.bool_): torch.bool, np.dtype(np.complex64): torch.complex64,
+    np.dtype(np.complex128): torch.complex128,
+}
+NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {t: d for d, t in TORCH_DTYPES.items()}
+# Element types torch stores but does not compute on (no add, compare, max... on CPU or CUDA).
+SHELL_DTYPES = frozenset({np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)})
+_LOW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def torch_dtype(dt: Any) -> torch.dtype:
+    """The torch dtype of a numpy dtype (bfloat16 is ml_dtypes' in numpy, torch's own in torch)."""
+    try:
+        return TORCH_DTYPES[np.dtype(dt)]
+    except KeyError:
+        raise TypeError(f"no torch dtype for {np.dtype(dt)}") from None
+
+
+def numpy_dtype_of(t: torch.dtype) -> np.dtype:
+    return NUMPY_DTYPES[t]
+
+
+def torch_kernel(*names: str):
+    """Register a torch kernel maker under one or more op names."""
+    def register(maker: TorchKernelMaker) -> TorchKernelMaker:
+        for n in names:
+            TORCH_KERNELS[n] = maker
+        return maker
+    return register
+
+
+# Conversions between numpy arrays and tensors ----------------------------------------------------
+
+def to_numpy(x: Any) -> Any:
+    """A tensor's values as a numpy array (host copy for device tensors; bfloat16 through its
+    bits); tuples convert element-wise; anything else passes through."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach()
+        if x.device.type != "cpu":
+            x = x.cpu()
+        if x.dtype == torch.bfloat16:
+            return x.view(torch.int16).numpy().view(BF16)
+        return x.numpy()
+    if isinstance(x, tuple):
+        return tuple(to_numpy(v) for v in x)
+    return x
+
+
+def to_torch(x: Any, device: torch.device | None = None, copy: bool = False) -> Any:
+    """A numpy array (or scalar, or tuple of them) as a tensor on `device`. Without `copy` a
+    contiguous, writeable CPU array is shared, not copied."""
+    if isinstance(x, tuple):
+        return tuple(to_torch(v, device, copy) for v in x)
+    if isinstance(x, torch.Tensor):
+        return x if device is None or x.device == device else x.to(device)
+    a = np.asarray(x)
+    if copy or not a.flags.writeable or not a.flags.c_contiguous:
+        a = np.array(a, order="C")
+    if a.dtype == BF16:
+        t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    else:
+        t = torch.from_numpy(a)
+    if device is not None and device.type != "cpu":
+        t = t.to(device)
+    return t
+
+
+class NumpyFallback:
+    """A numpy kernel run on tensors: arguments to numpy, results back to the tensors' device
+    (copied when the kernel returns a view, so no result shares memory with an argument)."""
+
+    __slots__ = ("fn", "device", "__name__")
+
+    def __init__(self, fn: Callable, device: torch.device | None) -> None:
+        self.fn = fn
+        self.device = device
+        self.__name__ = "numpy_" + getattr(fn, "__name__", "kernel").strip("_").replace("<lambda>", "kernel")
+
+    def __call__(self, *args: Any) -> Any:
+        out = self.fn(*(to_numpy(a) for a in args))
+        return _back(out, self.device)
+
+
+def _back(out: Any, device: torch.device | None) -> Any:
+    if isinstance(out, tuple):
+        return tuple(_back(o, device) for o in out)
+    if isinstance(out, (np.ndarray, np.generic)):
+        a = np.asarray(out)
+        return to_torch(a, device, copy=a.base is not None or not a.flags.owndata)
+    return out
+
+
+# Functions that work unchanged on tensors (they only move Python objects or index).
+NEUTRAL_FUNCTIONS = frozenset({kn.identity, kn.values_tuple, operator.getitem, kn.reshape})
+
+
+def _uses_shell_dtypes(op: Operation) -> bool:
+    for v in (*op.operands, *op.results):
+        t = v.type
+        if hasattr(t, "element_type") or hasattr(t, "shape"):
+            try:
+                if common.dtype_of(t) in SHELL_DTYPES:
+                    return True
+            except Exception:  # tuple or token types: no element type of their own
+                continue
+    return False
+
+
+def torch_kernel_for(op: Operation, numpy_kernels: dict, device: torch.device | None,
+                     torch_kernels: dict | None = None) -> Kernel:
+    """The torch kernel for `op`, or its numpy kernel wrapped to run on tensors."""
+    table = TORCH_KERNELS if torch_kernels is None else torch_kernels
+    maker = table.get(op.name)
+    if maker is not None and not _uses_shell_dtypes(op):
+        k = maker(op)
+        if k is not None:
+            return k
+    numpy_maker = numpy_kernels.get(op.name)
+    if numpy_maker is None:
+        raise common.MissingRuleError(op.name, "compiled executor (torch)")
+    return fallback(numpy_maker(op), device)
+
+
+def fallback(k: Kernel, device: torch.device | None) -> Kernel:
+    """A numpy Kernel made to run on tensors."""
+    if k.fn is None or k.fn in NEUTRAL_FUNCTIONS:
+        return k
+    return Kernel(NumpyFallback(k.fn, device), *k.template)
+
+
+def _direct(fn: Callable) -> TorchKernelMaker:
+    return lambda op: Kernel(fn)
+
+
+def _is_complex(op: Operation, i: int = 0) -> bool:
+    return operand_dtype(op, i).kind == "c"
+
+
+# Elementwise -------------------------------------------------------------------------------------
+
+def _real_only(fn: Callable) -> TorchKernelMaker:
+    """A kernel for real operands; complex ones take the numpy path."""
+    return lambda op: None if _is_complex(op) else Kernel(fn)
+
+
+for _name, _fn in {"add": torch.add, "multiply": torch.mul, "and": torch.bitwise_and, "or": torch.bitwise_or,
+                   "xor": torch.bitwise_xor, "not": torch.bitwise_not, "select": torch.where,
+                   "is_finite": torch.isfinite, "exponential": torch.exp, "log": torch.log, "tanh": torch.tanh,
+                   "sine": torch.sin, "cosine": torch.cos, "tan": torch.tan, "sqrt": torch.sqrt,
+                   "rsqrt": torch.rsqrt}.items():
+    TORCH_KERNELS["stablehlo." + _name] = _direct(_fn)
+
+for _name, _fn in {"subtract": torch.sub, "maximum": torch.maximum, "minimum": torch.minimum,
+                   "negate": torch.neg, "floor": torch.floor, "ceil": torch.ceil,
+                   "round_nearest_even": torch.round, "exponential_minus_one": torch.expm1,
+                   "log_plus_one": torch.log1p, "logistic": torch.sigmoid, "atan2": torch.atan2}.items():
+    TORCH_KERNELS["stablehlo." + _name] = _real_only(_fn)
+
+for _name, _fn in {"sinh": torch.sinh, "cosh": torch.cosh, "asin": torch.asin, "acos": torch.acos,
+                   "atan": torch.atan, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+                   "tan": torch.tan}.items():
+    TORCH_KERNELS["chlo." + _name] = _real_only(_fn)
+TORCH_KERNELS["chlo.is_inf"] = _direct(torch.isinf)
+TORCH_KERNELS["chlo.is_pos_inf"] = _direct(torch.isposinf)
+TORCH_KERNELS["chlo.is_neg_inf"] = _direct(torch.isneginf)
+TORCH_KERNELS["chlo.square"] = _direct(kn.square)
+
+
+@torch_kernel("stablehlo.real", "stablehlo.imag")
+def _real_imag(op: Operation) -> Kernel | None:
+    if not _is_complex(op):
+        return None
+    return Kernel(real if op.name.endswith("real") else imag)
+
+
+def real(x):
+    return torch.real(x).clone()
+
+
+def imag(x):
+    return torch.imag(x).clone()
+
+
+@torch_kernel("chlo.conj")
+def _conj(op: Operation) -> Kernel:
+    return Kernel(torch.conj_physical) if _is_complex(op) else Kernel(kn.identity)
+
+
+@torch_kernel("chlo.next_after")
+def _next_after(op: Operation) -> Kernel | None:
+    return Kernel(torch.nextafter) if operand_dtype(op).kind == "f" else None
+
+
+@torch_kernel("stablehlo.abs")
+def _abs(op: Operation) -> Kernel | None:
+    return None if operand_dtype(op) == np.bool_ else Kernel(torch.abs)
+
+
+def cbrt(x):
+    return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
+
+
+TORCH_KERNELS["stablehlo.cbrt"] = _real_only(cbrt)
+
+
+def sign(x):
+    """sign with sign(+-0) = +-0 and sign(NaN) = NaN."""
+    return torch.where(x == 0, x, torch.where(torch.isnan(x), x, torch.sign(x))) if x.is_floating_point() \
+        else torch.sign(x)
+
+
+@torch_kernel("stablehlo.sign")
+def _sign(op: Operation) -> Kernel:
+    return Kernel(torch.sgn) if _is_complex(op) else Kernel(sign)
+
+
+def round_nearest_afz(x):
+    t = torch.trunc(x)
+    return torch.where(torch.abs(x - t) >= 0.5, t + torch.sign(x), t)
+
+
+TORCH_KERNELS["stablehlo.round_nearest_afz"] = _real_only(round_nearest_afz)
+
+
+def _minus_one(dt: np.dtype) -> int:
+    return int(np.array(-1).astype(dt))
+
+
+@torch_kernel("stablehlo.divide")
+def _divide(op: Operation) -> Kernel:
+    dt = result_dtype(op)
+    if dt.kind in "iu":
+        low = int(np.iinfo(dt).min) if dt.kind == "i" else None
+        return Kernel(integer_divide, Operand(0), Operand(1), _minus_one(dt), low)
+    return Kernel(torch.div)
+
+
+def _safe_divisor(a, b, low):
+    zero = b == 0
+    safe = torch.where(zero, torch.ones_like(b), b)
+    if low is not None:
+        safe = torch.where((a == low) & (b == -1), torch.ones_like(b), safe)
+    return zero, safe
+
+
+def integer_divide(a, b, minus_one, low):
+    """Truncating division; x/0 = -1 (all ones), INT_MIN/-1 = INT_MIN (divided by 1 instead)."""
+    zero, safe = _safe_divisor(a, b, low)
+    return torch.where(zero, minus_one, torch.div(a, safe, rounding_mode="trunc"))
+
+
+def integer_remainder(a, b, low):
+    """Remainder with the dividend's sign; x%0 = x, INT_MIN%-1 = 0."""
+    zero, safe = _safe_divisor(a, b, low)
+    return torch.where(zero, a, torch.fmod(a, safe))
+
+
+def in_f32(fn: Callable) -> Callable:
+    def low_precision(*xs):
+        return fn(*(x.float() for x in xs)).to(xs[0].dtype)
+    low_precision.__name__ = f"{fn.__name__}_in_f32"
+    return low_precision
+
+
+@torch_kernel("stablehlo.remainder")
+def _remainder(op: Operation) -> Kernel | None:
+    dt = result_dtype(op)
+    if dt.kind in "iu":
+        return Kernel(integer_remainder, Operand(0), Operand(1), int(np.iinfo(dt).min) if dt.kind == "i" else None)
+    if dt.kind == "c":
+        return None
+    if torch_dtype(dt) in _LOW_FLOATS:
+        return Kernel(fmod_in_f32)
+    return Kernel(torch.fmod)
+
+
+fmod_in_f32 = in_f32(torch.fmod)
+
+
+@torch_kernel("stablehlo.power")
+def _power(op: Operation) -> Kernel | None:
+    dt = result_dtype(op)
+    if dt == np.bool_:
+        return None
+    if dt.kind in "iu":
+        return Kernel(integer_power, Operand(0), Operand(1), dt.itemsize * 8, dt.kind == "i")
+    return Kernel(torch.pow)
+
+
+def integer_power(a, b, bits, signed):
+    """Exponentiation by squaring over a fixed number of steps (no value read back), wrapping;
+    negative exponents give 0 except for bases 1 and -1."""
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    base = a.expand(shape)
+    e = b.expand(shape)
+    negative = e < 0 if signed else None
+    if signed:
+        e = torch.where(negative, 0, e)
+    result = torch.ones(shape, dtype=a.dtype, device=a.device)
+    for _ in range(bits):
+        result = torch.where((e & 1) == 1, result * base, result)
+        base = base * base
+        e = e >> 1
+    if signed:
+        odd = (b & 1) == 1
+        special = torch.where(a == 1, 1, torch.where(a == -1, torch.where(odd, -1, 1), 0)).to(a.dtype)
+        result = torch.where(negative, special, result)
+    return result
+
+
+# Shifts: amounts are read as unsigned (a negative amount is a huge one).
+@torch_kernel("stablehlo.shift_left", "stablehlo.shift_right_logical", "stablehlo.shift_right_arithmetic")
+def _shift(op: Operation) -> Kernel | None:
+    dt = operand_dtype(op)
+    if dt.kind not in "iu":
+        return None
+    bits = dt.itemsize * 8
+    fn = {"stablehlo.shift_left": shift_left, "stablehlo.shift_right_logical": shift_right_logical,
+          "stablehlo.shift_right_arithmetic": shift_right_arithmetic}[op.name]
+    return Kernel(fn, Operand(0), Operand(1), bits)
+
+
+def _big_shift(s, bits):
+    return (s < 0) | (s >= bits) if s.dtype != torch.uint8 else s >= bits
+
+
+def shift_left(a, s, bits):
+    big = _big_shift(s, bits)
+    return torch.where(big, 0, torch.bitwise_left_shift(a, torch.where(big, 0, s)))
+
+
+def shift_right_arithmetic(a, s, bits):
+    big = _big_shift(s, bits)
+    if a.dtype == torch.uint8:  # the bits as signed, as XLA shifts them
+        amount = torch.where(big, bits - 1, s).view(torch.int8)
+        return torch.bitwise_right_shift(a.view(torch.int8), amount).view(torch.uint8)
+    return torch.bitwise_right_shift(a, torch.where(big, bits - 1, s))
+
+
+def shift_right_logical(a, s, bits):
+    big = _big_shift(s, bits)
+    amount = torch.where(big, 0, s)
+    if a.dtype == torch.uint8:
+        return torch.where(big, 0, torch.bitwise_right_shift(a, amount))
+    # Signed: shift arithmetically, then clear the copies of the sign bit. The mask
+    # (1 << (bits - amount)) - 1 wraps to all ones' complement correctly for amount >= 1.
+    one = torch.ones((), dtype=a.dtype, device=a.device)
+    mask = torch.bitwise_left_shift(one, torch.clamp(bits - amount, max=bits - 1).to(a.dtype)) - 1
+    shifted = torch.bitwise_right_shift(a, amount) & mask
+    return torch.where(big, 0, torch.where(amount == 0, a, shifted))
+
+
+def clamp(lo, x, hi):
+    return torch.minimum(torch.maximum(x, lo), hi)
+
+
+TORCH_KERNELS["stablehlo.clamp"] = _real_only(clamp)
+TORCH_KERNELS["stablehlo.complex"] = _direct(torch.complex)
+
+
+# Compare -------------------------------------------------------------------------------------
+
+_COMPARE = {"EQ": torch.eq, "NE": torch.ne, "LT": torch.lt, "LE": torch.le, "GT": torch.gt, "GE": torch.ge}
+_INT_OF_SIZE = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def total_order_key(x):
+    """Integers ordering floats totally: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN."""
+    it = _INT_OF_SIZE[x.element_size()]
+    i = x.contiguous().view(it)
+    return torch.where(i < 0, i ^ torch.iinfo(it).max, i)
+
+
+def compare_total_order(a, b, fn):
+    return fn(total_order_key(a), total_order_key(b))
+
+
+@torch_kernel("stablehlo.compare")
+def _compare(op: Operation) -> Kernel | None:
+    direction = common.enum(op.get_attr("comparison_direction"))
+    compare_type = common.enum(op.get_attr("compare_type"), "")
+    fn = _COMPARE[direction]
+    dt = operand_dtype(op)
+    if dt.kind == "c" and direction not in ("EQ", "NE"):
+        return None
+    if compare_type == "TOTALORDER" and dt.kind in "fV":
+        return Kernel(compare_total_order, Operand(0), Operand(1), fn)
+    return Kernel(fn)
+
+
+# Conversions ---------------------------------------------------------------------------------
+
+@torch_kernel("stablehlo.convert")
+def _convert(op: Operation) -> Kernel | None:
+    src, dst = operand_dtype(op), result_dtype(op)
+    if src == dst:
+        return Kernel(kn.identity)
+    if src.kind == "c" and dst.kind != "c":
+        return None
+    if src.kind in "fV" and dst.kind in "iu":
+        info = np.iinfo(dst)
+        return Kernel(convert_float_to_int, Operand(0), torch_dtype(dst),
+                      float(2 ** (info.bits - (1 if info.min < 0 else 0))), float(info.min), int(info.max),
+                      int(info.min))
+    if dst == np.bool_:
+        return Kernel(convert_to_bool)
+    return Kernel(convert_plain, Operand(0), torch_dtype(dst))
+
+
+def convert_plain(x, dtype):
+    return x.to(dtype)
+
+
+def convert_to_bool(x):
+    return x != 0
+
+
+def convert_float_to_int(x, dtype, upper, lower, high, low):
+    """Truncate toward zero, saturate at the type's bounds, NaN -> 0 (computed in float64 so
+    every bound is exact)."""
+    t = torch.trunc(x.to(torch.float64))
+    too_big = t >= upper
+    too_small = t < lower
+    bad = too_big | too_small | torch.isnan(t)
+    out = torch.where(bad, 0.0, t).to(dtype)
+    out = torch.where(too_big, high, out)
+    return torch.where(too_small, low, out)
+
+
+@torch_kernel("stablehlo.bitcast_convert")
+def _bitcast_convert(op: Operation) -> Kernel:
+    return Kernel(bitcast_convert, Operand(0), torch_dtype(result_dtype(op)), result_shape(op))
+
+
+def bitcast_convert(x, dtype, shape):
+    return x.contiguous().reshape(-1).view(dtype).reshape(shape)
+
+
+# Shapes ----------------------------------------------------------------------------------------
+
+@torch_kernel("stablehlo.reshape")
+def _reshape(op: Operation) -> Kernel:
+    return Kernel(torch.reshape, Operand(0), result_shape(op))
+
+
+@torch_kernel("stablehlo.transpose")
+def _transpose(op: Operation) -> Kernel:
+    return Kernel(torch.permute, Operand(0), common.ints(op.get_attr("permutation")))
+
+
+@torch_kernel("stablehlo.broadcast_in_dim")
+def _broadcast_in_dim(op: Operation) -> Kernel:
+    k = kn.KERNELS["stablehlo.broadcast_in_dim"](op)
+    if k.fn is kn.identity:
+        return k
+    if k.fn is kn.broadcast_transposed:
+        return Kernel(broadcast_transposed, *k.template)
+    return Kernel(broadcast_in_dim, *k.template)
+
+
+def broadcast_in_dim(x, expanded, shape):
+    return x.reshape(expanded).expand(shape)
+
+
+def broadcast_transposed(x, perm, expanded, shape):
+    return x.permute(perm).reshape(expanded).expand(shape)
+
+
+@torch_kernel("stablehlo.slice")
+def _slice(op: Operation) -> Kernel:
+    return kn.KERNELS["stablehlo.slice"](op)  # getitem with positive-step slices works on tensors
+
+
+@torch_kernel("stablehlo.dynamic_slice")
+def _dynamic_slice(op: Operation) -> Kernel:
+    return Kernel(dynamic_slice, Operand(0), common.ints(op.get_attr("slice_sizes")), Rest(1))
+
+
+def _clamped_starts(shape, sizes, starts) -> tuple:
+    # int() reads each start index back to the host (one sync per index on a GPU).
+    return tuple(slice(s, s + n) for s, n in
+                 ((min(max(int(i), 0), d - n), n) for i, d, n in zip(starts, shape, sizes)))
+
+
+def dynamic_slice(x, sizes, *starts):
+    return x[_clamped_starts(x.shape, sizes, starts)]
+
+
+def dynamic_update_slice(x, update, *starts):
+    out = x.clone()
+    out[_clamped_starts(x.shape, update.shape, starts)] = update
+    return out
+
+
+TORCH_KERNELS["stablehlo.dynamic_update_slice"] = _direct(dynamic_update_slice)
+
+
+@torch_kernel("stablehlo.concatenate")
+def _concatenate(op: Operation) -> Kernel:
+    return Kernel(torch.cat, PACKED, common.integer(op.get_attr("dimension")))
+
+
+@torch_kernel("stablehlo.reverse")
+def _reverse(op: Operation) -> Kernel:
+    return Kernel(torch.flip, Operand(0), common.ints(op.get_attr("dimensions")))
+
+
+@torch_kernel("stablehlo.pad")
+def _pad(op: Operation) -> Kernel:
+    return Kernel(pad, Operand(0), Operand(1), common.ints(op.get_attr("edge_padding_low")),
+                  common.ints(op.get_attr("edge_padding_high")), common.ints(op.get_attr("interior_padding")))
+
+
+def pad(x, value, low, high, interior):
+    """Edge padding (negative: cropping) and interior padding; the padding value stays on the
+    device (expanded, never read back)."""
+    big_shape, inner, crop = [], [], []
+    for d, lo, hi, it in zip(x.shape, low, high, interior):
+        spread = d + max(d - 1, 0) * it
+        lo_p, hi_p = max(lo, 0), max(hi, 0)
+        size = lo_p + spread + hi_p
+        big_shape.append(size)
+        inner.append(slice(lo_p, lo_p + spread, it + 1))
+        crop.append(slice(-min(lo, 0), size + min(hi, 0)))
+    out = value.to(x.dtype).expand(big_shape).clone()
+    out[tuple(inner)] = x
+    return out[tuple(crop)]
+
+
+# Linear algebra --------------------------------------------------------------------------------
+
+@torch_kernel("stablehlo.dot_general")
+def _dot_general(op: Operation) -> Kernel | None:
+    f = common.struct_fields(op.get_attr("dot_dimension_numbers"))
+    lb, rb = f.get("lhs_batching_dimensions", ()), f.get("rhs_batching_dimensions", ())
+    lc, rc = f.get("lhs_contracting_dimensions", ()), f.get("rhs_contracting_dimensions", ())
+    out_dt = result_dtype(op)
+    if out_dt == np.bool_ or operand_dtype(op, 0) == np.bool_:
+        return None
+    lrank, rrank = len(shape_of(op.operands[0].type)), len(shape_of(op.operands[1].type))
+    out = torch_dtype(out_dt)
+    same = operand_dtype(op, 0) == out_dt and operand_dtype(op, 1) == out_dt
+    if out_dt.kind in "iu":
+        return Kernel(integer_dot, Operand(0), Operand(1), (lb, rb, lc, rc), out)
+    if not lb and lrank == 2 and rrank == 2 and lc == (1,) and rc == (0,) and same:
+        return Kernel(torch.matmul)
+    return Kernel(dot_general, Operand(0), Operand(1), (lb, rb, lc, rc), out)
+
+
+def dot_general(lhs, rhs, dims, out_dtype):
+    """Batch dims first, then lhs free dims, then rhs free dims: permute, reshape, one matmul."""
+    lb, rb, lc, rc = dims
+    lhs = lhs.to(out_dtype)
+    rhs = rhs.to(out_dtype)
+    lf = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
+    rf = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+    batch_shape = [lhs.shape[d] for d in lb]
+    lf_shape = [lhs.shape[d] for d in lf]
+    rf_shape = [rhs.shape[d] for d in rf]
+    nb = 1
+    for n in batch_shape:
+        nb *= n
+    nl = 1
+    for n in lf_shape:
+        nl *= n
+    nr = 1
+    for n in rf_shape:
+        nr *= n
+    nc = 1
+    for d in lc:
+        nc *= lhs.shape[d]
+    a = lhs.permute((*lb, *lf, *lc)).reshape(nb, nl, nc)
+    b = rhs.permute((*rb, *rc, *rf)).reshape(nb, nc, nr)
+    return torch.matmul(a, b).reshape((*batch_shape, *lf_shape, *rf_shape))
+
+
+def integer_dot(lhs, rhs, dims, out_dtype):
+    """Integer dot products wrap; CUDA has no integer matmul, so there they go through int64
+    on the CPU."""
+    if lhs.device.type == "cpu":
+        return dot_general(lhs, rhs, dims, out_dtype)
+    device = lhs.device
+    return dot_general(lhs.cpu(), rhs.cpu(), dims, out_dtype).to(device)
+
+
+@torch_kernel("stablehlo.convolution")
+def _convolution(op: Operation) -> Kernel | None:
+    dims = ConvDims(op.get_attr("dimension_numbers"))
+    n = len(dims.input_spatial)
+    out_dt = result_dtype(op)
+    bgc = common.integer(op.get_attr("batch_group_count"), 1)
+    if n not in (1, 2, 3) or bgc != 1 or out_dt.kind not in "fV" or operand_dtype(op) != out_dt:
+        return None
+    strides = common.ints(op.get_attr("window_strides"), [1] * n)
+    padding = common.padding_pairs(op.get_attr("padding"), n)
+    lhs_dil = common.ints(op.get_attr("lhs_dilation"), [1] * n)
+    rhs_dil = common.ints(op.get_attr("rhs_dilation"), [1] * n)
+    reversal = common.bools(op.get_attr("window_reversal"), n)
+    fgc = common.integer(op.get_attr("feature_group_count"), 1)
+    config = (dims, tuple(strides), tuple(tuple(p) for p in padding), tuple(lhs_dil), tuple(rhs_dil),
+              tuple(reversal), fgc)
+    return Kernel(convolution, Operand(0), Operand(1), config)
+
+
+_CONV = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}
+
+
+def convolution(lhs, rhs, config):
+    """StableHLO convolution as torch's conv: layouts permuted to (N, C, spatial...) x
+    (O, I, spatial...); base dilation as interior padding; asymmetric or negative padding
+    applied before the conv; low precision computed in float32 on the CPU."""
+    dims, strides, padding, lhs_dil, rhs_dil, reversal, fgc = config
+    n = len(dims.input_spatial)
+    dtype = lhs.dtype
+    work = torch.float32 if dtype in _LOW_FLOATS and lhs.device.type == "cpu" else dtype
+    x = lhs.permute((dims.input_batch, dims.input_feature, *dims.input_spatial)).to(work)
+    w = rhs.permute((dims.kernel_output_feature, dims.kernel_input_feature, *dims.kernel_spatial)).to(work)
+    flips = [2 + i for i in range(n) if reversal[i]]
+    if flips:
+        w = torch.flip(w, flips)
+    if any(d != 1 for d in lhs_dil):
+        zero = torch.zeros((), dtype=work, device=x.device)
+        x = pad(x, zero, [0] * (n + 2), [0] * (n + 2), [0, 0, *(d - 1 for d in lhs_dil)])
+    if any(lo or hi for lo, hi in padding):
+        flat = []
+        for lo, hi in reversed(padding):
+            flat += [lo, hi]
+        x = torch.nn.functional.pad(x, flat)
+    out = _CONV[n](x, w, stride=strides, dilation=rhs_dil, groups=fgc)
+    perm = [0] * (n + 2)
+    perm[dims.output_batch] = 0
+    perm[dims.output_feature] = 1
+    for i, d in enumerate(dims.output_spatial):
+        perm[d] = 2 + i
+    return out.permute(perm).to(dtype)
+
+
+# Gather and scatter ----------------------------------------------------------------------------
+
+@torch_kernel("stablehlo.gather")
+def _gather(op: Operation) -> Kernel:
+    dims = kn.GatherDims(op.get_attr("dimension_numbers"))
+    sizes = common.ints(op.get_attr("slice_sizes"))
+    return Kernel(gather, Operand(0), Operand(1), dims, tuple(sizes))
+
+
+def gather(operand, start_indices, dims: kn.GatherDims, slice_sizes):
+    """Vectorised gather: one advanced-indexing read; start indices clamped so every slice is
+    in bounds, as StableHLO specifies."""
+    idx = start_indices
+    ivd = dims.index_vector_dim
+    if ivd == idx.ndim:
+        idx = idx.unsqueeze(-1)
+    batch_dims = kn._batch_coordinates(tuple(idx.shape), ivd)
+    idx = torch.movedim(idx, ivd, -1).to(torch.int64)
+    batch_shape = tuple(idx.shape[:-1])
+    nb = len(batch_shape)
+    kept = [d for d in range(operand.ndim) if d not in dims.collapsed_slice_dims and
+            d not in dims.operand_batching_dims]
+    nw = len(kept)
+    device = operand.device
+    index = []
+    for d in range(operand.ndim):
+        if d in dims.start_index_map:
+            k = dims.start_index_map.index(d)
+            start = torch.clamp(idx[..., k], 0, operand.shape[d] - slice_sizes[d])
+        elif d in dims.operand_batching_dims:
+            sd = dims.start_indices_batching_dims[dims.operand_batching_dims.index(d)]
+            axis = batch_dims.index(sd)
+            shape = [1] * nb
+            shape[axis] = batch_shape[axis]
+            start = torch.arange(batch_shape[axis], device=device).reshape(shape)
+        else:
+            start = torch.zeros((1,) * nb, dtype=torch.int64, device=device)
+        start = start.reshape(tuple(start.shape) + (1,) * nw)
+        if d in kept:
+            shape = [1] * (nb + nw)
+            shape[nb + kept.index(d)] = slice_sizes[d]
+            start = start + torch.arange(slice_sizes[d], device=device).reshape(shape)
+        index.append(start)
+    out_shape = (*batch_shape, *(slice_sizes[d] for d in kept))
+    out = operand[tuple(index)] if operand.ndim else operand
+    out = out.expand(out_shape)
+    rank = nb + nw
+    perm, b = [], 0
+    for i in range(rank):
+        if i in dims.offset_dims:
+            perm.append(nb + dims.offset_dims.index(i))
+        else:
+            perm.append(b)
+            b += 1
+    return out.permute(perm)
+
+
+def scatter_index(operand_shape, scatter_indices, updates_shape, dims: kn.ScatterDims):
+    """For every update element, its flat operand index and whether its window lies in bounds
+    (XLA skips windows that do not), both of the updates' shape."""
+    idx = scatter_indices
+    ivd = dims.index_vector_dim
+    if ivd == idx.ndim:
+        idx = idx.unsqueeze(-1)
+    batch_dims = kn._batch_coordinates(tuple(idx.shape), ivd)
+    idx = torch.movedim(idx, ivd, -1).to(torch.int64)
+    device = idx.device
+    rank_u = len(updates_shape)
+    scatter_axes = [d for d in range(rank_u) if d not in dims.update_window_dims]
+    window_operand_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
+                           d not in dims.input_batching_dims]
+    window_sizes = {d: updates_shape[u] for d, u in zip(window_operand_dims, dims.update_window_dims)}
+
+    def place(arr, axes):
+        shape = [1] * rank_u
+        for a, n in zip(axes, arr.shape):
+            shape[a] = n
+        return arr.reshape(shape)
+
+    valid = torch.ones([updates_shape[a] for a in scatter_axes], dtype=torch.bool, device=device)
+    flat = torch.zeros((1,) * rank_u, dtype=torch.int64, device=device)
+    stride = 1
+    for d in range(len(operand_shape) - 1, -1, -1):
+        if d in dims.scatter_dims_to_operand_dims:
+            start = idx[..., dims.scatter_dims_to_operand_dims.index(d)]
+        elif d in dims.input_batching_dims:
+            sd = dims.scatter_indices_batching_dims[dims.input_batching_dims.index(d)]
+            axis = batch_dims.index(sd)
+            shape = [1] * len(scatter_axes)
+            shape[axis] = idx.shape[axis]
+            start = torch.arange(idx.shape[axis], device=device).reshape(shape).expand(idx.shape[:-1])
+        else:
+            start = torch.zeros(idx.shape[:-1], dtype=torch.int64, device=device)
+        size = window_sizes.get(d, 1)
+        valid = valid & (start >= 0) & (start <= operand_shape[d] - size)
+        full = place(start, scatter_axes)
+        if d in window_sizes:
+            full = full + place(torch.arange(size, device=device),
+                                [dims.update_window_dims[window_operand_dims.index(d)]])
+        flat = flat + full * stride
+        stride *= operand_shape[d]
+    return flat.expand(updates_shape), place(valid, scatter_axes).expand(updates_shape)
+
+
+_SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
+
+
+def scatter(operand, indices, updates, dims: kn.ScatterDims, kind: str | None):
+    """Scatter whose update computation is overwrite (`kind` None) or add, mul, max, min:
+    out-of-bounds windows go to a scratch slot past the end, so nothing is read back."""
+    size = operand.numel()
+    flat, valid = scatter_index(tuple(operand.shape), indices, tuple(updates.shape), dims)
+    target = torch.where(valid, flat, size).reshape(-1)
+    out = torch.cat([operand.reshape(-1), operand.new_zeros(1)])
+    values = updates.reshape(-1)
+    if kind is None:
+        out.index_put_((target,), values)
+    elif kind == "add" and operand.dtype != torch.bool:
+        out.index_put_((target,), values, accumulate=True)
+    elif operand.dtype == torch.bool:
+        reduce = {"add": "amax", "max": "amax", "mul": "amin", "min": "amin"}[kind]
+        out = out.to(torch.uint8).scatter_reduce_(0, target, values.to(torch.uint8), reduce).to(torch.bool)
+    else:
+        out.scatter_reduce_(0, target, values, _SCATTER_REDUCE[kind])
+    return out[:size].reshape(operand.shape)
+
+
+# Sorting and top-k -----------------------------------------------------------------------------
+
+def sort_by_key(operands, key, dimension: int, descending: bool):
+    """Stable sort of every operand along `dimension` by `key`."""
+    order = torch.sort(key, dim=dimension, descending=descending, stable=True).indices
+    return tuple(torch.take_along_dim(x, order, dimension) for x in operands)
+
+
+@torch_kernel("chlo.top_k")
+def _top_k(op: Operation) -> Kernel | None:
+    if operand_dtype(op).kind == "c":
+        return None
+    return Kernel(top_k, Operand(0), common.integer(op.get_attr("k")), torch_dtype(result_dtype(op, 1)))
+
+
+def top_k(x, k, index_dtype):
+    """The k largest along the last axis, the smaller index first on ties, NaN largest."""
+    key = total_order_key(x) if x.is_floating_point() else x
+    order = torch.sort(key, dim=-1, descending=True, stable=True).indices[..., :k]
+    return torch.take_along_dim(x, order, -1), order.to(index_dtype)
+
+
+# FFT -------------------------------------------------------------------------------------------
+
+@torch_kernel("stablehlo.fft")
+def _fft(op: Operation) -> Kernel:
+    return Kernel(fft, Operand(0), common.enum(op.get_attr("fft_type")),
+                  tuple(common.ints(op.get_attr("fft_length"))), torch_dtype(result_dtype(op)))
+
+
+def fft(x, fft_type, lengths, dtype):
+    dims = tuple(range(-len(lengths), 0))
+    if fft_type == "FFT":
+        out = torch.fft.fftn(x, dim=dims)
+    elif fft_type == "IFFT":
+        out = torch.fft.ifftn(x, dim=dims)
+    elif fft_type == "RFFT":
+        out = torch.fft.rfftn(x, dim=dims)
+    else:
+        out = torch.fft.irfftn(x, s=lengths, dim=dims)
+    return out.to(dtype)
+
+
+# Special functions -----------------------------------------------------------------------------
+
+def _special(fn: Callable) -> TorchKernelMaker:
+    def make(op: Operation) -> Kernel | None:
+        dt = operand_dtype(op)
+        if dt.kind not in "fV":
+            return None
+        return Kernel(in_f32(fn)) if torch_dtype(dt) in _LOW_FLOATS else Kernel(fn)
+    return make
+
+
+def digamma(x):
+    """psi(x), NaN at the poles (0, -1, -2, ...) as XLA computes it."""
+    return torch.where((x <= 0) & (x == torch.floor(x)), torch.nan, torch.special.digamma(x))
+
+
+for _name, _fn in {"erf": torch.special.erf, "erfc": torch.special.erfc, "lgamma": torch.lgamma,
+                   "erf_inv": torch.special.erfinv, "digamma": digamma}.items():
+    TORCH_KERNELS["chlo." + _name] = _special(_fn)
+
+
+# Structural ------------------------------------------------------------------------------------
+
+for _name in ("stablehlo.optimization_barrier", "stablehlo.tuple", "stablehlo.get_tuple_element",
+              "sdy.sharding_constraint"):
+    TORCH_KERNELS[_name] = kn.KERNELS[_name]
+
+
+__all__ = ["ALL", "NUMPY_DTYPES", "PACKED", "SHELL_DTYPES", "TORCH_DTYPES", "TORCH_KERNELS", "Kernel",
+           "NumpyFallback", "Operand", "Rest", "fallback", "to_numpy", "to_torch", "torch_dtype", "torch_kernel",
+           "torch_kernel_for"]
+
+
+# Region ops: runtime helpers of the torch code generation rules (loom.backend.compiled) ---------
+
+def reduce(x, dims, init, kind: str, dtype, combine: bool):
+    """A reduction by a known binary op over `dims` (none of size 0), then with `init` unless it
+    is the op's identity."""
+    if kind == "add":
+        out = torch.sum(x, dims, dtype=dtype)
+        return out + init if combine else out
+    if kind == "mul":
+        out = x
+        for d in sorted(dims, reverse=True):
+            out = torch.prod(out, d, dtype=dtype)
+        return out * init if combine else out
+    if kind == "max":
+        out = torch.amax(x, dims)
+        return torch.maximum(out, init) if combine else out
+    if kind == "min":
+        out = torch.amin(x, dims)
+        return torch.minimum(out, init) if combine else out
+    if kind == "any":
+        out = torch.any(x, dim=dims) if len(dims) != 1 else torch.any(x, dims[0])
+        return out | init if combine else out
+    out = torch.all(x, dim=dims) if len(dims) != 1 else torch.all(x, dims[0])  # "all"
+    return out & init if combine else out
+
+
+def reduce_tree(body: Callable, xs, inits, axes: tuple[int, ...]) -> tuple:
+    """Reduce with an elementwise body applied to whole halves at once (a pairwise tree)."""
+    nd = xs[0].ndim
+    keep = [d for d in range(nd) if d not in axes]
+    out_shape = tuple(xs[0].shape[d] for d in keep)
+    xs = [x.permute(keep + list(axes)).reshape(out_shape + (-1,)) for x in xs]
+    n = xs[0].shape[-1]
+    if n == 0:
+        return tuple(i.expand(out_shape).clone() for i in inits)
+    while n > 1:
+        half = n // 2
+        ys = body(*(x[..., :half] for x in xs), *(x[..., half:2 * half] for x in xs))
+        ys = [y.expand(out_shape + (half,)) for y in ys]
+        if n % 2:
+            ys = [torch.cat([y, x[..., 2 * half:]], dim=-1) for y, x in zip(ys, xs)]
+        xs = ys
+        n = half + n % 2
+    values = [x[..., 0] for x in xs]
+    outs = body(*(i.expand(out_shape) for i in inits), *values)
+    return tuple(y.expand(out_shape).to(x.dtype) for y, x in zip(outs, values))
+
+
+def argreduce(values, indices, init_value, init_index, axis, pick_max, body):
+    """The (value, index) pair of jax's argmax/argmin reducer over one axis (of nonzero size):
+    first index on ties, NaN winning; then the body once with the init values."""
+    pos = torch.argmax(values, dim=axis, keepdim=True) if pick_max else torch.argmin(values, dim=axis, keepdim=True)
+    v = torch.take_along_dim(values, pos, axis).squeeze(axis)
+    i = torch.take_along_dim(indices.expand(values.shape), pos, axis).squeeze(axis)
+    out = body(init_value.expand(v.shape), init_index.expand(i.shape), v, i)
+    return tuple(y.expand(v.shape) for y in out)
+
+
+def apply_map(body: Callable, xs, shape):
+    return body(*xs)[0].expand(shape)
