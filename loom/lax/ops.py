@@ -1,3 +1,820 @@
-"""loom.lax: ops."""
+"""`loom.lax` operations that map one to one onto StableHLO ops, with the signatures and semantics
+of `jax.lax`'s: no dtype promotion between arrays (Python scalars take the array's dtype), shapes
+given explicitly.
 
-__all__: list[str] = []
+Inside `loom.jit` (and `grad`, `vmap`, ...) they insert their op into the trace; called on plain
+arrays they trace and run themselves through `loom.jit`, so they also work eagerly.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from loom.dialects import stablehlo
+from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
+from loom.frontend.tracing import TraceContext, Tracer, current_trace, ir_element_type, tensor_type, user_line
+
+Array = Any
+
+
+def _trace_of(*xs: Any) -> TraceContext | None:
+    from loom.numpy import _trace_of as trace_of
+    return trace_of(*xs)
+
+
+def _op(*array_params: str) -> Callable[[Callable], Callable]:
+    """Run the decorated function on tracers inside a trace; outside, trace it with `loom.jit`
+    over the parameters `array_params` (the others are static) and run it."""
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arrays = {n: bound.arguments[n] for n in array_params}
+            if current_trace() is not None or _trace_of(*arrays.values()) is not None:
+                return fn(*args, **kwargs)
+            static = {n: v for n, v in bound.arguments.items() if n not in array_params}
+            from loom.frontend.jit import jit
+            return jit(lambda arrs: fn(**arrs, **static))(arrays)
+        return wrapped
+    return decorate
+
+
+def _trace(*xs: Any) -> TraceContext:
+    t = _trace_of(*xs) or current_trace()
+    if t is None:
+        raise TypeError(f"no active trace (at {user_line()})")
+    return t
+
+
+def _lift(x: Any, dtype: Any = None) -> Tracer:
+    from loom.numpy import _lift as lift
+    trace = _trace(x)
+    if isinstance(x, Tracer):
+        return x if dtype is None or x.dtype == np.dtype(dtype) else lift(trace, x, np.dtype(dtype))
+    return lift(trace, np.asarray(x, dtype=dtype) if dtype is not None else x)
+
+
+def _same_dtype(*xs: Any) -> list[Tracer]:
+    """The operands as tracers of one dtype: arrays must agree (as `jax.lax`); Python scalars and
+    weakly typed values take the dtype of the strongly typed arrays."""
+    strong = [x for x in xs if isinstance(x, Tracer) and not x.weak] + \
+        [np.asarray(x) for x in xs if isinstance(x, (np.ndarray, np.generic))]
+    dtypes = {np.dtype(x.dtype) for x in strong}
+    if len(dtypes) > 1:
+        raise TypeError(f"lax operations require arguments of one dtype, got {sorted(str(d) for d in dtypes)} "
+                        f"(at {user_line()}); convert them with lax.convert_element_type")
+    if dtypes:
+        dtype = dtypes.pop()
+    else:
+        from loom.numpy import result_type
+        dtype = result_type(*xs)
+    _trace(*xs)
+    out = [_lift(x if isinstance(x, Tracer) else np.asarray(x, dtype=dtype), dtype) for x in xs]
+    weak = all(not isinstance(x, (np.ndarray, np.generic)) and (not isinstance(x, Tracer) or x.weak) for x in xs)
+    return [Tracer(t.value, t.trace, weak) for t in out]
+
+
+def _broadcast_scalars(ts: list[Tracer]) -> list[Tracer]:
+    shapes = {t.shape for t in ts if t.ndim}
+    if len(shapes) > 1:
+        raise TypeError(f"lax operations require arrays of one shape, got {sorted(shapes)} (at {user_line()})")
+    shape = shapes.pop() if shapes else ()
+    from loom.numpy import _broadcast
+    return [_broadcast(t, shape) for t in ts]
+
+
+def _wrap(v: Any, like: Tracer, weak: bool | None = None) -> Tracer:
+    return Tracer(v, like.trace, like.weak if weak is None else weak)
+
+
+# --- elementwise -------------------------------------------------------------------------------
+
+
+def _unary(name: str, hlo: Callable, kinds: str = "f", doc: str = "") -> Callable[[Array], Array]:
+    @_op("x")
+    def fn(x: Array) -> Array:
+        t = _same_dtype(x)[0]
+        if t.dtype.kind not in kinds:
+            raise TypeError(f"lax.{name} does not accept dtype {t.dtype} (at {user_line()})")
+        return _wrap(hlo(t.trace.emit(), t.value), t)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc or f"Elementwise `stablehlo.{hlo.__name__.rstrip('_')}`, as `jax.lax.{name}`."
+    return fn
+
+
+def _binary(name: str, hlo: Callable, kinds: str = "fiu", result_bool: bool = False) -> Callable:
+    @_op("x", "y")
+    def fn(x: Array, y: Array) -> Array:
+        a, b = _broadcast_scalars(_same_dtype(x, y))
+        if a.dtype.kind not in kinds:
+            raise TypeError(f"lax.{name} does not accept dtype {a.dtype} (at {user_line()})")
+        v = hlo(a.trace.emit(), a.value, b.value)
+        return Tracer(v, a.trace, False if result_bool else a.weak and b.weak)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise `stablehlo.{getattr(hlo, '__name__', name).rstrip('_')}`, as `jax.lax.{name}`."
+    return fn
+
+
+def _compare(direction: str) -> Callable:
+    def hlo(b: Any, x: Any, y: Any) -> Any:
+        return stablehlo.compare(b, x, y, direction)
+    hlo.__name__ = "compare"
+    return hlo
+
+
+add = _binary("add", stablehlo.add)
+sub = _binary("sub", stablehlo.subtract)
+mul = _binary("mul", stablehlo.multiply, "fiub")
+div = _binary("div", stablehlo.divide)
+rem = _binary("rem", stablehlo.remainder)
+max = _binary("max", stablehlo.maximum, "fiub")  # noqa: A001 - jax.lax's name
+min = _binary("min", stablehlo.minimum, "fiub")  # noqa: A001 - jax.lax's name
+pow = _binary("pow", stablehlo.power, "f")  # noqa: A001 - jax.lax's name
+atan2 = _binary("atan2", stablehlo.atan2, "f")
+nextafter = None  # not a StableHLO op
+bitwise_and = _binary("bitwise_and", stablehlo.and_, "iub")
+bitwise_or = _binary("bitwise_or", stablehlo.or_, "iub")
+bitwise_xor = _binary("bitwise_xor", stablehlo.xor, "iub")
+shift_left = _binary("shift_left", stablehlo.shift_left, "iu")
+shift_right_logical = _binary("shift_right_logical", stablehlo.shift_right_logical, "iu")
+shift_right_arithmetic = _binary("shift_right_arithmetic", stablehlo.shift_right_arithmetic, "iu")
+eq = _binary("eq", _compare("EQ"), "fiub", True)
+ne = _binary("ne", _compare("NE"), "fiub", True)
+lt = _binary("lt", _compare("LT"), "fiub", True)
+le = _binary("le", _compare("LE"), "fiub", True)
+gt = _binary("gt", _compare("GT"), "fiub", True)
+ge = _binary("ge", _compare("GE"), "fiub", True)
+del nextafter
+
+neg = _unary("neg", stablehlo.negate, "fiu")
+sign = _unary("sign", stablehlo.sign, "fi")
+floor = _unary("floor", stablehlo.floor)
+ceil = _unary("ceil", stablehlo.ceil)
+round = _unary("round", stablehlo.round_nearest_afz,  # noqa: A001 - jax.lax's name
+               doc="Elementwise rounding half away from zero (`stablehlo.round_nearest_afz`), as `jax.lax.round`.")
+abs = _unary("abs", stablehlo.abs_, "fi")  # noqa: A001 - jax.lax's name
+exp = _unary("exp", stablehlo.exponential)
+expm1 = _unary("expm1", stablehlo.exponential_minus_one)
+log = _unary("log", stablehlo.log)
+log1p = _unary("log1p", stablehlo.log_plus_one)
+tanh = _unary("tanh", stablehlo.tanh)
+logistic = _unary("logistic", stablehlo.logistic)
+sin = _unary("sin", stablehlo.sine)
+cos = _unary("cos", stablehlo.cosine)
+tan = _unary("tan", stablehlo.tan)
+sqrt = _unary("sqrt", stablehlo.sqrt)
+rsqrt = _unary("rsqrt", stablehlo.rsqrt)
+cbrt = _unary("cbrt", stablehlo.cbrt)
+is_finite = _unary("is_finite", stablehlo.is_finite)
+bitwise_not = _unary("bitwise_not", stablehlo.not_, "iub")
+population_count = _unary("population_count", stablehlo.popcnt, "iu")
+clz = _unary("clz", stablehlo.count_leading_zeros, "iu")
+
+
+@_op("x")
+def square(x: Array) -> Array:
+    """`x * x`, as `jax.lax.square`."""
+    t = _same_dtype(x)[0]
+    return _wrap(stablehlo.multiply(t.trace.emit(), t.value, t.value), t)
+
+
+@_op("x")
+def integer_pow(x: Array, y: int) -> Array:
+    """`x ** y` for a static integer `y`, by repeated squaring (as `jax.lax.integer_pow`)."""
+    t = _same_dtype(x)[0]
+    b = t.trace.emit()
+    if y == 0:
+        return Tracer(t.trace.constant(np.asarray(1, t.dtype), shape=t.shape), t.trace, t.weak)
+    base, n, acc = t.value, builtins.abs(y), None
+    while n:
+        if n & 1:
+            acc = base if acc is None else stablehlo.multiply(b, acc, base)
+        n >>= 1
+        if n:
+            base = stablehlo.multiply(b, base, base)
+    if y < 0:
+        acc = stablehlo.divide(b, t.trace.constant(np.asarray(1, t.dtype), shape=t.shape), acc)
+    return _wrap(acc, t)
+
+
+@_op("x")
+def convert_element_type(x: Array, new_dtype: Any) -> Array:
+    """`x` converted to `new_dtype` (`stablehlo.convert`)."""
+    t = _lift(x)
+    d = np.dtype(new_dtype)
+    if d == t.dtype:
+        return Tracer(t.value, t.trace, False)
+    return Tracer(stablehlo.convert(t.trace.emit(), t.value, ir_element_type(d)), t.trace)
+
+
+@_op("x")
+def bitcast_convert_type(x: Array, new_dtype: Any) -> Array:
+    """`x`'s bits reinterpreted as `new_dtype` (`stablehlo.bitcast_convert`); a narrower type
+    adds a trailing dimension, a wider one consumes it, as `jax.lax.bitcast_convert_type`."""
+    t = _lift(x)
+    d = np.dtype(new_dtype)
+    shape = list(t.shape)
+    if d.itemsize < t.dtype.itemsize:
+        shape.append(t.dtype.itemsize // d.itemsize)
+    elif d.itemsize > t.dtype.itemsize:
+        if not shape or shape[-1] != d.itemsize // t.dtype.itemsize:
+            raise ValueError(f"bitcast_convert_type: the last dimension of {t.shape} must be "
+                             f"{d.itemsize // t.dtype.itemsize} to convert {t.dtype} to {d} (at {user_line()})")
+        shape.pop()
+    v = stablehlo.BitcastConvertOp.insert(t.trace.emit(), [t.value], result_types=[tensor_type(shape, d)]).results[0]
+    return Tracer(v, t.trace)
+
+
+@_op("pred", "on_true", "on_false")
+def select(pred: Array, on_true: Array, on_false: Array) -> Array:
+    """`on_true` where `pred`, else `on_false` (`stablehlo.select`; `pred` may be a scalar)."""
+    a, b = _broadcast_scalars(_same_dtype(on_true, on_false))
+    p = _lift(pred)
+    if p.dtype != np.bool_:
+        raise TypeError(f"select: the predicate must be boolean, got {p.dtype} (at {user_line()})")
+    if p.ndim and p.shape != a.shape:
+        raise TypeError(f"select: the predicate shape {p.shape} must be () or {a.shape} (at {user_line()})")
+    return Tracer(stablehlo.select(a.trace.emit(), p.value, a.value, b.value), a.trace, a.weak and b.weak)
+
+
+@_op("min", "x", "max")
+def clamp(min: Array, x: Array, max: Array) -> Array:  # noqa: A002 - jax.lax's names
+    """`x` clamped into `[min, max]` (`stablehlo.clamp`; the bounds may be scalars)."""
+    lo, t, hi = _same_dtype(min, x, max)
+    return _wrap(stablehlo.clamp(t.trace.emit(), lo.value, t.value, hi.value), t)
+
+
+# --- shapes ------------------------------------------------------------------------------------
+
+
+@_op("operand")
+def broadcast_in_dim(operand: Array, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Array:
+    """`stablehlo.broadcast_in_dim`: operand dimension i becomes result dimension
+    `broadcast_dimensions[i]`."""
+    t = _lift(operand)
+    v = stablehlo.broadcast_in_dim(t.trace.emit(), t.value, tuple(int(s) for s in shape),
+                                   [int(d) for d in broadcast_dimensions])
+    return _wrap(v, t)
+
+
+@_op("operand")
+def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
+    """`operand` with leading dimensions `sizes` added."""
+    t = _lift(operand)
+    n = len(sizes)
+    return broadcast_in_dim(t, (*sizes, *t.shape), list(range(n, n + t.ndim)))
+
+
+@_op("operand")
+def reshape(operand: Array, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Array:
+    """`operand` (transposed by `dimensions` first, when given) reshaped to `new_sizes`."""
+    t = _lift(operand)
+    if dimensions is not None:
+        t = transpose(t, dimensions)
+    v = stablehlo.reshape(t.trace.emit(), t.value, [int(s) for s in new_sizes])
+    return _wrap(v, t)
+
+
+@_op("operand")
+def transpose(operand: Array, permutation: Sequence[int]) -> Array:
+    """`stablehlo.transpose`."""
+    t = _lift(operand)
+    return _wrap(stablehlo.transpose(t.trace.emit(), t.value, [int(p) for p in permutation]), t)
+
+
+@_op("operand")
+def rev(operand: Array, dimensions: Sequence[int]) -> Array:
+    """`operand` reversed along `dimensions` (`stablehlo.reverse`)."""
+    t = _lift(operand)
+    return _wrap(stablehlo.reverse(t.trace.emit(), t.value, [int(d) for d in dimensions]), t)
+
+
+@_op("operand", "padding_value")
+def pad(operand: Array, padding_value: Array, padding_config: Sequence[tuple[int, int, int]]) -> Array:
+    """`stablehlo.pad` with `(low, high, interior)` per dimension (negative low / high crop)."""
+    t, p = _same_dtype(operand, padding_value)
+    cfg = [tuple(int(v) for v in c) for c in padding_config]
+    v = stablehlo.pad(t.trace.emit(), t.value, p.value, [c[0] for c in cfg], [c[1] for c in cfg], [c[2] for c in cfg])
+    return _wrap(v, t)
+
+
+@_op("operands")
+def concatenate(operands: Sequence[Array], dimension: int) -> Array:
+    """The operands joined along `dimension` (`stablehlo.concatenate`)."""
+    ts = _same_dtype(*operands)
+    return _wrap(stablehlo.concatenate(ts[0].trace.emit(), [t.value for t in ts], int(dimension)), ts[0])
+
+
+@_op("operand")
+def slice(operand: Array, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
+          strides: Sequence[int] | None = None) -> Array:
+    """`stablehlo.slice` (static bounds)."""
+    t = _lift(operand)
+    strides = [1] * t.ndim if strides is None else [int(s) for s in strides]
+    v = stablehlo.slice_(t.trace.emit(), t.value, [int(s) for s in start_indices], [int(s) for s in limit_indices],
+                         strides)
+    return _wrap(v, t)
+
+
+def slice_in_dim(operand: Array, start_index: int | None, limit_index: int | None, stride: int = 1,
+                 axis: int = 0) -> Array:
+    """`operand[start:limit:stride]` along `axis`."""
+    shape = np.shape(operand) if not isinstance(operand, Tracer) else operand.shape
+    axis %= len(shape)
+    start, limit, _ = builtins.slice(start_index, limit_index).indices(shape[axis])
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, builtins.max(start, limit), stride
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Array, index: int, axis: int = 0, keepdims: bool = True) -> Array:
+    """Element `index` along `axis` (the axis kept with size 1 unless `keepdims` is False)."""
+    shape = np.shape(operand) if not isinstance(operand, Tracer) else operand.shape
+    axis %= len(shape)
+    index = index % shape[axis]
+    out = slice_in_dim(operand, index, index + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+@_op("array")
+def squeeze(array: Array, dimensions: Sequence[int]) -> Array:
+    """`array` without the size-1 `dimensions`."""
+    t = _lift(array)
+    dims = {d % t.ndim for d in dimensions}
+    for d in dims:
+        if t.shape[d] != 1:
+            raise ValueError(f"squeeze: dimension {d} of shape {t.shape} is not of size 1 (at {user_line()})")
+    return reshape(t, [s for i, s in enumerate(t.shape) if i not in dims])
+
+
+@_op("array")
+def expand_dims(array: Array, dimensions: Sequence[int]) -> Array:
+    """`array` with size-1 dimensions inserted at `dimensions`."""
+    t = _lift(array)
+    n = t.ndim + len(dimensions)
+    shape = list(t.shape)
+    for d in sorted(d % n for d in dimensions):
+        shape.insert(d, 1)
+    return reshape(t, shape)
+
+
+def iota(dtype: Any, size: int) -> Array:
+    """`[0, 1, ..., size - 1]` of `dtype` (`stablehlo.iota`)."""
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
+    """The index along `dimension`, in an array of `shape` (`stablehlo.iota`)."""
+    trace = current_trace()
+    if trace is None:
+        return np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(
+            [-1 if i == dimension else 1 for i in range(len(shape))]), tuple(shape)).copy()
+    v = stablehlo.iota(trace.emit(), tensor_type(shape, dtype), int(dimension))
+    return Tracer(v, trace)
+
+
+# --- dynamic slicing ---------------------------------------------------------------------------
+
+
+def _start_scalars(t: Tracer, start_indices: Sequence[Any]) -> list[Any]:
+    starts = list(start_indices) if not isinstance(start_indices, Tracer) else \
+        [index_in_dim(start_indices, i, 0, False) for i in range(start_indices.shape[0])]
+    if len(starts) != t.ndim:
+        raise ValueError(f"expected {t.ndim} start indices for an operand of shape {t.shape}, got {len(starts)} "
+                         f"(at {user_line()})")
+    lifted = [_lift(s) for s in starts]
+    dtype = np.dtype(np.int64) if any(s.dtype == np.int64 for s in lifted) else np.dtype(np.int32)
+    out = []
+    for s in lifted:
+        if s.ndim:
+            raise ValueError(f"start indices must be scalars, got shape {s.shape} (at {user_line()})")
+        out.append(convert_element_type(s, dtype).value)
+    return out
+
+
+@_op("operand", "start_indices")
+def dynamic_slice(operand: Array, start_indices: Sequence[Array], slice_sizes: Sequence[int]) -> Array:
+    """A `slice_sizes` block of `operand` at run-time `start_indices` (clamped into bounds, as
+    `stablehlo.dynamic_slice`)."""
+    t = _lift(operand)
+    starts = _start_scalars(t, start_indices)
+    return _wrap(stablehlo.dynamic_slice(t.trace.emit(), t.value, starts, [int(s) for s in slice_sizes]), t)
+
+
+@_op("operand", "update", "start_indices")
+def dynamic_update_slice(operand: Array, update: Array, start_indices: Sequence[Array]) -> Array:
+    """`operand` with `update` written at run-time `start_indices` (clamped into bounds)."""
+    t, u = _same_dtype(operand, update)
+    starts = _start_scalars(t, start_indices)
+    return _wrap(stablehlo.dynamic_update_slice(t.trace.emit(), t.value, u.value, starts), t)
+
+
+def dynamic_slice_in_dim(operand: Array, start_index: Array, slice_size: int, axis: int = 0) -> Array:
+    """`dynamic_slice` along one axis."""
+    shape = np.shape(operand) if not isinstance(operand, Tracer) else operand.shape
+    axis %= len(shape)
+    starts = [np.int32(0)] * len(shape)
+    starts[axis] = start_index
+    sizes = list(shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_update_slice_in_dim(operand: Array, update: Array, start_index: Array, axis: int) -> Array:
+    """`dynamic_update_slice` along one axis."""
+    shape = np.shape(operand) if not isinstance(operand, Tracer) else operand.shape
+    axis %= len(shape)
+    starts = [np.int32(0)] * len(shape)
+    starts[axis] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+# --- gather and scatter ------------------------------------------------------------------------
+
+
+def GatherDimensionNumbers(offset_dims: Sequence[int], collapsed_slice_dims: Sequence[int],  # noqa: N802
+                           start_index_map: Sequence[int], operand_batching_dims: Sequence[int] = (),
+                           start_indices_batching_dims: Sequence[int] = ()) -> Any:
+    """The dimension numbers of `gather`, as `jax.lax.GatherDimensionNumbers` (the index vector is
+    the last dimension of the indices)."""
+    return {"offset_dims": tuple(offset_dims), "collapsed_slice_dims": tuple(collapsed_slice_dims),
+            "start_index_map": tuple(start_index_map), "operand_batching_dims": tuple(operand_batching_dims),
+            "start_indices_batching_dims": tuple(start_indices_batching_dims)}
+
+
+def ScatterDimensionNumbers(update_window_dims: Sequence[int], inserted_window_dims: Sequence[int],  # noqa: N802
+                            scatter_dims_to_operand_dims: Sequence[int], operand_batching_dims: Sequence[int] = (),
+                            scatter_indices_batching_dims: Sequence[int] = ()) -> Any:
+    """The dimension numbers of `scatter`, as `jax.lax.ScatterDimensionNumbers`."""
+    return {"update_window_dims": tuple(update_window_dims), "inserted_window_dims": tuple(inserted_window_dims),
+            "scatter_dims_to_operand_dims": tuple(scatter_dims_to_operand_dims),
+            "input_batching_dims": tuple(operand_batching_dims),
+            "scatter_indices_batching_dims": tuple(scatter_indices_batching_dims)}
+
+
+def _fields(dn: Any, names: Sequence[str], renames: dict[str, str] | None = None) -> dict[str, tuple[int, ...]]:
+    """Dimension numbers from our dicts or from objects with the fields (jax's named tuples)."""
+    renames = renames or {}
+    out = {}
+    for n in names:
+        src = renames.get(n, n)
+        value = dn[n] if isinstance(dn, dict) else getattr(dn, src, ())
+        out[n] = tuple(int(v) for v in value)
+    return out
+
+
+def _index_operand(indices: Any) -> Tracer:
+    t = _lift(indices)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"indices must be integers, got {t.dtype} (at {user_line()})")
+    return t
+
+
+@_op("operand", "start_indices")
+def gather(operand: Array, start_indices: Array, dimension_numbers: Any, slice_sizes: Sequence[int], *,
+           unique_indices: bool = False, indices_are_sorted: bool = False, mode: Any = None,
+           fill_value: Any = None) -> Array:
+    """`stablehlo.gather` with the index vector the last dimension of `start_indices`. Modes:
+    'clip' / 'promise_in_bounds' (out-of-bounds starts are clamped, StableHLO's semantics) and
+    'fill' (the default, as JAX: slices that are out of bounds give `fill_value`, NaN for floats)."""
+    from loom.numpy import _lift as lift
+    from loom.numpy import where
+    from loom.numpy._indexing import _fill_default
+    t = _lift(operand)
+    idx = _index_operand(start_indices)
+    f = _fields(dimension_numbers, ("offset_dims", "collapsed_slice_dims", "start_index_map",
+                                    "operand_batching_dims", "start_indices_batching_dims"))
+    dn = stablehlo.GatherDimensionNumbers.get(index_vector_dim=idx.ndim - 1, **f)
+    sizes = [int(s) for s in slice_sizes]
+    v = Tracer(stablehlo.gather(t.trace.emit(), t.value, idx.value, dn, sizes, indices_are_sorted), t.trace, t.weak)
+    mode = _mode_name(mode, "fill")
+    if mode in ("clip", "promise_in_bounds"):
+        return v
+    # fill: a slice whose start is out of bounds gives the fill value
+    from loom.transforms.indexing_rules import _in_bounds
+    ok = Tracer(_in_bounds(t.trace.emit(), idx.value, f["start_index_map"], idx.ndim - 1, t.shape, sizes), t.trace)
+    batch_dims = [d for d in range(v.ndim) if d not in f["offset_dims"]]
+    mask = broadcast_in_dim(ok, v.shape, batch_dims)
+    fill = _fill_default(t.dtype) if fill_value is None else fill_value
+    return where(mask, v, lift(t.trace, np.asarray(fill, t.dtype)))
+
+
+def _mode_name(mode: Any, default: str) -> str:
+    if mode is None:
+        return default
+    name = str(getattr(mode, "name", mode)).lower()
+    return {"fill_or_drop": "fill", "drop": "fill", "clip": "clip", "promise_in_bounds": "promise_in_bounds",
+            "fill": "fill"}.get(name, name)
+
+
+def _scatter(name: str, combine: Callable | None) -> Callable:
+    @_op("operand", "scatter_indices", "updates")
+    def fn(operand: Array, scatter_indices: Array, updates: Array, dimension_numbers: Any, *,
+           indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None) -> Array:
+        t, u = _same_dtype(operand, updates)
+        idx = _index_operand(scatter_indices)
+        f = _fields(dimension_numbers, ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+                                        "input_batching_dims", "scatter_indices_batching_dims"),
+                    {"input_batching_dims": "operand_batching_dims"})
+        dn = stablehlo.ScatterDimensionNumbers.get(index_vector_dim=idx.ndim - 1, **f)
+        mode_name = _mode_name(mode, "fill")
+        if mode_name == "clip":
+            raise NotImplementedError(f"lax.{name}: mode 'clip' is not supported; out-of-bounds updates are "
+                                      f"dropped (mode 'fill' / 'drop') (at {user_line()})")
+
+        def body(bb: Any, args: list) -> list:
+            return [args[1] if combine is None else combine(bb, args[0], args[1])]
+        v = stablehlo.scatter(t.trace.emit(), [t.value], idx.value, [u.value], dn, body, indices_are_sorted,
+                              unique_indices)
+        return _wrap(v, t)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"`stablehlo.scatter` ({name.replace('scatter_', '') if combine else 'overwrite'}), as "
+                  f"`jax.lax.{name}`: the index vector is the last dimension of `scatter_indices`; updates of "
+                  f"out-of-bounds windows are dropped.")
+    return fn
+
+
+scatter = _scatter("scatter", None)
+scatter_add = _scatter("scatter_add", stablehlo.add)
+scatter_mul = _scatter("scatter_mul", stablehlo.multiply)
+scatter_min = _scatter("scatter_min", stablehlo.minimum)
+scatter_max = _scatter("scatter_max", stablehlo.maximum)
+
+
+# --- linear algebra and convolution ------------------------------------------------------------
+
+
+def _preferred(v: Tracer, preferred_element_type: Any) -> Tracer:
+    if preferred_element_type is None:
+        return v
+    return convert_element_type(v, preferred_element_type)
+
+
+@_op("lhs", "rhs")
+def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None) -> Array:
+    """`stablehlo.dot_general`: `dimension_numbers` is `((lhs_contracting, rhs_contracting),
+    (lhs_batch, rhs_batch))`; the result has the batch, lhs free, then rhs free dimensions."""
+    a, b = _same_dtype(lhs, rhs)
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = DotDimensionNumbers.get(lhs_batching_dimensions=tuple(lb), rhs_batching_dimensions=tuple(rb),
+                                 lhs_contracting_dimensions=tuple(lc), rhs_contracting_dimensions=tuple(rc))
+    for x, y in zip((*lc, *lb), (*rc, *rb)):
+        if a.shape[x] != b.shape[y]:
+            raise TypeError(f"dot_general: dimension {x} of lhs {a.shape} and dimension {y} of rhs {b.shape} "
+                            f"differ (at {user_line()})")
+    v = Tracer(stablehlo.dot_general(a.trace.emit(), a.value, b.value, dn), a.trace, a.weak and b.weak)
+    return _preferred(v, preferred_element_type)
+
+
+def dot(lhs: Array, rhs: Array, precision: Any = None, preferred_element_type: Any = None) -> Array:
+    """Vector / matrix products of rank-1 and rank-2 operands, as `jax.lax.dot`."""
+    lhs_ndim = len(lhs.shape) if isinstance(lhs, Tracer) else np.ndim(lhs)
+    return dot_general(lhs, rhs, (((lhs_ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+
+
+def _conv_specs(dimension_numbers: Any, ndim: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(lhs, rhs, out) specs `(batch / out-feature, feature / in-feature, *spatial)` from None
+    (NCHW, OIHW, NCHW), three layout strings ('NHWC', 'HWIO', 'NHWC'), or three specs."""
+    if dimension_numbers is None:
+        spec = tuple(range(ndim))
+        return spec, spec, spec
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        d = dimension_numbers
+        return ((d.input_batch_dimension, d.input_feature_dimension, *d.input_spatial_dimensions),
+                (d.kernel_output_feature_dimension, d.kernel_input_feature_dimension, *d.kernel_spatial_dimensions),
+                (d.output_batch_dimension, d.output_feature_dimension, *d.output_spatial_dimensions))
+    lhs, rhs, out = dimension_numbers
+    if isinstance(lhs, str):
+        def spec(layout: str, first: str, second: str) -> tuple[int, ...]:
+            spatial = [i for i, c in enumerate(layout) if c not in (first, second)]
+            # spatial dimensions are ordered as in the kernel layout's spatial letters
+            order = [c for c in rhs if c not in "OI"]
+            spatial = sorted(spatial, key=lambda i: order.index(layout[i]) if layout[i] in order else i)
+            return (layout.index(first), layout.index(second), *spatial)
+        return spec(lhs, "N", "C"), spec(rhs, "O", "I"), spec(out, "N", "C")
+    return tuple(lhs), tuple(rhs), tuple(out)
+
+
+def _conv_padding(padding: Any, in_shape: Sequence[int], window: Sequence[int], strides: Sequence[int],
+                  lhs_dilation: Sequence[int], rhs_dilation: Sequence[int]) -> list[tuple[int, int]]:
+    if not isinstance(padding, str):
+        return [(int(lo), int(hi)) for lo, hi in padding]
+    mode = padding.upper()
+    if mode == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if mode not in ("SAME", "SAME_LOWER"):
+        raise ValueError(f"unknown padding {padding!r}; expected 'SAME', 'SAME_LOWER', 'VALID' or pairs "
+                         f"(at {user_line()})")
+    out = []
+    for n, w, s, ld, rd in zip(in_shape, window, strides, lhs_dilation, rhs_dilation):
+        n = 0 if n == 0 else (n - 1) * ld + 1
+        w = 0 if w == 0 else (w - 1) * rd + 1
+        size = -(-n // s)
+        total = builtins.max(0, (size - 1) * s + w - n)
+        lo = total // 2 if mode == "SAME" else total - total // 2
+        out.append((lo, total - lo))
+    return out
+
+
+@_op("lhs", "rhs")
+def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
+                         lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
+                         dimension_numbers: Any = None, feature_group_count: int = 1, batch_group_count: int = 1,
+                         precision: Any = None, preferred_element_type: Any = None) -> Array:
+    """`stablehlo.convolution`, as `jax.lax.conv_general_dilated`: `padding` is 'SAME', 'VALID' or
+    one `(low, high)` pair per spatial dimension; `dimension_numbers` None (NCHW / OIHW / NCHW),
+    layout strings such as `('NHWC', 'HWIO', 'NHWC')`, or `(lhs_spec, rhs_spec, out_spec)`."""
+    a, b = _same_dtype(lhs, rhs)
+    ls, rs, os_ = _conv_specs(dimension_numbers, a.ndim)
+    n = a.ndim - 2
+    strides = [int(s) for s in window_strides] if window_strides else [1] * n
+    ld = [int(d) for d in lhs_dilation] if lhs_dilation else [1] * n
+    rd = [int(d) for d in rhs_dilation] if rhs_dilation else [1] * n
+    pads = _conv_padding(padding, [a.shape[d] for d in ls[2:]], [b.shape[d] for d in rs[2:]], strides, ld, rd)
+    from loom.transforms.indexing_rules import _dimension_numbers
+    v = stablehlo.convolution(a.trace.emit(), a.value, b.value, _dimension_numbers(ls, rs, os_), window_strides=strides,
+                              padding=pads, lhs_dilation=ld, rhs_dilation=rd,
+                              feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count))
+    return _preferred(Tracer(v, a.trace, a.weak and b.weak), preferred_element_type)
+
+
+def conv(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any, precision: Any = None,
+         preferred_element_type: Any = None) -> Array:
+    """`conv_general_dilated` in NCHW / OIHW layout without dilation."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+# --- reductions and windows --------------------------------------------------------------------
+
+_MONOIDS: dict[str, tuple[Callable, Callable[[np.dtype], Any]]] = {
+    "add": (stablehlo.add, lambda d: 0),
+    "mul": (stablehlo.multiply, lambda d: 1),
+    "max": (stablehlo.maximum, lambda d: -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)),
+    "min": (stablehlo.minimum, lambda d: np.inf if d.kind == "f" else (True if d.kind == "b" else np.iinfo(d).max)),
+    "and": (stablehlo.and_, lambda d: True if d.kind == "b" else -1),
+    "or": (stablehlo.or_, lambda d: False if d.kind == "b" else 0),
+}
+
+
+def _reducer(kind: str) -> Callable:
+    hlo, identity = _MONOIDS[kind]
+
+    @_op("operand")
+    def fn(operand: Array, axes: Sequence[int]) -> Array:
+        t = _lift(operand)
+        init = t.trace.constant(np.asarray(identity(t.dtype), t.dtype))
+        axes_ = sorted({int(a) % t.ndim for a in axes}) if t.ndim else []
+        v = stablehlo.reduce(t.trace.emit(), [t.value], [init], axes_, lambda bb, args: [hlo(bb, args[0], args[1])])
+        return _wrap(v, t)
+    name = {"add": "reduce_sum", "mul": "reduce_prod", "max": "reduce_max", "min": "reduce_min",
+            "and": "reduce_and", "or": "reduce_or"}[kind]
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"`stablehlo.reduce` over `axes` with `{hlo.__name__.rstrip('_')}`, as `jax.lax.{name}`."
+    return fn
+
+
+reduce_sum = _reducer("add")
+reduce_prod = _reducer("mul")
+reduce_max = _reducer("max")
+reduce_min = _reducer("min")
+reduce_and = _reducer("and")
+reduce_or = _reducer("or")
+
+
+def _monoid_of(computation: Callable) -> str:
+    for name, fn in (("add", add), ("mul", mul), ("max", max), ("min", min), ("and", bitwise_and),
+                     ("or", bitwise_or)):
+        if computation is fn or getattr(computation, "__name__", None) == name:
+            return name
+    raise NotImplementedError(f"reduce_window: the computation must be lax.add, mul, max, min, bitwise_and or "
+                              f"bitwise_or (at {user_line()})")
+
+
+@_op("operand", "init_value")
+def reduce_window(operand: Array, init_value: Array, computation: Callable, window_dimensions: Sequence[int],
+                  window_strides: Sequence[int] | None = None, padding: Any = "VALID",
+                  base_dilation: Sequence[int] | None = None, window_dilation: Sequence[int] | None = None) -> Array:
+    """`stablehlo.reduce_window` of one operand with a `computation` among lax.add, mul, max, min,
+    bitwise_and, bitwise_or; `padding` is 'SAME', 'VALID' or `(low, high)` pairs."""
+    t, init = _same_dtype(operand, init_value)
+    hlo = _MONOIDS[_monoid_of(computation)][0]
+    n = t.ndim
+    window = [int(w) for w in window_dimensions]
+    strides = [int(s) for s in window_strides] if window_strides else [1] * n
+    bd = [int(d) for d in base_dilation] if base_dilation else [1] * n
+    wd = [int(d) for d in window_dilation] if window_dilation else [1] * n
+    pads = _conv_padding(padding, t.shape, window, strides, bd, wd)
+    v = stablehlo.reduce_window(t.trace.emit(), [t.value], [init.value], window,
+                                lambda bb, args: [hlo(bb, args[0], args[1])], window_strides=strides,
+                                base_dilations=bd, window_dilations=wd, padding=pads)
+    return _wrap(v, t)
+
+
+def _cumulative(name: str, kind: str) -> Callable:
+    @_op("operand")
+    def fn(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
+        t = _lift(operand)
+        ax = int(axis) % t.ndim
+        n = t.shape[ax]
+        window = [1] * t.ndim
+        window[ax] = builtins.max(n, 1)
+        pads = [(0, 0)] * t.ndim
+        pads[ax] = (0, builtins.max(n - 1, 0)) if reverse else (builtins.max(n - 1, 0), 0)
+        hlo, identity = _MONOIDS[kind]
+        init = t.trace.constant(np.asarray(identity(t.dtype), t.dtype))
+        v = stablehlo.reduce_window(t.trace.emit(), [t.value], [init], window,
+                                    lambda bb, args: [hlo(bb, args[0], args[1])], padding=pads)
+        return _wrap(v, t)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The running {kind} along `axis` (from the end when `reverse`), as `jax.lax.{name}`."
+    return fn
+
+
+cumsum = _cumulative("cumsum", "add")
+cumprod = _cumulative("cumprod", "mul")
+cummax = _cumulative("cummax", "max")
+cummin = _cumulative("cummin", "min")
+
+
+def _arg_extremum(name: str, largest: bool) -> Callable:
+    @_op("operand")
+    def fn(operand: Array, axis: int, index_dtype: Any) -> Array:
+        from loom.numpy import argmax as np_argmax
+        from loom.numpy import argmin as np_argmin
+        out = (np_argmax if largest else np_argmin)(_lift(operand), axis=int(axis))
+        return convert_element_type(out, index_dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The index of the {'largest' if largest else 'smallest'} element along `axis`, as `jax.lax.{name}`."
+    return fn
+
+
+argmax = _arg_extremum("argmax", True)
+argmin = _arg_extremum("argmin", False)
+
+
+# --- sorting -----------------------------------------------------------------------------------
+
+
+@_op("operand")
+def sort(operand: Array | Sequence[Array], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """`stablehlo.sort` of one array or several of one shape sorted together by the first
+    `num_keys` (lexicographically, NaNs last), as `jax.lax.sort`."""
+    from loom.numpy._more import _less_total
+    single = not isinstance(operand, (list, tuple))
+    ts = [_lift(x) for x in ([operand] if single else operand)]
+    rank = ts[0].ndim
+    if rank == 0:
+        raise ValueError(f"sort of a 0-d array (at {user_line()})")
+    dim = int(dimension) % rank
+    floats = [t.dtype.kind == "f" for t in ts]
+
+    def comparator(bb: Any, args: list) -> list:
+        # lexicographic: key 0 decides unless equal, then key 1, ...
+        result = None
+        for k in reversed(range(num_keys)):
+            lhs, rhs = args[2 * k], args[2 * k + 1]
+            less = _less_total(bb, lhs, rhs, floats[k])
+            if result is None:
+                result = less
+            else:
+                greater = _less_total(bb, rhs, lhs, floats[k])
+                equal = stablehlo.not_(bb, stablehlo.or_(bb, less, greater))
+                result = stablehlo.or_(bb, less, stablehlo.and_(bb, equal, result))
+        return [result]
+
+    res = stablehlo.sort(ts[0].trace.emit(), [t.value for t in ts], dim, comparator, is_stable=is_stable)
+    res = [res] if not isinstance(res, (list, tuple)) else list(res)
+    outs = [Tracer(v, t.trace, t.weak) for v, t in zip(res, ts)]
+    return outs[0] if single else tuple(outs)
+
+
+def sort_key_val(keys: Array, values: Array, dimension: int = -1, is_stable: bool = True) -> tuple[Array, Array]:
+    """`keys` sorted along `dimension`, and `values` permuted the same way."""
+    return sort((keys, values), dimension, is_stable, 1)
+
+
+__all__ = [
+    "GatherDimensionNumbers", "ScatterDimensionNumbers", "abs", "add", "argmax", "argmin", "atan2",
+    "bitcast_convert_type",
+    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "broadcasted_iota",
+    "cbrt", "ceil", "clamp", "clz", "concatenate", "conv", "conv_general_dilated", "convert_element_type", "cos",
+    "cummax", "cummin", "cumprod", "cumsum", "div", "dot", "dot_general", "dynamic_slice", "dynamic_slice_in_dim",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "exp", "expand_dims", "expm1", "floor", "gather", "ge",
+    "gt", "index_in_dim", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min",
+    "mul", "ne", "neg", "pad", "population_count", "pow", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
+    "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scatter", "scatter_add",
+    "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left", "shift_right_arithmetic",
+    "shift_right_logical", "sign", "sin", "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square",
+    "squeeze", "sub", "tan", "tanh", "transpose",
+]
