@@ -780,6 +780,7 @@ class _LoopVjp:
         from loom.rewrite.effects import is_pure
         self.op = op
         self.n = n = len(op.operands)
+        self.carry_types = [v.type for v in op.operands]  # the op is erased once replaced
         self.free = free = region_free_values(op, [op.regions[1]])
         self.float_carries = [i for i in range(n) if is_float(op.operands[i].type)]
         self.active_free = [j for j, v in enumerate(free) if is_float(v.type) and is_active(v)]
@@ -832,7 +833,7 @@ class _LoopVjp:
                 b.insert(o.clone(mapping))
         for i in range(self.n):
             if i not in self.float_carries:
-                mapping[self.ct_args[i]] = full(b, 0, self.op.operands[i].type)
+                mapping[self.ct_args[i]] = full(b, 0, self.carry_types[i])
         return mapping
 
     def backward_body(self, bb: Builder, hoisted: dict, stacks: Sequence[Value], cts: Sequence[Value],
