@@ -12,10 +12,12 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
   into the running per-bin maximum; only the chunk that gave each bin its maximum is remembered,
   not the position, so the hot loop does one pass over the scores and no arg-max;
 - after the sweep, the exact top-k of the L bins is taken, and only for the k chosen bins is the
-  winning position found again, by recomputing the chunk's few scores of that bin (k x L/C... a
-  handful of dot products per query);
-- query tiles run on a small thread pool (numpy's BLAS and reductions release the GIL), one
-  worker per core.
+  winning position found again, by recomputing that bin's few scores in the chunk (chunk / L
+  dot products per chosen bin);
+- query tiles run on a thread pool, one worker per core, each worker's BLAS limited to its own
+  thread (OpenBLAS's thread-local setting): numpy's BLAS and reductions release the GIL, so the
+  cores work on different tiles, and each core's reduction runs right after its own GEMM while
+  the tile is in its cache.
 """
 
 from __future__ import annotations
@@ -167,15 +169,48 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
+def _openblas_thread_local() -> Any:
+    """OpenBLAS's `openblas_set_num_threads_local` from the library numpy loaded, or None (another
+    BLAS, or an OpenBLAS without it)."""
+    import ctypes
+    import glob
+    libs_dir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libs_dir, "*openblas*"))):
+        try:
+            fn = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
+        except OSError:
+            continue
+        if fn is not None:
+            fn.argtypes = [ctypes.c_int]
+            return fn
+    return None
+
+
+_SET_LOCAL_THREADS = _openblas_thread_local()
+
+
+def _one_blas_thread() -> None:
+    """Pool initializer: this worker's BLAS calls run on its own thread only, so that one worker
+    per core does not oversubscribe the cores with BLAS's threads as well."""
+    if _SET_LOCAL_THREADS is not None:
+        _SET_LOCAL_THREADS(1)
+
+
 def _workers() -> int:
-    return max(1, min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 8))
+    """Worker threads for the query tiles: one per core when each worker's BLAS can be made
+    single-threaded; otherwise 1 (the tiles run in turn and BLAS uses the cores itself)."""
+    if _SET_LOCAL_THREADS is None:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, 16))
 
 
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="loom-knn")
+            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="loom-knn",
+                                       initializer=_one_blas_thread)
         return _POOL
 
 

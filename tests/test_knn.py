@@ -1,0 +1,225 @@
+"""loom.knn: search against exact search and faiss, the Index (updates, persistence, crash safety,
+corruption), and the errors."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import loom.knn
+from loom.knn import Index, IndexFileError
+
+RNG = np.random.default_rng(7)
+
+
+def exact(queries, db, k, metric):
+    q, x = queries.astype(np.float64), db.astype(np.float64)
+    if metric == "ip":
+        s = q @ x.T
+    elif metric == "cos":
+        s = (q / np.linalg.norm(q, axis=1, keepdims=True)) @ (x / np.linalg.norm(x, axis=1, keepdims=True)).T
+    else:
+        s = -((q * q).sum(1)[:, None] - 2 * q @ x.T + (x * x).sum(1)[None, :])
+    idx = np.argsort(-s, axis=1, kind="stable")[:, :k]
+    return idx, np.take_along_axis(s, idx, 1)
+
+
+def recall(found, truth):
+    return np.mean([len(set(a.tolist()) & set(b.tolist())) / len(b) for a, b in zip(found, truth)])
+
+
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+def test_search_exact_at_recall_one_and_scores(metric):
+    q = RNG.standard_normal((40, 24)).astype(np.float32)
+    db = RNG.standard_normal((3000, 24)).astype(np.float32)
+    scores, idx = loom.knn.search(q, db, 10, metric=metric, recall_target=1.0)
+    want_idx, want = exact(q, db, 10, metric)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_allclose(scores, -want if metric == "l2" else want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("metric", ["ip", "l2"])
+def test_search_matches_faiss_recall(metric):
+    faiss = pytest.importorskip("faiss")
+    q = RNG.standard_normal((64, 32)).astype(np.float32)
+    db = RNG.standard_normal((50_000, 32)).astype(np.float32)
+    index = faiss.IndexFlatIP(32) if metric == "ip" else faiss.IndexFlatL2(32)
+    index.add(db)
+    fd, fi = index.search(q, 10)
+    scores, idx = loom.knn.search(q, db, 10, metric=metric, recall_target=0.95)
+    assert recall(idx, fi) >= 0.95
+    # where loom found faiss's neighbour, the scores agree
+    for row in range(len(q)):
+        common = np.intersect1d(idx[row], fi[row])
+        ours = {int(i): s for i, s in zip(idx[row], scores[row])}
+        theirs = {int(i): s for i, s in zip(fi[row], fd[row])}
+        for i in common:
+            assert abs(ours[int(i)] - theirs[int(i)]) <= 1e-3 * max(1.0, abs(theirs[int(i)]))
+
+
+def test_search_in_batches_with_progress(capsys):
+    q = RNG.standard_normal((50, 8)).astype(np.float32)
+    db = RNG.standard_normal((2000, 8)).astype(np.float32)
+    whole = loom.knn.search(q, db, 5, recall_target=1.0)
+    parts = loom.knn.search(q, db, 5, recall_target=1.0, batch_size=16, progress=True)
+    np.testing.assert_array_equal(whole[1], parts[1])
+    assert "50/50 queries" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda q, db: loom.knn.search(q, db, 0), ValueError, "k must be in"),
+    (lambda q, db: loom.knn.search(q, db, 101), ValueError, "k must be in"),
+    (lambda q, db: loom.knn.search(q, db, 2.5), TypeError, "k must be an int"),
+    (lambda q, db: loom.knn.search(q, db, 3, metric="hamming"), ValueError, "metric must be one of"),
+    (lambda q, db: loom.knn.search(q[:, :3], db, 3), ValueError, "queries have dimension 3"),
+    (lambda q, db: loom.knn.search(q, np.where(np.arange(100)[:, None] == 42, np.nan, db), 3), ValueError,
+     r"database contain NaN or inf \(row 42\)"),
+    (lambda q, db: loom.knn.search(np.where(np.arange(5)[:, None] == 2, np.inf, q), db, 3), ValueError,
+     r"queries contain NaN or inf \(row 2\)"),
+    (lambda q, db: loom.knn.search(q, db[:0], 1), ValueError, "database is empty"),
+    (lambda q, db: loom.knn.search(q, db, 3, recall_target=0.0), ValueError, "recall_target"),
+    (lambda q, db: loom.knn.search(q, np.zeros_like(db), 3, metric="cos"), ValueError, "zero vector"),
+])
+def test_search_errors(call, error, message):
+    q = RNG.standard_normal((5, 4)).astype(np.float32)
+    db = RNG.standard_normal((100, 4)).astype(np.float32)
+    with pytest.raises(error, match=message):
+        call(q, db)
+
+
+# Index --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+def test_index_add_remove_search_against_exact(metric):
+    db = RNG.standard_normal((4000, 16)).astype(np.float32)
+    q = RNG.standard_normal((30, 16)).astype(np.float32)
+    index = Index(16, metric)
+    first = index.add(db[:2500])
+    second = index.add(db[2500:], ids=np.arange(10_000, 11_500))
+    np.testing.assert_array_equal(first, np.arange(2500))
+    np.testing.assert_array_equal(second, np.arange(10_000, 11_500))
+    removed = np.concatenate([np.arange(0, 2500, 3), np.arange(10_000, 11_500, 5)])
+    index.remove(removed)
+    all_ids = np.concatenate([first, second])
+    keep = ~np.isin(all_ids, removed)
+    assert len(index) == keep.sum()
+    scores, ids = index.search(q, 10, recall_target=1.0)
+    want_rows, _ = exact(q, db[keep], 10, metric)
+    np.testing.assert_array_equal(ids, all_ids[keep][want_rows])
+    _, approx = index.search(q, 10, recall_target=0.9)
+    assert recall(approx, ids) >= 0.9
+    assert not np.isin(ids, removed).any()
+
+
+def test_index_errors():
+    index = Index(8, "l2")
+    with pytest.raises(ValueError, match="index is empty"):
+        index.search(np.zeros((1, 8), np.float32), 1)
+    with pytest.raises(ValueError, match="vectors have dimension 7"):
+        index.add(np.zeros((3, 7), np.float32))
+    with pytest.raises(ValueError, match=r"vectors contain NaN or inf \(row 1\)"):
+        index.add(np.array([[0.0] * 8, [np.nan] * 8], np.float32))
+    index.add(RNG.standard_normal((20, 8)).astype(np.float32))
+    with pytest.raises(ValueError, match="k must be in"):
+        index.search(np.zeros((1, 8), np.float32), 21)
+    with pytest.raises(ValueError, match="k must be in"):
+        index.search(np.zeros((1, 8), np.float32), -1)
+    with pytest.raises(ValueError, match="queries have dimension 9"):
+        index.search(np.zeros((1, 9), np.float32), 1)
+    with pytest.raises(KeyError, match=r"unknown ids: \[99\]"):
+        index.remove([3, 99])
+    assert len(index) == 20  # nothing removed by the failed call
+    with pytest.raises(ValueError, match="already in the index"):
+        index.add(np.zeros((1, 8), np.float32), ids=[5])
+    with pytest.raises(ValueError, match="duplicates"):
+        index.add(np.zeros((2, 8), np.float32), ids=[100, 100])
+    with pytest.raises(ValueError, match="metric must be one of"):
+        Index(8, "manhattan")
+    with pytest.raises(ValueError, match="dim must be a positive int"):
+        Index(0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_save_load_round_trip(tmp_path, dtype):
+    index = Index(6, "cos", dtype)
+    index.add(RNG.standard_normal((50, 6)), ids=np.arange(100, 150))
+    index.remove([101, 120])
+    path = tmp_path / "a.loomknn"
+    index.save(path)
+    loaded = Index.load(path)
+    assert (loaded.dim, loaded.metric, loaded.dtype, len(loaded)) == (6, "cos", np.dtype(dtype), 48)
+    np.testing.assert_array_equal(loaded.ids, index.ids)
+    np.testing.assert_array_equal(loaded.vectors, index.vectors)
+    q = RNG.standard_normal((4, 6))
+    np.testing.assert_array_equal(loaded.search(q, 5)[1], index.search(q, 5)[1])
+    assert loaded.add(np.ones((1, 6)))[0] == 150  # the id counter survives
+    assert [p.name for p in tmp_path.iterdir()] == ["a.loomknn"]  # no temporary file left
+
+
+def test_crash_during_save_leaves_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "db.loomknn"
+    old = Index(4)
+    old.add(np.eye(4, dtype=np.float32))
+    old.save(path)
+    before = path.read_bytes()
+    new = Index(4)
+    new.add(RNG.standard_normal((1000, 4)).astype(np.float32))
+
+    real_fdopen = os.fdopen
+
+    class CrashingFile:
+        """Writes half the data, then the process 'dies'."""
+
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, data):
+            self.f.write(data[: len(data) // 2])
+            self.f.flush()
+            raise SystemExit("simulated crash mid-write")
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: CrashingFile(real_fdopen(fd, mode)))
+    with pytest.raises(SystemExit):
+        new.save(path)
+    monkeypatch.setattr(os, "fdopen", real_fdopen)
+    assert path.read_bytes() == before
+    np.testing.assert_array_equal(Index.load(path).vectors, np.eye(4, dtype=np.float32))
+
+    # a crash after the data is written but before the rename: still the old file
+    def no_replace(src, dst):
+        raise SystemExit("simulated crash before rename")
+
+    monkeypatch.setattr(os, "replace", no_replace)
+    with pytest.raises(SystemExit):
+        new.save(path)
+    assert path.read_bytes() == before
+
+
+def test_corrupted_files_are_rejected(tmp_path):
+    path = tmp_path / "x.loomknn"
+    index = Index(3, "l2")
+    index.add(RNG.standard_normal((10, 3)).astype(np.float32))
+    index.save(path)
+    data = bytearray(path.read_bytes())
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0x40
+    cases = {
+        "flip.loomknn": (bytes(flipped), "checksum mismatch"),
+        "short.loomknn": (bytes(data[:-7]), "checksum mismatch"),
+        "foreign.loomknn": (b"PK\x03\x04" + bytes(data[4:]), "bad magic"),
+        "version.loomknn": (bytes(data[:8]) + (99).to_bytes(4, "little") + bytes(data[12:]), "version 99"),
+    }
+    for name, (blob, message) in cases.items():
+        bad = tmp_path / name
+        bad.write_bytes(blob)
+        with pytest.raises(IndexFileError, match=message) as info:
+            Index.load(bad)
+        assert name in str(info.value)
