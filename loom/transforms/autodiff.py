@@ -621,21 +621,33 @@ def region_free_values(op: Operation, regions: Sequence[Any] | None = None) -> l
 
 
 def _activity(ops: Sequence[Operation], seeds: Sequence[Value]) -> set[Value]:
+    """The values that depend on `seeds`. A stack on which an active value is pushed is active
+    (its pops give active values): that is what carries second-order gradients through loops."""
     active = set(seeds)
     for op in ops:
         inputs = list(op.operands)
         if op.regions:
             inputs += region_free_values(op)
-        if any(v in active for v in inputs):
+        if op.name == "stack.push":
+            if op.operands[1] in active:
+                active.add(op.operands[0])
+        elif any(v in active for v in inputs):
             active.update(op.results)
+            for nested in op.walk():
+                if nested.name == "stack.push" and not op.is_ancestor(_definer(nested.operands[0])):
+                    active.add(nested.operands[0])
     return active
+
+
+def _definer(v: Value) -> Operation | None:
+    return v.owner_op if v.owner_op is not None else v.parent_block.parent_op
 
 
 BOUNDARY = "loom.vjp_boundary"
 
 
 def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[int] | None = None,
-                 name: str = "main", split: bool = False) -> Operation:
+                 name: str = "main", split: bool = False, active_args: Sequence[int] = ()) -> Operation:
     """A new `func.func @name` computing `fn`'s outputs and the VJP w.r.t. its arguments `wrt`.
 
     Its arguments are `fn`'s arguments followed by one cotangent per output in
@@ -643,7 +655,8 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
     `fn`'s results followed by the cotangent of each argument in `wrt` (zeros for arguments of
     integer or boolean type or that the outputs do not depend on). With `split`, an unregistered
     `loom.vjp_boundary` op separates the forward ops from the backward ones (for the rules of loop
-    ops, which move each part into its own loop)."""
+    ops, which move each part into its own loop). `active_args` are arguments that are active
+    without being differentiated (stacks of saved values captured by a loop body)."""
     ftype: FunctionType = fn.properties["function_type"].value
     cotangent_outputs = list(range(len(ftype.results))) if cotangent_outputs is None else list(cotangent_outputs)
     new_type = FunctionType((*ftype.inputs, *(ftype.results[i] for i in cotangent_outputs)),
@@ -652,6 +665,8 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
     block = new.regions[0].entry
     old_block = fn.regions[0].entry
     mapping: dict = dict(zip(old_block.args, block.args))
+    if _STATES:  # a region's VJP: its arguments stand for the region function's (for _cotangent_stack)
+        _ORIGINS.update((n, o) for o, n in zip(old_block.args, block.args) if o in _ORIGINS)
     b = Builder(InsertionPoint.at_end(block))
     forward: list[Operation] = []
     ret = None
@@ -666,14 +681,19 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
     if split:
         b.insert(Operation.create(BOUNDARY))
 
-    state = _State(b, _activity(forward, [block.args[i] for i in wrt]))
+    state = _State(b, _activity(forward, [block.args[i] for i in (*wrt, *active_args)]))
     _STATES.append(state)
     try:
         for k, i in enumerate(cotangent_outputs):
             state.accumulate(outputs[i], block.args[len(ftype.inputs) + k])
         for op in reversed(forward):
             cts = [state.cotangents.pop(r, None) for r in op.results]
-            if all(c is None for c in cts):
+            # a push or pop on an active stack always has its rule run, so that the stack of
+            # cotangents it feeds stays in step with the stack of values
+            forced = (op.name in STACK_OPS and op.operands[0] in state.active) or (
+                bool(op.regions) and any(n.name == "stack.push" and n.operands[0] in state.active
+                                         for n in op.walk() if n is not op))
+            if all(c is None for c in cts) and not forced:
                 continue
             rule = VJP_RULES.get(op.name)
             if rule is None:
@@ -686,6 +706,9 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
                 state.accumulate(v, ct)
     finally:
         _STATES.pop()
+        if not _STATES:
+            _ORIGINS.clear()
+            _COTANGENT_STACKS.clear()
     results = [state.resolve(v) for v in outputs]
     for i in wrt:
         arg = block.args[i]
@@ -708,6 +731,54 @@ def vjp_module(module: Operation, wrt: Sequence[int], cotangent_outputs: Sequenc
     return out
 
 
+# --- the stack dialect (second order through loops) ----------------------------------------------
+
+STACK_OPS = frozenset({"stack.push", "stack.pop"})
+# The argument of a region function standing for a captured value -> that value.
+_ORIGINS: dict[Value, Value] = {}
+# A stack of saved values -> the stack of their cotangents.
+_COTANGENT_STACKS: dict[Value, Value] = {}
+
+
+def _cotangent_stack(s: Value) -> Value:
+    """The stack of cotangents paired with the stack `s`: created right after `s`, where both
+    the pops' and the pushes' rules can reach it. The cotangents of values popped from `s` are
+    pushed on it, and popped back by the rule of the push that saved each value."""
+    from loom.dialects import stack
+    while s in _ORIGINS:
+        s = _ORIGINS[s]
+    cs = _COTANGENT_STACKS.get(s)
+    if cs is None:
+        owner = s.owner_op
+        if owner is None:
+            raise MissingRuleError(f"the {TRANSFORMATION} transformation needs the stack.new of a stack of saved "
+                                   "values that is a function argument")
+        cs = stack.new(Builder(InsertionPoint.after(owner), owner.location), s.type.element_type)
+        _COTANGENT_STACKS[s] = cs
+    return cs
+
+
+@_rule("stack.pop")
+def _stack_pop(b, op, cts):
+    from loom.dialects import stack
+    r = op.results[0]
+    if is_float(r.type):
+        stack.push(b, _cotangent_stack(op.operands[0]), cts[0] if cts[0] is not None else full(b, 0, r.type))
+    return [None]
+
+
+@_rule("stack.push")
+def _stack_push(b, op, cts):
+    from loom.dialects import stack
+    v = op.operands[1]
+    if not is_float(v.type):
+        return [None, None]
+    return [None, stack.pop(b, _cotangent_stack(op.operands[0]))]
+
+
+_no_gradient_new = _rule("stack.new")(_no_gradient)
+
+
 # --- control flow: stablehlo.if, stablehlo.case, stablehlo.while ---------------------------------
 
 
@@ -722,6 +793,7 @@ def region_function(region: Any, free: Sequence[Value], name: str = "region") ->
     fb = fn.regions[0].entry
     mapping: dict = dict(zip(block.args, fb.args))
     mapping.update(zip(free, fb.args[len(block.args):]))
+    _ORIGINS.update(zip(fb.args[len(block.args):], free))
     for o in block.ops:
         if o is ret:
             fb.append(func.ReturnOp.build([mapping.get(v, v) for v in o.operands]))
@@ -753,7 +825,8 @@ def _branch_op(b, op, cts):
     seeds = [c if c is not None else full(b, 0, r.type) for c, r in zip(cts, op.results)]
     regions = []
     for region in op.regions:
-        vjp = vjp_function(region_function(region, free), wrt)
+        vjp = vjp_function(region_function(region, free), wrt,
+                           active_args=[k for k, v in enumerate(free) if is_active(v) and not is_float(v.type)])
         fb = vjp.regions[0].entry
         mapping: dict = dict(zip(fb.args[:len(free)], free))
         mapping.update(zip(fb.args[len(free):], seeds))
@@ -785,7 +858,9 @@ class _LoopVjp:
         self.float_carries = [i for i in range(n) if is_float(op.operands[i].type)]
         self.active_free = [j for j, v in enumerate(free) if is_float(v.type) and is_active(v)]
         fn = region_function(op.regions[1], free, "body")
-        vjp = vjp_function(fn, self.float_carries + [n + j for j in self.active_free], split=True)
+        active_stacks = [n + j for j, v in enumerate(free) if is_active(v) and not is_float(v.type)]
+        vjp = vjp_function(fn, self.float_carries + [n + j for j in self.active_free], split=True,
+                           active_args=active_stacks)
         block = vjp.regions[0].entry
         ops = list(block.ops)
         k = next(i for i, o in enumerate(ops) if o.name == BOUNDARY)
