@@ -62,6 +62,8 @@ CASES = [
     ("clip", lambda m, x: m.clip(x, -0.5, 0.6)),
     ("remainder", lambda m, x: m.remainder(x * 3.0, 0.7)),
     ("arctan2", lambda m, x: m.arctan2(x, x[0] + 2.0)),
+    ("tan", lambda m, x: m.tan(x * 0.4)),
+    ("cbrt", lambda m, x: _lax(m).cbrt(x * x + 1.0)),
     ("dynamic_slice", lambda m, x: _lax(m).dynamic_slice(x, (np.int32(1), np.int32(2), np.int32(4)), (2, 2, 2))),
     ("dynamic_update_slice", lambda m, x: _lax(m).dynamic_update_slice(x, x[:2, :3, :2] ** 2,
                                                                         (np.int32(2), np.int32(0), np.int32(1)))),

@@ -915,3 +915,31 @@ def _cumprod_jvp(b: Builder, x: Value, t: Value, axis: int) -> Value:
 
 
 __all__ = ["take_along"]
+
+
+# --- tan and cbrt ------------------------------------------------------------------------------
+
+
+def _tan_derivative(b: Builder, z: Value) -> Value:
+    return stablehlo.add(b, full(b, 1, z.type), stablehlo.multiply(b, z, z))  # 1 + tan(x)^2
+
+
+def _cbrt_derivative(b: Builder, z: Value) -> Value:
+    return stablehlo.divide(b, full(b, 1, z.type), stablehlo.multiply(b, full(b, 3, z.type),
+                                                                      stablehlo.multiply(b, z, z)))
+
+
+def _unary_rules(name: str, derivative: Callable[[Builder, Value], Value]) -> None:
+    """Register `g * derivative(result)` (VJP) and `t * derivative(result)` (JVP) for `name`
+    unless the core tables have a rule already."""
+    def vjp(b, op, cts):
+        return [stablehlo.multiply(b, cts[0], derivative(b, op.results[0]))]
+
+    def jvp(b, op, xs, ts):
+        return [None if ts[0] is None else stablehlo.multiply(b, ts[0], derivative(b, op.results[0]))]
+    VJP_RULES.setdefault(name, vjp)
+    JVP_RULES.setdefault(name, jvp)
+
+
+_unary_rules("stablehlo.tan", _tan_derivative)
+_unary_rules("stablehlo.cbrt", _cbrt_derivative)
