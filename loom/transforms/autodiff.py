@@ -120,6 +120,8 @@ for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stab
               "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
               "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.not", "stablehlo.xor"):
     VJP_RULES[_name] = _no_gradient
+# a bit-exact reinterpretation carries no cotangent (vmap of cond uses it as a stop-gradient)
+VJP_RULES.setdefault("stablehlo.bitcast_convert", _no_gradient)
 
 
 @_rule("stablehlo.add")

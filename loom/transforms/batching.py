@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from loom.dialects import builtin, func, stablehlo
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
@@ -258,6 +260,146 @@ def _reduce_window(b, op, args, dims):
     return list(new.results), [0] * len(types)
 
 
+# --- control flow ------------------------------------------------------------------------------
+
+
+class _State:
+    """The function being batched: old values -> new ones, their batch dimensions, the size."""
+
+    def __init__(self, mapping: dict, bdims: dict, size: int) -> None:
+        self.mapping = mapping
+        self.bdims = bdims
+        self.size = size
+
+
+_STATES: list[_State] = []
+# Whether each result of the last `vmap_function` was batched before `out_dims` were applied.
+batched_outputs: list[bool] = []
+
+
+def _captured(b: Builder, op: Operation, all_batched: bool = False) -> tuple[list[Value], list[Value],
+                                                                              list[int | None]]:
+    """The values `op` captures: (old values, new values with any batch dim at 0, their dims)."""
+    st = _STATES[-1]
+    free = autodiff.region_free_values(op)
+    vals, dims = [], []
+    for v in free:
+        nv = st.mapping.get(v, v)
+        d = st.bdims.get(nv)
+        if d is not None or all_batched:
+            nv, d = bdim_to_front(b, nv, d, st.size), 0
+        vals.append(nv)
+        dims.append(d)
+    return free, vals, dims
+
+
+def _vmapped(region: object, free: list[Value], arg_dims: list[int | None], free_dims: list[int | None],
+             size: int, out_dims: Sequence[int | None] | int | None) -> tuple[Operation, list[bool]]:
+    fn = autodiff.region_function(region, free)
+    out = vmap_function(fn, [*arg_dims, *free_dims], size, out_dims)
+    return out, list(batched_outputs)
+
+
+def _inline(bb: Builder, fn: Operation, values: Sequence[Value]) -> list[Value]:
+    block = fn.regions[0].entry
+    return autodiff._inline_body(bb, block, dict(zip(block.args, values)))
+
+
+def _stop_gradient(b: Builder, v: Value) -> Value:
+    """`v` through a bit-exact round trip that carries no cotangent (bitcast_convert)."""
+    from loom.ir.types import IntegerType
+    et = v.type.element_type
+    width = int(str(et)[1:]) if str(et)[1:].isdigit() else 32
+    as_int = stablehlo.bitcast_convert(b, v, RankedTensorType(v.type.shape, IntegerType(width), None))
+    return stablehlo.bitcast_convert(b, as_int, v.type)
+
+
+def _lanes(b: Builder, pred: Value, like: Value) -> Value:
+    """A batch predicate `(size,)` broadcast along axis 0 of `like`."""
+    return stablehlo.broadcast_in_dim(b, pred, _shape(like), [0]) if len(_shape(like)) > 1 else pred
+
+
+@_rule("stablehlo.while")
+def _while(b, op, args, dims):
+    # As JAX: a fixpoint finds the batched carries; a batched predicate batches every carry, the
+    # loop runs while any lane's predicate holds, and finished lanes keep their values (select).
+    size = _STATES[-1].size
+    n = len(args)
+    free, fvals, fdims = _captured(b, op)
+    batched = [d is not None for d in dims]
+    while True:
+        body_fn, outs = _vmapped(op.regions[1], free, [0 if x else None for x in batched], fdims, size, 0)
+        new = [x or o for x, o in zip(batched, outs)]
+        cond_fn, pred_b = _vmapped(op.regions[0], free, [0 if x else None for x in new], fdims, size, 0)
+        if pred_b[0]:
+            new = [True] * n
+        if new == batched:
+            break
+        batched = new
+    body_fn, _ = _vmapped(op.regions[1], free, [0 if x else None for x in batched], fdims, size,
+                          [0 if x else None for x in batched])
+    cond_fn, _ = _vmapped(op.regions[0], free, [0 if x else None for x in batched], fdims, size,
+                          0 if pred_b[0] else None)
+    init = [bdim_to_front(b, a, d, size) if x else a for a, d, x in zip(args, dims, batched)]
+    types = [v.type for v in init]
+
+    def cond(bb: Builder, carries: list) -> list:
+        p = _inline(bb, cond_fn, [*carries, *fvals])[0]
+        if pred_b[0]:
+            false = stablehlo.constant(bb, np.zeros((), np.bool_), RankedTensorType((), p.type.element_type, None))
+            p = stablehlo.reduce(bb, [p], [false], [0], lambda b2, a: [stablehlo.or_(b2, a[0], a[1])])
+        return [p]
+
+    def body(bb: Builder, carries: list) -> list:
+        out = _inline(bb, body_fn, [*carries, *fvals])
+        if not pred_b[0]:
+            return out
+        p = _inline(bb, cond_fn, [*carries, *fvals])[0]
+        return [stablehlo.select(bb, _lanes(bb, p, o), o, c) for o, c in zip(out, carries)]
+
+    regions = [stablehlo._build_region(types, cond, b.location), stablehlo._build_region(types, body, b.location)]
+    new_op = b.insert(stablehlo.WhileOp.create(init, regions=regions, location=b.location))
+    return list(new_op.results), [0 if x else None for x in batched]
+
+
+@_rule("stablehlo.if", "stablehlo.case")
+def _branches(b, op, args, dims):
+    # An unbatched selector keeps the op (branches batched); a batched one runs every branch and
+    # selects per lane, each branch's inputs masked so that the lanes it does not own carry no
+    # cotangent back (no NaN or inf from an unselected branch reaches a gradient).
+    size = _STATES[-1].size
+    sel, sd = args[0], dims[0]
+    free, fvals, fdims = _captured(b, op, all_batched=sd is not None)
+    fns = [_vmapped(r, free, [], fdims, size, 0)[0] for r in op.regions]
+    if sd is None:
+        regions = [stablehlo._build_region([], lambda bb, _a, fn=fn: _inline(bb, fn, fvals), b.location) for fn in fns]
+        types = [_batched_type(t, size) for t in op.result_types]
+        new_op = b.insert(type(op).create([sel], result_types=types, regions=regions, location=b.location))
+        return list(new_op.results), [0] * len(types)
+    sel = moveaxis(b, sel, sd, 0)
+    k = len(fns)
+    if op.name == "stablehlo.if":
+        preds = [sel, stablehlo.not_(b, sel)]
+    else:
+        i32 = sel.type
+        last = stablehlo.constant(b, np.full((size,), k - 1, np.int32), i32)
+        zero = stablehlo.constant(b, np.zeros((size,), np.int32), i32)
+        bound = stablehlo.constant(b, np.full((size,), k, np.int32), i32)
+        outside = stablehlo.or_(b, stablehlo.compare(b, sel, zero, "LT"), stablehlo.compare(b, sel, bound, "GE"))
+        sel = stablehlo.select(b, outside, last, sel)
+        preds = [stablehlo.compare(b, sel, stablehlo.constant(b, np.full((size,), j, np.int32), i32), "EQ")
+                 for j in range(k)]
+    outs = []
+    for fn, p in zip(fns, preds):
+        masked = [stablehlo.select(b, _lanes(b, p, v), v, _stop_gradient(b, v)) if autodiff.is_float(v.type) else v
+                  for v in fvals]
+        outs.append(_inline(b, fn, masked))
+    results = outs[-1]
+    for j in range(k - 2, -1, -1):
+        results = [stablehlo.select(b, _lanes(b, preds[j], x), x, y) for x, y in zip(outs[j], results)]
+    return results, [0] * len(results)
+
+
 # --- the transformation ------------------------------------------------------------------------
 
 
@@ -282,28 +424,37 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
     bdims: dict[Value, int] = {a: d for a, d in zip(block.args, in_dims) if d is not None}
     b = Builder(InsertionPoint.at_end(block))
     ret = None
-    for old in old_block.ops:
-        if old.name == "func.return":
-            ret = old
-            break
-        args = [mapping.get(v, v) for v in old.operands]
-        ds = [bdims.get(v) for v in args]
-        if all(d is None for d in ds):
-            b.insert(old.clone(mapping))
-            continue
-        rule = BATCH_RULES.get(old.name)
-        if rule is None:
-            raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{old.name}' "
-                                   f"(at {old.location}); add one to loom.transforms.batching.BATCH_RULES")
-        b.location = old.location
-        outs, out_ds = rule(b, old, args, ds)
-        for r, v, d in zip(old.results, outs, out_ds):
-            mapping[r] = v
-            if d is not None:
-                bdims[v] = d
+    _STATES.append(_State(mapping, bdims, axis_size))
+    try:
+        for old in old_block.ops:
+            if old.name == "func.return":
+                ret = old
+                break
+            args = [mapping.get(v, v) for v in old.operands]
+            ds = [bdims.get(v) for v in args]
+            # a region op that captures a batched value is batched too
+            captured = old.regions and any(bdims.get(mapping.get(v, v)) is not None
+                                           for v in autodiff.region_free_values(old))
+            if all(d is None for d in ds) and not captured:
+                b.insert(old.clone(mapping))
+                continue
+            rule = BATCH_RULES.get(old.name)
+            if rule is None:
+                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{old.name}' "
+                                       f"(at {old.location}); add one to loom.transforms.batching.BATCH_RULES")
+            b.location = old.location
+            outs, out_ds = rule(b, old, args, ds)
+            for r, v, d in zip(old.results, outs, out_ds):
+                mapping[r] = v
+                if d is not None:
+                    bdims[v] = d
+    finally:
+        _STATES.pop()
     if ret is None:
         raise ValueError("the function has no func.return")
     b.location = fn.location
+    batched_outputs.clear()
+    batched_outputs.extend(bdims.get(mapping.get(v, v)) is not None for v in ret.operands)
     values = []
     for i, (v, d) in enumerate(zip(ret.operands, out_dims)):
         v = mapping.get(v, v)
