@@ -943,3 +943,6 @@ def _unary_rules(name: str, derivative: Callable[[Builder, Value], Value]) -> No
 
 _unary_rules("stablehlo.tan", _tan_derivative)
 _unary_rules("stablehlo.cbrt", _cbrt_derivative)
+
+
+import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
