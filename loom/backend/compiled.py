@@ -101,7 +101,7 @@ class ModuleCodegen:
         self.library = library            # the library of the code being emitted now (islands switch it)
         self.device = device
         self.torch_kernels = torch_kernels
-        self._fallbacks: dict[int, Any] = {}
+        self.donate: tuple[int, ...] = ()    # entry parameters whose buffers results may reuse
         self.functions = functions_of(module)
         self.globals: dict[str, Any] = {"np": np, "__name__": "loom_generated"}
         self._by_id: dict[int, str] = {}
@@ -225,6 +225,8 @@ class ModuleCodegen:
             saved, self.library = self.library, library
             try:
                 fn = FunctionCodegen(self, 1)
+                if name == entry_name:
+                    fn.donate = self.donate
                 self.blocks.append(fn.function(self.functions[symbol], name))
             finally:
                 self.library = saved
@@ -261,6 +263,9 @@ class FunctionCodegen:
         self.pool: list[str] = []          # dead names of the current Python scope
         self.refs: dict[str, int] = {}     # live values per reusable name
         self.lazy: dict[Value, tuple[int, ...]] = {}  # broadcasts left to numpy: their runtime shapes
+        self.donate: tuple[int, ...] = ()  # donated parameters (entry function only)
+        self._donated: dict[Value, str] = {}
+        self._entry_ops: list[Operation] = []
 
     # Lines and names -----------------------------------------------------------------------
     def emit(self, line: str) -> None:
@@ -323,6 +328,9 @@ class FunctionCodegen:
     def function(self, func: Operation, py_name: str) -> str:
         block = func.regions[0].blocks[0]
         params = self.new_names(block.args, "a")
+        if self.donate:
+            self._donated = {block.args[i]: params[i] for i in self.donate if i < len(block.args)}
+            self._entry_ops = list(block.ops)
         self.lines.append(f"def {py_name}({', '.join(params)}):")
         self.block(block, finish=lambda results: self.emit(f"return {_tuple_text(results, single=True)}"))
         return "\n".join(self.lines)
@@ -504,6 +512,8 @@ class FunctionCodegen:
         if k.fn is kn.identity and len(op.results) == 1 and len(op.operands) == 1:  # no statement at all
             self.alias(op.results[0], self.name(op.operands[0]))
             return
+        if self._donated and k.template == (kn.ALL,) and self.donate_into(op, k):
+            return
         parts = []
         for t in k.template:
             if type(t) is kn._Marker:
@@ -518,6 +528,53 @@ class FunctionCodegen:
             else:
                 parts.append(self.mod.literal(t))
         self.bind(op, f"{self.mod.function(k.fn)}({', '.join(parts)})", returns_tuple=len(op.results) > 1)
+
+    def donate_into(self, op: Operation, k: Kernel) -> bool:
+        """Emit `op` writing its result into a donated parameter's buffer (`out=`), if the op is
+        elementwise, its result is returned and has the parameter's type, and nothing can read the
+        parameter's memory afterwards (no later use of it or of any view of it)."""
+        if len(op.results) != 1 or op.name not in ELEMENTWISE or not self._writes_out(k.fn):
+            return False
+        ops = self._entry_ops
+        if op.parent is not (ops[0].parent if ops else None):
+            return False
+        result = op.results[0]
+        ret = ops[-1]
+        if ret.name not in RETURN_OPS or result not in ret.operands or result in self.lazy:
+            return False
+        for param, pname in list(self._donated.items()):
+            if param.type != result.type or param in self.lazy or not self._overwritable(param, op):
+                continue
+            del self._donated[param]
+            names = self.new_names(op.results)
+            args = ", ".join(self.name(v) for v in op.operands)
+            self.emit(f"{names[0]} = {self.mod.function(k.fn)}({args}, out={pname})  # {op.name} (donated buffer)")
+            return True
+        return False
+
+    def _writes_out(self, fn: Callable) -> bool:
+        if self.mod.library == "numpy":
+            return isinstance(fn, np.ufunc) and fn.nout == 1
+        return fn in _kt().OUT_FUNCTIONS
+
+    def _overwritable(self, param: Value, at: Operation) -> bool:
+        """No op after `at` reads `param` or a value that may share its memory (results of ops
+        other than fresh-result ones, transitively), and `at` reads no such value but `param`."""
+        ops = self._entry_ops
+        shared = {param}
+        index = ops.index(at)
+        for j, o in enumerate(ops):
+            used = [v for nested in o.walk() for v in nested.operands]
+            if j == index:
+                if any(v in shared and v is not param for v in used):
+                    return False
+                continue
+            if any(v in shared for v in used):
+                if j > index:
+                    return False
+                if not _fresh_result(o):
+                    shared.update(o.results)
+        return True
 
     def region_function(self, region: Region, hint: str = "body") -> str:
         """Emit `def name(args): ...; return (results,)` for a region, inline (a closure over the
@@ -537,6 +594,19 @@ class FunctionCodegen:
         runner = self.mod.hoist(InterpretedOp(self.mod.interpreter, op, free), self.mod.fresh("interpreted_"
                                 + op.name.split(".")[-1] + "_"))
         self.bind(op, f"{runner}({self.packed(op.operands)}, {self.packed(free)})", returns_tuple=True)
+
+
+_FRESH = (ELEMENTWISE - {"stablehlo.real", "stablehlo.imag", "stablehlo.convert", "stablehlo.constant",
+                          "stablehlo.return", "chlo.conj"}) | {"stablehlo.dot_general", "stablehlo.convolution"}
+
+
+def _fresh_result(op: Operation) -> bool:
+    """Whether `op`'s results are always new arrays (never views of, or its, operands)."""
+    if op.regions:
+        return False
+    if op.name == "stablehlo.convert":
+        return dtype_of(op.operands[0].type) != dtype_of(op.results[0].type)
+    return op.name in _FRESH
 
 
 def _tuple_text(names: Sequence[str], single: bool = False) -> str:
@@ -1254,7 +1324,7 @@ class Executable:
     executable reflects the module as it was when compiled: compile again after changing it."""
 
     def __new__(cls, module: Operation, entry: str = "main", kernels: Any = None, backend: str = "numpy",
-                device: Any = None, **options: Any) -> Executable:
+                device: Any = None, donate: Sequence[int] = (), **options: Any) -> Executable:
         if backend == "torch" and cls is Executable:
             cls = TorchExecutable
         elif backend not in LIBRARIES:
@@ -1265,14 +1335,16 @@ class Executable:
 
     def __init__(self, module: Operation, entry: str = "main",
                  kernels: dict[str, Callable[[Operation], Kernel]] | None = None, backend: str = "numpy",
-                 device: Any = None) -> None:
-        self._build(ModuleCodegen(module, kernels), entry)
+                 device: Any = None, donate: Sequence[int] = ()) -> None:
+        self._build(ModuleCodegen(module, kernels), entry, donate)
         self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) else (None, None)
                            for t in self.input_types)
 
-    def _build(self, mod: ModuleCodegen, entry: str) -> None:
+    def _build(self, mod: ModuleCodegen, entry: str, donate: Sequence[int] = ()) -> None:
         if entry not in mod.functions:
             raise common.ExecutionError(f"no function @{entry} in the module")
+        # Donated parameters: results may be written into their buffers (see donate_into).
+        self.donate = mod.donate = tuple(sorted(set(donate)))
         self.func = mod.functions[entry]
         self.entry = entry
         self.source, entry_name = mod.generate(entry)
@@ -1300,6 +1372,22 @@ class Executable:
                 out = self._fn(*args)
             finally:
                 _ERRSTATE.reset(token)
+        if self.donate:
+            args = [a for i, a in enumerate(args) if i not in self.donate]
+        if self._single:
+            return _own(out, args)
+        return tuple(_own(o, args) for o in out)
+
+    def call_unchecked(self, args: Sequence[Any]) -> Any:
+        """Run on arguments already known to match the signature exactly (loom.jit's fast path)."""
+        token = _ERRSTATE.set(_QUIET) if _ERRSTATE is not None else None
+        try:
+            out = self._fn(*args)
+        finally:
+            if token is not None:
+                _ERRSTATE.reset(token)
+        if self.donate:
+            args = [a for i, a in enumerate(args) if i not in self.donate]
         if self._single:
             return _own(out, args)
         return tuple(_own(o, args) for o in out)
@@ -1317,11 +1405,11 @@ class TorchExecutable(Executable):
 
     def __init__(self, module: Operation, entry: str = "main",
                  kernels: dict[str, Callable[[Operation], Kernel]] | None = None, backend: str = "torch",
-                 device: Any = None, torch_kernels: dict | None = None) -> None:
+                 device: Any = None, donate: Sequence[int] = (), torch_kernels: dict | None = None) -> None:
         import torch
         kt = _kt()
         self.device = torch.device("cpu") if device is None else torch.device(device)
-        self._build(ModuleCodegen(module, kernels, "torch", self.device, torch_kernels), entry)
+        self._build(ModuleCodegen(module, kernels, "torch", self.device, torch_kernels), entry, donate)
         self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t)) if not isinstance(t, common.TupleType)
                            else (None, None) for t in self.input_types)
         self._tensor = torch.Tensor
@@ -1371,9 +1459,92 @@ class TorchExecutable(Executable):
                 out = self._fn(*args)
             finally:
                 _ERRSTATE.reset(token)
+        if self.donate:
+            args = [a for i, a in enumerate(args) if i not in self.donate]
         if self._single:
             return _own_tensor(out, args, self._constants)
         return tuple(_own_tensor(o, args, self._constants) for o in out)
+
+    def call_unchecked(self, args: Sequence[Any]) -> Any:
+        """Run on tensors already known to match the signature and device (loom.jit's fast path)."""
+        token = _ERRSTATE.set(_QUIET) if _ERRSTATE is not None else None
+        try:
+            out = self._fn(*args)
+        finally:
+            if token is not None:
+                _ERRSTATE.reset(token)
+        if self.donate:
+            args = [a for i, a in enumerate(args) if i not in self.donate]
+        if self._single:
+            return _own_tensor(out, args, self._constants)
+        return tuple(_own_tensor(o, args, self._constants) for o in out)
+
+    @property
+    def reads_values_on_host(self) -> bool:
+        """Whether the program reads tensor values on the host (control flow on data, dynamic
+        slice starts, numpy fallbacks): such programs cannot be captured as CUDA graphs."""
+        return any(marker in self.source for marker in _HOST_MARKERS)
+
+
+# Generated-code markers of host reads: Python control flow on a value, int() of a value, numpy
+# fallbacks and islands, and the interpreter.
+_HOST_MARKERS = ("while True:", "  if ", "int(", "to_numpy(", "numpy_", "interpreted_", "dynamic_slice",
+                 "dynamic_update_slice")
+
+
+class CudaGraphExecutable:
+    """A TorchExecutable on a CUDA device captured once as a CUDA graph and replayed: each call
+    copies the arguments into the graph's static input buffers, replays the recorded kernels
+    (no per-op Python or launch overhead) and returns copies of the static outputs. Programs
+    that read values on the host run op by op instead (`captured` is False)."""
+
+    def __init__(self, executable: TorchExecutable) -> None:
+        self.executable = executable
+        self.device = executable.device
+        self.input_types = executable.input_types
+        self.result_types = executable.result_types
+        self.source = executable.source
+        self.captured = False
+        self.static = not executable.reads_values_on_host and executable.device.type == "cuda"
+        self._graph = None
+        self._inputs: list = []
+        self._outputs: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        exe = self.executable
+        fast = exe._fast
+        if len(args) != len(fast) or not all(type(a) is exe._tensor and a.dtype == d and a.shape == s and
+                                              a.device == exe.device for a, (d, s) in zip(args, fast)):
+            args = exe.convert_arguments(args)
+        return self.call_unchecked(args)
+
+    def call_unchecked(self, args: Sequence[Any]) -> Any:
+        if not self.static:
+            return self.executable.call_unchecked(args)
+        if self._graph is None:
+            self._capture(args)
+        for buffer, a in zip(self._inputs, args):
+            buffer.copy_(a)
+        self._graph.replay()
+        out = self._outputs
+        if isinstance(out, tuple):
+            return tuple(o.clone() for o in out)
+        return out.clone()
+
+    def _capture(self, args: Sequence[Any]) -> None:
+        import torch
+        exe = self.executable
+        self._inputs = [a.clone() for a in args]
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):  # warm-up: lazy initialisation and allocator pools off the capture
+            for _ in range(2):
+                exe._fn(*self._inputs)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = exe._fn(*self._inputs)
+        self._graph, self._outputs, self.captured = graph, out, True
 
 
 def _own_tensor(x: Any, args: Sequence[Any], constants: frozenset) -> Any:

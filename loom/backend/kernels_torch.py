@@ -136,6 +136,12 @@ def _back(out: Any, device: torch.device | None) -> Any:
     return out
 
 
+# Torch functions with an `out=` parameter, elementwise: results may go into donated buffers.
+OUT_FUNCTIONS = frozenset({torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum, torch.exp,
+                           torch.log, torch.tanh, torch.sin, torch.cos, torch.sqrt, torch.rsqrt, torch.neg,
+                           torch.sigmoid, torch.expm1, torch.log1p, torch.atan2, torch.floor, torch.ceil,
+                           torch.round, torch.where, torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor})
+
 # Functions that work unchanged on tensors (they only move Python objects or index).
 NEUTRAL_FUNCTIONS = frozenset({kn.identity, kn.values_tuple, operator.getitem, kn.reshape})
 

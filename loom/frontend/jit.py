@@ -1,6 +1,22 @@
 """`loom.jit`: trace a Python function on abstract arrays into a `builtin.module` with
 `func.func @main`, run the default pipeline, compile it with the compiled executor, and cache the
-executable per pytree structure, shapes, dtypes (and weak types) and static argument values.
+executable per pytree structure, shapes, dtypes (and weak types), static argument values and
+device.
+
+Placement follows the arguments as in JAX: the function runs on the device its `loom.Array` (or
+torch tensor) arguments live on, with the torch backend, and its results stay there; with only
+numpy arrays and Python scalars it runs on the host with the numpy backend and returns numpy
+arrays. `jit(f, device=...)` pins it to a device ("cpu", "torch:cpu", "cuda", "cuda:1", a
+loom.Device or a torch.device).
+
+`donate_argnums` lets the compiled program write results into the donated arguments' buffers
+(an elementwise op producing a result of the argument's shape and dtype, once nothing else can
+read the argument). Donated `loom.Array`s are deleted by the call (using one afterwards raises);
+the contents of a donated numpy array or torch tensor are unspecified after the call.
+
+Calls with positional arrays only (numpy arrays, torch tensors or loom.Arrays of one kind) take a
+fast path: the cache is looked up on a tuple of (shape, dtype) pairs, with no pytree work and no
+argument conversion.
 """
 
 from __future__ import annotations
@@ -15,21 +31,35 @@ import numpy as np
 import loom.ir as lir
 from loom.backend.compiled import Executable
 from loom.frontend.pytree import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from loom.frontend.tracing import TraceContext, Tracer, current_trace, ir_element_type, tensor_type
+from loom.frontend.tracing import _STACK, TraceContext, Tracer, ir_element_type, tensor_type
 from loom.ir.core import Operation
 
-DEFAULT_PIPELINE = "builtin.module(func.func(canonicalize,cse))"
+# The pass pipeline run on every traced function before it is compiled (a module-level constant
+# so that other passes, e.g. knn-fusion, can be added to it).
+DEFAULT_PIPELINE = "builtin.module(inline,func.func(canonicalize,cse),dce)"
 
 
-def _pass_manager() -> Any:
+def _pass_manager(pipeline: str | None = None) -> Any:
     import loom.transforms  # noqa: F401 - registers the passes
     from loom.rewrite import PassManager
-    return PassManager.parse(DEFAULT_PIPELINE)
+    return PassManager.parse(DEFAULT_PIPELINE if pipeline is None else pipeline)
+
+
+def _host_value(x: Any) -> Any:
+    """A device value (loom.Array, torch tensor) as a numpy array; anything else unchanged."""
+    from loom.devices import Array
+    if isinstance(x, Array):
+        return np.asarray(x)
+    if type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch"):
+        from loom.backend.kernels_torch import to_numpy
+        return np.array(to_numpy(x))
+    return x
 
 
 def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bool]:
     """A leaf as (numpy array, weak): Python ints and floats are weakly typed int32 / float32. With
-    `abstract`, anything with `.shape` and `.dtype` (a `jax.ShapeDtypeStruct`) stands for an array."""
+    `abstract`, anything with `.shape` and `.dtype` (a `jax.ShapeDtypeStruct`) stands for an array.
+    Device values (loom.Arrays, torch tensors) give their host values."""
     if isinstance(x, bool):
         return np.asarray(x, dtype=np.bool_), False
     if isinstance(x, int):
@@ -43,6 +73,9 @@ def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bo
         except TypeError:
             raise TypeError(f"argument {name} has dtype {arr.dtype}, which loom does not support") from None
         return arr, False
+    host = _host_value(x)
+    if host is not x:
+        return _as_array(host, name, abstract)
     if abstract and hasattr(x, "shape") and hasattr(x, "dtype"):
         return _as_array(np.broadcast_to(np.zeros((), dtype=np.dtype(x.dtype)), tuple(x.shape)), name)
     raise TypeError(f"argument {name} of type {type(x).__name__} is not a valid loom array type (an array or a "
@@ -50,14 +83,42 @@ def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bo
                     "not data")
 
 
+class _Aval:
+    """The abstract value of a device leaf: shape and numpy dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+
+def _device_leaf(x: Any) -> tuple[Any, Any] | None:
+    """(runtime tensor, abstract value) for a loom.Array or torch tensor; None otherwise."""
+    from loom.devices import Array
+    if isinstance(x, Array):
+        x = x.torch()
+    elif not (type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch")):
+        return None
+    from loom.backend.kernels_torch import NUMPY_DTYPES
+    try:
+        dtype = NUMPY_DTYPES[x.dtype]
+    except KeyError:
+        raise TypeError(f"torch dtype {x.dtype} is not supported by loom") from None
+    return x, _Aval(tuple(x.shape), dtype)
+
+
 class Lowered:
     """A traced and optimized function: `module` (the IR), `as_text()` and `compile()`."""
 
-    def __init__(self, module: Operation, out_tree: PyTreeDef, jitted: Jitted, key: Hashable) -> None:
+    def __init__(self, module: Operation, out_tree: PyTreeDef, jitted: Jitted, key: Hashable,
+                 device: Any = None, donate: tuple[int, ...] = ()) -> None:
         self.module = module
+        self.donate = donate
         self.out_tree = out_tree
         self._jitted = jitted
         self._key = key
+        self.device = device
 
     def as_text(self, generic: bool = False, debuginfo: bool = False) -> str:
         """The module as MLIR text (custom forms unless `generic`, locations with `debuginfo`)."""
@@ -67,37 +128,70 @@ class Lowered:
         """The compiled executable (cached with the jitted function)."""
         compiled = self._jitted._cache.get(self._key)
         if compiled is None:
-            compiled = self._jitted._cache[self._key] = Compiled(Executable(self.module, "main"), self)
+            jitted = self._jitted
+            from loom.devices import HOST
+            device = self.device if self.device is not None else (jitted.device or HOST)
+            donate = self.donate
+            if device.backend == "numpy":
+                exe = Executable(self.module, "main", donate=donate)
+            else:
+                exe = Executable(self.module, "main", backend="torch", device=device.torch_device, donate=donate)
+                if jitted.cuda_graph:
+                    from loom.backend.compiled import CudaGraphExecutable
+                    exe = CudaGraphExecutable(exe)
+            compiled = self._jitted._cache[self._key] = Compiled(exe, self, device)
         return compiled
 
 
 class Compiled:
     """A compiled function for one input signature: call it with arrays of that signature."""
 
-    def __init__(self, executable: Executable, lowered: Lowered) -> None:
+    def __init__(self, executable: Executable, lowered: Lowered, device: Any = None) -> None:
         self.executable = executable
         self.lowered = lowered
         self.out_tree = lowered.out_tree
+        self.device = device
         self._n_out = lowered.out_tree.num_leaves
+        n = self._n_out
+        # How results become the output pytree: one leaf, a flat tuple, or a general tree.
+        if n == 1 and tree_flatten(0)[1] == self.out_tree:
+            self._shape = "leaf"
+        elif tree_flatten(tuple(range(n)))[1] == self.out_tree and n > 1:
+            self._shape = "tuple"
+        else:
+            self._shape = "tree"
 
-    def run(self, leaves: Sequence[np.ndarray]) -> Any:
+    def run(self, leaves: Sequence[Any], wrap: bool = False) -> Any:
+        """Results as the output pytree; on a torch device, as loom.Arrays when `wrap`."""
         out = self.executable(*leaves)
+        return self.finish(out, wrap)
+
+    def finish(self, out: Any, wrap: bool) -> Any:
         if self._n_out == 1:
             out = (out,)
-        return tree_unflatten(self.out_tree, [np.asarray(o) for o in out])
+        if wrap:
+            from loom.devices import Array
+            out = [Array(o) for o in out]
+        if self._shape == "leaf":
+            return out[0]
+        if self._shape == "tuple":
+            return tuple(out)
+        return tree_unflatten(self.out_tree, list(out))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        key, leaves, _ = self.lowered._jitted._signature(args, kwargs)
-        if key != self.lowered._key:
+        jitted = self.lowered._jitted
+        key, leaves, wrap = jitted._placed_signature(args, kwargs)
+        if key[:3] != self.lowered._key[:3]:
             raise TypeError("the arguments do not match the signature this function was compiled for")
-        return self.run(leaves)
+        return self.run(leaves, wrap)
 
 
 class Jitted:
     """A function compiled on first call per input signature (see `jit`)."""
 
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = ()) -> None:
+                 static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
+                 device: Any = None, cuda_graph: bool = False, pipeline: str | None = None) -> None:
         self.fun = fun
         functools.update_wrapper(self, fun)
         try:
@@ -114,18 +208,27 @@ class Jitted:
                 nums.add(self._params.index(name))
         self.static_argnums = frozenset(nums)
         self.static_argnames = frozenset(names)
+        donate = {donate_argnums} if isinstance(donate_argnums, int) else set(donate_argnums)
+        if donate & self.static_argnums:
+            raise ValueError(f"static arguments cannot be donated: {sorted(donate & self.static_argnums)}")
+        self.donate_argnums = frozenset(donate)
+        from loom.devices import get_device
+        self.device = get_device(device) if device is not None else None
+        self.cuda_graph = cuda_graph
+        if cuda_graph and (self.device is None or self.device.platform != "cuda"):
+            raise ValueError("cuda_graph=True needs device='cuda' (or 'cuda:N')")
+        self.pipeline = pipeline or DEFAULT_PIPELINE
         self._cache: dict[Hashable, Compiled] = {}
+        # Fast paths: flat positional arrays of one kind -> a runner, keyed by (shape, dtype) pairs.
+        self._fast_numpy: dict[Hashable, Callable[[tuple], Any]] = {}
+        self._fast_device: dict[Hashable, Callable[[tuple], Any]] = {}
+        self._flat_ok = not self.static_argnums
 
     def _name(self, i: int) -> str:
         return self._params[i] if i < len(self._params) else f"args[{i}]"
 
-    def _signature(self, args: tuple, kwargs: dict, abstract: bool = False
-                   ) -> tuple[Hashable, list[np.ndarray], list[bool]]:
-        """(cache key, dynamic leaves as arrays, their weak flags)."""
+    def _split(self, args: tuple, kwargs: dict) -> tuple[list, dict, list, list[tuple[str, Any]]]:
         static = []
-        leaves: list[np.ndarray] = []
-        weak: list[bool] = []
-        avals = []
         dyn_args, dyn_kwargs = [], {}
         for i, a in enumerate(args):
             if i in self.static_argnums:
@@ -139,6 +242,16 @@ class Jitted:
                 dyn_kwargs[k] = kwargs[k]
         named = [(self._name(i), a) for i, a in enumerate(args) if i not in self.static_argnums]
         named += list(dyn_kwargs.items())
+        return dyn_args, dyn_kwargs, static, named
+
+    def _signature(self, args: tuple, kwargs: dict, abstract: bool = False
+                   ) -> tuple[Hashable, list[np.ndarray], list[bool]]:
+        """(cache key, dynamic leaves as numpy arrays, their weak flags): the host view of the
+        arguments, used by the transformations (grad, vmap, jvp) that run on the host."""
+        leaves: list[np.ndarray] = []
+        weak: list[bool] = []
+        avals = []
+        dyn_args, dyn_kwargs, static, named = self._split(args, kwargs)
         for name, a in named:
             pairs, _ = tree_flatten_with_path(a)
             for path, leaf in pairs:
@@ -154,6 +267,47 @@ class Jitted:
             raise TypeError("static arguments must be hashable") from None
         return key, leaves, weak
 
+    def _placed_signature(self, args: tuple, kwargs: dict) -> tuple[Hashable, list[Any], bool]:
+        """(cache key with the device, runtime leaves, whether results become loom.Arrays)."""
+        from loom.devices import HOST, Array, committed_device
+        dyn_args, dyn_kwargs, static, named = self._split(args, kwargs)
+        leaves: list[Any] = []
+        avals = []
+        names: list[str] = []
+        any_array = False
+        for name, a in named:
+            pairs, _ = tree_flatten_with_path(a)
+            for path, leaf in pairs:
+                names.append(name + keystr(path))
+                placed = _device_leaf(leaf)
+                if placed is not None:
+                    any_array |= isinstance(leaf, Array)
+                    leaves.append(leaf)
+                    avals.append((placed[1].shape, placed[1].dtype.str, False))
+                    continue
+                arr, w = _as_array(leaf, names[-1])
+                leaves.append(arr)
+                avals.append((arr.shape, arr.dtype.str, w))
+        committed = committed_device(leaves, names)
+        device = self.device
+        if device is None:
+            device = committed or HOST
+        elif committed is not None and committed != device:
+            from loom.backend.common import ArgumentError
+            where = next(n for leaf, n in zip(leaves, names) if _device_leaf(leaf) is not None)
+            raise ArgumentError(f"{self.__name__}: argument {where} is on device {committed}, but the function is "
+                                f"jitted for device {device}; move it with loom.device_put(x, {str(device)!r})")
+        if device.backend == "torch":
+            leaves = [leaf.torch() if isinstance(leaf, Array) else leaf for leaf in leaves]
+        wrap = device.backend == "torch" and (any_array or committed is None)
+        _, treedef = tree_flatten((dyn_args, dyn_kwargs))
+        try:
+            key = (treedef, tuple(avals), tuple(static), device)
+            hash(key)
+        except TypeError:
+            raise TypeError("static arguments must be hashable") from None
+        return key, leaves, wrap
+
     def _rebuild(self, args: tuple, kwargs: dict, tracers: list[Tracer]) -> tuple[list, dict]:
         dyn_args = [a for i, a in enumerate(args) if i not in self.static_argnums]
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
@@ -164,13 +318,27 @@ class Jitted:
         full_kwargs = {k: (v if k in self.static_argnames else new_kwargs[k]) for k, v in kwargs.items()}
         return full_args, full_kwargs
 
+    def _donated_leaves(self, args: tuple) -> tuple[int, ...]:
+        """Leaf indices (among the dynamic leaves) of the donated positional arguments."""
+        if not self.donate_argnums:
+            return ()
+        out, start = [], 0
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                continue
+            count = len(tree_flatten(a)[0])
+            if i in self.donate_argnums:
+                out.extend(range(start, start + count))
+            start += count
+        return tuple(out)
+
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace and optimize for these arguments (arrays or anything with .shape and .dtype)."""
         key, leaves, weak = self._signature(args, kwargs, abstract=True)
-        return self._lower(key, args, kwargs, leaves, weak)
+        return self._lower(key, args, kwargs, leaves, weak, donate=self._donated_leaves(args))
 
-    def _lower(self, key: Hashable, args: tuple, kwargs: dict, leaves: list[np.ndarray],
-               weak: list[bool]) -> Lowered:
+    def _lower(self, key: Hashable, args: tuple, kwargs: dict, leaves: Sequence[Any],
+               weak: list[bool], device: Any = None, donate: tuple[int, ...] = ()) -> Lowered:
         from loom.numpy import _lift
         trace = TraceContext([tensor_type(a.shape, a.dtype) for a in leaves])
         with trace:
@@ -185,26 +353,125 @@ class Jitted:
                 outs.append(_lift(trace, path_leaf))
             trace.finish(outs)
         module = trace.module
-        _pass_manager().run(module)
+        _pass_manager(self.pipeline).run(module)
         module.verify()
-        return Lowered(module, out_tree, self, key)
+        return Lowered(module, out_tree, self, key, device, donate)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if current_trace() is not None:
-            return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
-        key, leaves, weak = self._signature(args, kwargs)
+    def _compile_for(self, args: tuple, kwargs: dict) -> tuple[Compiled, list[Any], bool, Hashable]:
+        key, leaves, wrap = self._placed_signature(args, kwargs)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._lower(key, args, kwargs, leaves, weak).compile()
-        return compiled.run(leaves)
+            avals = [_device_leaf(x)[1] if _device_leaf(x) is not None else x for x in leaves]
+            weak = [k[2] for k in key[1]]
+            compiled = self._lower(key, args, kwargs, avals, weak, key[3], self._donated_leaves(args)).compile()
+        return compiled, leaves, wrap, key
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _STACK:
+            return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+        if not kwargs and self._flat_ok and args:
+            first = type(args[0])
+            if first is np.ndarray:
+                try:
+                    run = self._fast_numpy[tuple([(a.shape, a.dtype) for a in args if type(a) is np.ndarray])]
+                except (KeyError, TypeError):
+                    pass
+                else:
+                    if len(args) == run.arity:
+                        return run(args)
+            elif first.__name__ in ("Tensor", "Array"):
+                run = self._fast_device.get(_device_key(args))
+                if run is not None:
+                    return run(args)
+        return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
+        compiled, leaves, wrap, key = self._compile_for(args, kwargs)
+        self._check_donation(args, leaves)
+        out = compiled.run(leaves, wrap)
+        self._delete_donated(args)
+        if not kwargs and self._flat_ok and args:
+            self._register_fast(args, compiled, wrap)
+        return out
+
+    def _check_donation(self, args: tuple, leaves: list[Any]) -> None:
+        for i in self.donate_argnums:
+            if i < len(args) and any(args[i] is a for j, a in enumerate(args) if j != i):
+                raise ValueError(f"{self.__name__}: argument {self._name(i)} is donated (donate_argnums) and also "
+                                 "passed as another argument; pass a copy")
+
+    def _delete_donated(self, args: tuple) -> None:
+        if self.donate_argnums:
+            from loom.devices import Array
+            for i in self.donate_argnums:
+                if i < len(args) and isinstance(args[i], Array):
+                    args[i].delete()
+
+    def _register_fast(self, args: tuple, compiled: Compiled, wrap: bool) -> None:
+        """Remember a runner for calls of this flat signature (positional arrays of one kind)."""
+        first = type(args[0])
+        if first is np.ndarray and all(type(a) is np.ndarray for a in args):
+            if compiled.device is not None and compiled.device.backend != "numpy":
+                return
+            self._fast_numpy[tuple((a.shape, a.dtype) for a in args)] = _runner(self, compiled, False, False)
+        elif first.__name__ in ("Tensor", "Array") and all(type(a) is first for a in args):
+            key = _device_key(args)
+            if key is not None:
+                self._fast_device[key] = _runner(self, compiled, first.__name__ == "Array", wrap)
+
+
+def _device_key(args: tuple) -> Hashable | None:
+    first = type(args[0])
+    if first.__name__ == "Array":
+        try:
+            tensors = [a._tensor for a in args if type(a) is first]
+            return ("array", *[(t.shape, t.dtype, t.device) for t in tensors])
+        except AttributeError:  # a deleted (donated) array: the slow path raises the clear error
+            return None
+    if first.__module__.startswith("torch"):
+        return ("tensor", *[(a.shape, a.dtype, a.device) for a in args if type(a) is first])
+    return None
+
+
+def _runner(jitted: Jitted, compiled: Compiled, unwrap: bool, wrap: bool) -> Callable[[tuple], Any]:
+    """A runner for one flat signature: the executable called without argument checks."""
+    exe = compiled.executable
+    call = exe.call_unchecked if hasattr(exe, "call_unchecked") else (lambda a: exe(*a))
+    finish = compiled.finish
+    donating = bool(jitted.donate_argnums)
+    n = len(compiled.lowered._key[1])
+
+    if not unwrap and not wrap and not donating and compiled._shape in ("leaf", "tuple"):
+        def run(args: tuple) -> Any:
+            return call(args)
+    else:
+        def run(args: tuple) -> Any:
+            if donating:
+                jitted._check_donation(args, list(args))
+            leaves = tuple(a.torch() for a in args) if unwrap else args
+            out = finish(call(leaves), wrap)
+            if donating:
+                jitted._delete_donated(args)
+            return out
+    run.arity = n  # type: ignore[attr-defined]
+    return run
 
 
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = ()) -> Any:
-    """Compile `fun` with loom: usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(...)`."""
+        static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
+        device: Any = None, cuda_graph: bool = False) -> Any:
+    """Compile `fun` with loom: usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(...)`.
+
+    `device` pins the function to a device ("cpu", "torch:cpu", "cuda", "cuda:N"; by default it
+    runs where its arguments live). `donate_argnums` lets results reuse the donated arguments'
+    buffers. `cuda_graph=True` (with a CUDA device) captures the program once per signature as a
+    CUDA graph and replays it (programs that read values on the host, such as data-dependent
+    while loops, run op by op instead)."""
+    def make(f: Callable[..., Any]) -> Jitted:
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph)
     if fun is None:
-        return lambda f: Jitted(f, static_argnums, static_argnames)
-    return Jitted(fun, static_argnums, static_argnames)
+        return make
+    return make(fun)
 
 
 __all__ = ["DEFAULT_PIPELINE", "Compiled", "Jitted", "Lowered", "jit"]
