@@ -26,12 +26,16 @@ from loom.transforms.forward_ad import jvp_module
 
 
 class _Transformed:
-    """The JVP module of one function for one input signature, and its executable."""
+    """The JVP module of one function for one input signature, and its executable. `out_avals`
+    covers the outputs followed by the aux outputs (`n_out` of them are outputs)."""
 
-    def __init__(self, module: Operation, out_tree: PyTreeDef, out_avals: list[tuple[tuple[int, ...], np.dtype]]):
+    def __init__(self, module: Operation, out_tree: PyTreeDef, out_avals: list[tuple[tuple[int, ...], np.dtype]],
+                 n_out: int | None = None, aux_tree: PyTreeDef | None = None):
         self.module = module
         self.out_tree = out_tree
         self.out_avals = out_avals
+        self.n_out = len(out_avals) if n_out is None else n_out
+        self.aux_tree = aux_tree
         self._executable: Executable | None = None
 
     def run(self, leaves: list[Any], tangents: list[Any]) -> list[Any]:
@@ -45,12 +49,21 @@ class _Transformed:
         return [np.asarray(o) for o in out]
 
 
-def _transform(fun: Callable[..., Any], primals: tuple) -> tuple[_Transformed, list[Any]]:
+def _transform(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
+               transform: Callable[[Operation], Operation] = jvp_module) -> tuple[_Transformed, list[Any]]:
     trees: dict[str, Any] = {}
 
     def flat(*args: Any) -> list[Any]:
-        out_leaves, trees["out"] = tree_flatten(fun(*args))
-        return out_leaves
+        res = fun(*args)
+        aux = None
+        if has_aux:
+            if not (isinstance(res, (tuple, list)) and len(res) == 2):
+                raise TypeError("a function transformed with has_aux=True must return a pair (output, aux)")
+            res, aux = res
+        out_leaves, trees["out"] = tree_flatten(res)
+        aux_leaves, trees["aux"] = tree_flatten(aux)
+        trees["n_out"] = len(out_leaves)
+        return [*out_leaves, *aux_leaves]
 
     jitted = Jitted(flat)
     if current_trace() is not None:  # tracers of the enclosing trace stand for arrays of their shape and dtype
@@ -61,18 +74,19 @@ def _transform(fun: Callable[..., Any], primals: tuple) -> tuple[_Transformed, l
     abstract = [np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape)) for x in leaves]
     lowered = jitted._lower(key, primals, {}, abstract, weak)
     ftype = lowered.module.regions[0].entry.first_op.properties["function_type"].value
-    module = jvp_module(lowered.module)
+    module = transform(lowered.module)
     _pass_manager().run(module)
     module.verify()
     out_avals = [(tuple(t.shape), _np_dtype(t)) for t in ftype.results]
-    return _Transformed(module, trees["out"], out_avals), leaves
+    return _Transformed(module, trees["out"], out_avals, trees["n_out"], trees["aux"] if has_aux else None), leaves
 
 
-def jvp(fun: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]:
+def jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fun(*primals), tangent_out)`: the value of `fun` and its Jacobian at `primals` applied to
     `tangents` (forward mode). `primals` and `tangents` are tuples (or lists) of pytrees of the same
     structure, shapes and dtypes; the output tangent has the structure of the output. Tangents of
-    integer or boolean primals are ignored; integer or boolean outputs get zero tangents."""
+    integer or boolean primals are ignored; integer or boolean outputs get zero tangents. With
+    `has_aux`, `fun` returns `(output, aux)` and the result is `(output, tangent_out, aux)`."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(f"primal and tangent arguments to jvp must be tuples or lists; found "
                         f"{type(primals).__name__} and {type(tangents).__name__}.")
@@ -82,7 +96,20 @@ def jvp(fun: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]
     if p_tree != t_tree:
         raise TypeError(f"primal and tangent arguments to jvp must have the same tree structure; primals have "
                         f"tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
-    transformed, leaves = _transform(fun, primals)
+    transformed, leaves = _transform(fun, primals, has_aux)
+    ts = _tangent_leaves(leaves, t_leaves)
+    results = transformed.run(leaves, ts)
+    n = len(transformed.out_avals)
+    k = transformed.n_out
+    out = tree_unflatten(transformed.out_tree, results[:k])
+    tangent_out = tree_unflatten(transformed.out_tree, results[n:n + k])
+    if has_aux:
+        return out, tangent_out, tree_unflatten(transformed.aux_tree, results[k:n])
+    return out, tangent_out
+
+
+def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
+    """The tangents checked against the primals' shapes and dtypes (zeros for integer primals)."""
     ts: list[Any] = []
     for p, t in zip(leaves, t_leaves):
         dtype, shape = np.dtype(p.dtype), tuple(p.shape)
@@ -96,11 +123,7 @@ def jvp(fun: Callable[..., Any], primals: Any, tangents: Any) -> tuple[Any, Any]
         if dtype.kind != "f" or arr.shape != shape:
             arr = np.zeros(shape, dtype)  # integer / boolean primals carry no tangent
         ts.append(arr.astype(dtype, copy=False))
-    results = transformed.run(leaves, ts)
-    n = len(transformed.out_avals)
-    out = tree_unflatten(transformed.out_tree, results[:n])
-    tangent_out = tree_unflatten(transformed.out_tree, results[n:])
-    return out, tangent_out
+    return ts
 
 
 __all__ = ["jvp"]
