@@ -19,7 +19,9 @@ matmul + topk, jax approx_max_k when jax has a GPU, and the bare bf16 GEMM.
 Contenders run round-robin (one call each per round) so that a change in the machine's load
 affects all alike; each row gives the median and the best time over the rounds. Recall is measured
 against faiss's exact answer (CPU) or an fp32 exact top-k (GPU). "GFLOP/s" is the useful work
-2*Q*N*D divided by the time.
+2*Q*N*D divided by the time. On CPU the process CPU seconds are printed too ("cpu s", and the bare
+GEMM's CPU time over the contender's): on a machine shared with other work, wall times swing with
+the load while the CPU time a contender needs stays steadier.
 """
 
 from __future__ import annotations
@@ -56,13 +58,22 @@ def recall(found: np.ndarray, truth: np.ndarray) -> float:
     return hits / truth.size
 
 
+CPU_TIMES: dict[str, list[float]] = {}
+
+
 def run_rounds(contenders: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
+    """Wall times per contender; the process CPU times go to CPU_TIMES (on a shared machine the
+    CPU time a contender needs is steadier than its wall time)."""
     times: dict[str, list[float]] = {name: [] for name in contenders}
+    for name in contenders:
+        CPU_TIMES[name] = []
     for _ in range(rounds):
         for name, fn in contenders.items():
+            c0 = time.process_time()
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)
+            CPU_TIMES[name].append(time.process_time() - c0)
     return times
 
 
@@ -71,7 +82,7 @@ def report(times: dict[str, list[float]], recalls: dict[str, float], q: int, n: 
     flops = 2.0 * q * n * d
     rows = {}
     print(f"{'system':34s} {'median s':>9s} {'best s':>8s} {'queries/s':>10s} {unit:>9s} {'recall':>7s} "
-          f"{'x ' + peer:>10s} {'of GEMM':>8s}")
+          f"{'x ' + peer:>10s} {'of GEMM':>8s} {'cpu s':>7s} {'cpu of GEMM':>11s}")
     for name, ts in times.items():
         med, best = statistics.median(ts), min(ts)
         rows[name] = {"median": med, "best": best, "qps": q / med, "flops": flops / med / scale}
@@ -79,8 +90,12 @@ def report(times: dict[str, list[float]], recalls: dict[str, float], q: int, n: 
         ratio = rows[peer]["median"] / row["median"] if peer in rows else float("nan")
         of_gemm = rows[gemm]["median"] / row["median"] if gemm in rows else float("nan")
         rec = recalls.get(name)
+        cpu = statistics.median(CPU_TIMES[name]) if CPU_TIMES.get(name) else float("nan")
+        cpu_gemm = statistics.median(CPU_TIMES[gemm]) if CPU_TIMES.get(gemm) else float("nan")
+        row["cpu"] = cpu
         print(f"{name:34s} {row['median']:9.3f} {row['best']:8.3f} {row['qps']:10.1f} {row['flops']:9.1f} "
-              f"{'-' if rec is None else f'{rec:.4f}':>7s} {ratio:10.2f} {of_gemm:8.2f}")
+              f"{'-' if rec is None else f'{rec:.4f}':>7s} {ratio:10.2f} {of_gemm:8.2f} {cpu:7.2f} "
+              f"{cpu_gemm / cpu:11.2f}")
     return rows
 
 

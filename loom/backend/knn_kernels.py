@@ -38,9 +38,13 @@ from loom.ir.core import Operation
 
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
-# Tile sizes: a (QUERY_TILE x chunk) float32 score tile of about 1 MiB stays in a core's L2.
-QUERY_TILE = 128
-CHUNK_BYTES = 1 << 20
+# Tile sizes: a (QUERY_TILE x chunk) float32 score tile of CHUNK_BYTES. Measured on a 2-core EPYC
+# (1 MiB L2 per core, 32 MiB L3): 256 queries x 4096 database rows (4 MiB, in L3) ran the sweep
+# faster than L2-sized tiles (128 x 2048), the larger GEMM per call paying for the cache misses of
+# the reduction (benchmarks/NOTES_knn.md).
+QUERY_TILE = 256
+CHUNK_BYTES = 4 << 20
+GROUP_ROWS = 16
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -214,21 +218,26 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int,
+def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, group: int,
            out_values: np.ndarray, out_chunks: np.ndarray) -> None:
     """Running per-bin maximum of `q . x (+ h)` over the database for one query tile, writing the
-    best value per bin and the chunk (of `chunk` database rows) it came from.
+    best value per bin and the group (of `group` chunks of `chunk` database rows) it came from.
 
     With `chunk` a multiple of `bins`, each chunk's score tile is reduced by a contiguous `max`
-    over its rows of `bins` columns. With `chunk == bins` (bins too many for one cached tile), each
-    chunk is one row of bins, swept in cache-sized pieces and merged elementwise."""
+    over its rows of `bins` columns into the group's maximum; the running (value, group) state is
+    updated once per group, which keeps that update's three passes rare. With `chunk == bins`
+    (bins too many for one cached tile), each chunk is one row of bins, swept in cache-sized pieces
+    and merged elementwise (`group` is 1 then)."""
     n = db.shape[0]
     qt = q.shape[0]
     best = np.full((qt, bins), -np.inf, dtype=q.dtype)
     best_chunk = np.zeros((qt, bins), dtype=np.int32)
     if chunk > bins:
         scratch = np.empty((qt, chunk), dtype=q.dtype)
-        for c, start in enumerate(range(0, n, chunk)):
+        group_max = np.empty((qt, bins), dtype=q.dtype)
+        part = np.empty((qt, bins), dtype=q.dtype)
+        starts = range(0, n, chunk)
+        for c, start in enumerate(starts):
             stop = min(start + chunk, n)
             width = stop - start
             s = scratch[:, :width]
@@ -236,14 +245,21 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
             if h is not None:
                 s += h[start:stop]
             full_rows = width // bins
-            m = s[:, :full_rows * bins].reshape(qt, full_rows, bins).max(axis=1) if full_rows else \
-                np.full((qt, bins), -np.inf, dtype=q.dtype)
+            first = c % group == 0
+            target = group_max if first else part
+            if full_rows:
+                s[:, :full_rows * bins].reshape(qt, full_rows, bins).max(axis=1, out=target)
+            else:
+                target.fill(-np.inf)
             rest = width - full_rows * bins
             if rest:
-                np.maximum(m[:, :rest], s[:, full_rows * bins:], out=m[:, :rest])
-            better = m > best
-            np.copyto(best, m, where=better)
-            np.copyto(best_chunk, c, where=better)
+                np.maximum(target[:, :rest], s[:, full_rows * bins:], out=target[:, :rest])
+            if not first:
+                np.maximum(group_max, part, out=group_max)
+            if c % group == group - 1 or c == len(starts) - 1:
+                better = group_max > best
+                np.copyto(best, group_max, where=better)
+                np.copyto(best_chunk, c // group, where=better)
     else:
         piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
         scratch = np.empty((qt, piece), dtype=q.dtype)
@@ -266,9 +282,10 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
 def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
                       is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
                       bins: int | None = None, query_tile: int | None = None,
-                      chunk_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      chunk_bytes: int | None = None, group_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
-    `bins` may raise the bin count above XLA's (more bins only raise recall)."""
+    `bins` may raise the bin count above XLA's (more bins only raise recall); `query_tile`,
+    `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS)."""
     q, db = np.asarray(queries), np.asarray(database)
     dtype = q.dtype
     ct = _compute_dtype(dtype)
@@ -291,6 +308,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     qtile = query_tile or QUERY_TILE
     budget = chunk_bytes or CHUNK_BYTES
     per_row = budget // (qtile * ct.itemsize)
+    group = 1
     if L * 2 > per_row:
         # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
         # fewer queries per tile keep the running (query x bin) state small.
@@ -298,16 +316,20 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
         qtile = max(8, min(qtile, (64 << 20) // (L * ct.itemsize * 2)))
     else:
         chunk = (per_row // L) * L
+        # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group
+        # and the winner's position is found again among that many candidates.
+        group = max(1, (group_rows or GROUP_ROWS) // (chunk // L))
     best = np.empty((nq, L), dtype=ct)
     best_chunk = np.empty((nq, L), dtype=np.int32)
     tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
     if len(tiles) > 1 and _workers() > 1:
-        futures = [_pool().submit(_sweep, qc[a:b], dbc, h, L, chunk, best[a:b], best_chunk[a:b]) for a, b in tiles]
+        futures = [_pool().submit(_sweep, qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
+                   for a, b in tiles]
         for f in futures:
             f.result()
     else:
         for a, b in tiles:
-            _sweep(qc[a:b], dbc, h, L, chunk, best[a:b], best_chunk[a:b])
+            _sweep(qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
     # Select bins, then find the winning position inside each chosen bin's chunk.
     bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
     if aggregate_to_topk:
@@ -315,7 +337,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     else:
         values, chosen = best, np.array(bin_ids)
     chunk_of = np.take_along_axis(best_chunk, chosen, axis=1).astype(np.int64)
-    positions = _locate(qc, dbc, h, L, chunk, chosen, chunk_of)
+    positions = _locate(qc, dbc, h, L, chunk * group, chosen, chunk_of)
     if not is_max_k:
         values = -values  # back from the maximisation to the op's scores
     if not aggregate_to_topk:
