@@ -394,10 +394,13 @@ def _start_scalars(t: Tracer, start_indices: Sequence[Any]) -> list[Any]:
     lifted = [_lift(s) for s in starts]
     dtype = np.dtype(np.int64) if any(s.dtype == np.int64 for s in lifted) else np.dtype(np.int32)
     out = []
-    for s in lifted:
+    for s, size in zip(lifted, t.shape):
         if s.ndim:
             raise ValueError(f"start indices must be scalars, got shape {s.shape} (at {user_line()})")
-        out.append(convert_element_type(s, dtype).value)
+        s = convert_element_type(s, dtype)
+        if dtype.kind == "i":  # as JAX: a negative start counts from the end (then it is clamped)
+            s = select(lt(s, np.zeros((), dtype)), add(s, np.asarray(size, dtype)), s)
+        out.append(s.value)
     return out
 
 
