@@ -1,0 +1,224 @@
+"""The GPU kernel of `knn.fused_score_top_k`: one Triton kernel computes the scores and keeps the
+running per-bin maximum and arg-max in registers, so the Q x N score matrix never reaches memory;
+an exact `torch.topk` over the Q x L bins follows.
+
+Grid: (query tiles of BLOCK_Q rows, bin tiles of BLOCK_L bins). A program loads its query tile
+once, then walks the database in strides of L rows: step m loads rows m*L + [b0, b0 + BLOCK_L)
+(element j is in bin j mod L), does one `tl.dot` (BLOCK_Q x D by D x BLOCK_L, fp32 accumulation),
+adds the scaled half squared norms for L2, and merges the tile into its running (value, index)
+per (query, bin) with a compare and two selects: about 3-4 vector ops per score, which the
+tensor cores' throughput leaves room for. Only the Q x L bins are written.
+
+Inputs may be bf16, fp16 or fp32 (fp32 uses TF32 tensor cores unless `precision="ieee"`).
+`L` starts at XLA's bin count and may be raised (never lowered) so that the grid fills the GPU:
+more bins only raise recall. Tiles come from `tile_config`, or from a short timing of a few
+candidates when `autotune=True` (cached per problem shape).
+
+Runs on CUDA tensors, and on CPU tensors under `TRITON_INTERPRET=1` (Triton's interpreter: how
+the tests check it on machines without a GPU). The interpreter computes `tl.dot` of bf16 tiles
+wrongly (Triton 3.x), so there, and only there, bf16 tiles are widened to fp32 after loading
+(`WIDEN`); the loads, masks, running maximum and selection are the same code.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from loom.dialects.knn import num_bins
+
+INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+@triton.jit
+def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
+                    nq, n, d, bins,
+                    stride_q, stride_db, stride_out,
+                    HAS_NORMS: tl.constexpr, IEEE: tl.constexpr, WIDEN: tl.constexpr,
+                    BLOCK_Q: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr):
+    pid_q = tl.program_id(0)
+    pid_l = tl.program_id(1)
+    rows_q = pid_q * BLOCK_Q + tl.arange(0, BLOCK_Q)
+    cols_l = pid_l * BLOCK_L + tl.arange(0, BLOCK_L)
+    dims = tl.arange(0, BLOCK_D)
+    q_mask = rows_q < nq
+    bin_mask = cols_l < bins
+    q = tl.load(q_ptr + rows_q[:, None] * stride_q + dims[None, :],
+                mask=q_mask[:, None] & (dims[None, :] < d), other=0.0)
+    if WIDEN:
+        q = q.to(tl.float32)
+    best = tl.full((BLOCK_Q, BLOCK_L), float("-inf"), tl.float32)
+    best_idx = tl.full((BLOCK_Q, BLOCK_L), -1, tl.int32)
+    steps = tl.cdiv(n, bins)
+    for m in range(0, steps):
+        rows = m * bins + cols_l
+        valid = bin_mask & (rows < n)
+        x = tl.load(db_ptr + rows[:, None] * stride_db + dims[None, :],
+                    mask=valid[:, None] & (dims[None, :] < d), other=0.0)
+        if WIDEN:
+            x = x.to(tl.float32)
+        if IEEE:
+            s = tl.dot(q, tl.trans(x), input_precision="ieee")
+        else:
+            s = tl.dot(q, tl.trans(x))
+        if HAS_NORMS:
+            h = tl.load(h_ptr + rows, mask=valid, other=0.0)
+            s = s + h[None, :]
+        s = tl.where(valid[None, :], s, float("-inf"))
+        better = s > best
+        best = tl.where(better, s, best)
+        best_idx = tl.where(better, rows[None, :], best_idx)
+    out_off = rows_q[:, None] * stride_out + cols_l[None, :]
+    out_mask = q_mask[:, None] & bin_mask[None, :]
+    tl.store(out_val_ptr + out_off, best, mask=out_mask)
+    tl.store(out_idx_ptr + out_off, best_idx, mask=out_mask)
+
+
+def tile_config(nq: int, bins: int, d: int, dtype: torch.dtype) -> dict[str, int]:
+    """Tiles without timing: BLOCK_Q x BLOCK_L score tiles of 128 x 64 (the 30-line kernel of
+    the anchors ran best there; 256-wide bin tiles spilled registers), smaller when the problem is."""
+    if INTERPRETING:
+        return {"BLOCK_Q": 16, "BLOCK_L": 16, "num_warps": 1, "num_stages": 1}
+    block_q = 128 if nq >= 128 else max(16, triton.next_power_of_2(nq))
+    block_l = 64 if bins >= 64 else max(16, triton.next_power_of_2(bins))
+    if dtype == torch.float32 and d > 128:
+        block_q = min(block_q, 64)
+    return {"BLOCK_Q": block_q, "BLOCK_L": block_l, "num_warps": 4, "num_stages": 3}
+
+
+_TUNED: dict[tuple, dict[str, int]] = {}
+_CANDIDATES = [
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_Q": 128, "BLOCK_L": 128, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_Q": 64, "BLOCK_L": 128, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_Q": 256, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3},
+]
+
+
+def gpu_bins(n: int, k: int, recall_target: float, nq: int, block_q: int, block_l: int,
+             override: int = -1, min_programs: int | None = None) -> int:
+    """XLA's bin count, doubled while the grid has fewer than `min_programs` programs (four per
+    SM by default) and each bin keeps at least 16 database rows: more bins only raise recall."""
+    bins = num_bins(n, 2, k, recall_target, override)
+    if INTERPRETING or bins >= n:
+        return bins
+    if min_programs is None:
+        min_programs = 4 * torch.cuda.get_device_properties(0).multi_processor_count
+    q_tiles = triton.cdiv(nq, block_q)
+    while q_tiles * triton.cdiv(bins, block_l) < min_programs and bins * 2 * 16 <= n:
+        bins *= 2
+    return bins
+
+
+def partial_reduce(queries: torch.Tensor, database: torch.Tensor, half_squared_norms: torch.Tensor | None,
+                   bins: int, config: dict[str, int], precision: str = "tf32") -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-bin maximum of `queries . database^T (+ half_squared_norms)` and its database row, (Q x
+    bins) fp32 values and int32 indices."""
+    nq, d = queries.shape
+    n = database.shape[0]
+    queries = queries.contiguous()
+    database = database.contiguous()
+    values = torch.empty((nq, bins), dtype=torch.float32, device=queries.device)
+    indices = torch.empty((nq, bins), dtype=torch.int32, device=queries.device)
+    block_d = max(16, triton.next_power_of_2(d))
+    cfg = dict(config)
+    grid = (triton.cdiv(nq, cfg["BLOCK_Q"]), triton.cdiv(bins, cfg["BLOCK_L"]))
+    h = half_squared_norms.to(torch.float32).contiguous() if half_squared_norms is not None else values
+    _bin_max_kernel[grid](queries, database, h, values, indices, nq, n, d, bins,
+                          queries.stride(0), database.stride(0), values.stride(0),
+                          HAS_NORMS=half_squared_norms is not None,
+                          IEEE=precision == "ieee" and queries.dtype == torch.float32,
+                          WIDEN=INTERPRETING and queries.dtype == torch.bfloat16,
+                          BLOCK_Q=cfg["BLOCK_Q"], BLOCK_L=cfg["BLOCK_L"], BLOCK_D=block_d,
+                          num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    return values, indices
+
+
+def _autotuned(queries, database, norms, k, recall_target, precision) -> tuple[dict[str, int], int]:
+    nq, d = queries.shape
+    n = database.shape[0]
+    key = (nq, n, d, k, float(recall_target), queries.dtype, norms is not None, precision)
+    if key not in _TUNED:
+        timings = []
+        for cfg in _CANDIDATES:
+            bins = gpu_bins(n, k, recall_target, nq, cfg["BLOCK_Q"], cfg["BLOCK_L"])
+            try:
+                ms = triton.testing.do_bench(lambda: partial_reduce(queries, database, norms, bins,  # noqa: B023
+                                                                    cfg, precision), warmup=5, rep=20)  # noqa: B023
+            except Exception:  # a config the GPU cannot run (shared memory, registers): skip it
+                continue
+            timings.append((ms, cfg))
+        _TUNED[key] = min(timings, key=lambda t: t[0])[1]
+    cfg = _TUNED[key]
+    return cfg, gpu_bins(n, k, recall_target, nq, cfg["BLOCK_Q"], cfg["BLOCK_L"])
+
+
+def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_squared_norms: torch.Tensor | None,
+                      metric: str, k: int, recall_target: float = 0.95, is_max_k: bool = True,
+                      aggregate_to_topk: bool = True, bins: int | None = None, autotune: bool = False,
+                      precision: str = "tf32") -> tuple[torch.Tensor, torch.Tensor]:
+    """`knn.fused_score_top_k` on torch tensors: scores `q . x` ("ip") or `h - q . x` ("l2"),
+    approximate top-k (max or min) over the database per query. Returns (values in the queries'
+    dtype, int32 indices); without `aggregate_to_topk`, all bins unsorted."""
+    if metric not in ("ip", "l2"):
+        raise ValueError(f"metric must be 'ip' or 'l2', but got {metric!r}")
+    if metric == "l2" and half_squared_norms is None:
+        raise ValueError("metric 'l2' needs half_squared_norms")
+    if queries.ndim != 2 or database.ndim != 2 or queries.shape[1] != database.shape[1]:
+        raise ValueError(f"queries (Q x D) and database (N x D) must agree, but got {tuple(queries.shape)} and "
+                         f"{tuple(database.shape)}")
+    nq, d = queries.shape
+    n = database.shape[0]
+    if not 0 < k <= n:
+        raise ValueError(f"k must be in [1, {n}], but got {k}")
+    # One maximisation for the four cases, as the CPU kernel: maximise dot_sign * q.x + norm_sign * h.
+    dot_sign = 1.0 if is_max_k == (metric == "ip") else -1.0
+    norm_sign = 0.0 if metric == "ip" else (1.0 if is_max_k else -1.0)
+    q = queries if dot_sign > 0 else -queries
+    norms = None if norm_sign == 0.0 else half_squared_norms.to(torch.float32) * norm_sign
+    if database.dtype != q.dtype:
+        database = database.to(q.dtype)
+    if autotune and not INTERPRETING:
+        config, nbins = _autotuned(q, database, norms, k, recall_target, precision)
+    else:
+        config = tile_config(nq, num_bins(n, 2, k, recall_target), d, q.dtype)
+        nbins = gpu_bins(n, k, recall_target, nq, config["BLOCK_Q"], config["BLOCK_L"])
+    if bins is not None:
+        nbins = min(n, max(nbins, int(bins)))
+    if not aggregate_to_topk:
+        # The bins are the result: exactly XLA's count, as the op's type says.
+        if bins is not None:
+            raise ValueError("bins cannot be raised when aggregate_to_topk is False (the bins are the result)")
+        nbins = num_bins(n, 2, k, recall_target)
+    values, indices = partial_reduce(q, database, norms, nbins, config, precision)
+    if aggregate_to_topk:
+        values, which = torch.topk(values, k, dim=1, largest=True, sorted=True)
+        indices = torch.gather(indices, 1, which)
+    if not is_max_k:
+        values = -values
+    return values.to(queries.dtype), indices
+
+
+def search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = "ip", recall_target: float = 0.95,
+           **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """`loom.knn.search` on torch tensors (GPU): (scores, int64 indices). "ip": inner products,
+    largest first; "l2": squared Euclidean distances, nearest first; "cos": cosine similarity."""
+    if metric == "cos":
+        queries = torch.nn.functional.normalize(queries.float(), dim=1).to(queries.dtype)
+        database = torch.nn.functional.normalize(database.float(), dim=1).to(database.dtype)
+        metric = "ip"
+    if metric == "l2":
+        half = 0.5 * (database.float() ** 2).sum(1)
+        v, i = fused_score_top_k(queries, database, half, "l2", k, recall_target, False, **options)
+        qn = (queries.float() ** 2).sum(1, keepdim=True)
+        return (qn + 2.0 * v.float()).clamp_min(0.0).to(queries.dtype), i.long()
+    v, i = fused_score_top_k(queries, database, None, "ip", k, recall_target, True, **options)
+    return v, i.long()
+
+
+__all__ = ["fused_score_top_k", "gpu_bins", "partial_reduce", "search", "tile_config"]
