@@ -31,16 +31,16 @@ _PLATFORMS = ("cpu", "cuda")
 
 
 class Device:
-    """One device: `platform` ("cpu" or "cuda"), `id`, and the array library that runs there
-    (`backend`: "numpy" for the host's numpy arrays, "torch" for torch tensors)."""
+    """One device: `platform` ("cpu", "cuda" or another torch device type), `id`, and the array
+    library that runs there (`backend`: "numpy" for the host's numpy arrays, "torch" for tensors)."""
 
     __slots__ = ("platform", "id", "backend")
 
     def __init__(self, platform: str, id: int = 0, backend: str = "torch") -> None:  # noqa: A002 - jax's name
-        if platform not in _PLATFORMS:
-            raise ValueError(f"unknown device platform {platform!r}; expected one of {', '.join(_PLATFORMS)}")
-        if platform == "cuda" and backend != "torch":
-            raise ValueError("cuda devices run the torch backend")
+        if backend not in ("numpy", "torch"):
+            raise ValueError(f"unknown backend {backend!r}; expected numpy or torch")
+        if backend == "numpy" and platform != "cpu":
+            raise ValueError(f"the numpy backend runs on the cpu only, not on {platform!r}")
         self.platform = platform
         self.id = id
         self.backend = backend
@@ -64,7 +64,7 @@ class Device:
             return "cpu"
         if self.platform == "cpu":
             return "torch:cpu"
-        return f"cuda:{self.id}"
+        return f"{self.platform}:{self.id}"
 
     def __repr__(self) -> str:
         kind = "CpuDevice" if self.backend == "numpy" else \
@@ -75,7 +75,7 @@ class Device:
 @functools.cache
 def _torch_device(platform: str, index: int) -> Any:
     import torch
-    return torch.device("cpu") if platform == "cpu" else torch.device(platform, index)
+    return torch.device(platform) if platform in ("cpu", "meta") else torch.device(platform, index)
 
 
 HOST = Device("cpu", 0, "numpy")
@@ -116,7 +116,7 @@ def get_device(spec: Any) -> Device:
         return HOST
     torch = _torch()
     if torch is not None and isinstance(spec, torch.device):
-        return Device(spec.type, spec.index or 0) if spec.type in _PLATFORMS else _unknown(spec)
+        return Device(spec.type, spec.index or 0)
     if isinstance(spec, str):
         if spec == "torch":
             return Device("cuda", 0) if torch is not None and torch.cuda.is_available() else Device("cpu", 0)
@@ -141,7 +141,7 @@ def device_of(x: Any) -> Device | None:
         return x.device
     torch = _torch_if_loaded()
     if torch is not None and isinstance(x, torch.Tensor):
-        return Device(x.device.type, x.device.index or 0) if x.device.type in _PLATFORMS else _unknown(x.device)
+        return Device(x.device.type, x.device.index or 0)
     return None
 
 
@@ -347,7 +347,7 @@ def _put(x: Any, target: Device) -> Any:
     elif isinstance(x, torch.Tensor):
         t = x
     else:
-        return Array(to_torch(np.asarray(x), target.torch_device))
+        return Array(to_torch(np.asarray(x), target.torch_device, copy=True))  # never share the caller's array
     if t.device != target.torch_device:
         t = t.to(target.torch_device)
     return Array(t)

@@ -1,0 +1,144 @@
+"""loom.jit: the default pipeline, the flat-argument fast path and its cache, donate_argnums (numpy
+and torch buffers reused for outputs, donated loom.Arrays deleted)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import loom
+import loom.frontend.jit
+import loom.numpy as lnp
+
+jit_module = sys.modules["loom.frontend.jit"]
+
+rng = np.random.default_rng(1)
+
+
+def randn(*shape):
+    return rng.normal(size=shape).astype(np.float32)
+
+
+def test_default_pipeline_is_a_module_constant_with_the_four_passes():
+    for name in ("inline", "canonicalize", "cse", "dce"):
+        assert name in jit_module.DEFAULT_PIPELINE
+    from loom.rewrite import PassManager
+    PassManager.parse(jit_module.DEFAULT_PIPELINE)  # parses as a pipeline
+
+
+def test_pipeline_removes_dead_and_duplicate_work():
+    def f(x):
+        unused = lnp.exp(x) * 3.0  # noqa: F841 - dead: dce removes it
+        return lnp.sin(x) + lnp.sin(x)  # cse shares the sines
+
+    text = loom.jit(f).lower(randn(3)).as_text()
+    assert text.count("stablehlo.sine") == 1 and "exponential" not in text
+    x = randn(3)
+    np.testing.assert_allclose(loom.jit(f)(x), 2 * np.sin(x), rtol=1e-6)
+
+
+def test_fast_path_caches_per_shape_and_dtype():
+    f = loom.jit(lambda x, y: x * y + 1.0)
+    a, b = randn(4), randn(4)
+    np.testing.assert_allclose(f(a, b), a * b + 1, rtol=1e-6)
+    assert len(f._fast_numpy) == 1
+    np.testing.assert_allclose(f(a, b), a * b + 1, rtol=1e-6)  # the fast path
+    c, d = randn(2, 3), randn(2, 3)
+    np.testing.assert_allclose(f(c, d), c * d + 1, rtol=1e-6)  # a new shape compiles again
+    i = np.arange(4, dtype=np.int32)
+    np.testing.assert_array_equal(f(i, i), i * i + 1)  # and a new dtype
+    assert len(f._cache) == 3 and len(f._fast_numpy) == 3
+    out = f(a, b)
+    out[0] = 123.0  # results are the caller's: the next call is unaffected
+    np.testing.assert_allclose(f(a, b), a * b + 1, rtol=1e-6)
+
+
+def test_fast_path_still_checks_mixed_arguments():
+    f = loom.jit(lambda x, y: x + y)
+    a = randn(3)
+    f(a, a)
+    np.testing.assert_allclose(f(a, 2.0), a + 2, rtol=1e-6)  # a Python scalar takes the full path
+    with pytest.raises(TypeError, match="not a valid loom array type"):
+        f(a, "text")
+
+
+def test_donated_numpy_buffer_receives_the_result():
+    def sgd(w, g):
+        return w - 0.5 * g
+
+    f = loom.jit(sgd, donate_argnums=0)
+    w, g = randn(5), randn(5)
+    expected = w - 0.5 * g
+    out = f(w, g)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    assert out is w  # written in place: no new buffer
+    assert "donated buffer" in next(iter(f._cache.values())).executable.source
+    out2 = f(out, g)  # the fast path donates too
+    assert out2 is w
+    np.testing.assert_allclose(out2, expected - 0.5 * g, rtol=1e-6)
+
+
+def test_donation_keeps_results_correct_when_the_buffer_is_still_needed():
+    def f(w, x):
+        return w * 2.0, lnp.sum(w) + x  # w is read by the sum after the product: no reuse there
+
+    jitted = loom.jit(f, donate_argnums=0)
+    w, x = randn(4), randn(4)
+    a, b = jitted(w.copy(), x)
+    np.testing.assert_allclose(a, w * 2, rtol=1e-6)
+    np.testing.assert_allclose(b, w.sum() + x, rtol=1e-5)
+
+
+def test_donation_does_not_write_into_a_view_that_is_returned():
+    def f(w):
+        return w * 3.0, w.reshape(2, 2)
+
+    jitted = loom.jit(f, donate_argnums=0)
+    w = randn(4)
+    a, b = jitted(w.copy())
+    np.testing.assert_allclose(a, w * 3, rtol=1e-6)
+    np.testing.assert_array_equal(b, w.reshape(2, 2))
+
+
+def test_donating_an_argument_passed_twice_is_an_error():
+    f = loom.jit(lambda w, g: w - g, donate_argnums=0)
+    w = randn(3)
+    with pytest.raises(ValueError, match="argument w is donated"):
+        f(w, w)
+
+
+def test_static_arguments_cannot_be_donated():
+    with pytest.raises(ValueError, match="static arguments cannot be donated"):
+        loom.jit(lambda x, n: x * n, static_argnums=1, donate_argnums=1)
+
+
+def test_donated_loom_array_is_deleted_and_torch_buffer_reused():
+    torch = pytest.importorskip("torch")
+    from loom.devices import device_put
+    f = loom.jit(lambda w, g: w - 0.1 * g, donate_argnums=0)
+    w, g = randn(6), randn(6)
+    a = device_put(w, "torch:cpu")
+    buffer = a.torch()
+    out = f(a, device_put(g, "torch:cpu"))
+    np.testing.assert_allclose(np.asarray(out), w - 0.1 * g, rtol=1e-6)
+    assert out.torch().data_ptr() == buffer.data_ptr()
+    assert a.is_deleted()
+    with pytest.raises(RuntimeError, match="donated"):
+        np.asarray(a)
+    with pytest.raises(RuntimeError, match="donated"):
+        f(a, device_put(g, "torch:cpu"))
+    t = torch.from_numpy(w.copy())
+    res = f(t, torch.from_numpy(g))
+    assert res.data_ptr() == t.data_ptr()
+    np.testing.assert_allclose(res.numpy(), w - 0.1 * g, rtol=1e-6)
+
+
+def test_torch_fast_path_caches_per_device_signature():
+    torch = pytest.importorskip("torch")
+    f = loom.jit(lambda x: x * x)
+    t = torch.arange(3, dtype=torch.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(t).numpy(), [0, 1, 4])
+    assert len(f._fast_device) == 1 and len(f._cache) == 1
