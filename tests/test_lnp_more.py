@@ -438,3 +438,180 @@ def test_remainder_floor_divide(dtype):
     check(lnp.mod, np.mod, x, y, rtol=1e-5, atol=1e-5, dtype=dtype)
     check(lnp.floor_divide, np.floor_divide, x, y, dtype=dtype)
     check(lambda a: lnp.floor_divide(a, 3), lambda a: np.floor_divide(a, dtype(3)), x, dtype=dtype)
+
+
+# --- every function: values against numpy, dtypes against jax.numpy, with broadcasting ------------
+
+def _jax_dtype(fn, args):
+    """The result dtype(s) jax.numpy gives (x64 off), Python scalars staying weakly typed."""
+    import jax.numpy as jnp
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+    def call(*xs):
+        full = list(args)
+        for i, x in zip(arrays, xs):
+            full[i] = x
+        return fn(jnp, *full)
+    out = jax.eval_shape(call, *[args[i] for i in arrays])
+    return [o.dtype for o in jax.tree_util.tree_leaves(out)]
+
+
+def _input(spec, seed):
+    """A numpy array (shape, dtype) or a Python scalar."""
+    if not isinstance(spec, tuple):
+        return spec
+    shape, dtype = spec
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if dtype.kind in "iu":
+        return rng.integers(1, 5, size=shape).astype(dtype)
+    return (rng.uniform(0.2, 2.0, size=shape) * rng.choice([-1, 1], size=shape)).astype(dtype)
+
+
+F32, F16, I32, I8, U8, B = np.float32, np.float16, np.int32, np.int8, np.uint8, np.bool_
+PAIRS = [  # (lhs, rhs): broadcasting and promotion corners, Python scalars weakly typed
+    (((3, 1, 4), F32), ((2, 4), F32)),
+    (((2, 3), I32), ((3,), F32)),
+    (((4,), I8), ((2, 4), U8)),
+    (((2, 3), B), ((2, 3), I32)),
+    (((3,), F16), ((2, 1), F32)),
+    (((2, 3), I8), 3),
+    (((2, 3), F16), 2.5),
+    (((), F32), ((2, 2), I8)),
+]
+BINARY_FUNCTIONS = ["add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum", "power", "arctan2",
+                    "remainder", "mod", "floor_divide", "logaddexp", "equal", "not_equal", "less", "less_equal",
+                    "greater", "greater_equal", "logical_and", "logical_or", "logical_xor"]
+# functions numpy and jax reject (or define differently) for some inputs
+_FLOAT_ONLY = {"arctan2", "logaddexp"}
+_NO_BOOL = {"subtract", "power", "divide", "true_divide", "remainder", "mod", "floor_divide", "arctan2", "logaddexp"}
+
+
+def _valid_binary(name, a, b):
+    kinds = {np.asarray(x).dtype.kind if isinstance(x, np.ndarray) else type(x).__name__ for x in (a, b)}
+    if name in _NO_BOOL and "b" in kinds:
+        return False
+    if name in _FLOAT_ONLY and not ({"f", "float"} & kinds):
+        return False
+    return True
+
+
+BINARY_TABLE = [(name, i) for name in BINARY_FUNCTIONS for i, (sa, sb) in enumerate(PAIRS)
+                if _valid_binary(name, _input(sa, 0), _input(sb, 1))]
+
+
+def _check_table(name, fn, args, rtol):
+    arrays = [x for x in args if isinstance(x, np.ndarray)]
+    positions = [i for i, x in enumerate(args) if isinstance(x, np.ndarray)]
+
+    def traced(*xs):
+        full = list(args)
+        for i, x in zip(positions, xs):
+            full[i] = x
+        return fn(lnp, *full)
+    out = jit(traced)(*arrays)
+    expected = fn(np, *[np.asarray(a, np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+                        for a in args])
+    outs = jax.tree_util.tree_leaves(out)
+    exps = jax.tree_util.tree_leaves(expected)
+    dtypes = _jax_dtype(fn, args)
+    if any(np.asarray(e).dtype == np.float16 and d != np.float16 for e, d in zip(exps, dtypes)):
+        # numpy computes small integers in float16; the reference then needs more precision
+        exps = jax.tree_util.tree_leaves(fn(np, *[np.asarray(a, np.float64) if isinstance(a, np.ndarray) else a
+                                                  for a in args]))
+    assert len(outs) == len(exps) == len(dtypes)
+    for o, e, d in zip(outs, exps, dtypes):
+        o, e = np.asarray(o), np.asarray(e)
+        assert o.dtype == d, f"{name}: dtype {o.dtype}, jax gives {d}"
+        assert o.shape == e.shape, f"{name}: shape {o.shape}, numpy gives {e.shape}"
+        tol = 2e-3 if d == np.float16 else rtol
+        if o.dtype.kind == "f":
+            np.testing.assert_allclose(o, e.astype(np.float64), rtol=tol, atol=tol)
+        else:
+            np.testing.assert_array_equal(o, e.astype(o.dtype))
+
+
+@pytest.mark.parametrize("name,pair", BINARY_TABLE, ids=[f"{n}-{i}" for n, i in BINARY_TABLE])
+def test_every_binary_function_broadcasts_and_promotes(name, pair):
+    sa, sb = PAIRS[pair]
+    a, b = _input(sa, 0), _input(sb, 1)
+    if name in ("remainder", "mod", "floor_divide", "divide", "true_divide", "power"):
+        b = np.abs(b) if isinstance(b, np.ndarray) else b  # nonzero divisors, no negative integer powers
+        a = np.abs(a) if name == "power" and isinstance(a, np.ndarray) else a
+    _check_table(name, lambda m, x, y: getattr(m, name)(x, y), (a, b), 1e-5)
+
+
+UNARY_FUNCTIONS = {  # name: input dtypes
+    "exp": (F32, F16, I32), "log": (F32, I8), "log1p": (F32, U8), "expm1": (F32, I32), "log2": (F32, I32),
+    "log10": (F32, U8), "exp2": (F32, I8), "tanh": (F32, I32), "sin": (F16, I32), "cos": (F32, B), "tan": (F32,),
+    "sqrt": (F32, I32), "square": (F32, I8, U8), "reciprocal": (F32,), "abs": (F32, I8, U8),
+    "absolute": (F16, I32), "negative": (F32, I8), "sign": (F32, I32, U8), "floor": (F32, F16, I32),
+    "ceil": (F32, I8), "round": (F32, I32), "around": (F16,), "isfinite": (F32, I32), "isinf": (F32, I8),
+    "isnan": (F32, I32), "logical_not": (F32, I32, B),
+}
+POSITIVE = {"log", "log1p", "log2", "log10", "sqrt"}
+UNARY_TABLE = [(n, np.dtype(d).name) for n, ds in UNARY_FUNCTIONS.items() for d in ds]
+
+
+@pytest.mark.parametrize("name,dtype", UNARY_TABLE, ids=[f"{n}-{d}" for n, d in UNARY_TABLE])
+def test_every_unary_function(name, dtype):
+    x = _input(((2, 3), dtype), 2)
+    if name in POSITIVE and x.dtype.kind == "f":
+        x = np.abs(x)
+    if name == "reciprocal":
+        x = np.abs(x) + 0.5
+    _check_table(name, lambda m, v: getattr(m, name)(v), (x,), 2e-5)
+
+
+REDUCTIONS = ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all"]
+REDUCTION_ARGS = [(None, False), (0, False), ((0, 2), True), (-1, True)]
+REDUCTION_TABLE = [(n, d, i) for n in REDUCTIONS for d in ("float32", "int32", "bool", "uint8")
+                   for i in range(len(REDUCTION_ARGS))
+                   if not (n in ("var", "std", "mean") and d == "bool")]
+
+
+@pytest.mark.parametrize("name,dtype,k", REDUCTION_TABLE, ids=[f"{n}-{d}-{k}" for n, d, k in REDUCTION_TABLE])
+def test_every_reduction_with_axes_and_keepdims(name, dtype, k):
+    axis, keepdims = REDUCTION_ARGS[k]
+    x = _input(((2, 3, 4), dtype), 3)
+    _check_table(name, lambda m, v: getattr(m, name)(v, axis=axis, keepdims=keepdims), (x,), 2e-5)
+
+
+OTHERS = [  # (name, f(m, *args), input specs)
+    ("argmax_int", lambda m, x: (m.argmax(x), m.argmax(x, axis=1), m.argmin(x, axis=0, keepdims=True)),
+     [((3, 4), I8)]),
+    ("where_promotion", lambda m, c, x: (m.where(c, x, 2.5), m.where(c, 1, x), m.where(c > 0, x, c)),
+     [((3, 4), B), ((4,), I32)]),
+    ("clip_promotion", lambda m, x: (m.clip(x, 1, 3), m.clip(x, 0.5, None), m.clip(x, None, np.int8(2))),
+     [((3, 4), U8)]),
+    ("concatenate_mixed", lambda m, a, b: (m.concatenate([a, b], axis=1), m.stack([a[:, :2], b], axis=-1)),
+     [((2, 3), I8), ((2, 2), F32)]),
+    ("matmul_mixed", lambda m, a, b: (m.matmul(a, b), m.dot(a[0], b), m.outer(a[0], b[:, 0])),
+     [((2, 3), I32), ((3, 4), F16)]),
+    ("matmul_batched", lambda m, a, b: m.matmul(a, b), [((2, 1, 3, 4), F32), ((5, 4, 2), F32)]),
+    ("einsum_tensordot", lambda m, a, b: (m.einsum("bij,jk->bki", a, b), m.tensordot(a, b, axes=1)),
+     [((2, 3, 4), I8), ((4, 5), U8)]),
+    ("shape_ops", lambda m, x: (m.reshape(x, (4, -1)), m.transpose(x, (1, 2, 0)), m.swapaxes(x, 0, 2),
+                                m.moveaxis(x, 0, -1), m.expand_dims(x, (0, 2)), m.squeeze(x[:, :1], 1),
+                                m.broadcast_to(x[:1], (3, 3, 4)), m.flip(x, (0, 2)), m.tile(x[0], (2, 1)),
+                                m.repeat(x, 2, axis=1), m.roll(x, (1, -2), (0, 2)), m.pad(x, ((0, 1), (2, 0), (1, 1)))),
+     [((2, 3, 4), I8)]),
+    ("split", lambda m, x: (*m.split(x, 2, axis=1), *m.split(x, [1, 3], axis=2)), [((2, 4, 5), F16)]),
+    ("cumulative", lambda m, x: (m.cumsum(x, axis=1), m.cumprod(x), m.cumsum(x, dtype=np.float32)),
+     [((2, 3), I8)]),
+    ("sort_argsort", lambda m, x: (m.sort(x, axis=0), m.argsort(x, axis=-1), m.sort(x, axis=None)),
+     [((3, 4), U8)]),
+    ("astype_result_type", lambda m, x: (m.astype(x, np.int8), x.astype(np.bool_), m.asarray(x, np.float16)),
+     [((3,), F32)]),
+    ("full_like", lambda m, x: (m.zeros_like(x), m.ones_like(x, np.int8), m.full_like(x, 3)), [((2, 2), U8)]),
+    ("take", lambda m, x: (m.take(x, np.array([0, 2]), axis=1), m.take_along_axis(x, m.argsort(x, axis=0), axis=0)),
+     [((3, 4), I32)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,specs", OTHERS, ids=[c[0] for c in OTHERS])
+def test_other_functions_with_mixed_dtypes(name, fn, specs):
+    args = tuple(_input(s, k) for k, s in enumerate(specs))
+    _check_table(name, fn, args, 2e-5)

@@ -241,7 +241,16 @@ sin = _elementwise_unary(np.sin, stablehlo.sine, to_float=True)
 cos = _elementwise_unary(np.cos, stablehlo.cosine, to_float=True)
 sqrt = _elementwise_unary(np.sqrt, stablehlo.sqrt, to_float=True)
 negative = _elementwise_unary(np.negative, stablehlo.negate)
-abs = _elementwise_unary(np.abs, stablehlo.abs_)  # noqa: A001 - numpy's name
+_abs = _elementwise_unary(np.abs, stablehlo.abs_)
+
+
+def abs(x: ArrayLike) -> Any:  # noqa: A001 - numpy's name
+    """Elementwise absolute value (unsigned integers and bools are returned unchanged)."""
+    if isinstance(x, Tracer) and x.dtype.kind in "ub":
+        return x
+    return _abs(x)
+
+
 absolute = abs
 less = _comparison(np.less, "LT")
 less_equal = _comparison(np.less_equal, "LE")
