@@ -283,3 +283,20 @@ def test_jvp_against_jax():
                            tuple(map(jnp.asarray, tangents)))
     for a, b in zip(jax.tree_util.tree_leaves((out, tan)), jax.tree_util.tree_leaves((j_out, j_tan))):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-5)
+
+
+def test_demo_part_prints_gradients_matching_the_exact_derivative():
+    import io
+
+    from loom.tools import demo_control_flow
+    buf = io.StringIO()
+    demo_control_flow.run(buf)
+    text = buf.getvalue()
+    rows = [line.split() for line in text.splitlines() if line.strip().split(" ")[0] in ("2", "10000")]
+    assert len(rows) == 2
+    for row in rows:
+        a, grad, exact, second, exact2 = float(row[0]), float(row[3]), float(row[4]), float(row[5]), float(row[6])
+        np.testing.assert_allclose(grad, 0.5 / np.sqrt(a), rtol=1e-7)
+        np.testing.assert_allclose(grad, exact, rtol=1e-7)
+        np.testing.assert_allclose(second, exact2, rtol=1e-3)
+    assert "stack.pop" in text
