@@ -67,6 +67,9 @@ CASES = [
     ("dynamic_slice", lambda m, x: _lax(m).dynamic_slice(x, (np.int32(1), np.int32(2), np.int32(4)), (2, 2, 2))),
     ("dynamic_update_slice", lambda m, x: _lax(m).dynamic_update_slice(x, x[:2, :3, :2] ** 2,
                                                                         (np.int32(2), np.int32(0), np.int32(1)))),
+    ("max_pool", lambda m, x: _lax(m).reduce_window(x, -np.inf, _lax(m).max, (1, 2, 2), (1, 2, 2), "VALID")),
+    ("min_window_same", lambda m, x: _lax(m).reduce_window(x, np.inf, _lax(m).min, (1, 3, 2), (1, 1, 2), "SAME")),
+    ("cummax", lambda m, x: _lax(m).cummax(x, 1)),
     ("conv", lambda m, x: _lax(m).conv_general_dilated(x[None], x[None, :, :2, :2] * 0.5, (1, 2), "SAME")),
 ]
 
@@ -97,7 +100,7 @@ def test_vmap_matches_jax_and_a_loop(name, fn):
 
 
 FD = ["gather_array", "gather_clamped", "scatter_add_duplicates", "scatter_set_duplicates", "sort", "prod",
-      "cumprod", "dynamic_update_slice", "conv"]
+      "cumprod", "dynamic_update_slice", "max_pool", "conv"]
 
 
 @pytest.mark.parametrize("name", FD)

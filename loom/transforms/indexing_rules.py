@@ -17,6 +17,9 @@ cumulative products, bitcasts), registered into the transformations' own tables
   the input with the cotangent), feature and batch groups included; batched by folding the batch
   into the batch, feature or kernel-output dimension, as JAX.
 - sort: batched by sorting one dimension further; its tangent follows the sorting permutation.
+- reduce_window with a maximum / minimum body (pooling, cummax): the cotangent of each window
+  goes to its first extremum (`stablehlo.select_and_scatter`, as JAX); the tangent is carried
+  along by a two-input reduce_window.
 """
 
 from __future__ import annotations
@@ -943,6 +946,80 @@ def _unary_rules(name: str, derivative: Callable[[Builder, Value], Value]) -> No
 
 _unary_rules("stablehlo.tan", _tan_derivative)
 _unary_rules("stablehlo.cbrt", _cbrt_derivative)
+
+
+
+# --- max / min windows (pooling, cummax): select_and_scatter ------------------------------------
+
+
+def _window_chooser(op: Operation) -> tuple[str, list[int], list[int], list[tuple[int, int]]] | None:
+    """('GE' for max / 'LE' for min, window, strides, padding) of a one-input reduce_window with a
+    maximum or minimum body and no dilation, else None."""
+    body = _body_op(op)
+    if body not in ("stablehlo.maximum", "stablehlo.minimum") or not is_float(op.operands[0].type):
+        return None
+    rank = len(_shape(op.operands[0]))
+    for name in ("base_dilations", "window_dilations"):
+        if _ints(op, name) not in ([], [1] * rank):
+            return None
+    window = _ints(op, "window_dimensions")
+    strides = _ints(op, "window_strides") or [1] * rank
+    attr = op.properties.get("padding")
+    flat = [0] * (2 * rank) if attr is None else [int(v) for v in np.asarray(attr.to_numpy()).reshape(-1)]
+    padding = [(flat[2 * d], flat[2 * d + 1]) for d in range(rank)]
+    return ("GE" if body == "stablehlo.maximum" else "LE"), window, strides, padding
+
+
+_core_reduce_window_vjp = VJP_RULES.get("stablehlo.reduce_window")
+
+
+@_rule(VJP_RULES, "stablehlo.reduce_window")
+def _reduce_window_vjp(b, op, cts):
+    chooser = _window_chooser(op)
+    if chooser is None:
+        if _core_reduce_window_vjp is None:
+            raise _fail("vjp", op, "with this body")
+        return _core_reduce_window_vjp(b, op, cts)
+    if cts[0] is None:
+        return [None, None]
+    direction, window, strides, padding = chooser
+    x = op.operands[0]
+    et = x.type.element_type
+    # as JAX: each window's cotangent goes to the (first) element it selected
+    new = Operation.create("stablehlo.select_and_scatter", [x, cts[0], _scalar(b, 0, et)], [x.type],
+                           {"window_dimensions": stablehlo.i64_array(window),
+                            "window_strides": stablehlo.i64_array(strides),
+                            "padding": stablehlo.padding_attr(padding)}, {}, (), (), b.location)
+    scalar = RankedTensorType((), et, None)
+    new.add_region(stablehlo._build_region([scalar, scalar],
+                                           lambda bb, a: [stablehlo.compare(bb, a[0], a[1], direction)]))
+    new.add_region(stablehlo._build_region([scalar, scalar], _add_body))
+    return [b.insert(new).results[0], None]
+
+
+@_rule(JVP_RULES, "stablehlo.reduce_window")
+def _reduce_window_jvp_choosers(b, op, xs, ts):
+    chooser = _window_chooser(op)
+    if chooser is None or ts[1] is not None:
+        return _reduce_window_jvp(b, op, xs, ts)
+    if ts[0] is None:
+        return [None]
+    direction = "GT" if chooser[0] == "GE" else "LT"
+    x, init = xs
+    et = x.type.element_type
+    scalar = RankedTensorType((), et, None)
+    # the tangent of each window's first extremum: a two-input reduce_window carrying it along
+    props = dict(op.properties)
+    new = Operation.create(op.name, [x, ts[0], init, _scalar(b, 0, et)], [op.results[0].type] * 2, props, {}, (), (),
+                           b.location)
+    choose = stablehlo.maximum if chooser[0] == "GE" else stablehlo.minimum
+
+    def body(bb: Builder, a: list[Value]) -> list[Value]:
+        acc_v, acc_t, v, t = a
+        better = stablehlo.compare(bb, v, acc_v, direction)
+        return [choose(bb, acc_v, v), stablehlo.select(bb, better, t, acc_t)]
+    new.add_region(stablehlo._build_region([scalar] * 4, body))
+    return [b.insert(new).results[1]]
 
 
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
