@@ -11,6 +11,7 @@
 (b) A chain of matmuls (x @ w1 @ w2 @ w3 @ w4), float32 N x N: loom vs bare numpy.
 (c) An MLP forward pass exported from JAX (784-512-512-10, relu, log_softmax) at batch 1 and 256:
     loom vs jax.jit.
+(d) loom.jit's per-call overhead on a small function vs jax.jit's.
 
 Contenders run round-robin (one call each per round), so a change in the machine's load affects
 all alike; each row gives the median and the minimum over the rounds, after warm-up.
@@ -189,6 +190,35 @@ def mlp(batch: int, repeat: int) -> dict:
     return {"batch": batch, **times}
 
 
+def jit_overhead(repeat: int) -> dict:
+    """Steady-state cost of calling a jitted small function (x * y + 1 on float32[4]): loom.jit with
+    numpy arrays, loom.jit with torch tensors (torch backend, CPU), jax.jit with jax arrays and with
+    numpy arrays."""
+    import jax
+    import jax.numpy as jnp
+
+    import loom
+    x = np.ones(4, np.float32)
+    y = np.full(4, 2.0, np.float32)
+
+    def f(a, b):
+        return a * b + 1.0
+
+    lf, jf = loom.jit(f), jax.jit(f)
+    jx, jy = jnp.asarray(x), jnp.asarray(y)
+    contenders = {"loom.jit (numpy arrays)": lambda: lf(x, y),
+                  "jax.jit (jax arrays)": lambda: jf(jx, jy).block_until_ready(),
+                  "jax.jit (numpy arrays)": lambda: jf(x, y).block_until_ready()}
+    try:
+        import torch
+        tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+        contenders["loom.jit (torch tensors)"] = lambda: lf(tx, ty)
+    except ImportError:
+        pass
+    np.testing.assert_allclose(np.asarray(lf(x, y)), np.asarray(jf(jx, jy)))
+    return race(contenders, repeat, number=2000)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", type=int, default=1000)
@@ -229,6 +259,13 @@ def main() -> None:
               f"jax.jit {fmt(jm)} (min {fmt(jb)})")
         print(f"              loom/jax = {lm / jm:.2f}x (minima {lb / jb:.2f}x), loom/numpy = {lm / nm:.2f}x "
               f"(minima {lb / nb:.2f}x)")
+
+    r = jit_overhead(max(5, args.repeat // 3))
+    print("\n(d) jitted call overhead: x * y + 1 on float32[4], steady state")
+    for name, (med, best) in r.items():
+        print(f"  {name:28s} {fmt(med):>10s} per call (min {fmt(best)})")
+    jax_med = r["jax.jit (jax arrays)"][0]
+    print(f"  loom (numpy arrays) / jax (jax arrays) = {r['loom.jit (numpy arrays)'][0] / jax_med:.2f}x")
 
 
 if __name__ == "__main__":

@@ -594,9 +594,42 @@ def _dot_general(op: Operation) -> Kernel | None:
     same = operand_dtype(op, 0) == out_dt and operand_dtype(op, 1) == out_dt
     if out_dt.kind in "iu":
         return Kernel(integer_dot, Operand(0), Operand(1), (lb, rb, lc, rc), out)
-    if not lb and lrank == 2 and rrank == 2 and lc == (1,) and rc == (0,) and same:
-        return Kernel(torch.matmul)
+    if same:
+        direct = _matmul_form(lb, rb, lc, rc, lrank, rrank)
+        if direct is not None:
+            return Kernel(direct)
     return Kernel(dot_general, Operand(0), Operand(1), (lb, rb, lc, rc), out)
+
+
+def matmul_tn(a, b):
+    return torch.matmul(a.mT, b)
+
+
+def matmul_nt(a, b):
+    return torch.matmul(a, b.mT)
+
+
+def matmul_tt(a, b):
+    return torch.matmul(a.mT, b.mT)
+
+
+def _matmul_form(lb, rb, lc, rc, lrank, rrank) -> Callable | None:
+    """One (batched) matmul, the operands transposed in their last two dims as needed, when the
+    dimension numbers are those of a matmul: leading batch dims in order on both sides, one
+    contracting dim among the last two; or an N-d lhs contracting its last dim with a matrix."""
+    nb = len(lb)
+    if len(lc) != 1 or len(rc) != 1:
+        return None
+    if lb != tuple(range(nb)) or rb != tuple(range(nb)):
+        return None
+    if not nb and lrank > 2 and rrank == 2 and lc == (lrank - 1,):
+        return torch.matmul if rc == (0,) else matmul_nt
+    if lrank != nb + 2 or rrank != nb + 2 or lc[0] < nb or rc[0] < nb:
+        return None
+    transpose_l = lc[0] == nb          # contracting the first of the two: lhs^T
+    transpose_r = rc[0] == nb + 1      # contracting the second: rhs^T
+    return {(False, False): torch.matmul, (True, False): matmul_tn, (False, True): matmul_nt,
+            (True, True): matmul_tt}[(transpose_l, transpose_r)]
 
 
 def dot_general(lhs, rhs, dims, out_dtype):
