@@ -1,6 +1,6 @@
 """Conformance: JAX functions lowered to StableHLO run in loom's interpreter and compiled
-executor with JAX's results, the two executors agree, and the generic text loom prints back
-compiles and runs on XLA with loom's results.
+executor (numpy and torch backends) with JAX's results, the executors agree, and the generic text
+loom prints back compiles and runs on XLA with loom's results.
 
 Each case is a JAX function and its argument specs ((shape, dtype) for random inputs, or a
 concrete array for edge cases). Lowered texts are cached per session; shapes are small.
@@ -611,13 +611,24 @@ def to_host(x):
     return to_numpy(x)
 
 
+def _torch_devices() -> list[str]:
+    """CPU tensors always (CI); CUDA too where a GPU is present."""
+    try:
+        import torch
+    except ImportError:
+        return ["cpu"]
+    return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+
+
+@pytest.mark.parametrize("device", _torch_devices())
 @pytest.mark.parametrize("c", CASES, ids=_ids())
-def test_jax_conformance_torch(c: Case):
-    """Every case on the torch backend (CPU tensors): jax's results, and the numpy backend's."""
+def test_jax_conformance_torch(c: Case, device: str):
+    """Every case on the torch backend (CPU tensors, and CUDA ones on a GPU machine): jax's
+    results, and the numpy backend's."""
     pytest.importorskip("torch")
     text, args, expected = lowered(c)
     module = loom.ir.parse(text)
-    out = as_list(loom_compile(module, executor="compiled", backend="torch")(*args))
+    out = as_list(loom_compile(module, executor="compiled", backend="torch", device=device)(*args))
     assert len(out) == len(expected)
     for i, (got, want) in enumerate(zip(out, expected)):
         assert_matches(to_host(got), want, c.tol, f"{c.name}: torch result {i} vs jax")

@@ -255,3 +255,15 @@ def test_unknown_backend_is_an_error():
         loom_compile(module('"func.return"() : () -> ()', "() -> ()", "()"), backend="jax")
     with pytest.raises(ValueError, match="numpy backend runs on the CPU only"):
         loom_compile(module('"func.return"() : () -> ()', "() -> ()", "()"), device="cuda")
+
+
+def test_programs_that_read_values_on_the_host_are_not_graph_capturable():
+    static = loom.jit(lambda w, x: lnp.tanh(x @ w).sum(), device=TORCH_CPU)
+    dynamic = loom.jit(lambda x: lax.while_loop(lambda c: c[1] < 10.0, lambda c: (c[0] + 1, c[1] * 2.0), (0, x)),
+                       device=TORCH_CPU)
+    static(randn(3, 2), randn(4, 3))
+    dynamic(np.float32(1.0))
+    assert not next(iter(static._cache.values())).executable.reads_values_on_host
+    assert next(iter(dynamic._cache.values())).executable.reads_values_on_host
+    with pytest.raises(ValueError, match="cuda_graph=True needs device='cuda'"):
+        loom.jit(lambda x: x, cuda_graph=True)
