@@ -1294,6 +1294,51 @@ def _sort_torch(gen: FunctionCodegen, op: Operation) -> None:
                  f"{descending})", returns_tuple=True)
 
 
+@torch_codegen_rule("stablehlo.reduce_window")
+def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
+    kt = _kt()
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    shape = shape_of(xs[0].type)
+    config = _window_config(op, len(shape))
+    window, strides, base_dil, win_dil, padding = config
+    padded = [(d - 1) * b + 1 + lo + hi if d else lo + hi for d, b, (lo, hi) in zip(shape, base_dil, padding)]
+    spans = [(w - 1) * d + 1 for w, d in zip(window, win_dil)]
+    out_size = math.prod(shape_of(op.results[0].type))
+    if _has_shell_dtypes(op.operands) or out_size == 0 or any(s > p for s, p in zip(spans, padded)) or \
+            any(d < 0 for d in shape):
+        gen.numpy_island(op)
+        return
+    region = op.regions[0]
+    dtype = dtype_of(op.results[0].type)
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        kind = _TORCH_REDUCE_KINDS.get(ufunc)
+        if dtype == np.bool_ and kind is not None:
+            kind = _BOOL_REDUCE_KINDS[kind]
+        elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
+            kind = None
+        if kind is None:
+            gen.numpy_island(op)
+            return
+        init = _constant_value(inits[0])
+        identity = _IDENTITY.get(kind)
+        if kind == "max" and dtype.kind in "fV":
+            identity = -np.inf
+        elif kind == "min" and dtype.kind in "fV":
+            identity = np.inf
+        combine = init is None or identity is None or bool(init != identity)
+        gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(xs[0])}, {gen.name(inits[0])}, {kind!r}, "
+                     f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
+        return
+    if not _is_elementwise(region):
+        gen.numpy_island(op)
+        return
+    body = gen.region_function(region, "reducer")
+    gen.bind(op, f"{gen.mod.function(kt.reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(config)})", returns_tuple=True)
+
+
 _SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min"}
 
 

@@ -983,3 +983,30 @@ def argreduce(values, indices, init_value, init_index, axis, pick_max, body):
 
 def apply_map(body: Callable, xs, shape):
     return body(*xs)[0].expand(shape)
+
+
+def window_view(x, init, window, strides, base_dil, win_dil, padding):
+    """Windows of `x` (padded with `init`, base-dilated) as a strided view of shape
+    (out..., window...)."""
+    n = x.ndim
+    if any(d != 1 for d in base_dil) or any(lo or hi for lo, hi in padding):
+        x = pad(x, init, [p[0] for p in padding], [p[1] for p in padding], [d - 1 for d in base_dil])
+    for dim in range(n):
+        x = x.unfold(dim, (window[dim] - 1) * win_dil[dim] + 1, strides[dim])
+    if any(d != 1 for d in win_dil):
+        x = x[(slice(None),) * n + tuple(slice(None, None, d) for d in win_dil)]
+    return x
+
+
+def reduce_window(x, init, kind, config, dtype, combine):
+    """reduce_window by a known binary op: a strided view of the windows, one reduction."""
+    window, strides, base_dil, win_dil, padding = config
+    views = window_view(x, init, window, strides, base_dil, win_dil, padding)
+    n = x.ndim
+    return reduce(views, tuple(range(n, 2 * n)), init, kind, dtype, combine)
+
+
+def reduce_window_tree(body: Callable, xs, inits, config) -> tuple:
+    views = [window_view(x, i, *config[:4], config[4]) for x, i in zip(xs, inits)]
+    n = xs[0].ndim
+    return reduce_tree(body, views, inits, tuple(range(n, 2 * n)))
