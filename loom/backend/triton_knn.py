@@ -161,10 +161,13 @@ def _autotuned(queries, database, norms, k, recall_target, precision) -> tuple[d
 def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_squared_norms: torch.Tensor | None,
                       metric: str, k: int, recall_target: float = 0.95, is_max_k: bool = True,
                       aggregate_to_topk: bool = True, bins: int | None = None, autotune: bool = False,
-                      precision: str = "tf32") -> tuple[torch.Tensor, torch.Tensor]:
+                      precision: str = "tf32", reduction_input_size_override: int = -1
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
     """`knn.fused_score_top_k` on torch tensors: scores `q . x` ("ip") or `h - q . x` ("l2"),
     approximate top-k (max or min) over the database per query. Returns (values in the queries'
-    dtype, int32 indices); without `aggregate_to_topk`, all bins unsorted."""
+    dtype, int32 indices); without `aggregate_to_topk`, all bins unsorted.
+    `reduction_input_size_override` sizes the bins for a database of that many rows of which this
+    is one part (XLA's meaning: the union of the parts' bins meets the recall target)."""
     if metric not in ("ip", "l2"):
         raise ValueError(f"metric must be 'ip' or 'l2', but got {metric!r}")
     if metric == "l2" and half_squared_norms is None:
@@ -183,18 +186,19 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
     norms = None if norm_sign == 0.0 else half_squared_norms.to(torch.float32) * norm_sign
     if database.dtype != q.dtype:
         database = database.to(q.dtype)
-    if autotune and not INTERPRETING:
+    override = reduction_input_size_override
+    if autotune and not INTERPRETING and override < 0:
         config, nbins = _autotuned(q, database, norms, k, recall_target, precision)
     else:
-        config = tile_config(nq, num_bins(n, 2, k, recall_target), d, q.dtype)
-        nbins = gpu_bins(n, k, recall_target, nq, config["BLOCK_Q"], config["BLOCK_L"])
+        config = tile_config(nq, num_bins(n, 2, k, recall_target, override), d, q.dtype)
+        nbins = gpu_bins(n, k, recall_target, nq, config["BLOCK_Q"], config["BLOCK_L"], override)
     if bins is not None:
         nbins = min(n, max(nbins, int(bins)))
     if not aggregate_to_topk:
         # The bins are the result: exactly XLA's count, as the op's type says.
         if bins is not None:
             raise ValueError("bins cannot be raised when aggregate_to_topk is False (the bins are the result)")
-        nbins = num_bins(n, 2, k, recall_target)
+        nbins = num_bins(n, 2, k, recall_target, override)
     values, indices = partial_reduce(q, database, norms, nbins, config, precision)
     if aggregate_to_topk:
         values, which = torch.topk(values, k, dim=1, largest=True, sorted=True)
@@ -205,9 +209,54 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
 
 
 def search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = "ip", recall_target: float = 0.95,
-           **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
+           batch_rows: int | None = None, progress: bool = False, **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """`loom.knn.search` on torch tensors (GPU): (scores, int64 indices). "ip": inner products,
-    largest first; "l2": squared Euclidean distances, nearest first; "cos": cosine similarity."""
+    largest first; "l2": squared Euclidean distances, nearest first; "cos": cosine similarity.
+
+    A database on another device than the queries (one larger than GPU memory, kept in host
+    memory), or any database when `batch_rows` is given, streams through in batches of
+    `batch_rows` rows (as many as fit in a quarter of free GPU memory by default); each batch's
+    bins are sized for the whole database (`reduction_input_size_override`), so the union of the
+    batches' candidates meets the recall target, and a running exact top-k merges them. With
+    `progress`, a progress line per batch goes to stderr."""
+    n = database.shape[0]
+    stream = batch_rows is not None or database.device != queries.device
+    if not stream:
+        return _search_resident(queries, database, k, metric, recall_target, **options)
+    if batch_rows is None:
+        free = torch.cuda.mem_get_info(queries.device)[0] if queries.is_cuda else 1 << 30
+        batch_rows = max(k, int(free // 4 // (database.shape[1] * database.element_size())))
+    batch_rows = max(int(batch_rows), k)
+    best_scores: torch.Tensor | None = None
+    best_ids: torch.Tensor | None = None
+    nearest_first = metric == "l2"
+    for start in range(0, n, batch_rows):
+        part = database[start:start + batch_rows].to(queries.device, non_blocking=True)
+        kk = min(k, part.shape[0])
+        s, i = _search_resident(queries, part, kk, metric, recall_target,
+                                reduction_input_size_override=n if part.shape[0] < n else -1, **options)
+        i = i + start
+        if best_scores is None:
+            best_scores, best_ids = s, i
+        else:
+            both_s = torch.cat([best_scores, s], dim=1)
+            both_i = torch.cat([best_ids, i], dim=1)
+            top, which = torch.topk(both_s.float(), min(k, both_s.shape[1]), dim=1, largest=not nearest_first)
+            best_scores, best_ids = top.to(s.dtype), torch.gather(both_i, 1, which)
+        if progress:
+            import sys
+            done = min(start + batch_rows, n)
+            print(f"\rloom.knn (gpu): {done}/{n} database rows", end="" if done < n else "\n", file=sys.stderr,
+                  flush=True)
+    if best_scores is None or best_scores.shape[1] < k:
+        raise ValueError(f"k must be in [1, {n}], but got {k}")
+    return best_scores, best_ids
+
+
+def _search_resident(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str, recall_target: float,
+                     **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    if metric not in ("ip", "l2", "cos"):
+        raise ValueError(f"metric must be one of 'ip', 'l2', 'cos', but got {metric!r}")
     if metric == "cos":
         queries = torch.nn.functional.normalize(queries.float(), dim=1).to(queries.dtype)
         database = torch.nn.functional.normalize(database.float(), dim=1).to(database.dtype)
