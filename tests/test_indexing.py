@@ -190,3 +190,30 @@ def test_float_index_is_an_error():
 def test_at_values_that_do_not_broadcast():
     with pytest.raises(ValueError, match=r"cannot be broadcast to the indexed shape \(2, 4, 5\)"):
         loom.jit(lambda x: x.at[[0, 1]].set(np.ones(3, np.float32)))(X)
+
+
+MODES = [
+    ("get_fill", lambda x, i: x.at[i, 1].get(mode="fill")),
+    ("get_fill_value", lambda x, i: x.at[:, i].get(mode="fill", fill_value=-7.0)),
+    ("get_clip", lambda x, i: x.at[i].get(mode="clip")),
+    ("set_clip", lambda x, i: x.at[i, 2].set(5.0, mode="clip")),
+    ("add_drop", lambda x, i: x.at[i].add(1.0, mode="drop")),
+    ("max_clip_window", lambda x, i: x.at[i, 1:3].max(0.5, mode="clip", indices_are_sorted=False)),
+    ("multiply_unique", lambda x, i: x.at[np.array([0, 2])].multiply(2.0, unique_indices=True)),
+]
+
+
+@pytest.mark.parametrize("name,fn", MODES, ids=[c[0] for c in MODES])
+def test_index_modes_match_jax(name, fn):
+    i = np.array([2, -1, 5, -4], np.int32)
+    out = np.asarray(loom.jit(fn)(X, i))
+    expected = np.asarray(jax.jit(fn)(X, i))
+    assert out.shape == expected.shape
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_unknown_update_keyword_and_mode():
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        loom.jit(lambda x: x.at[0].set(1.0, bogus=True))(X)
+    with pytest.raises(ValueError, match="invalid index mode 'wrap'"):
+        loom.jit(lambda x: x.at[np.array([0])].get(mode="wrap"))(X)

@@ -261,9 +261,17 @@ def _has_advanced(entries: list[Any]) -> bool:
     return any(isinstance(e, (np.ndarray, Tracer)) for e in entries)
 
 
-def getitem(x: Tracer, index: Any) -> Tracer:
+def _check_mode(mode: str | None, allowed: tuple[str, ...]) -> str | None:
+    if mode is not None and mode not in allowed:
+        raise ValueError(f"invalid index mode {mode!r}; expected one of {', '.join(allowed)} (at {user_line()})")
+    return mode
+
+
+def getitem(x: Tracer, index: Any, mode: str | None = None, fill_value: Any = None) -> Tracer:
     """`x[index]` with NumPy's semantics: basic indexing lowers to slices and reshapes, advanced
-    indexing to one `stablehlo.gather` (out-of-bounds indices are clamped, as JAX)."""
+    indexing to one `stablehlo.gather`. Out-of-bounds indices are clamped (as JAX; mode None,
+    'clip' or 'promise_in_bounds'), or with mode 'fill' read `fill_value` (NaN for floats)."""
+    _check_mode(mode, ("clip", "fill", "promise_in_bounds", "drop"))
     entries = _normalize(x.ndim, index)
     if not _has_advanced(entries):
         return _basic(x, entries)
@@ -271,7 +279,14 @@ def getitem(x: Tracer, index: Any) -> Tracer:
     b = x.trace.emit()
     v = stablehlo.gather(b, x.value, plan.indices.value, plan.gather_dimension_numbers(), plan.slice_sizes)
     out = Tracer(v, x.trace, x.weak)
-    from loom.numpy import reshape, transpose
+    from loom.numpy import _lift, reshape, transpose, where
+    if mode in ("fill", "drop"):
+        from loom.transforms.indexing_rules import _in_bounds
+        n_batch = plan.indices.ndim - 1
+        ok = _in_bounds(b, plan.indices.value, plan.index_map, n_batch, x.shape, plan.slice_sizes)
+        mask = stablehlo.broadcast_in_dim(x.trace.emit(), ok, plan.gather_shape, list(range(n_batch)))
+        fill = _fill_default(x.dtype) if fill_value is None else fill_value
+        out = where(Tracer(mask, x.trace), out, _lift(x.trace, np.asarray(fill, x.dtype)))
     out = transpose(out, plan.perm)
     return reshape(out, plan.out_shape)
 
@@ -279,8 +294,10 @@ def getitem(x: Tracer, index: Any) -> Tracer:
 # --- functional updates ------------------------------------------------------------------------
 
 
-def _scatter(x: Tracer, index: Any, values: Any, combine: Callable | None, name: str) -> Tracer:
+def _scatter(x: Tracer, index: Any, values: Any, combine: Callable | None, name: str, mode: str | None = None,
+             indices_are_sorted: bool = False, unique_indices: bool = False) -> Tracer:
     from loom.numpy import _lift, _trace_of, broadcast_to, reshape, transpose
+    _check_mode(mode, ("clip", "drop", "fill", "promise_in_bounds"))
     trace = _trace_of(x, values, index if isinstance(index, (Tracer, list, tuple)) else None) or x.trace
     entries = _normalize(x.ndim, index)
     if not _has_advanced(entries):
@@ -299,8 +316,14 @@ def _scatter(x: Tracer, index: Any, values: Any, combine: Callable | None, name:
 
     def body(bb: Any, args: list) -> list:
         return [args[1] if combine is None else combine(bb, args[0], args[1])]
+    indices = plan.indices.value
+    if mode == "clip":  # clamp the windows into bounds instead of dropping them
+        from loom.transforms.indexing_rules import _clamp_starts
+        indices = _clamp_starts(trace.emit(), indices, plan.index_map, plan.indices.ndim - 1, x.shape,
+                                plan.slice_sizes)
     b = trace.emit()
-    v = stablehlo.scatter(b, [x.value], plan.indices.value, [vals.value], plan.scatter_dimension_numbers(), body)
+    v = stablehlo.scatter(b, [x.value], indices, [vals.value], plan.scatter_dimension_numbers(), body,
+                          indices_are_sorted, unique_indices)
     return Tracer(v, trace, x.weak)
 
 
@@ -311,45 +334,57 @@ class _IndexUpdateRef:
         self.x = x
         self.index = index
 
-    def get(self) -> Tracer:
-        """`x[idx]`."""
-        return getitem(self.x, self.index)
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: str | None = None,
+            fill_value: Any = None) -> Tracer:
+        """`x[idx]`; with `mode='fill'` out-of-bounds indices read `fill_value` (NaN for floats)."""
+        return getitem(self.x, self.index, mode, fill_value)
 
-    def set(self, values: Any) -> Tracer:
-        """`x` with `x[idx] = values` (for repeated indices, one of the values wins)."""
-        return _scatter(self.x, self.index, values, None, "set")
+    def _update(self, values: Any, combine: Callable | None, name: str, kwargs: dict) -> Tracer:
+        unknown = set(kwargs) - {"indices_are_sorted", "unique_indices", "mode"}
+        if unknown:
+            raise TypeError(f"x.at[...].{name} got unexpected keyword arguments {sorted(unknown)}")
+        return _scatter(self.x, self.index, values, combine, name, kwargs.get("mode"),
+                        bool(kwargs.get("indices_are_sorted", False)), bool(kwargs.get("unique_indices", False)))
 
-    def add(self, values: Any) -> Tracer:
+    def set(self, values: Any, **kwargs: Any) -> Tracer:
+        """`x` with `x[idx] = values` (for repeated indices, one of the values wins). Keywords as
+        JAX: `mode` ('drop' by default: out-of-bounds updates are dropped; 'clip' clamps them),
+        `indices_are_sorted`, `unique_indices`; likewise for the other updates."""
+        return self._update(values, None, "set", kwargs)
+
+    def add(self, values: Any, **kwargs: Any) -> Tracer:
         """`x` with `x[idx] += values` (repeated indices accumulate)."""
-        return _scatter(self.x, self.index, values, stablehlo.add, "add")
+        return self._update(values, stablehlo.add, "add", kwargs)
 
-    def multiply(self, values: Any) -> Tracer:
+    def multiply(self, values: Any, **kwargs: Any) -> Tracer:
         """`x` with `x[idx] *= values` (repeated indices accumulate)."""
-        return _scatter(self.x, self.index, values, _mul_or_and(self.x), "multiply")
+        return self._update(values, _mul_or_and(self.x), "multiply", kwargs)
 
     mul = multiply
 
-    def min(self, values: Any) -> Tracer:  # noqa: A003 - JAX's name
+    def min(self, values: Any, **kwargs: Any) -> Tracer:  # noqa: A003 - JAX's name
         """`x` with `x[idx] = minimum(x[idx], values)`."""
-        return _scatter(self.x, self.index, values, stablehlo.minimum, "min")
+        return self._update(values, stablehlo.minimum, "min", kwargs)
 
-    def max(self, values: Any) -> Tracer:  # noqa: A003 - JAX's name
+    def max(self, values: Any, **kwargs: Any) -> Tracer:  # noqa: A003 - JAX's name
         """`x` with `x[idx] = maximum(x[idx], values)`."""
-        return _scatter(self.x, self.index, values, stablehlo.maximum, "max")
+        return self._update(values, stablehlo.maximum, "max", kwargs)
 
-    def divide(self, values: Any) -> Tracer:
+    def divide(self, values: Any, **kwargs: Any) -> Tracer:
         """`x` with `x[idx] /= values`, as JAX: `x` divided by a scatter-multiply of the divisors
         into ones."""
         from loom.numpy import divide, ones_like
         if self.x.dtype.kind != "f":
             raise TypeError(f"x.at[...].divide needs a floating-point array, got {self.x.dtype} (at {user_line()})")
-        return divide(self.x, _scatter(ones_like(self.x), self.index, values, stablehlo.multiply, "divide"))
+        ref = _IndexUpdateRef(ones_like(self.x), self.index)
+        return divide(self.x, ref._update(values, stablehlo.multiply, "divide", kwargs))
 
-    def power(self, values: Any) -> Tracer:
+    def power(self, values: Any, **kwargs: Any) -> Tracer:
         """`x` with `x[idx] **= values`, as JAX: `x` to the power of a scatter of the exponents
         into ones."""
         from loom.numpy import ones_like, power
-        return power(self.x, _scatter(ones_like(self.x), self.index, values, stablehlo.multiply, "power"))
+        ref = _IndexUpdateRef(ones_like(self.x), self.index)
+        return power(self.x, ref._update(values, stablehlo.multiply, "power", kwargs))
 
 
 def _mul_or_and(x: Tracer) -> Callable:
