@@ -53,6 +53,7 @@ CASES = [
     ("scatter_set_duplicates", lambda m, x: x.at[IDX, 1].set(x[0, 0] * 3.0)),
     ("scatter_set_window", lambda m, x: x.at[:, 1:3].set(x[:, 2:4, ::-1] ** 2)),
     ("scatter_multiply_constant", lambda m, x: x.at[np.array([1, 1])].multiply(3.0)),
+    ("scatter_multiply_unique", lambda m, x: x.at[np.array([0, 2, 7])].multiply(x[1] * 2.0, unique_indices=True)),
     ("scatter_divide_constant", lambda m, x: x.at[:, 2].divide(2.0)),
     ("sort", lambda m, x: m.sort(x, axis=1)),
     ("sort_last", lambda m, x: m.sort(x * 2.0)),

@@ -262,6 +262,11 @@ def _to_updates(b: Builder, v: Value, op: Operation) -> Value:
     return stablehlo.broadcast_in_dim(b, v, _shape(u), scatter_dims)
 
 
+def _unique(op: Operation) -> bool:
+    attr = op.properties.get("unique_indices")
+    return attr is not None and bool(attr.value)
+
+
 def _constant_defined(v: Value) -> bool:
     owner = v.owner_op
     return owner is not None and owner.name == "stablehlo.constant"
@@ -303,13 +308,15 @@ def _scatter_vjp(b, op, cts):
         untouched = stablehlo.compare(b, written, zeros_i, "EQ")
         won = stablehlo.and_(b, valid, stablehlo.compare(b, gather_at(written), ids, "EQ"))
         return [masked(untouched, g), None, masked(won, gather_at(g))]
-    if kind == "multiply" and _constant_defined(u):
+    if kind == "multiply" and (_constant_defined(u) or _unique(op)):
         ones = full(b, 1, x.type)
         factor = stablehlo.scatter(b, [ones], indices, [u], dn,
                                    lambda bb, args: [stablehlo.multiply(bb, args[0], args[1])])
-        return [stablehlo.multiply(b, g, factor), None, None]
+        # with unique indices each output element is x * u for one update u
+        gu = None if _constant_defined(u) else masked(valid, gather_at(stablehlo.multiply(b, g, x)))
+        return [stablehlo.multiply(b, g, factor), None, gu]
     raise _fail("vjp", op, f"with update computation {kind or '(not a single set/add/multiply)'}"
-                + (" of non-constant updates" if kind == "multiply" else ""))
+                + (" of non-constant updates without unique_indices" if kind == "multiply" else ""))
 
 
 @_rule(JVP_RULES, "stablehlo.scatter")
@@ -320,10 +327,16 @@ def _scatter_jvp(b, op, xs, ts):
     if kind in ("set", "add"):  # linear: the same scatter of the tangents
         return list(b.insert(op.clone({x: tx if tx is not None else _zeros(b, x),
                                        u: tu if tu is not None else _zeros(b, u)})).results)
-    if kind == "multiply" and tu is None:  # linear in the operand
-        return [None] if tx is None else list(b.insert(op.clone({x: tx})).results)
+    if kind == "multiply" and (tu is None or _unique(op)):
+        out = None if tx is None else b.insert(op.clone({x: tx})).results[0]  # linear in the operand
+        if tu is not None:  # unique indices: x * (the update's tangent where written, else 0)
+            spread = stablehlo.scatter(b, [_zeros(b, x)], xs[1], [tu], op.properties["scatter_dimension_numbers"],
+                                       _add_body)
+            t = stablehlo.multiply(b, x, spread)
+            out = t if out is None else stablehlo.add(b, out, t)
+        return [out]
     raise _fail("jvp", op, f"with update computation {kind or '(not a single set/add/multiply)'}"
-                + (" and a tangent of the updates" if kind == "multiply" else ""))
+                + (" and a tangent of the updates (without unique_indices)" if kind == "multiply" else ""))
 
 
 @_rule(BATCH_RULES, "stablehlo.scatter")
