@@ -118,3 +118,14 @@ def test_pytree_arguments_and_outputs():
     theirs = jax.grad(lambda x, y: jnp.sum((jnp.sin(x) * 2.0) ** 2) + jnp.sum(x * y) * 3, (0, 1))(X, W)
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o, np.asarray(t), rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_vmap_and_jit_of_grad():
+    xs = np.stack([X, W])
+    f = checkpoint(lambda v: lnp.sin(lnp.sin(v) * 2.0))
+
+    def ref(v):
+        return jnp.sum(jax.vmap(lambda u: jnp.sin(jnp.sin(u) * 2.0))(v) ** 2)
+    expected = np.asarray(jax.grad(ref)(xs))
+    np.testing.assert_allclose(loom.grad(lambda v: lnp.sum(loom.vmap(f)(v) ** 2))(xs), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loom.jit(loom.grad(lambda v: lnp.sum(f(v) ** 2)))(xs), expected, rtol=1e-5, atol=1e-6)
