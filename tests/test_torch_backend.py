@@ -146,19 +146,34 @@ def _run(text: str, *args):
     return on_torch, on_numpy
 
 
-def test_unsigned_arithmetic_falls_back_to_numpy_kernels():
+def test_unsigned_arithmetic_runs_on_signed_views_and_division_of_u64_on_numpy():
     u = "tensor<4xui32>"
     text = module(f"""
     %0 = "stablehlo.multiply"(%a, %b) : ({u}, {u}) -> {u}
     %1 = "stablehlo.add"(%0, %a) : ({u}, {u}) -> {u}
-    "func.return"(%1) : ({u}) -> ()""", f"({u}, {u}) -> {u}", f"(%a: {u}, %b: {u})")
+    %2 = "stablehlo.compare"(%1, %b) <{{comparison_direction = #stablehlo<comparison_direction LT>}}>
+      : ({u}, {u}) -> tensor<4xi1>
+    %3 = "stablehlo.divide"(%1, %b) : ({u}, {u}) -> {u}
+    "func.return"(%1, %2, %3) : ({u}, tensor<4xi1>, {u}) -> ()""", f"({u}, {u}) -> ({u}, tensor<4xi1>, {u})",
+                  f"(%a: {u}, %b: {u})")
     a = np.array([2 ** 31, 7, 2 ** 32 - 1, 0], np.uint32)
     b = np.array([3, 2 ** 30, 2, 9], np.uint32)
     got, want = _run(text, a, b)
-    assert got.dtype == torch.uint32
-    np.testing.assert_array_equal(kt.to_numpy(got), want)
+    assert got[0].dtype == torch.uint32
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(kt.to_numpy(g), w)
     source = loom_compile(loom.ir.parse(text), backend="torch").source
-    assert "numpy_" in source
+    assert "signed_" in source and "numpy_" not in source
+    v = "tensor<3xui64>"
+    text64 = module(f"""
+    %0 = "stablehlo.divide"(%a, %b) : ({v}, {v}) -> {v}
+    "func.return"(%0) : ({v}) -> ()""", f"({v}, {v}) -> {v}", f"(%a: {v}, %b: {v})")
+    a64 = np.array([2 ** 64 - 1, 10, 5], np.uint64)
+    b64 = np.array([2, 0, 7], np.uint64)
+    got, want = _run(text64, a64, b64)
+    np.testing.assert_array_equal(kt.to_numpy(got), want)
+    np.testing.assert_array_equal(want, [2 ** 63 - 1, 2 ** 64 - 1, 0])
+    assert "numpy_" in loom_compile(loom.ir.parse(text64), backend="torch").source
 
 
 def test_bf16_round_trips_through_numpy_and_torch():

@@ -163,10 +163,15 @@ def torch_kernel_for(op: Operation, numpy_kernels: dict, device: torch.device | 
     """The torch kernel for `op`, or its numpy kernel wrapped to run on tensors."""
     table = TORCH_KERNELS if torch_kernels is None else torch_kernels
     maker = table.get(op.name)
-    if maker is not None and not _uses_shell_dtypes(op):
-        k = maker(op)
-        if k is not None:
-            return k
+    if maker is not None:
+        if not _uses_shell_dtypes(op):
+            k = maker(op)
+            if k is not None:
+                return k
+        else:
+            k = unsigned_kernel(op, maker)
+            if k is not None:
+                return k
     numpy_maker = numpy_kernels.get(op.name)
     if numpy_maker is None:
         raise common.MissingRuleError(op.name, "compiled executor (torch)")
@@ -1010,3 +1015,125 @@ def reduce_window_tree(body: Callable, xs, inits, config) -> tuple:
     views = [window_view(x, i, *config[:4], config[4]) for x, i in zip(xs, inits)]
     n = xs[0].ndim
     return reduce_tree(body, views, inits, tuple(range(n, 2 * n)))
+
+
+# Unsigned 16/32/64-bit integers: torch stores them but has almost no kernels for them. Ops that
+# only move bits (wrapping add, multiply, bitwise ops, shifts, data movement) run on the signed
+# integers of the same width (a view, no copy) and view the result back; comparisons flip the sign
+# bit first; conversions go through int64 (16 and 32 bits). The rest takes the numpy path.
+
+_SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
+BIT_PRESERVING = frozenset("stablehlo." + n for n in (
+    "add subtract multiply and or xor not negate shift_left shift_right_logical shift_right_arithmetic select "
+    "reshape transpose broadcast_in_dim slice dynamic_slice dynamic_update_slice concatenate reverse pad gather "
+    "bitcast_convert").split())
+
+
+class SignedView:
+    """A kernel run on the signed view of its unsigned arguments, its results viewed back."""
+
+    __slots__ = ("fn", "out", "__name__")
+
+    def __init__(self, fn: Callable, out: tuple) -> None:
+        self.fn = fn
+        self.out = out
+        self.__name__ = "signed_" + getattr(fn, "__name__", "kernel")
+
+    def __call__(self, *args: Any) -> Any:
+        out = self.fn(*(_signed_view(a) for a in args))
+        if isinstance(out, tuple):
+            return tuple(o if d is None else o.view(d) for o, d in zip(out, self.out))
+        d = self.out[0]
+        return out if d is None else out.view(d)
+
+
+def _signed_view(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        signed = _SIGNED.get(x.dtype)
+        return x if signed is None else x.view(signed)
+    if isinstance(x, tuple):
+        return tuple(_signed_view(v) for v in x)
+    return x
+
+
+def unsigned_kernel(op: Operation, maker: TorchKernelMaker) -> Kernel | None:
+    """A torch kernel for an op on uint16/uint32/uint64 values, or None (numpy path)."""
+    out = tuple(_shell_torch_dtype(r.type) for r in op.results)
+    if op.name in BIT_PRESERVING:
+        k = maker(op)
+        if k is None or k.fn is None:
+            return k
+        return Kernel(SignedView(k.fn, out), *k.template)
+    if op.name == "stablehlo.compare":
+        direction = common.enum(op.get_attr("comparison_direction"))
+        return Kernel(SignedView(compare_unsigned, out), Operand(0), Operand(1), _COMPARE[direction])
+    if op.name in ("stablehlo.maximum", "stablehlo.minimum"):
+        fn = torch.gt if op.name.endswith("maximum") else torch.lt
+        return Kernel(SignedView(select_unsigned, out), Operand(0), Operand(1), fn)
+    if op.name in ("stablehlo.divide", "stablehlo.remainder") and result_dtype(op) != np.uint64:
+        fn = unsigned_divide if op.name.endswith("divide") else unsigned_remainder
+        return Kernel(SignedView(fn, out), Operand(0), Operand(1), (1 << (result_dtype(op).itemsize * 8)) - 1)
+    if op.name == "stablehlo.convert":
+        src, dst = operand_dtype(op), result_dtype(op)
+        if np.dtype(np.uint64) in (src, dst) or src.kind == "c" or dst.kind == "c":
+            return None
+        if dst in SHELL_DTYPES:
+            info = np.iinfo(dst)
+            return Kernel(convert_to_unsigned, Operand(0), torch_dtype(dst), float(info.max))
+        return Kernel(convert_from_unsigned, Operand(0), (1 << (src.itemsize * 8)) - 1, torch_dtype(dst))
+    return None
+
+
+def _shell_torch_dtype(t: Any) -> torch.dtype | None:
+    try:
+        dt = common.dtype_of(t)
+    except Exception:
+        return None
+    return torch_dtype(dt) if dt in SHELL_DTYPES else None
+
+
+def _flip(x):
+    return x ^ torch.iinfo(x.dtype).min  # unsigned order as signed order
+
+
+def compare_unsigned(a, b, fn):
+    if fn in (torch.eq, torch.ne):
+        return fn(a, b)
+    return fn(_flip(a), _flip(b))
+
+
+def select_unsigned(a, b, fn):
+    return torch.where(fn(_flip(a), _flip(b)), a, b)
+
+
+def convert_from_unsigned(x, mask, dtype):
+    """uint16/uint32 (viewed as signed) to another type, through its int64 value."""
+    wide = x.view(_SIGNED[x.dtype]).to(torch.int64) & mask
+    if dtype == torch.bool:
+        return wide != 0
+    return wide.to(dtype)
+
+
+def convert_to_unsigned(x, dtype, high):
+    """To uint16/uint32: integers wrap, floats truncate and saturate (NaN -> 0)."""
+    signed = _SIGNED[dtype]
+    if x.is_floating_point():
+        t = torch.trunc(x.to(torch.float64))
+        t = torch.where(torch.isnan(t), 0.0, torch.clamp(t, 0.0, high))
+        return t.to(torch.int64).to(signed).view(dtype)
+    return x.to(torch.int64).to(signed).view(dtype)
+
+
+def unsigned_divide(a, b, mask):
+    """uint16/uint32 division through int64; x/0 is all ones."""
+    wa, wb = a.to(torch.int64) & mask, b.to(torch.int64) & mask
+    zero = wb == 0
+    q = torch.div(wa, torch.where(zero, 1, wb), rounding_mode="trunc")
+    return torch.where(zero, mask, q).to(a.dtype)
+
+
+def unsigned_remainder(a, b, mask):
+    """uint16/uint32 remainder through int64; x%0 is x."""
+    wa, wb = a.to(torch.int64) & mask, b.to(torch.int64) & mask
+    zero = wb == 0
+    return torch.where(zero, wa, torch.remainder(wa, torch.where(zero, 1, wb))).to(a.dtype)
