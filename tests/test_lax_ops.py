@@ -85,6 +85,11 @@ CASES = [
         for fn in (L.scatter_add, L.scatter_mul, L.scatter_min, L.scatter_max)), (F, G)),
     ("scatter_drop", lambda L, x, y: L.scatter(x, np.array([[0], [7]], np.int32), y[:2], L.ScatterDimensionNumbers(
         update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))), (F, G)),
+    ("scatter_clip", lambda L, x, y: L.scatter_add(x, np.array([[0, 3], [7, -2]], np.int32), y[:2, :2],
+                                                   L.ScatterDimensionNumbers(update_window_dims=(1,),
+                                                                             inserted_window_dims=(0,),
+                                                                             scatter_dims_to_operand_dims=(0, 1)),
+                                                   mode="clip"), (F, G)),
     ("dot_general", lambda L, a, b: L.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), (A3, B3)),
     ("dot_general_free", lambda L, a, b: L.dot_general(a, b, (((1,), (0,)), ((), ()))), (F, G.T.copy())),
     ("dot", lambda L, a, b: (L.dot(a, b), L.dot(a[0], b)), (F, G.T.copy())),

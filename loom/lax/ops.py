@@ -529,20 +529,27 @@ def _scatter(name: str, combine: Callable | None) -> Callable:
                                         "input_batching_dims", "scatter_indices_batching_dims"),
                     {"input_batching_dims": "operand_batching_dims"})
         dn = stablehlo.ScatterDimensionNumbers.get(index_vector_dim=idx.ndim - 1, **f)
-        mode_name = _mode_name(mode, "fill")
-        if mode_name == "clip":
-            raise NotImplementedError(f"lax.{name}: mode 'clip' is not supported; out-of-bounds updates are "
-                                      f"dropped (mode 'fill' / 'drop') (at {user_line()})")
+        indices = idx.value
+        if _mode_name(mode, "fill") == "clip":  # clamp the windows into bounds instead of dropping them
+            from loom.transforms.indexing_rules import _clamp_starts
+            window_dims = [d for d in range(t.ndim)
+                           if d not in f["inserted_window_dims"] and d not in f["input_batching_dims"]]
+            sizes = [1] * t.ndim
+            for d, ud in zip(window_dims, f["update_window_dims"]):
+                sizes[d] = u.shape[ud]
+            indices = _clamp_starts(t.trace.emit(), indices, f["scatter_dims_to_operand_dims"], idx.ndim - 1, t.shape,
+                                    sizes)
 
         def body(bb: Any, args: list) -> list:
             return [args[1] if combine is None else combine(bb, args[0], args[1])]
-        v = stablehlo.scatter(t.trace.emit(), [t.value], idx.value, [u.value], dn, body, indices_are_sorted,
+        v = stablehlo.scatter(t.trace.emit(), [t.value], indices, [u.value], dn, body, indices_are_sorted,
                               unique_indices)
         return _wrap(v, t)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"`stablehlo.scatter` ({name.replace('scatter_', '') if combine else 'overwrite'}), as "
                   f"`jax.lax.{name}`: the index vector is the last dimension of `scatter_indices`; updates of "
-                  f"out-of-bounds windows are dropped.")
+                  f"out-of-bounds windows are dropped (mode 'fill' / 'drop', the default) or clamped into bounds "
+                  f"(mode 'clip').")
     return fn
 
 
