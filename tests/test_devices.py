@@ -154,3 +154,9 @@ def test_data_dependent_while_loop_on_cuda_runs_op_by_op_under_cuda_graph():
     assert int(n) == 6 and float(v) == 64.0
     compiled = next(iter(f._cache.values()))
     assert not compiled.executable.captured and not compiled.executable.static
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")
+def test_jit_on_a_missing_cuda_device_is_a_clear_error():
+    with pytest.raises(ValueError, match="device cuda:0 is not available; loom.devices\\(\\) lists cpu, torch:cpu"):
+        loom.jit(lambda x: x, device="cuda")

@@ -212,8 +212,14 @@ class Jitted:
         if donate & self.static_argnums:
             raise ValueError(f"static arguments cannot be donated: {sorted(donate & self.static_argnums)}")
         self.donate_argnums = frozenset(donate)
+        from loom.devices import devices as devices_list
         from loom.devices import get_device
         self.device = get_device(device) if device is not None else None
+        if self.device is not None and self.device.platform == "cuda":
+            import torch
+            if not torch.cuda.is_available() or self.device.id >= torch.cuda.device_count():
+                raise ValueError(f"device {self.device} is not available; loom.devices() lists "
+                                 f"{', '.join(map(str, devices_list()))}")
         self.cuda_graph = cuda_graph
         if cuda_graph and (self.device is None or self.device.platform != "cuda"):
             raise ValueError("cuda_graph=True needs device='cuda' (or 'cuda:N')")
