@@ -1571,7 +1571,14 @@ class CudaGraphExecutable:
         if not self.static:
             return self.executable.call_unchecked(args)
         if self._graph is None:
-            self._capture(args)
+            try:
+                self._capture(args)
+            except RuntimeError as e:  # an op torch cannot capture: run op by op from now on
+                import warnings
+                warnings.warn(f"loom: CUDA graph capture failed ({str(e).splitlines()[0]}); running op by op",
+                              RuntimeWarning, stacklevel=3)
+                self.static = False
+                return self.executable.call_unchecked(args)
         for buffer, a in zip(self._inputs, args):
             buffer.copy_(a)
         self._graph.replay()
