@@ -53,6 +53,8 @@ CASES = [
     ("scatter_set_duplicates", lambda m, x: x.at[IDX, 1].set(x[0, 0] * 3.0)),
     ("scatter_set_window", lambda m, x: x.at[:, 1:3].set(x[:, 2:4, ::-1] ** 2)),
     ("scatter_multiply_constant", lambda m, x: x.at[np.array([1, 1])].multiply(3.0)),
+    ("scatter_max_ties", lambda m, x: x.at[np.array([0, 2, 0, 7]), 1].max(x[np.array([1, 0, 1, 2]), 1] * 0.5)),
+    ("scatter_min_window", lambda m, x: x.at[:, np.array([1, 1])].min(x[:, :2])),
     ("scatter_multiply_unique", lambda m, x: x.at[np.array([0, 2, 7])].multiply(x[1] * 2.0, unique_indices=True)),
     ("scatter_divide_constant", lambda m, x: x.at[:, 2].divide(2.0)),
     ("sort", lambda m, x: m.sort(x, axis=1)),
@@ -101,7 +103,8 @@ def test_vmap_matches_jax_and_a_loop(name, fn):
     _close(ours, np.stack([np.asarray(loom.jit(lambda x: fn(lnp, x))(x)) for x in xb]))
 
 
-FD = ["gather_array", "gather_clamped", "scatter_add_duplicates", "scatter_set_duplicates", "sort", "prod",
+FD = ["gather_array", "gather_clamped", "scatter_add_duplicates", "scatter_set_duplicates", "scatter_max_ties", "sort",
+      "prod",
       "cumprod", "dynamic_update_slice", "max_pool", "conv"]
 
 
@@ -198,7 +201,7 @@ def test_convolution_rules_match_jax(cfg):
     _close(loom.vmap(f(lax), (None, 0))(x, wb), jit(jax.vmap(f(jl), (None, 0)))(x, wb))
 
 
-def test_scatter_with_traced_updates_multiply_is_a_missing_rule_error():
+def test_scatter_multiply_of_traced_updates_without_unique_indices_is_a_missing_rule_error():
     with pytest.raises(NotImplementedError, match=r"vjp.*stablehlo\.scatter.*multiply"):
         loom.grad(lambda x: lnp.sum(x.at[np.array([0, 1])].multiply(x[2])))(X)
 

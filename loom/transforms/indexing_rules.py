@@ -7,10 +7,11 @@ cumulative products, bitcasts), registered into the transformations' own tables
   first, as gather clamps them); its tangent is the same gather of the tangent; batched, the new
   dimension becomes an offset dimension (batched operand), a leading batch dimension of the
   indices (batched indices), or an operand / indices batching dimension pair (both).
-- scatter (update computations that overwrite, add, or multiply with constant updates): add
-  passes the cotangent to the operand and gathers it for the updates (dropped out-of-bounds
-  windows get none); overwrite masks them by which update won, found by scattering ids (as JAX).
-  Batched with the batching dimensions of the spec.
+- scatter (update computations that overwrite, add, take the maximum / minimum, or multiply
+  with constant updates or unique indices): add passes the cotangent to the operand and gathers
+  it for the updates (dropped out-of-bounds windows get none); overwrite masks them by which
+  update won, found by scattering ids; maximum / minimum share it evenly among the operand and
+  the updates equal to the result (as JAX). Batched with the batching dimensions of the spec.
 - dynamic_slice / dynamic_update_slice: each other's transposes; batched start indices turn them
   into a gather / scatter with batching dimensions.
 - convolution: JAX's transposes (a convolution of the cotangent with the reversed kernel, and of
@@ -308,6 +309,15 @@ def _scatter_vjp(b, op, cts):
         untouched = stablehlo.compare(b, written, zeros_i, "EQ")
         won = stablehlo.and_(b, valid, stablehlo.compare(b, gather_at(written), ids, "EQ"))
         return [masked(untouched, g), None, masked(won, gather_at(g))]
+    if kind in ("maximum", "minimum") and is_float(x.type):
+        # as JAX: the cotangent is shared evenly among the operand and the updates equal to the result
+        out = op.results[0]
+        won = stablehlo.and_(b, valid, stablehlo.compare(b, u, gather_at(out), "EQ"))
+        share_u = stablehlo.convert(b, won, u.type.element_type)
+        kept = stablehlo.convert(b, stablehlo.compare(b, x, out, "EQ"), x.type.element_type)
+        count = stablehlo.add(b, kept, stablehlo.scatter(b, [_zeros(b, x)], indices, [share_u], dn, _add_body))
+        per = stablehlo.divide(b, g, count)
+        return [stablehlo.multiply(b, per, kept), None, stablehlo.multiply(b, share_u, gather_at(per))]
     if kind == "multiply" and (_constant_defined(u) or _unique(op)):
         ones = full(b, 1, x.type)
         factor = stablehlo.scatter(b, [ones], indices, [u], dn,
@@ -327,6 +337,25 @@ def _scatter_jvp(b, op, xs, ts):
     if kind in ("set", "add"):  # linear: the same scatter of the tangents
         return list(b.insert(op.clone({x: tx if tx is not None else _zeros(b, x),
                                        u: tu if tu is not None else _zeros(b, u)})).results)
+    if kind in ("maximum", "minimum") and is_float(x.type):
+        # as JAX: the mean of the tangents of the operand and the updates equal to the result
+        dn = op.properties["scatter_dimension_numbers"]
+        indices = xs[1]
+        out = op.results[0]
+        sizes = _scatter_window_sizes(op)
+        clamped = _clamp_starts(b, indices, dn.scatter_dims_to_operand_dims, dn.index_vector_dim, _shape(x), sizes)
+        valid = _to_updates(b, _in_bounds(b, indices, dn.scatter_dims_to_operand_dims, dn.index_vector_dim,
+                                          _shape(x), sizes), op)
+        gathered = stablehlo.gather(b, out, clamped, _gather_of_scatter(dn), sizes)
+        share_u = stablehlo.convert(b, stablehlo.and_(b, valid, stablehlo.compare(b, u, gathered, "EQ")),
+                                    u.type.element_type)
+        kept = stablehlo.convert(b, stablehlo.compare(b, x, out, "EQ"), x.type.element_type)
+        count = stablehlo.add(b, kept, stablehlo.scatter(b, [_zeros(b, x)], indices, [share_u], dn, _add_body))
+        total = stablehlo.multiply(b, kept, tx) if tx is not None else _zeros(b, x)
+        if tu is not None:
+            total = stablehlo.add(b, total, stablehlo.scatter(b, [_zeros(b, x)], indices,
+                                                              [stablehlo.multiply(b, share_u, tu)], dn, _add_body))
+        return [stablehlo.divide(b, total, count)]
     if kind == "multiply" and (tu is None or _unique(op)):
         out = None if tx is None else b.insert(op.clone({x: tx})).results[0]  # linear in the operand
         if tu is not None:  # unique indices: x * (the update's tangent where written, else 0)
