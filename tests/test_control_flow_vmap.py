@@ -9,6 +9,7 @@ import pytest
 
 import loom
 import loom.numpy as lnp
+import loom.transforms.batching
 from loom import lax
 
 jax = pytest.importorskip("jax")
@@ -70,3 +71,26 @@ def test_against_jax_vmap():
     gx = loom.grad(lambda x: lnp.sum(loom.vmap(program(lnp, lax))(i, x, y)[4]))(x)
     jx = jax.grad(lambda x: jnp.sum(jax.vmap(program(jnp, jax.lax))(i, x, y)[4]))(x)
     np.testing.assert_allclose(gx, jx, rtol=1e-4)
+
+
+def test_per_example_gradients_through_scan_and_fori():
+    def program(m, lx):
+        def loss(w, xs):
+            h, ys = lx.scan(lambda h, x: (m.tanh(w @ h + x), m.sum(h)), m.zeros(4, np.float32), xs)
+            h = lx.fori_loop(0, 3, lambda i, h: m.sin(h) * 1.1, h)
+            return m.sum(h * h) + m.sum(ys)
+        return loss
+    rng = np.random.default_rng(4)
+    w = (rng.normal(size=(4, 4)) * 0.5).astype(np.float32)
+    xs = rng.normal(size=(3, 5, 4)).astype(np.float32)
+    gw, gx = loom.vmap(loom.grad(program(lnp, lax), (0, 1)), (None, 0))(w, xs)
+    jw, jx = jax.vmap(jax.grad(program(jnp, jax.lax), (0, 1)), (None, 0))(w, xs)
+    np.testing.assert_allclose(gw, jw, rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(gx, jx, rtol=2e-5, atol=1e-6)
+
+
+def test_gradient_of_a_loop_with_per_lane_trip_counts_is_refused():
+    def f(x, a):
+        return lax.while_loop(lambda v: v < 100.0, lambda v: v * a, x)
+    with pytest.raises(loom.transforms.batching.MissingRuleError, match=r"trip count\s+differs between lanes"):
+        loom.vmap(loom.grad(f, (0, 1)), (0, None))(np.array([2.0, 5.0], np.float32), np.float32(3))

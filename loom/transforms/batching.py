@@ -260,6 +260,56 @@ def _reduce_window(b, op, args, dims):
     return list(new.results), [0] * len(types)
 
 
+# --- stacks of saved values (vmap of a gradient through a loop) ------------------------------------
+
+# Stacks on which batched values are pushed lane by lane (their pops are batched).
+_SPLIT_STACKS: set[Value] = set()
+
+
+def _stack_root(s: Value) -> Value:
+    while s in autodiff._ORIGINS:
+        s = autodiff._ORIGINS[s]
+    return s
+
+
+def _pops_split(op: Operation, mapping: dict) -> bool:
+    return any(n.name == "stack.pop" and _stack_root(mapping.get(n.operands[0], n.operands[0])) in _SPLIT_STACKS
+               for n in op.walk() if n is not op)
+
+
+@_rule("stack.push")
+def _stack_push(b, op, args, dims):
+    # A stack keeps its element type: a batched value is pushed as its lanes, one by one, and
+    # every pop of that stack pops the lanes back and stacks them (so a batched while loop's
+    # forward and backward passes, which run the same number of iterations for every lane,
+    # stay in step).
+    from loom.dialects import stack
+    s, v = args
+    if dims[1] is None:
+        stack.push(b, s, v)
+        return [], []
+    _SPLIT_STACKS.add(_stack_root(s))
+    v = moveaxis(b, v, dims[1], 0)
+    shape = _shape(v)
+    for lane in range(shape[0]):
+        part = stablehlo.slice_(b, v, [lane] + [0] * (len(shape) - 1), [lane + 1, *shape[1:]])
+        stack.push(b, s, stablehlo.reshape(b, part, shape[1:]))
+    return [], []
+
+
+@_rule("stack.pop")
+def _stack_pop(b, op, args, dims):
+    from loom.dialects import stack
+    s = args[0]
+    if _stack_root(s) not in _SPLIT_STACKS:
+        return [stack.pop(b, s)], [None]
+    size = _STATES[-1].size
+    lanes = [stack.pop(b, s) for _ in range(size)][::-1]
+    t = s.type.element_type
+    parts = [stablehlo.reshape(b, x, (1, *t.shape)) for x in lanes]
+    return [stablehlo.concatenate(b, parts, 0) if size > 1 else parts[0]], [0]
+
+
 # --- control flow ------------------------------------------------------------------------------
 
 
@@ -336,6 +386,13 @@ def _while(b, op, args, dims):
         if new == batched:
             break
         batched = new
+    if pred_b[0] and any(n.name in ("stack.push", "stack.pop") for n in op.walk() if n is not op):
+        # Lanes finishing at different iterations would push their values at the end of the
+        # forward loop but need them at the start of the backward loop (last in, first out).
+        raise MissingRuleError(f"the {TRANSFORMATION} transformation does not batch a loop that saves values on "
+                               f"stacks (stack.push / stack.pop: the gradient of a while loop) when its trip count "
+                               f"differs between lanes (at {op.location}); loops with a trip count shared by the "
+                               "batch (scan, fori_loop) are supported")
     body_fn, _ = _vmapped(op.regions[1], free, [0 if x else None for x in batched], fdims, size,
                           [0 if x else None for x in batched])
     cond_fn, _ = _vmapped(op.regions[0], free, [0 if x else None for x in batched], fdims, size,
@@ -424,6 +481,8 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
     bdims: dict[Value, int] = {a: d for a, d in zip(block.args, in_dims) if d is not None}
     b = Builder(InsertionPoint.at_end(block))
     ret = None
+    origins = autodiff._ORIGINS  # a region's arguments -> the captured values (stacks of saved values)
+    origins.update((n, o) for o, n in zip(old_block.args, block.args) if o in origins)
     _STATES.append(_State(mapping, bdims, axis_size))
     try:
         for old in old_block.ops:
@@ -433,10 +492,14 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
             args = [mapping.get(v, v) for v in old.operands]
             ds = [bdims.get(v) for v in args]
             # a region op that captures a batched value is batched too
-            captured = old.regions and any(bdims.get(mapping.get(v, v)) is not None
-                                           for v in autodiff.region_free_values(old))
+            captured = old.regions and (any(bdims.get(mapping.get(v, v)) is not None
+                                                for v in autodiff.region_free_values(old)) or _pops_split(old, mapping))
+            if old.name == "stack.pop" and _stack_root(args[0]) in _SPLIT_STACKS:
+                captured = True
             if all(d is None for d in ds) and not captured:
-                b.insert(old.clone(mapping))
+                new_op = b.insert(old.clone(mapping))
+                if old.name == "stack.new":
+                    origins[new_op.results[0]] = old.results[0]
                 continue
             rule = BATCH_RULES.get(old.name)
             if rule is None:
@@ -450,6 +513,9 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
                     bdims[v] = d
     finally:
         _STATES.pop()
+        if not _STATES and not autodiff._STATES:
+            origins.clear()
+            _SPLIT_STACKS.clear()
     if ret is None:
         raise ValueError("the function has no func.return")
     b.location = fn.location
