@@ -26,7 +26,7 @@ from loom.dialects import builtin, func, stablehlo
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
-from loom.ir.types import FunctionType, RankedTensorType
+from loom.ir.types import FunctionType, IntegerType, RankedTensorType
 from loom.transforms import autodiff
 
 TRANSFORMATION = "vmap"
@@ -386,13 +386,14 @@ def _while(b, op, args, dims):
         if new == batched:
             break
         batched = new
-    if pred_b[0] and any(n.name in ("stack.push", "stack.pop") for n in op.walk() if n is not op):
-        # Lanes finishing at different iterations would push their values at the end of the
-        # forward loop but need them at the start of the backward loop (last in, first out).
-        raise MissingRuleError(f"the {TRANSFORMATION} transformation does not batch a loop that saves values on "
-                               f"stacks (stack.push / stack.pop: the gradient of a while loop) when its trip count "
-                               f"differs between lanes (at {op.location}); loops with a trip count shared by the "
-                               "batch (scan, fori_loop) are supported")
+    outer = [n for n in op.walk() if n is not op and n.name in ("stack.push", "stack.pop")
+             and not op.is_ancestor(autodiff._definer(n.operands[0]))]
+    if pred_b[0] and any(n.name == "stack.push" for n in outer):
+        if any(n.name == "stack.pop" for n in outer):
+            raise MissingRuleError(f"the {TRANSFORMATION} transformation does not batch a loop that both pushes and "
+                                   f"pops values of stacks defined outside it when its trip count differs between "
+                                   f"lanes (at {op.location})")
+        return _delayed_while(b, op, args, dims, free, fvals, fdims, size)
     body_fn, _ = _vmapped(op.regions[1], free, [0 if x else None for x in batched], fdims, size,
                           [0 if x else None for x in batched])
     cond_fn, _ = _vmapped(op.regions[0], free, [0 if x else None for x in batched], fdims, size,
@@ -417,6 +418,68 @@ def _while(b, op, args, dims):
     regions = [stablehlo._build_region(types, cond, b.location), stablehlo._build_region(types, body, b.location)]
     new_op = b.insert(stablehlo.WhileOp.create(init, regions=regions, location=b.location))
     return list(new_op.results), [0 if x else None for x in batched]
+
+
+def _delayed_while(b: Builder, op: Operation, args: list, dims: list, free: list, fvals: list, fdims: list,
+                   size: int) -> tuple[list[Value], list[int | None]]:
+    """A batched loop with per-lane trip counts that saves values on stacks (the forward loop of
+    a gradient). The backward loop pops the lanes' values last in, first out, and its lanes with
+    fewer iterations finish first; so the forward loop must *start* those lanes late. A first
+    loop (without the pushes) counts each lane's iterations n_l; the second runs max(n) iterations
+    and lane l is live in the last n_l of them, frozen (select) before."""
+    i32 = RankedTensorType((), IntegerType(32), None)
+    lanes_i32 = RankedTensorType((size,), IntegerType(32), None)
+    n = len(args)
+    carry_dims = [0] * n
+    init = [bdim_to_front(b, a, d, size) for a, d in zip(args, dims)]
+    types = [v.type for v in init]
+    cond_fn, _ = _vmapped(op.regions[0], free, carry_dims, fdims, size, 0)
+    body_fn, _ = _vmapped(op.regions[1], free, carry_dims, fdims, size, 0)
+    plain = autodiff.region_function(op.regions[1], free)
+    for inner in list(plain.walk()):
+        if inner.name == "stack.push":
+            inner.erase()
+    count_fn = vmap_function(plain, [*carry_dims, *fdims], size, 0)
+
+    def select_lanes(bb: Builder, p: Value, new: list, old: list) -> list:
+        return [stablehlo.select(bb, _lanes(bb, p, x), x, y) for x, y in zip(new, old)]
+
+    zero_lanes = stablehlo.constant(b, np.zeros((size,), np.int32), lanes_i32)
+    one_lanes = stablehlo.constant(b, np.ones((size,), np.int32), lanes_i32)
+    false = stablehlo.constant(b, np.zeros((), np.bool_), RankedTensorType((), IntegerType(1), None))
+
+    def any_lane(bb: Builder, p: Value) -> Value:
+        return stablehlo.reduce(bb, [p], [false], [0], lambda b2, a: [stablehlo.or_(b2, a[0], a[1])])
+
+    def count_cond(bb: Builder, c: list) -> list:
+        return [any_lane(bb, _inline(bb, cond_fn, [*c[:n], *fvals])[0])]
+
+    def count_body(bb: Builder, c: list) -> list:
+        p = _inline(bb, cond_fn, [*c[:n], *fvals])[0]
+        new = select_lanes(bb, p, _inline(bb, count_fn, [*c[:n], *fvals]), c[:n])
+        return [*new, stablehlo.add(bb, c[n], stablehlo.select(bb, p, one_lanes, zero_lanes))]
+    count_types = [*types, lanes_i32]
+    counted = b.insert(stablehlo.WhileOp.create([*init, zero_lanes], regions=[
+        stablehlo._build_region(count_types, count_cond, b.location),
+        stablehlo._build_region(count_types, count_body, b.location)], location=b.location)).results
+    trips = counted[n]
+    low = stablehlo.constant(b, np.zeros((), np.int32), i32)
+    longest = stablehlo.reduce(b, [trips], [low], [0], lambda b2, a: [stablehlo.maximum(b2, a[0], a[1])])
+    starts = stablehlo.subtract(b, stablehlo.broadcast_in_dim(b, longest, (size,), []), trips)
+    one = stablehlo.constant(b, np.ones((), np.int32), i32)
+
+    def cond(bb: Builder, c: list) -> list:
+        return [stablehlo.compare(bb, c[0], longest, "LT")]
+
+    def body(bb: Builder, c: list) -> list:
+        live = stablehlo.compare(bb, stablehlo.broadcast_in_dim(bb, c[0], (size,), []), starts, "GE")
+        new = select_lanes(bb, live, _inline(bb, body_fn, [*c[1:], *fvals]), c[1:])
+        return [stablehlo.add(bb, c[0], one), *new]
+    main_types = [i32, *types]
+    out = b.insert(stablehlo.WhileOp.create([low, *init], regions=[
+        stablehlo._build_region(main_types, cond, b.location),
+        stablehlo._build_region(main_types, body, b.location)], location=b.location)).results
+    return list(out[1:]), [0] * n
 
 
 @_rule("stablehlo.if", "stablehlo.case")
