@@ -13,6 +13,19 @@ rule raises `MissingRuleError`, naming the op and the transformation.
 A rule is `rule(builder, op, cotangents) -> list[Value | None]`: `op` is the copied forward op
 (its operands and results are values of the new function), `cotangents` holds one entry per
 result (None for a zero cotangent) and the rule returns one entry per operand (None for zero).
+Only values that depend on the differentiated arguments (an activity analysis) get cotangents.
+
+Ops with regions capture values of enclosing scopes; their rules add those values' cotangents
+with `accumulate_captured`. `stablehlo.if` / `case` get the same op on the same selector whose
+branches are the VJPs of the forward branches. `stablehlo.while` follows Yu et al. (EuroSys 2018):
+the body's VJP is split into a forward part and a backward part; the forward loop is rebuilt with
+an iteration counter and pushes the values the backward part needs (the residuals) on stacks of
+the `stack` dialect created before it; a backward loop runs as many iterations, popping them, and
+sums the cotangents of captured values. Loop-invariant values are computed once, before the
+backward loop. The `loom.memory_policy` attribute of the loop chooses what is saved (`save_all`,
+`offload`, `checkpoint`, `checkpoint:K`: the carries of every K-th iteration, each segment
+recomputed in the backward pass). Stacks of saved values are themselves differentiable (a pop's
+cotangent is pushed on a paired stack, popped by the push's rule), so gradients of gradients work.
 """
 
 from __future__ import annotations

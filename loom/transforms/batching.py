@@ -14,6 +14,13 @@ A rule is `rule(builder, op, args, batch_dims) -> (results, out_batch_dims)`: `o
 op, `args` its operands in the new function, `batch_dims` one entry per operand (the axis of the
 batch dimension, or None for an unbatched value), and the rule returns one value and one batch
 dimension per result.
+
+Control flow follows JAX: a `stablehlo.while` whose predicate is batched runs until every lane is
+done, finished lanes kept by a select; `if` / `case` with a batched selector run every branch and
+select per lane, each branch's inputs masked (a bit-exact copy without cotangent on the lanes it
+does not own) so no NaN or inf of an unselected branch reaches a gradient. Values a gradient saves
+on stacks are pushed lane by lane; a forward loop with per-lane trip counts that saves values
+starts the shorter lanes late (after a counting pass) so the backward loop pops them in order.
 """
 
 from __future__ import annotations

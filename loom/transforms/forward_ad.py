@@ -14,6 +14,9 @@ A rule is `rule(builder, op, primals_in, tangents_in) -> list[Value | None]`: `o
 op (its operands and results are values of the new function), `primals_in` its operands,
 `tangents_in` one entry per operand (None for a zero tangent), and the rule returns one entry per
 result (None for zero).
+
+`stablehlo.while`, `if` and `case` are rebuilt to carry tangents next to primals (their bodies
+are the JVPs of the forward bodies, the tangents of captured values looked up with `tangent_of`).
 """
 
 from __future__ import annotations
