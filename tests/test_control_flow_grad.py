@@ -252,3 +252,20 @@ def test_nested_loops_inside_conds_inside_loops(seed):
     _, grads = backward_program(nested, args, (0, 1))
     for k, g in enumerate(grads):
         np.testing.assert_allclose(g, finite_differences(nested, args, k), rtol=1e-5, atol=1e-8)
+
+
+def test_backward_program_on_the_torch_backend():
+    # stacks of saved values on the torch backend go through the numpy kernels (host copies)
+    pytest.importorskip("torch")
+    from loom.backend.compiled import Executable
+
+    args = (np.array([1.0, 2.0], np.float32), np.float32(1.5))
+
+    def f(v, a):
+        return lax.while_loop(lambda v: lnp.sum(v) < 100.0, lambda v: v * a + lnp.sin(v), v).sum()
+    traced, leaves, _ = _Differentiable(f, False).prepare(args, {}, (0, 1))
+    ins = [*leaves, np.float32(1)]
+    want = Executable(traced.module, "main")(*ins)
+    got = Executable(traced.module, "main", backend="torch")(*ins)
+    for a, b in zip(want, got):
+        np.testing.assert_allclose(np.asarray(a), b.numpy(), rtol=1e-6)
