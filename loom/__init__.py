@@ -26,10 +26,12 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
 
 
 from loom import lax, nn, numpy  # noqa: E402  (so `loom.lax` / `loom.numpy` / `loom.nn` work after `import loom`)
+from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
+from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 
-__all__ = ["__version__", "compile", "execute", "grad", "jit", "jvp", "lax", "nn", "numpy", "value_and_grad", "vjp",
-           "vmap"]
+__all__ = ["__version__", "checkpoint", "checkpoint_policies", "compile", "execute", "grad", "jit", "jvp", "lax",
+           "linearize", "nn", "numpy", "remat", "value_and_grad", "vjp", "vmap"]
