@@ -297,9 +297,16 @@ def _promote_weak_carries(leaves: list[Tracer], outs: list[Tracer]) -> tuple[lis
 
 
 def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], leaves: list[Tracer], tree: Any,
-           policy: str) -> list[Tracer]:
+           policy: str, user_carry: int | None = None) -> list[Tracer]:
+    """The while loop over `leaves`; `user_carry`, when the state is `(counter, carry, ...)`,
+    makes error messages name paths inside the user's carry (element `user_carry` of the state)."""
     trace = current_trace()
-    paths = [keystr(p) for p, _ in tree_flatten_with_path(tree_unflatten(tree, leaves))[0]]
+    pairs = tree_flatten_with_path(tree_unflatten(tree, leaves))[0]
+    if user_carry is None:
+        paths = [keystr(p) for p, _ in pairs]
+    else:
+        paths = [keystr(p[1:]) if p and getattr(p[0], "index", None) == user_carry else "(loop counter)"
+                 for p, _ in pairs]
     body_block, outs = _trace_body(body_fun, leaves, tree, paths, "body_fun")
     leaves, changed = _promote_weak_carries(leaves, outs)
     if changed:  # trace again with the promoted carry types
@@ -368,7 +375,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
     leaves, tree = tree_flatten((lo, init_val))
     leaves = [_lift(trace, x) for x in leaves]
-    out = tree_unflatten(tree, _while(cond_fn, body_fn, leaves, tree, text))
+    out = tree_unflatten(tree, _while(cond_fn, body_fn, leaves, tree, text, user_carry=1))
     return out[1]
 
 
