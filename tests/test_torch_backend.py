@@ -297,3 +297,37 @@ def test_programs_that_read_values_on_the_host_are_not_graph_capturable():
     assert next(iter(dynamic._cache.values())).executable.reads_values_on_host
     with pytest.raises(ValueError, match="cuda_graph=True needs device='cuda'"):
         loom.jit(lambda x: x, cuda_graph=True)
+
+
+# The front end's gradient suite on torch ---------------------------------------------------------
+
+def _gradient_suite() -> list:
+    """Every case of the gradient suites (tests/test_grad*.py): (id, function of (module, *args),
+    shapes, positive inputs)."""
+    import importlib
+    cases = []
+    for name in ("test_grad", "test_grad_more"):
+        try:
+            suite = importlib.import_module(name)
+        except Exception:  # pragma: no cover - run from another directory
+            continue
+        cases += [(f"{name}:{c[0]}", c[1], c[2], c[3]) for c in suite.CASES]
+    return cases
+
+
+GRADIENT_SUITE = _gradient_suite()
+
+
+def test_gradient_suite_is_found():
+    assert len(GRADIENT_SUITE) >= 100, len(GRADIENT_SUITE)
+
+
+@pytest.mark.parametrize("name,fn,shapes,positive", GRADIENT_SUITE, ids=[c[0] for c in GRADIENT_SUITE])
+def test_gradient_suite_on_torch_matches_numpy(name, fn, shapes, positive):
+    gen = np.random.default_rng(0)
+    args = [np.asarray(gen.uniform(0.5, 2.0, size=s) if positive else gen.normal(size=s), np.float32)
+            for s in shapes]
+    g = loom.grad(lambda *a: fn(lnp, *a), tuple(range(len(args))))
+    want = loom.jit(g)(*args)
+    got = loom.jit(g, device=TORCH_CPU)(*args)
+    assert_tree_close(got, want, 1e-5)
