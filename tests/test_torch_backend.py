@@ -331,3 +331,23 @@ def test_gradient_suite_on_torch_matches_numpy(name, fn, shapes, positive):
     want = loom.jit(g)(*args)
     got = loom.jit(g, device=TORCH_CPU)(*args)
     assert_tree_close(got, want, 1e-5)
+
+
+@pytest.mark.parametrize("data", ["random", "nan_and_ties"])
+def test_select_and_scatter_on_torch_matches_xla_with_nans_and_ties(data):
+    jax = pytest.importorskip("jax")
+    from jax import lax as jlax
+
+    def pool_grad(x):
+        return jax.grad(lambda x: (jlax.reduce_window(x, -np.inf, jlax.max, (3, 3), (2, 1), "SAME") ** 2).sum())(x)
+
+    x = randn(5, 6)
+    if data == "nan_and_ties":
+        x[1, 2] = x[3, 4] = np.nan
+        x[0, :3] = 1.0
+        x[4, 4] = x[4, 5] = 2.0
+    text = jax.jit(pool_grad).lower(x).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
+    got, want = _run(text, x)
+    assert "select_and_scatter(" in loom_compile(loom.ir.parse(text), backend="torch").source
+    np.testing.assert_array_equal(got.numpy(), want)
+    np.testing.assert_allclose(got.numpy(), np.asarray(jax.jit(pool_grad)(x)), rtol=1e-6, equal_nan=True)

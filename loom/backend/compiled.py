@@ -1339,6 +1339,31 @@ def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
                  f"{gen.mod.literal(config)})", returns_tuple=True)
 
 
+_KEEP = {"GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
+
+
+@torch_codegen_rule("stablehlo.select_and_scatter")
+def _select_and_scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
+    import torch
+    select, scatter = op.regions
+    ops = list(select.blocks[0].ops)
+    keep = None
+    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(select.blocks[0].args) \
+            and scatter_update_ufunc(scatter) == (True, np.add) and not _has_shell_dtypes(op.operands) and \
+            dtype_of(op.operands[0].type).kind != "c":
+        keep = _KEEP.get(common.enum(ops[0].get_attr("comparison_direction")))
+    if keep is None:
+        gen.numpy_island(op)
+        return
+    rank = len(shape_of(op.operands[0].type))
+    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    padding = tuple(tuple(p) for p in common.padding_pairs(op.get_attr("padding"), rank))
+    gen.bind(op, f"{gen.mod.function(_kt().select_and_scatter)}({gen.args(op.operands)}, "
+                 f"{gen.mod.literal(tuple(window))}, {gen.mod.literal(tuple(strides))}, {gen.mod.literal(padding)}, "
+                 f"{gen.mod.function(getattr(torch, keep))})")
+
+
 _SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min"}
 
 

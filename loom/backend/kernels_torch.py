@@ -1137,3 +1137,44 @@ def unsigned_remainder(a, b, mask):
     wa, wb = a.to(torch.int64) & mask, b.to(torch.int64) & mask
     zero = wb == 0
     return torch.where(zero, wa, torch.remainder(wa, torch.where(zero, 1, wb))).to(a.dtype)
+
+
+def select_and_scatter(operand, source, init, window, strides, padding, keep):
+    """select_and_scatter whose select is a comparison `keep(selected, candidate)` and whose
+    scatter adds: each window's selection is the fold XLA defines (the candidate replaces the
+    selection when `keep` is false; padding is never selected), done for all windows at once,
+    one window position per step, so NaNs select exactly as in XLA and nothing is read back."""
+    rank = operand.ndim
+    ones = (1,) * rank
+    no = torch.zeros((), dtype=torch.bool, device=operand.device)
+    valid = window_view(torch.ones(operand.shape, dtype=torch.bool, device=operand.device), no, window, strides,
+                        ones, ones, padding)
+    zero = torch.zeros((), dtype=operand.dtype, device=operand.device)
+    values = window_view(operand, zero, window, strides, ones, ones, padding)
+    out_shape = tuple(values.shape[:rank])
+    flat_valid = valid.reshape(out_shape + (-1,))
+    flat = values.reshape(out_shape + (-1,))
+    selected = flat[..., 0]
+    position = torch.zeros(out_shape, dtype=torch.int64, device=operand.device)
+    chosen = flat_valid[..., 0]
+    for k in range(1, flat.shape[-1]):
+        candidate = flat[..., k]
+        switch = flat_valid[..., k] & (~chosen | ~keep(selected, candidate))
+        selected = torch.where(switch, candidate, selected)
+        position = torch.where(switch, k, position)
+        chosen = chosen | flat_valid[..., k]
+    # The operand index of each window's selection: window start + offset in the window.
+    offsets = torch.stack(torch.unravel_index(position, tuple(window)), 0) if rank else position[None]
+    index = torch.zeros(out_shape, dtype=torch.int64, device=operand.device)
+    stride = 1
+    for d in range(rank - 1, -1, -1):
+        start = torch.arange(out_shape[d], device=operand.device) * strides[d] - padding[d][0]
+        shape = [1] * rank
+        shape[d] = out_shape[d]
+        index = index + (start.reshape(shape) + offsets[d]) * stride
+        stride *= operand.shape[d]
+    size = operand.numel()
+    target = torch.where(chosen, index, size).reshape(-1)
+    result = torch.cat([init.to(operand.dtype).expand(size), init.to(operand.dtype).reshape(1)])
+    result.index_put_((target,), source.reshape(-1).to(operand.dtype), accumulate=True)
+    return result[:size].reshape(operand.shape)
