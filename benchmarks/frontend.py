@@ -107,7 +107,7 @@ def bench_compile(repeat: int, profile: bool) -> None:
     jax_text = jax.jit(make_chain(jax.numpy)).lower(*args).as_text()
     n_jax = sum(1 for line in jax_text.splitlines() if " = stablehlo." in line)
     print(f"(a) trace + compile of a {4 * LAYERS + 1}-op function ({LAYERS} residual tanh layers; {n_loom} "
-          f"stablehlo ops in loom's module, {n_jax} in JAX's, which broadcasts b in every layer), 16x16 float32")
+          f"stablehlo ops in loom's module, {n_jax} in JAX's, which broadcasts b twice in every layer), 16x16 float32")
     first, lower_t, compile_t, jax_compile, jax_first = [], [], [], [], []
     for _ in range(repeat):
         f = make_chain(lnp)
