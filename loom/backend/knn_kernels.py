@@ -41,11 +41,11 @@ from loom.ir.core import Operation
 
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
-# Tile sizes: a (QUERY_TILE x chunk) float32 score tile of CHUNK_BYTES. Measured on a 2-core EPYC
-# (1 MiB L2 per core, 32 MiB L3): 256 queries x 4096 database rows (4 MiB, in L3) ran the sweep
-# faster than L2-sized tiles (128 x 2048), the larger GEMM per call paying for the cache misses of
-# the reduction (benchmarks/NOTES_knn.md).
-QUERY_TILE = 256
+# Tile sizes: a (query tile x chunk) float32 score tile of CHUNK_BYTES, query tiles of at most
+# QUERY_TILE. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3): 500 queries x 2048
+# database rows (4 MiB, in L3) ran the sweep faster than L2-sized tiles (128 x 2048), the larger
+# GEMM per call paying for the cache misses of the reduction (benchmarks/NOTES_knn.md).
+QUERY_TILE = 512
 CHUNK_BYTES = 4 << 20
 GROUP_ROWS = 16
 FOLD_NORMS_MIN_QUERIES = 512
@@ -318,7 +318,14 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             qc = np.concatenate([qc, np.ones((nq, 1), ct)], axis=1)
             dbc = np.concatenate([dbc, h[:, None]], axis=1)
             h = None
-    qtile = query_tile or QUERY_TILE
+    if query_tile:
+        qtile = query_tile
+    else:
+        # A multiple of the worker count of tiles, each at most QUERY_TILE queries: balanced work
+        # per core, and each database chunk is packed by BLAS as few times as possible.
+        workers = _workers()
+        tiles = workers * -(-nq // (workers * QUERY_TILE))
+        qtile = max(1, -(-nq // tiles))
     budget = chunk_bytes or CHUNK_BYTES
     per_row = budget // (qtile * ct.itemsize)
     group = 1
