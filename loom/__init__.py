@@ -32,6 +32,7 @@ from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
+from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
-__all__ = ["__version__", "checkpoint", "checkpoint_policies", "compile", "execute", "grad", "jit", "jvp", "lax",
-           "linearize", "nn", "numpy", "remat", "value_and_grad", "vjp", "vmap"]
+__all__ = ["__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile", "execute", "grad",
+           "jit", "jvp", "lax", "linearize", "nn", "numpy", "remat", "value_and_grad", "vjp", "vmap"]
