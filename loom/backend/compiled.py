@@ -1479,6 +1479,8 @@ class TorchExecutable(Executable):
         import torch
         kt = _kt()
         self.device = torch.device("cpu") if device is None else torch.device(device)
+        if self.device.type == "cuda" and self.device.index is None:  # tensors report cuda:N, never bare cuda
+            self.device = torch.device("cuda", torch.cuda.current_device())
         self._build(ModuleCodegen(module, kernels, "torch", self.device, torch_kernels), entry, donate)
         self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t)) if not isinstance(t, common.TupleType)
                            else (None, None) for t in self.input_types)
