@@ -1564,8 +1564,8 @@ class TorchExecutable(Executable):
 
 # Generated-code markers of host reads: Python control flow on a value, int() of a value, numpy
 # fallbacks and islands, and the interpreter.
-_HOST_MARKERS = ("while True:", "  if ", "int(", "to_numpy(", "numpy_", "interpreted_", "dynamic_slice",
-                 "dynamic_update_slice")
+_HOST_MARKERS = ("while True:", "    if ", " = int(", "to_numpy(", "numpy_", "interpreted_", "dynamic_slice(",
+                 "dynamic_update_slice(")
 
 
 class CudaGraphExecutable:
