@@ -13,11 +13,15 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e .
 	touch $@
 
+$(VENV)/.installed-demo: $(VENV)/.installed
+	$(BIN)/pip install -q -e '.[demo]'
+	touch $@
+
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[test]'
 	touch $@
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed-demo
 	$(BIN)/loom demo
 
 test: $(VENV)/.installed-test

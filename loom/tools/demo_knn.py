@@ -24,7 +24,7 @@ def exact_l2(queries: np.ndarray, database: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(top, order, 1)
 
 
-def run(out: TextIO = sys.stdout, n: int = 200_000, dim: int = 64, n_queries: int = 500, k: int = 10) -> None:
+def run(out: TextIO = sys.stdout, n: int = 100_000, dim: int = 64, n_queries: int = 500, k: int = 10) -> None:
     import loom.knn
     rng = np.random.default_rng(0)
     database = clustered_vectors(rng, n, dim)

@@ -1,7 +1,8 @@
 """loom: the showcase and the tools behind one command.
 
     loom demo            parse an example, run a pass pipeline on it, print before/after and timings;
-                         then run a StableHLO program on numpy arrays with the compiled executor
+                         run a StableHLO program with the compiled executor; train a small model;
+                         differentiate through a data-dependent loop; nearest-neighbour search
     loom opt ARGS...     the same as loom-opt ARGS...
     loom bench NAME ARGS run benchmarks/NAME.py (from a source checkout); `ir` is ir_throughput
     loom --version
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +23,12 @@ DEMO_EXAMPLE = "arith_canonicalize.mlir"
 DEMO_PROGRAM = "mlp_forward.mlir"
 DEMO_PIPELINE = "builtin.module(func.func(canonicalize,cse),symbol-dce)"
 BENCHMARK_ALIASES = {"ir": "ir_throughput"}
+# The parts after the IR tour, each a module with `run(out)`.
+DEMO_PARTS = (
+    ("train: an MLP classifier, loom.value_and_grad + SGD", "loom.tools.demo_training"),
+    ("control flow: gradients through a data-dependent loop", "loom.tools.demo_control_flow"),
+    ("nearest neighbours: fused approximate top-k", "loom.tools.demo_knn"),
+)
 
 
 def checkout_root() -> Path | None:
@@ -31,7 +39,6 @@ def checkout_root() -> Path | None:
 
 def _load_dialects() -> list[str]:
     """Import the optional dialect modules this demo uses; the names of those missing."""
-    import importlib
     missing = []
     for name in ("func", "arith"):
         try:
@@ -88,7 +95,11 @@ def demo() -> int:
     print(ir.print(module), end="")
     _header("pass timings")
     print(loom_opt.timing_report(pm), end="")
-    return _demo_execute(root)
+    status = _demo_execute(root)
+    for title, module in DEMO_PARTS:
+        _header(title)
+        importlib.import_module(module).run(sys.stdout)
+    return status
 
 
 def _demo_execute(root: Path) -> int:
