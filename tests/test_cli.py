@@ -387,6 +387,19 @@ def test_loom_demo_runs() -> None:
     assert "np_matmul(" in execute
     error = float(execute.split("max |loom - numpy| = ")[1].split()[0])
     assert error < 1e-5
+    # The training part reaches the accuracy of a working classifier.
+    train = out.split("== train:")[1]
+    assert float(train.split("test accuracy ")[1].split("%")[0]) > 90
+    # The control-flow part: loom's gradient through the loop equals 1/(2 sqrt a) in every row.
+    rows = [line.split() for line in out.split("== control flow:")[1].splitlines() if line[:10].strip().isdigit()
+            or line.strip().startswith("0.")]
+    assert len(rows) >= 3
+    for row in rows:
+        assert abs(float(row[3]) - float(row[4])) <= 1e-7 * abs(float(row[4]))
+    # The nearest-neighbour part: the measured recall meets each target.
+    for target, recall in re.findall(r"recall_target=([0-9.]+)\):.*recall ([0-9.]+)", out):
+        assert float(recall) >= float(target)
+    assert len(re.findall(r"recall_target=", out)) == 2
 
 
 # The README ---------------------------------------------------------------------------------
