@@ -18,7 +18,7 @@ from loom.backend import compile as loom_compile  # noqa: E402
 from loom.backend import kernels_torch as kt  # noqa: E402
 from loom.backend.common import ArgumentError  # noqa: E402
 from loom.backend.kernels_numpy import Kernel  # noqa: E402
-from loom.devices import Array  # noqa: E402
+from loom.devices import Array, get_device  # noqa: E402
 
 TORCH_CPU = "torch:cpu"
 rng = np.random.default_rng(0)
@@ -120,7 +120,7 @@ def test_program_on_torch_matches_numpy(name, fn, args, tol):
     want = loom.jit(fn)(*args)
     got = loom.jit(fn, device=TORCH_CPU)(*args)
     leaves = loom.frontend.pytree.tree_flatten(got)[0]
-    assert leaves and all(isinstance(x, Array) and x.device == loom.devices.get_device(TORCH_CPU) for x in leaves)
+    assert leaves and all(isinstance(x, Array) and x.device == get_device(TORCH_CPU) for x in leaves)
     assert_tree_close(got, want, tol)
 
 
