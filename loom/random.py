@@ -12,7 +12,14 @@ hash is emitted as StableHLO integer ops (add, xor, shifts) through the tracing 
 code runs under `loom.jit`, `loom.grad` and `loom.vmap` (the ops are traced into the enclosing
 function) and on concrete inputs (each sampler is then compiled once per shape and dtype with
 `loom.jit` and cached). Floats come from the mantissa trick of `jax.random.uniform`; normals from
-the inverse error function, emitted as the same polynomial XLA expands `chlo.erf_inv` into.
+the inverse error function. To give JAX's float32 results to the bit on CPU, the float math is
+emitted as XLA's CPU code computes it: the polynomial XLA expands `chlo.erf_inv` into, XLA's own
+log, log1p and erf (Cephes-style, not numpy's), and the multiply-adds LLVM contracts into FMAs
+(computed in float64, where the product of two float32 is exact). float16 samples are exact
+except `gumbel` (an ulp or two: XLA fuses float16 math with excess precision); float64 normals
+agree to about 1e-15 (XLA's float64 log1p is not emulated). Inside a user's jitted function XLA
+may also contract a sampler's last multiply with the user's next add; loom returns the values
+`jax.random` returns on its own.
 
 Seeds follow JAX's default 32-bit mode: `key(seed)` is `[0, seed mod 2**32]`.
 """
@@ -382,6 +389,84 @@ def uniform(key: ArrayLike, shape: Shape = (), dtype: Any = np.float32, minval: 
     return _run(_uniform_impl, (key, minval, maxval), (shape, d))
 
 
+# XLA's CPU code for float32 log: Cephes' logf (the mantissa m in [sqrt(1/2), sqrt(2)) minus 1, a
+# degree-8 polynomial in three interleaved parts, the exponent added back in two pieces), with the
+# multiply-adds LLVM contracts into FMAs.
+_LOG_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1, -1.6668057665e-1,
+          2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
+_LOG_Q1, _LOG_Q2 = -2.12194440e-4, 0.693359375
+# and for log1p of small |x| (below sqrt(2) - 1): Cephes' log1p rational function, highest degree first
+_LOG1P_NUMERATOR = (4.5270000862445199635215e-5, 4.9854102823193375972e-1, 6.5787325942061044846e0,
+                    2.9911919328553073277e1, 6.0949667980987787057e1, 5.7112963590585538103e1,
+                    2.0039553499201281259e1)
+_LOG1P_DENOMINATOR = (1.0, 1.5062909083469192198839293e1, 8.3047565967967209469e1, 2.2176239823732856465e2,
+                      3.0909872225312059774e2, 2.1642788614495947685e2, 6.0118660497603843919e1)
+
+
+def _log_f32(x: Tracer) -> Tracer:
+    """Natural log of float32 `x` as XLA's CPU code computes it (numpy's `log` differs in the last
+    bit for about a fifth of inputs), with its special cases: log(0) = -inf (subnormals count as
+    0), log(+inf) = +inf, and NaN for negative or NaN inputs."""
+    f32, u32, shape = np.float32, _U32, x.shape
+    c = lambda v: _const(v, f32, shape)  # noqa: E731
+    u = lambda v: _const(v, u32, shape)  # noqa: E731
+    bits = _bitcast(_op(stablehlo.maximum, x, c(np.finfo(f32).tiny)), u32)
+    # frexp: x = m * 2**e with m in [0.5, 1)
+    e = _op(stablehlo.subtract, _convert(_shift(bits, 23, False), f32), c(126.0))
+    m = _bitcast(_op(stablehlo.or_, _op(stablehlo.and_, bits, u(0x807FFFFF)), u(0x3F000000)), f32)
+    below = _compare(m, c(0.707106781186547524), "LT")
+    m_plus = _add(_op(stablehlo.subtract, m, c(1.0)), _select(below, m, c(0.0)))
+    e = _op(stablehlo.subtract, e, _select(below, c(1.0), c(0.0)))
+    m = m_plus
+    x2 = _mul(m, m)
+    x3 = _mul(x2, m)
+    y = _fma(c(_LOG_P[0]), m, c(_LOG_P[1]))
+    y1 = _fma(c(_LOG_P[3]), m, c(_LOG_P[4]))
+    y2 = _fma(c(_LOG_P[6]), m, c(_LOG_P[7]))
+    y = _fma(y, m, c(_LOG_P[2]))
+    y1 = _fma(y1, m, c(_LOG_P[5]))
+    y2 = _fma(y2, m, c(_LOG_P[8]))
+    y = _fma(_fma(y, x3, y1), x3, y2)
+    t = _fma(y, x3, _mul(e, c(_LOG_Q1)))
+    m = _fma(_op(stablehlo.negate, x2), c(0.5), m)
+    result = _fma(e, c(_LOG_Q2), _add(m, t))
+    # XLA's CPU code treats subnormal inputs as zero
+    zero = _compare(_op(stablehlo.abs_, x), c(np.finfo(f32).tiny), "LT")
+    result = _select(zero, c(-np.inf), result)
+    result = _select(_compare(x, c(np.inf), "EQ"), c(np.inf), result)
+    negative = _op(stablehlo.and_, _compare(x, c(0.0), "LT"), _op(stablehlo.not_, zero))
+    return _select(_op(stablehlo.or_, negative, _compare(x, x, "NE")), c(np.nan), result)
+
+
+def _log(x: Tracer) -> Tracer:
+    """Natural log as XLA's CPU code computes it: float32 by `_log_f32`, float16 through float32,
+    float64 by `stablehlo.log`."""
+    if x.dtype == np.float32:
+        return _log_f32(x)
+    if x.dtype == np.float16:
+        return _convert(_log_f32(_convert(x, np.float32)), x.dtype)
+    return _op(stablehlo.log, x)
+
+
+def _log1p_f32(x: Tracer) -> Tracer:
+    """log(1 + x) for float32 `x` as XLA's CPU code computes it: a rational function for |x| below
+    sqrt(2) - 1, else the log of 1 + x."""
+    f32, shape = np.float32, x.shape
+    c = lambda v: _const(v, f32, shape)  # noqa: E731
+    large = _log_f32(_add(x, c(1.0)))
+    x2 = _mul(x, x)
+
+    def horner(coeffs: Sequence[float]) -> Tracer:
+        p = c(coeffs[0])
+        for a in coeffs[1:]:
+            p = _fma(p, x, c(a))
+        return p
+    ratio = _op(stablehlo.divide, horner(_LOG1P_NUMERATOR), horner(_LOG1P_DENOMINATOR))
+    small = _add(x, _add(_mul(c(-0.5), x2), _mul(_mul(x, x2), ratio)))
+    is_small = _compare(_op(stablehlo.abs_, x), c(0.41421356237309504880), "LT")
+    return _select(is_small, small, large)
+
+
 # XLA's expansion of chlo.erf_inv for f32 (Giles' single-precision approximation): coefficients
 # for w = -log1p(-x*x) below 5, then above.
 _ERF_INV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
@@ -400,7 +485,7 @@ def _erf_inv(x: Tracer) -> Tracer:
     f32, shape = np.float32, x.shape
     c = lambda v: _const(v, f32, shape)  # noqa: E731 - a short local constant maker
     neg_x2 = _mul(x, _op(stablehlo.negate, x))
-    w = _op(stablehlo.negate, _op(stablehlo.log_plus_one, neg_x2))
+    w = _op(stablehlo.negate, _log1p_f32(neg_x2))
     small = _compare(w, c(5.0), "LT")
     w = _select(small, _add(w, c(-2.5)), _add(_op(stablehlo.sqrt, w), c(-3.0)))
     p = _select(small, c(_ERF_INV_SMALL[0]), c(_ERF_INV_LARGE[0]))
@@ -644,8 +729,8 @@ def _take(x: Tracer, indices: Tracer, axis: int) -> Tracer:
 
 def _gumbel_impl(key: ArrayLike, shape: tuple[int, ...], dtype: np.dtype) -> Tracer:
     u = _uniform_impl(key, np.finfo(dtype).tiny, 1.0, shape, dtype)
-    neg_log = _op(stablehlo.negate, _op(stablehlo.log, u))
-    return _op(stablehlo.negate, _op(stablehlo.log, neg_log))
+    neg_log = _op(stablehlo.negate, _log(u))
+    return _op(stablehlo.negate, _log(neg_log))
 
 
 def gumbel(key: ArrayLike, shape: Shape = (), dtype: Any = np.float32) -> Any:
@@ -698,7 +783,7 @@ def _choice_impl(key: ArrayLike, a: ArrayLike, p: ArrayLike, shape: tuple[int, .
                          counts.trace)
         else:
             # the Gumbel top-k trick, as JAX
-            g = _add(_gumbel_impl(key, (n_inputs,), pt.dtype), _op(stablehlo.log, pt))
+            g = _add(_gumbel_impl(key, (n_inputs,), pt.dtype), _log(pt))
             ind = _top_k_indices(g, n_draws)
         result = ind if scalar_a else _take(_tracer(a), ind, axis)
     ashape = _shape_dtype(a)[0]

@@ -1,7 +1,8 @@
-"""loom.random against jax.random (the default threefry2x32 generator, raw uint32 keys): keys,
-split, fold_in, bits, uniform, randint, permutation, bernoulli, choice and categorical bit for bit;
-normal and truncated_normal to the few ulps where XLA's own log1p differs from numpy's, gumbel to
-float32 precision (XLA's log). Also under loom.jit, loom.vmap and loom.grad, and the argument errors."""
+"""loom.random against jax.random (the default threefry2x32 generator, raw uint32 keys), bit for
+bit: keys, split, fold_in, bits, uniform, randint, permutation, bernoulli, choice, categorical, and
+in float32 normal, truncated_normal and gumbel (loom emits the log, log1p, erf and erfinv that XLA's
+CPU code computes, FMAs included). float64 normals and float16 gumbels agree to rounding. Also
+under loom.jit, loom.vmap and loom.grad, and the argument errors."""
 
 from __future__ import annotations
 
@@ -90,8 +91,7 @@ def test_many_keys_through_vmap():
     keys, jkeys = loom.vmap(lr.key)(seeds), jax.vmap(jr.PRNGKey)(seeds)
     same(keys, jkeys)
     same(loom.vmap(lambda kk: lr.uniform(kk, (6,)))(keys), jax.vmap(lambda kk: jr.uniform(kk, (6,)))(jkeys))
-    n = loom.vmap(lambda kk: lr.normal(kk, (6,)))(keys)
-    assert ulps(n, jax.vmap(lambda kk: jr.normal(kk, (6,)))(jkeys)) <= 4
+    same(loom.vmap(lambda kk: lr.normal(kk, (6,)))(keys), jax.vmap(lambda kk: jr.normal(kk, (6,)))(jkeys))
 
 
 def test_uniform_array_bounds_and_large():
@@ -117,36 +117,32 @@ def test_float64_and_64_bit_ints():
 # --- normal ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_normal_to_the_last_ulps(seed):
+def test_normal_exact(seed):
     k, jk = lr.PRNGKey(seed), jr.PRNGKey(seed)
     for shape in SHAPES:
-        n, jn = lr.normal(k, shape), jr.normal(jk, shape)
-        # XLA's log1p differs from numpy's by an ulp at times; the erfinv polynomial then carries it
-        assert ulps(n, jn) <= 4, shape
+        same(lr.normal(k, shape), jr.normal(jk, shape))
     same(lr.normal(k, (40,), np.float16), jr.normal(jk, (40,), jnp.float16))
 
 
-def test_normal_exact_example_and_statistics():
-    n = lr.normal(lr.PRNGKey(0), (3, 4))
-    jn = np.asarray(jr.normal(jr.PRNGKey(0), (3, 4)))
-    assert ulps(n, jn) <= 1
-    big = lr.normal(lr.PRNGKey(1), (20000,))
-    jbig = np.asarray(jr.normal(jr.PRNGKey(1), (20000,)))
-    assert ulps(big, jbig) <= 4
-    assert np.mean(big != jbig) < 0.02  # nearly all elements bit-exact
-    assert abs(big.mean()) < 0.03 and abs(big.std() - 1) < 0.03
+def test_normal_example_and_statistics():
+    same(lr.normal(lr.PRNGKey(0), (3, 4)), jr.normal(jr.PRNGKey(0), (3, 4)))
+    big = lr.normal(lr.PRNGKey(1), (50000,))
+    same(big, jr.normal(jr.PRNGKey(1), (50000,)))  # every element, tails included
+    assert abs(big.mean()) < 0.02 and abs(big.std() - 1) < 0.02
 
 
 def test_gumbel_and_truncated_normal():
     k, jk = lr.PRNGKey(2), jr.PRNGKey(2)
-    np.testing.assert_allclose(lr.gumbel(k, (500,)), jr.gumbel(jk, (500,)), rtol=2e-5, atol=1e-6)
+    same(lr.gumbel(k, (5000,)), jr.gumbel(jk, (5000,)))
+    # in float16 XLA's fused -log(-log(u)) rounds differently at times
+    g16, jg16 = lr.gumbel(k, (500,), np.float16), np.asarray(jr.gumbel(jk, (500,), jnp.float16))
+    assert ulps(g16, jg16) <= 2 and np.mean(g16 == jg16) > 0.9
     for lower, upper in ((-1.5, 2.0), (0.0, 1.0), (-10.0, 10.0)):
         t = lr.truncated_normal(k, lower, upper, (500,))
-        # erf as XLA's CPU code computes it; the rest as normal (XLA's log1p: a few ulps)
-        assert ulps(t, jr.truncated_normal(jk, lower, upper, (500,))) <= 4
+        same(t, jr.truncated_normal(jk, lower, upper, (500,)))
         assert t.min() > lower and t.max() < upper
     lower = np.array([-1.0, 0.0, 0.5], np.float32)
-    assert ulps(lr.truncated_normal(k, lower, 2.0, (4, 3)), jr.truncated_normal(jk, lower, 2.0, (4, 3))) <= 4
+    same(lr.truncated_normal(k, lower, 2.0, (4, 3)), jr.truncated_normal(jk, lower, 2.0, (4, 3)))
 
 
 # --- integers, permutations, choices --------------------------------------------------------------
@@ -220,9 +216,13 @@ def test_categorical():
 
 def test_under_jit_traced_and_constant_keys():
     k, jk = lr.PRNGKey(3), jr.PRNGKey(3)
-    f = loom.jit(lambda key: lr.uniform(key, (3, 4)) + lr.randint(lr.fold_in(key, 2), (3, 4), 0, 5))
-    jf = jax.jit(lambda key: jr.uniform(key, (3, 4)) + jr.randint(jr.fold_in(key, 2), (3, 4), 0, 5))
-    same(f(k), jf(jk))
+    # (results returned as they are: XLA would contract normal's last multiply with an add after it)
+    f = loom.jit(lambda key: (lr.normal(key, (3, 4)),
+                              lr.uniform(key, (3,)) + lr.randint(lr.fold_in(key, 2), (3,), 0, 9)))
+    jf = jax.jit(lambda key: (jr.normal(key, (3, 4)),
+                              jr.uniform(key, (3,)) + jr.randint(jr.fold_in(key, 2), (3,), 0, 9)))
+    for mine, theirs in zip(f(k), jf(jk)):
+        same(mine, theirs)
     g = loom.jit(lambda x: x + lr.uniform(k, x.shape))  # a key captured as a constant
     same(g(np.zeros(5, np.float32)), jr.uniform(jk, (5,)))
     seeded = loom.jit(lambda s: lr.split(lr.key(s), 3))
@@ -235,7 +235,7 @@ def test_under_vmap():
     same(loom.vmap(lambda kk: lr.uniform(kk, (3,)))(keys), jax.vmap(lambda kk: jr.uniform(kk, (3,)))(jkeys))
     same(loom.vmap(lr.split)(keys), jax.vmap(jr.split)(jkeys))
     t = loom.vmap(lambda kk: lr.truncated_normal(kk, -1.0, 1.0, (3,)))(keys)
-    assert ulps(t, jax.vmap(lambda kk: jr.truncated_normal(kk, -1.0, 1.0, (3,)))(jkeys)) <= 4
+    same(t, jax.vmap(lambda kk: jr.truncated_normal(kk, -1.0, 1.0, (3,)))(jkeys))
     seeds = np.arange(5, dtype=np.int32)
     same(loom.vmap(lr.key)(seeds), jax.vmap(jr.PRNGKey)(seeds))
 
@@ -281,3 +281,16 @@ def test_errors_name_the_argument():
         lr.choice(k, 3, (5,), replace=False)
     with pytest.raises(TypeError, match="'p' must have a floating dtype"):
         lr.bernoulli(k, np.int32(1))
+
+
+def test_log_and_log1p_as_xla_computes_them():
+    """The float32 log and log1p that normal, gumbel and truncated_normal rest on, against jnp's
+    over many magnitudes, with their special values."""
+    rng = np.random.default_rng(0)
+    special = [0.0, np.inf, -1.0, np.nan, 1.0, 1e-40]
+    x = np.concatenate([np.exp(rng.uniform(-80, 80, 20000)), special]).astype(np.float32)
+    log = loom.jit(lambda v: lr._log(lr._tracer(v)))
+    same(log(x), jax.jit(jnp.log)(x))
+    y = np.concatenate([rng.uniform(-1, 1, 20000), rng.uniform(-1e-3, 1e-3, 2000), [-1.0, 0.0, 3.0]]).astype(np.float32)
+    log1p = loom.jit(lambda v: lr._log1p_f32(lr._tracer(v)))
+    same(log1p(y), jax.jit(jnp.log1p)(y))
