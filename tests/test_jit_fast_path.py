@@ -142,3 +142,16 @@ def test_torch_fast_path_caches_per_device_signature():
     for _ in range(3):
         np.testing.assert_array_equal(f(t).numpy(), [0, 1, 4])
     assert len(f._fast_device) == 1 and len(f._cache) == 1
+
+
+def test_fast_path_moves_numpy_arguments_to_the_pinned_device():
+    pytest.importorskip("torch")
+    from loom.devices import Array
+    f = loom.jit(lambda x, y: lnp.exp(x) - y, device="torch:cpu")
+    a, b = randn(5), randn(5)
+    first = f(a, b)
+    assert len(f._fast_numpy) == 1
+    second = f(a, b)  # the fast path: converted to tensors, results wrapped
+    for out in (first, second):
+        assert isinstance(out, Array)
+        np.testing.assert_allclose(np.asarray(out), np.exp(a) - b, rtol=1e-6)

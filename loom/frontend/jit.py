@@ -417,9 +417,10 @@ class Jitted:
         """Remember a runner for calls of this flat signature (positional arrays of one kind)."""
         first = type(args[0])
         if first is np.ndarray and all(type(a) is np.ndarray for a in args):
-            if compiled.device is not None and compiled.device.backend != "numpy":
-                return
-            self._fast_numpy[tuple((a.shape, a.dtype) for a in args)] = _runner(self, compiled, False, False)
+            # numpy arrays run on the host, or are moved to the device the function is pinned to
+            to_device = compiled.device.torch_device if compiled.device.backend == "torch" else None
+            self._fast_numpy[tuple((a.shape, a.dtype) for a in args)] = _runner(self, compiled, False, wrap,
+                                                                                to_device)
         elif first.__name__ in ("Tensor", "Array") and all(type(a) is first for a in args):
             key = _device_key(args)
             if key is not None:
@@ -439,15 +440,24 @@ def _device_key(args: tuple) -> Hashable | None:
     return None
 
 
-def _runner(jitted: Jitted, compiled: Compiled, unwrap: bool, wrap: bool) -> Callable[[tuple], Any]:
-    """A runner for one flat signature: the executable called without argument checks."""
+def _runner(jitted: Jitted, compiled: Compiled, unwrap: bool, wrap: bool,
+            to_device: Any = None) -> Callable[[tuple], Any]:
+    """A runner for one flat signature: the executable called without argument checks (numpy
+    arguments moved to `to_device` first when the function runs on a torch device)."""
     exe = compiled.executable
     call = exe.call_unchecked if hasattr(exe, "call_unchecked") else (lambda a: exe(*a))
     finish = compiled.finish
     donating = bool(jitted.donate_argnums)
     n = len(compiled.lowered._key[1])
 
-    if not unwrap and not wrap and not donating and compiled._shape in ("leaf", "tuple"):
+    if to_device is not None:
+        from loom.backend.kernels_torch import to_torch
+
+        def run(args: tuple) -> Any:
+            if donating:
+                jitted._check_donation(args, list(args))
+            return finish(call(tuple(to_torch(a, to_device) for a in args)), wrap)
+    elif not unwrap and not wrap and not donating and compiled._shape in ("leaf", "tuple"):
         def run(args: tuple) -> Any:
             return call(args)
     else:
