@@ -116,3 +116,5 @@ KERNELS["stack.pop"] = _pop
 
 __all__ = ["SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes", "stack_new", "stack_pop",
            "stack_push"]
+
+import loom.backend.ad_kernels  # noqa: E402, F401  (the ad dialect's kernels, registered in the same table)

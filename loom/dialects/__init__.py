@@ -1,5 +1,6 @@
 """Dialects shipped with loom. Importing this package registers them."""
 
+import loom.dialects.ad  # noqa: F401
 import loom.dialects.arith  # noqa: F401
 import loom.dialects.chlo  # noqa: F401
 import loom.dialects.func  # noqa: F401

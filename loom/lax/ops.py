@@ -216,6 +216,28 @@ def convert_element_type(x: Array, new_dtype: Any) -> Array:
     return Tracer(stablehlo.convert(t.trace.emit(), t.value, ir_element_type(d)), t.trace)
 
 
+def stop_gradient(x: Any) -> Any:
+    """`x` unchanged in value, with no derivative: `grad` passes no cotangent through it, `jvp`
+    gives it a zero tangent, as `jax.lax.stop_gradient`. `x` may be a pytree of arrays; leaves of
+    integer or boolean dtype (which carry no derivative anyway) are returned as they are.
+
+    Traced, each floating leaf becomes an `ad.stop_gradient` op (loom.dialects.ad), which the jit
+    pipeline keeps, so a function can be differentiated after it was traced and optimised."""
+    from loom.dialects import ad
+    from loom.frontend.pytree import tree_map
+
+    def leaf(v: Any) -> Any:
+        if isinstance(v, Tracer):
+            if v.dtype.kind not in "fc":
+                return v
+            t = _lift(v)
+            return _wrap(ad.stop_gradient(t.trace.emit(), t.value), t)
+        if current_trace() is not None or _trace_of(v) is not None:
+            return v  # a constant inside a trace: nothing to stop
+        return np.asarray(v)
+    return tree_map(leaf, x)
+
+
 @_op("x")
 def bitcast_convert_type(x: Array, new_dtype: Any) -> Array:
     """`x`'s bits reinterpreted as `new_dtype` (`stablehlo.bitcast_convert`); a narrower type
@@ -826,5 +848,5 @@ __all__ = [
     "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scatter", "scatter_add",
     "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left", "shift_right_arithmetic",
     "shift_right_logical", "sign", "sin", "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square",
-    "squeeze", "sub", "tan", "tanh", "transpose",
+    "squeeze", "stop_gradient", "sub", "tan", "tanh", "transpose",
 ]

@@ -135,6 +135,8 @@ for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stab
     VJP_RULES[_name] = _no_gradient
 # a bit-exact reinterpretation carries no cotangent (vmap of cond uses it as a stop-gradient)
 VJP_RULES.setdefault("stablehlo.bitcast_convert", _no_gradient)
+# `lax.stop_gradient`: the identity whose result passes no cotangent back to its operand
+VJP_RULES["ad.stop_gradient"] = _no_gradient
 
 
 @_rule("stablehlo.add")
@@ -1068,7 +1070,44 @@ def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: 
     return out[:n], out[n], stacks, every_v
 
 
-__all__ = ["BOUNDARY", "TRANSFORMATION", "VJP_RULES", "MissingRuleError", "VjpRule", "accumulate_captured",
+# --- ad.stop_gradient after differentiation ------------------------------------------------------
+
+
+def lower_stop_gradients(root: Operation) -> int:
+    """Replace every `ad.stop_gradient` nested in `root` by its operand; return how many there were.
+
+    Only for a module whose differentiation is done: StableHLO has no stop-gradient op (XLA sees
+    the identity, as for JAX's), so a module printed for XLA goes through this first. loom's own
+    pipelines keep the op, since `loom.grad` may differentiate an already optimised function."""
+    ops = [op for op in root.walk() if op.name == "ad.stop_gradient"]
+    for op in ops:
+        op.results[0].replace_all_uses_with(op.operands[0])
+        op.erase()
+    return len(ops)
+
+
+def _register_lowering_pass() -> type:
+    from loom.rewrite.passes import Pass, register_pass
+
+    @register_pass
+    class LowerStopGradientPass(Pass):
+        """`lower-stop-gradient`: `ad.stop_gradient` replaced by its operand (for XLA export, after
+        every differentiation)."""
+
+        name = "lower-stop-gradient"
+        summary = "Replace ad.stop_gradient by its operand (run after differentiation, before XLA export)"
+
+        def run(self, op: Operation) -> None:
+            lower_stop_gradients(op)
+
+    return LowerStopGradientPass
+
+
+LowerStopGradientPass = _register_lowering_pass()
+
+
+__all__ = ["BOUNDARY", "LowerStopGradientPass", "TRANSFORMATION", "VJP_RULES", "MissingRuleError", "VjpRule",
+           "accumulate_captured",
            "current_state", "full", "is_active", "is_float", "reduce_sum", "region_free_values", "region_function",
            "replace_op",
-           "unbroadcast", "vjp_function", "vjp_module"]
+           "unbroadcast", "lower_stop_gradients", "vjp_function", "vjp_module"]

@@ -148,6 +148,12 @@ def _broadcast_in_dim(b, op, args, dims):
     return [stablehlo.broadcast_in_dim(b, x, (size, *_shape(op.results[0])), out_dims)], [0]
 
 
+@_rule("ad.stop_gradient")
+def _stop_gradient_rule(b, op, args, dims):
+    """The same op on the batched operand, batch dimension unchanged."""
+    return [b.create(op.name, [args[0]], [args[0].type], {}, dict(op.attributes)).results[0]], [dims[0]]
+
+
 @_rule("stablehlo.reshape")
 def _reshape(b, op, args, dims):
     x = moveaxis(b, args[0], dims[0], 0)

@@ -99,6 +99,8 @@ for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stab
               "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
               "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.not", "stablehlo.xor"):
     JVP_RULES[_name] = _zero_tangent
+# `lax.stop_gradient`: the identity whose result has a zero tangent
+JVP_RULES["ad.stop_gradient"] = _zero_tangent
 
 
 @_rule("stablehlo.add")
@@ -340,7 +342,10 @@ def _region_jvp(b: Builder, region: Any, free: list[Value], n_args: int) -> tupl
     outer tangents of the captured values (zeros where none)."""
     fn = autodiff.region_function(region, free)
     tfree = [tangent_of(v) if tangent_of(v) is not None else _like(b, 0, v) for v in free]
-    return jvp_function(fn), tfree
+    # a captured value without a tangent stays without one inside the region: a materialised zero
+    # would meet rules like power's `t_y * z * log(x)`, where 0 * nan (x < 0) is nan
+    inactive = [n_args + i for i, v in enumerate(free) if tangent_of(v) is None]
+    return jvp_function(fn, inactive=inactive), tfree
 
 
 @_rule("stablehlo.while")
@@ -400,13 +405,14 @@ def _branches(b, op, xs, ts):
 # --- the transformation ------------------------------------------------------------------------
 
 
-def jvp_function(fn: Operation, name: str = "main") -> Operation:
+def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()) -> Operation:
     """A new `func.func @name` computing `fn`'s results and their tangents.
 
     Its arguments are `fn`'s arguments followed by one tangent per argument (same types; those of
     integer or boolean arguments are ignored); its results are `fn`'s results followed by one
     tangent per result (zeros for integer or boolean results and for results that do not depend
-    on the arguments)."""
+    on the arguments). The tangent arguments at the positions `inactive` are ignored (treated as
+    zero without being read): the rules of control-flow ops pass those of captured constants."""
     ftype: FunctionType = fn.properties["function_type"].value
     n_in = len(ftype.inputs)
     new_type = FunctionType((*ftype.inputs, *ftype.inputs), (*ftype.results, *ftype.results))
@@ -416,8 +422,9 @@ def jvp_function(fn: Operation, name: str = "main") -> Operation:
     mapping: dict = dict(zip(old_block.args, block.args[:n_in]))
     state = _State()
     tangents = state.tangents
-    for arg, t in zip(block.args[:n_in], block.args[n_in:]):
-        if is_float(arg.type):
+    skip = set(inactive)
+    for k, (arg, t) in enumerate(zip(block.args[:n_in], block.args[n_in:])):
+        if is_float(arg.type) and k not in skip:
             tangents[arg] = t
     b = Builder(InsertionPoint.at_end(block))
     ret = None
