@@ -97,6 +97,25 @@ def test_zero_iteration_loop_passes_the_gradient_through():
     np.testing.assert_array_equal(loom.grad(g_)(np.ones(2, np.float32), np.int32(2)), [9.0, 9.0])
 
 
+def test_while_grad_no_gradient():
+    """TF's WhileGrad_NoGradient: a loop built with back_prop=False (in loom, as in JAX, its result
+    through lax.stop_gradient); grad of r + v is 1. The backward program saves nothing: the loop is
+    outside the differentiated path, so it has no stacks and no backward loop."""
+    def f(v):
+        r = lax.stop_gradient(lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, v))
+        return r + v
+    assert float(loom.jit(f)(np.float32(2))) == 18.0
+    text, (g,) = backward_program(f, (np.float32(2),))
+    assert float(g) == 1.0
+    assert '"ad.stop_gradient"' in text and "stack." not in text and text.count('"stablehlo.while"') == 1
+    # without the stop, the loop's gradient (2^3 = 8) adds to it
+    assert float(loom.grad(lambda v: lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, v) + v)(np.float32(2))) \
+        == 9.0
+    # as in jax (whose grad cannot go through a while loop without the stop)
+    assert float(jax.grad(lambda v: jax.lax.stop_gradient(jax.lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, v))
+                          + v)(np.float32(2))) == 1.0
+
+
 def test_cond_grads_section6():
     assert float(loom.grad(lambda x: lax.cond(x > 0, lambda x: x, lambda x: x, x))(np.float32(1))) == 1.0
     for c, e in ((1, 42.0), (3, 3.0)):
