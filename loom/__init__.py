@@ -12,20 +12,25 @@ from typing import Any
 __version__ = "0.1.0"
 
 
-def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled") -> Any:  # noqa: A001
-    """A callable running function `entry` of a module (or its text) on numpy arrays.
-    See loom.backend.api.compile."""
+def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",  # noqa: A001
+            device: Any = None) -> Any:
+    """A callable running function `entry` of a module (or its text) on numpy arrays, or on torch
+    tensors with `backend="torch"` (`device` e.g. "cuda"). See loom.backend.api.compile."""
     from loom.backend.api import compile as _compile
-    return _compile(module_or_text, entry=entry, executor=executor)
+    return _compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device)
 
 
-def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled") -> Any:
+def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",
+            device: Any = None) -> Any:
     """Compile and run function `entry` on `args`. See loom.backend.api.execute."""
     from loom.backend.api import execute as _execute
-    return _execute(module_or_text, *args, entry=entry, executor=executor)
+    return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device)
 
 
 from loom import lax, nn, numpy  # noqa: E402  (so `loom.lax` / `loom.numpy` / `loom.nn` work after `import loom`)
+
+# `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
+from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
@@ -34,5 +39,6 @@ from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
-__all__ = ["__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile", "execute", "grad",
-           "jit", "jvp", "lax", "linearize", "nn", "numpy", "remat", "value_and_grad", "vjp", "vmap"]
+__all__ = ["Array", "Device", "__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile",
+           "device_put", "devices", "execute", "from_dlpack", "grad", "jit", "jvp", "lax", "linearize", "nn", "numpy",
+           "remat", "value_and_grad", "vjp", "vmap"]

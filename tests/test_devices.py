@@ -160,3 +160,16 @@ def test_data_dependent_while_loop_on_cuda_runs_op_by_op_under_cuda_graph():
 def test_jit_on_a_missing_cuda_device_is_a_clear_error():
     with pytest.raises(ValueError, match="device cuda:0 is not available; loom.devices\\(\\) lists cpu, torch:cpu"):
         loom.jit(lambda x: x, device="cuda")
+
+
+def test_compile_takes_a_loom_device() -> None:
+    """`loom.compile(..., device=d)` with a Device from loom.devices() picks that device's backend."""
+    text = """func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %y = "stablehlo.multiply"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}"""
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    for device in loom.devices():
+        out = loom.compile(text, device=device)(x)
+        np.testing.assert_array_equal(np.asarray(out), x * x)
+        assert isinstance(out, np.ndarray) == (device.backend == "numpy")

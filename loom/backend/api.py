@@ -70,6 +70,11 @@ def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 
         return Interpreted(module, entry)
     if executor != "compiled":
         raise ValueError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
+    if device is not None and hasattr(device, "torch_device"):  # a loom Device: it names its backend too
+        if device.backend == "torch":
+            backend, device = "torch", device.torch_device
+        else:
+            device = None
     if backend == "numpy" and device is not None and str(device) != "cpu":
         raise ValueError(f"the numpy backend runs on the CPU only, not on device {device!r}; use backend='torch'")
     per_module = _CACHE.get(module)

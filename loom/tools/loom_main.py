@@ -120,6 +120,11 @@ def _demo_execute(root: Path) -> int:
     print("    " + "\n    ".join(line for line in executable.source.splitlines() if line.startswith(("def", "    "))))
     print(f"softmax(tanh(x @ w1) @ w2), first row: {np.array2string(y[0], precision=4)}")
     print(f"max |loom - numpy| = {np.abs(y - expected).max():.2e}")
+    found = loom.devices()
+    print("devices found: " + ", ".join(str(d) for d in found))
+    for device in found[1:]:  # the torch backend, on its CPU and on each GPU
+        on_device = np.asarray(loom.compile(path.read_text(), backend="torch", device=device)(x, w1, w2))
+        print(f"  the same program on {device}: max |loom - numpy| = {np.abs(on_device - expected).max():.2e}")
     return 0
 
 
