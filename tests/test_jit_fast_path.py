@@ -155,3 +155,23 @@ def test_fast_path_moves_numpy_arguments_to_the_pinned_device():
     for out in (first, second):
         assert isinstance(out, Array)
         np.testing.assert_allclose(np.asarray(out), np.exp(a) - b, rtol=1e-6)
+
+
+def test_compiled_function_gets_the_fused_knn_kernel() -> None:
+    """approx_max_k of a matmul written inside jit runs as knn.fused_score_top_k; the lowered
+    (pre-execution) module keeps the two ops, so transformations see the program as written."""
+    from loom import lax
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((16, 8)).astype(np.float32)
+    db = rng.standard_normal((500, 8)).astype(np.float32)
+    f = loom.jit(lambda q, db: lax.approx_max_k(q @ db.T, 5, recall_target=1.0))
+    lowered = f.lower(q, db)
+    assert "knn.fused_score_top_k" in lowered.compile().as_text()
+    assert "knn.fused_score_top_k" not in lowered.as_text() and "dot_general" in lowered.as_text()
+    values, indices = f(q, db)
+    scores = q @ db.T
+    expected = np.argsort(-scores, axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(indices, expected)
+    np.testing.assert_allclose(values, np.take_along_axis(scores, expected, 1), rtol=1e-5)
+    g = loom.grad(lambda q: lnp.sum(f(q, db)[0]))(q)  # grad of the jitted function: the unfused IR
+    np.testing.assert_allclose(g, db[expected].sum(1), rtol=1e-5)

@@ -39,6 +39,12 @@ from loom.ir.core import Operation
 DEFAULT_PIPELINE = "builtin.module(inline,func.func(canonicalize,cse),dce)"
 
 
+# Passes that only change how a program runs, applied to a copy of the module when it is compiled,
+# so `lower().as_text()` and the transformations (grad of a jitted function) see the program as
+# traced and optimized, and `compile().as_text()` shows what runs.
+EXECUTION_PIPELINE = "builtin.module(func.func(knn-fusion))"
+
+
 def _pass_manager(pipeline: str | None = None) -> Any:
     import loom.transforms  # noqa: F401 - registers the passes
     from loom.rewrite import PassManager
@@ -132,23 +138,27 @@ class Lowered:
             from loom.devices import HOST
             device = self.device if self.device is not None else (jitted.device or HOST)
             donate = self.donate
+            module = self.module.clone()
+            _pass_manager(EXECUTION_PIPELINE).run(module)
             if device.backend == "numpy":
-                exe = Executable(self.module, "main", donate=donate)
+                exe = Executable(module, "main", donate=donate)
             else:
-                exe = Executable(self.module, "main", backend="torch", device=device.torch_device, donate=donate)
+                exe = Executable(module, "main", backend="torch", device=device.torch_device, donate=donate)
                 if jitted.cuda_graph:
                     from loom.backend.compiled import CudaGraphExecutable
                     exe = CudaGraphExecutable(exe)
-            compiled = self._jitted._cache[self._key] = Compiled(exe, self, device)
+            compiled = self._jitted._cache[self._key] = Compiled(exe, self, device, module)
         return compiled
 
 
 class Compiled:
     """A compiled function for one input signature: call it with arrays of that signature."""
 
-    def __init__(self, executable: Executable, lowered: Lowered, device: Any = None) -> None:
+    def __init__(self, executable: Executable, lowered: Lowered, device: Any = None,
+                 module: Operation | None = None) -> None:
         self.executable = executable
         self.lowered = lowered
+        self.module = lowered.module if module is None else module
         self.out_tree = lowered.out_tree
         self.device = device
         self._n_out = lowered.out_tree.num_leaves
@@ -160,6 +170,10 @@ class Compiled:
             self._shape = "tuple"
         else:
             self._shape = "tree"
+
+    def as_text(self, generic: bool = False, debuginfo: bool = False) -> str:
+        """The module that runs (after the execution passes, e.g. knn-fusion), as MLIR text."""
+        return lir.print(self.module, generic=generic, debuginfo=debuginfo)
 
     def run(self, leaves: Sequence[Any], wrap: bool = False) -> Any:
         """Results as the output pytree; on a torch device, as loom.Arrays when `wrap`."""
