@@ -175,3 +175,15 @@ def test_compiled_function_gets_the_fused_knn_kernel() -> None:
     np.testing.assert_allclose(values, np.take_along_axis(scores, expected, 1), rtol=1e-5)
     g = loom.grad(lambda q: lnp.sum(f(q, db)[0]))(q)  # grad of the jitted function: the unfused IR
     np.testing.assert_allclose(g, db[expected].sum(1), rtol=1e-5)
+
+
+def test_numpy_scalars_keep_their_dtype() -> None:
+    """np.float64 subclasses float, but a numpy scalar is strongly typed (as in JAX): it is not a
+    weak float32 Python scalar."""
+    f = loom.jit(lambda x, s: x * s)
+    x = np.ones(3)
+    out = f(x, np.float64(0.1))
+    assert out.dtype == np.float64 and out[0] == 0.1
+    assert f(np.ones(3, np.float32), np.float64(0.1)).dtype == np.float64
+    assert f(np.ones(3, np.float32), 0.1).dtype == np.float32
+    assert "tensor<f64>" in f.lower(x, np.float64(0.1)).as_text()

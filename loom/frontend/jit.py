@@ -66,12 +66,7 @@ def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bo
     """A leaf as (numpy array, weak): Python ints and floats are weakly typed int32 / float32. With
     `abstract`, anything with `.shape` and `.dtype` (a `jax.ShapeDtypeStruct`) stands for an array.
     Device values (loom.Arrays, torch tensors) give their host values."""
-    if isinstance(x, bool):
-        return np.asarray(x, dtype=np.bool_), False
-    if isinstance(x, int):
-        return np.asarray(x, dtype=np.int32), True
-    if isinstance(x, float):
-        return np.asarray(x, dtype=np.float32), True
+    # numpy values first: np.float64 is a subclass of float, but numpy scalars are strongly typed.
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
         try:
@@ -79,6 +74,12 @@ def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bo
         except TypeError:
             raise TypeError(f"argument {name} has dtype {arr.dtype}, which loom does not support") from None
         return arr, False
+    if isinstance(x, bool):
+        return np.asarray(x, dtype=np.bool_), False
+    if isinstance(x, int):
+        return np.asarray(x, dtype=np.int32), True
+    if isinstance(x, float):
+        return np.asarray(x, dtype=np.float32), True
     host = _host_value(x)
     if host is not x:
         return _as_array(host, name, abstract)
