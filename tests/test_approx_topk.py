@@ -372,8 +372,9 @@ def test_fused_kernel_equals_reference_across_tilings():
                                             ("ip", True, 10, 1.0, True)]:
         norms = half if metric == "l2" else None
         rv, ri = knn_kernels.fused_score_top_k_reference(q, db, norms, metric, k, r, is_max, -1, aggregate)
-        for tiling in ({"chunk_bytes": 1 << 13}, {}, {"chunk_bytes": 1 << 16, "query_tile": 32, "group_rows": 4},
-                       {"fold_norms": True}):
+        for tiling in ({}, {"fold_norms": True}, {"shared_chunk": 2048, "group_rows": 3},
+                       {"strategy": "tiles"}, {"strategy": "tiles", "chunk_bytes": 1 << 13},
+                       {"strategy": "tiles", "chunk_bytes": 1 << 16, "query_tile": 32, "group_rows": 4}):
             fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, aggregate, **tiling)
             np.testing.assert_allclose(fv, rv, rtol=1e-5, atol=1e-4)
             # Tiles round their dot products differently from the whole-matrix reference: two

@@ -48,6 +48,10 @@ _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 QUERY_TILE = 512
 CHUNK_BYTES = 4 << 20
 GROUP_ROWS = 16
+# The shared strategy: database chunks of SHARED_CHUNK columns (a multiple of GROUP_ROWS rows of
+# bins) per BLAS call for blocks of queries whose score tile is at most SCRATCH_BYTES.
+SHARED_CHUNK = 16384
+SCRATCH_BYTES = 64 << 20
 FOLD_NORMS_MIN_QUERIES = 512
 
 
@@ -283,15 +287,119 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     out_chunks[...] = best_chunk
 
 
+def _merge_units(s: np.ndarray, h: np.ndarray | None, bins: int, unit: int, first_unit: int, best: np.ndarray,
+                 best_unit: np.ndarray) -> None:
+    """Merge one chunk's scores `s` (queries x width, the chunk starting at unit `first_unit`)
+    into the running per-bin (maximum, unit) state: a contiguous `max` over each unit's rows of
+    `bins` columns, then one compare-and-copy per unit."""
+    qt, width = s.shape
+    if h is not None:
+        s += h
+    full = width // unit
+    if full:
+        m = s[:, :full * unit].reshape(qt, full, unit // bins, bins).max(axis=2)
+        for j in range(full):
+            better = m[:, j] > best
+            np.copyto(best, m[:, j], where=better)
+            np.copyto(best_unit, first_unit + j, where=better)
+    rest = width - full * unit
+    if rest:
+        tail = s[:, full * unit:]
+        rows = rest // bins
+        mt = tail[:, :rows * bins].reshape(qt, rows, bins).max(axis=1) if rows else \
+            np.full((qt, bins), -np.inf, dtype=s.dtype)
+        cols = rest - rows * bins
+        if cols:
+            np.maximum(mt[:, :cols], tail[:, rows * bins:], out=mt[:, :cols])
+        better = mt > best
+        np.copyto(best, mt, where=better)
+        np.copyto(best_unit, first_unit + full, where=better)
+
+
+def _sweep_shared(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, unit: int, chunk: int,
+                  best: np.ndarray, best_unit: np.ndarray) -> None:
+    """The sweep with one BLAS call per database chunk for a whole block of queries (BLAS's own
+    threads share the packed chunk), the reduction of each chunk split across the workers by query
+    rows. `chunk` is a multiple of `unit` (GROUP_ROWS rows of bins)."""
+    nq = q.shape[0]
+    n = db.shape[0]
+    best.fill(-np.inf)
+    best_unit.fill(0)
+    workers = _workers()
+    block = max(1, min(nq, SCRATCH_BYTES // (chunk * q.dtype.itemsize)))
+    scratch = np.empty((block, chunk), dtype=q.dtype)
+    for a in range(0, nq, block):
+        b = min(a + block, nq)
+        rows = b - a
+        parts = [(rows * w // workers, rows * (w + 1) // workers) for w in range(workers)]
+        parts = [(x, y) for x, y in parts if y > x]
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            s = scratch[:rows, :stop - start]
+            np.matmul(q[a:b], db[start:stop].T, out=s)
+            hp = None if h is None else h[start:stop]
+            if len(parts) > 1:
+                futures = [_pool().submit(_merge_units, s[x:y], hp, bins, unit, start // unit, best[a + x:a + y],
+                                          best_unit[a + x:a + y]) for x, y in parts]
+                for f in futures:
+                    f.result()
+            else:
+                _merge_units(s, hp, bins, unit, start // unit, best[a:b], best_unit[a:b])
+
+
+def _sweep_tiles(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, best: np.ndarray,  # noqa: N803
+                 best_chunk: np.ndarray, query_tile: int | None, chunk_bytes: int | None,
+                 group_rows: int | None) -> int:
+    """The sweep with query tiles on the workers (each with a single-threaded BLAS); returns the
+    number of database rows per position-tracking unit."""
+    nq = qc.shape[0]
+    ct = qc.dtype
+    if query_tile:
+        qtile = query_tile
+    else:
+        # A multiple of the worker count of tiles, each at most QUERY_TILE queries: balanced work
+        # per core, and each database chunk is packed by BLAS as few times as possible.
+        workers = _workers()
+        tiles = workers * -(-nq // (workers * QUERY_TILE))
+        qtile = max(1, -(-nq // tiles))
+    budget = chunk_bytes or CHUNK_BYTES
+    per_row = budget // (qtile * ct.itemsize)
+    group = 1
+    if L * 2 > per_row:
+        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
+        # fewer queries per tile keep the running (query x bin) state small.
+        chunk = L
+        qtile = max(8, min(qtile, (64 << 20) // (L * ct.itemsize * 2)))
+    else:
+        chunk = (per_row // L) * L
+        # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group
+        # and the winner's position is found again among that many candidates.
+        group = max(1, (group_rows or GROUP_ROWS) // (chunk // L))
+    tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
+    if len(tiles) > 1 and _workers() > 1:
+        futures = [_pool().submit(_sweep, qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
+                   for a, b in tiles]
+        for f in futures:
+            f.result()
+    else:
+        for a, b in tiles:
+            _sweep(qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
+    return chunk * group
+
+
 def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
                       is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
                       bins: int | None = None, query_tile: int | None = None,
                       chunk_bytes: int | None = None, group_rows: int | None = None,
-                      fold_norms: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      fold_norms: bool | None = None, strategy: str | None = None,
+                      shared_chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
     `bins` may raise the bin count above XLA's (more bins only raise recall); `query_tile`,
     `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS);
-    `fold_norms` (default: from FOLD_NORMS_MIN_QUERIES queries on) folds the L2 norms into the GEMM."""
+    `fold_norms` (default: from FOLD_NORMS_MIN_QUERIES queries on) folds the L2 norms into the GEMM.
+    `strategy` "shared" (the default while GROUP_ROWS rows of bins fit in SHARED_CHUNK columns):
+    one multithreaded GEMM per database chunk for all queries, reductions split across workers;
+    "tiles": query tiles on the workers, one single-threaded GEMM per (tile, chunk)."""
     q, db = np.asarray(queries), np.asarray(database)
     dtype = q.dtype
     ct = _compute_dtype(dtype)
@@ -318,38 +426,18 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             qc = np.concatenate([qc, np.ones((nq, 1), ct)], axis=1)
             dbc = np.concatenate([dbc, h[:, None]], axis=1)
             h = None
-    if query_tile:
-        qtile = query_tile
-    else:
-        # A multiple of the worker count of tiles, each at most QUERY_TILE queries: balanced work
-        # per core, and each database chunk is packed by BLAS as few times as possible.
-        workers = _workers()
-        tiles = workers * -(-nq // (workers * QUERY_TILE))
-        qtile = max(1, -(-nq // tiles))
-    budget = chunk_bytes or CHUNK_BYTES
-    per_row = budget // (qtile * ct.itemsize)
-    group = 1
-    if L * 2 > per_row:
-        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
-        # fewer queries per tile keep the running (query x bin) state small.
-        chunk = L
-        qtile = max(8, min(qtile, (64 << 20) // (L * ct.itemsize * 2)))
-    else:
-        chunk = (per_row // L) * L
-        # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group
-        # and the winner's position is found again among that many candidates.
-        group = max(1, (group_rows or GROUP_ROWS) // (chunk // L))
     best = np.empty((nq, L), dtype=ct)
     best_chunk = np.empty((nq, L), dtype=np.int32)
-    tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
-    if len(tiles) > 1 and _workers() > 1:
-        futures = [_pool().submit(_sweep, qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
-                   for a, b in tiles]
-        for f in futures:
-            f.result()
+    unit = (group_rows or GROUP_ROWS) * L
+    cols = shared_chunk or SHARED_CHUNK
+    if strategy not in (None, "shared", "tiles"):
+        raise ValueError(f"strategy must be 'shared' or 'tiles', but got {strategy!r}")
+    if strategy == "shared" or (strategy is None and unit <= cols):
+        chunk = max(unit, (cols // unit) * unit)
+        _sweep_shared(qc, dbc, h, L, unit, chunk, best, best_chunk)
+        positions_unit = unit
     else:
-        for a, b in tiles:
-            _sweep(qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
+        positions_unit = _sweep_tiles(qc, dbc, h, L, best, best_chunk, query_tile, chunk_bytes, group_rows)
     # Select bins, then find the winning position inside each chosen bin's chunk.
     bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
     if aggregate_to_topk:
@@ -357,7 +445,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     else:
         values, chosen = best, np.array(bin_ids)
     chunk_of = np.take_along_axis(best_chunk, chosen, axis=1).astype(np.int64)
-    positions = _locate(qc, dbc, h, L, chunk * group, chosen, chunk_of)
+    positions = _locate(qc, dbc, h, L, positions_unit, chosen, chunk_of)
     if not is_max_k:
         values = -values  # back from the maximisation to the op's scores
     if not aggregate_to_topk:
