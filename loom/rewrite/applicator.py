@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from loom.rewrite.pattern import RewritePattern
+from loom.ir.builder import InsertionPoint
+from loom.rewrite.pattern import FunctionPattern, RewritePattern
 
 if TYPE_CHECKING:
     from loom.ir.core import Operation
@@ -24,6 +25,7 @@ class PatternApplicator:
                 raise TypeError(f"not a RewritePattern: {p!r}")
         self._any = [p for p in self.patterns if p.root is None]
         self._cache: dict[str, list[RewritePattern]] = {}
+        self._matchers: dict[str, list] = {}
 
     def patterns_for(self, op: Operation) -> list[RewritePattern]:
         name = op.name
@@ -38,13 +40,35 @@ class PatternApplicator:
         self._cache[name] = merged
         return merged
 
+    def matchers_for(self, op: Operation) -> list:
+        """The `match_and_rewrite` callables of `patterns_for(op)`, in order: for a plain
+        `FunctionPattern` its function itself, which saves a call per attempt."""
+        found = self._matchers.get(op.name)
+        if found is None:
+            found = []
+            for p in self.patterns_for(op):
+                if type(p).match_and_rewrite is FunctionPattern.match_and_rewrite:
+                    found.append(p.fn)
+                else:
+                    found.append(p.match_and_rewrite)
+            self._matchers[op.name] = found
+        return found
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> bool:
         """Apply the first pattern that matches; True if one did. Each attempt starts with the
         rewriter's insertion point just before `op` and its location set to `op`'s."""
-        for p in self.patterns_for(op):
-            rewriter.set_insertion_point_before(op)
-            rewriter.location = op.location
-            if p.match_and_rewrite(op, rewriter):
+        matchers = self.matchers_for(op)
+        return bool(matchers) and self.apply_matchers(op, rewriter, matchers)
+
+    @staticmethod
+    def apply_matchers(op: Operation, rewriter: PatternRewriter, matchers: list) -> bool:
+        """`match_and_rewrite` with the callables `matchers_for(op)` returned."""
+        block = op.parent
+        location = op._location  # maybe still unresolved: the rewriter resolves it when asked
+        for match in matchers:
+            rewriter.insertion_point = InsertionPoint(block, op)
+            rewriter.location = location
+            if match(op, rewriter):
                 return True
         return False
 

@@ -19,10 +19,26 @@ if TYPE_CHECKING:
     from loom.rewrite.rewriter import PatternRewriter
 
 
+# Op class -> True if it is registered and `ConstantLike` (asked for every operand folded).
+_CONSTANT_CLASSES: dict[type, bool] = {}
+
+
+def is_constant_class(cls: type) -> bool:
+    """True if ops of class `cls` are registered and `ConstantLike`."""
+    found = _CONSTANT_CLASSES.get(cls)
+    if found is None:
+        d = cls.definition
+        found = _CONSTANT_CLASSES[cls] = d is not None and ConstantLike in d.trait_set
+    return found
+
+
 def constant_op_value(op: Operation) -> Attribute | None:
     """The value of a `ConstantLike` op (what its folder returns, else its `value` attribute)."""
-    d = type(op).definition
-    if d is None or ConstantLike not in d.trait_set:
+    cls = type(op)
+    constant = _CONSTANT_CLASSES.get(cls)
+    if constant is None:
+        constant = is_constant_class(cls)
+    if not constant:
         return None
     folded = op.fold([None] * len(op._operands))
     if folded:
@@ -40,6 +56,23 @@ def constant_value(value: Value) -> Attribute | None:
     return constant_op_value(value.op)
 
 
+# Op class -> True if `fold_op` may do anything for its ops: registered, not `ConstantLike`, and
+# with a folder of its own or the `Commutative` trait folder. Ops of other classes are not folded.
+_FOLDABLE_CLASSES: dict[type, bool] = {}
+
+
+def foldable_class(cls: type) -> bool:
+    """True if the greedy driver should try to fold ops of class `cls`."""
+    found = _FOLDABLE_CLASSES.get(cls)
+    if found is None:
+        from loom.ir.opdef import OpBase
+        d = cls.definition
+        found = (d is not None and ConstantLike not in d.trait_set
+                 and (getattr(cls, "fold", None) is not OpBase.fold or Commutative in d.trait_set))
+        _FOLDABLE_CLASSES[cls] = found
+    return found
+
+
 IN_PLACE: tuple = ()
 """What `fold_op` returns for a fold that only updated the op in place (compare with `is`)."""
 
@@ -53,7 +86,10 @@ def fold_op(op: Operation) -> list[Attribute | Value] | tuple | None:
     d = type(op).definition
     if d is None:
         return None
-    operands = [constant_value(u.value) for u in op._operands]
+    operands = []
+    for u in op._operands:
+        v = u.value
+        operands.append(constant_op_value(v.op) if type(v) is OpResult else None)
     results = op.fold(operands)
     in_place = False
     if results is not None:
@@ -73,12 +109,16 @@ def _fold_commutative(op: Operation, constants: list[Attribute | None]) -> bool:
     """Stable-partition operands so that constants come last; True if anything moved."""
     if len(constants) < 2:
         return False
-    values = op.operands
-    first_constant = next((i for i, c in enumerate(constants) if c is not None), None)
-    if first_constant is None:
+    # Nothing moves unless a non-constant follows a constant.
+    seen_constant = False
+    for c in constants:
+        if c is not None:
+            seen_constant = True
+        elif seen_constant:
+            break
+    else:
         return False
-    if all(c is not None for c in constants[first_constant:]):
-        return False
+    values = [u.value for u in op._operands]
     non_constant = [v for v, c in zip(values, constants) if c is None]
     constant = [v for v, c in zip(values, constants) if c is not None]
     op.set_operands(non_constant + constant)
@@ -134,6 +174,7 @@ class ConstantUniquer:
         self.rewriter = rewriter
         self.scopes: dict[Region, dict[tuple, Operation]] = {}
         self.owned: dict[Operation, tuple] = {}
+        self.moved = False  # whether a constant was hoisted (erasures go through the rewriter)
 
     def insert_known_constant(self, op: Operation, value: Attribute | None = None) -> bool:
         """Record constant `op`. Returns False if an equal constant already existed, in which case
@@ -143,6 +184,7 @@ class ConstantUniquer:
             if block._first is not op and op._prev not in self.owned:
                 op.move_before(block._first)
                 op.location = UNKNOWN_LOC
+                self.moved = True
             return True
         if value is None:
             value = constant_op_value(op)
@@ -161,8 +203,10 @@ class ConstantUniquer:
             op.detach()
             entry.prepend(op)
             op.location = UNKNOWN_LOC
+            self.moved = True
         elif entry._first is not op and op._prev not in self.owned:
             op.move_before(entry._first)
+            self.moved = True
         constants[key] = op
         self.owned[op] = key
         return True
@@ -177,4 +221,4 @@ class ConstantUniquer:
 
 
 __all__ = ["IN_PLACE", "ConstantUniquer", "constant_op_value", "constant_value", "dialect_name", "fold_op",
-           "insertion_region", "materialize_constant"]
+           "foldable_class", "insertion_region", "is_constant_class", "materialize_constant"]

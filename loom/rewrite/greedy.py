@@ -24,15 +24,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from loom.ir.core import Operation, OpResult, Region, Value, paused_gc
-from loom.ir.opdef import ConstantLike
 from loom.rewrite.applicator import PatternApplicator
-from loom.rewrite.effects import is_op_trivially_dead
+from loom.rewrite.effects import _REMOVABLE_CLASSES, regions_are_pure, removable_class
 from loom.rewrite.folding import (
+    _CONSTANT_CLASSES,
+    _FOLDABLE_CLASSES,
     IN_PLACE,
     ConstantUniquer,
     constant_op_value,
     dialect_name,
     fold_op,
+    foldable_class,
+    is_constant_class,
     materialize_constant,
 )
 from loom.rewrite.listener import RewriteListener
@@ -74,15 +77,26 @@ def apply_patterns_greedily(root_op: Operation, patterns: Iterable[RewritePatter
     """Rewrite the regions of `root_op` (not `root_op` itself) with `patterns` and op folders until
     a fixpoint. Returns True if the rewrite converged, False if it stopped at the iteration limit
     with changes still happening. `config`, when given, overrides `max_iterations` and `fold`."""
+    return apply_patterns_greedily_and_report(root_op, patterns, max_iterations, fold, config)[0]
+
+
+def apply_patterns_greedily_and_report(root_op: Operation, patterns: Iterable[RewritePattern] | PatternApplicator,
+                                       max_iterations: int = 10, fold: bool = True,
+                                       config: GreedyRewriteConfig | None = None) -> tuple[bool, bool]:
+    """`apply_patterns_greedily`, returning (converged, changed): `changed` is False only if the
+    IR was left exactly as it was (no op created, changed, moved or erased)."""
     if config is None:
         config = GreedyRewriteConfig(max_iterations=max_iterations, fold=fold)
     applicator = patterns if isinstance(patterns, PatternApplicator) else PatternApplicator(patterns)
     converged = True
+    changed = False
     with paused_gc():
         for region in root_op.regions:
-            if not GreedyDriver(region, applicator, config).simplify():
+            driver = GreedyDriver(region, applicator, config)
+            if not driver.simplify():
                 converged = False
-    return converged
+            changed |= driver.ir_changed
+    return converged, changed
 
 
 class GreedyDriver(RewriteListener):
@@ -97,6 +111,7 @@ class GreedyDriver(RewriteListener):
         self.worklist: list[Operation | None] = []
         self.positions: dict[Operation, int] = {}
         self.num_rewrites = 0
+        self.ir_changed = False  # anything at all changed (see apply_patterns_greedily_and_report)
 
     # Worklist ----------------------------------------------------------------------------
     def _push(self, op: Operation) -> None:
@@ -150,11 +165,13 @@ class GreedyDriver(RewriteListener):
 
     # Listener ----------------------------------------------------------------------------
     def notify_op_inserted(self, op: Operation) -> None:
+        self.ir_changed = True
         if self.forward is not None:
             self.forward.notify_op_inserted(op)
         self.add_to_worklist(op)
 
     def notify_op_modified(self, op: Operation) -> None:
+        self.ir_changed = True
         if self.forward is not None:
             self.forward.notify_op_modified(op)
         self.add_to_worklist(op)
@@ -164,16 +181,19 @@ class GreedyDriver(RewriteListener):
             self.forward.notify_op_replaced(op, values)
 
     def notify_op_erased(self, op: Operation) -> None:
+        self.ir_changed = True
         if self.forward is not None:
             self.forward.notify_op_erased(op)
         self._add_operands_to_worklist(op)
         self.remove_from_worklist(op)
 
     def notify_block_inserted(self, block) -> None:
+        self.ir_changed = True
         if self.forward is not None:
             self.forward.notify_block_inserted(block)
 
     def notify_block_erased(self, block) -> None:
+        self.ir_changed = True
         if self.forward is not None:
             self.forward.notify_block_erased(block)
 
@@ -195,7 +215,10 @@ class GreedyDriver(RewriteListener):
                 break
             self.worklist = []
             self.positions = {}
-            self._populate(ConstantUniquer(rewriter) if config.cse_constants else None)
+            uniquer = ConstantUniquer(rewriter) if config.cse_constants else None
+            self._populate(uniquer)
+            if uniquer is not None and uniquer.moved:
+                self.ir_changed = True
             changed = erase_unreachable_blocks(rewriter, [region])
             changed |= self.process_worklist()
             if config.region_simplify != "disabled":
@@ -205,6 +228,7 @@ class GreedyDriver(RewriteListener):
                 changed |= bool(config.cse_between_iterations(rewriter, region))
             if not changed:
                 break
+            self.ir_changed = True
         return not changed
 
     def _populate(self, uniquer: ConstantUniquer | None) -> None:
@@ -218,34 +242,61 @@ class GreedyDriver(RewriteListener):
 
     def _is_duplicate_constant(self, op: Operation, uniquer: ConstantUniquer | None) -> bool:
         """Record a constant op with the uniquer; True if it was a duplicate (and is now erased)."""
-        if uniquer is None:
-            return False
-        d = type(op).definition
-        if d is None or ConstantLike not in d.trait_set:
+        if uniquer is None or not is_constant_class(type(op)):
             return False
         value = constant_op_value(op)
         return value is not None and not uniquer.insert_known_constant(op, value)
 
     def _walk_pre_order(self, region: Region, uniquer: ConstantUniquer | None) -> None:
+        worklist = self.worklist
+        positions = self.positions
         for block in list(region.blocks):
             op = block._first
             while op is not None:
                 nxt = op._next
-                if not self._is_duplicate_constant(op, uniquer):
+                cls = type(op)
+                constant = _CONSTANT_CLASSES.get(cls)
+                if constant is None:
+                    constant = is_constant_class(cls)
+                if constant and uniquer is not None:
+                    if self._is_duplicate_constant(op, uniquer):
+                        op = nxt
+                        continue
+                    # The uniquer may have hoisted it out of the driver's region.
                     self.add_to_worklist(op)
+                elif op not in positions:
+                    # Its ancestors up to the driver's region were met, and pushed, before it.
+                    positions[op] = len(worklist)
+                    worklist.append(op)
+                if op.regions:
                     for r in op.regions:
                         self._walk_pre_order(r, uniquer)
                 op = nxt
 
     def _walk_post_order(self, region: Region, uniquer: ConstantUniquer | None) -> None:
+        # Ops of the driver's own region have no ancestor inside it: push them directly.
+        top_level = region is self.region
+        worklist = self.worklist
+        positions = self.positions
         for block in list(region.blocks):
             op = block._first
             while op is not None:
                 nxt = op._next
-                for r in op.regions:
-                    self._walk_post_order(r, uniquer)
-                if not self._is_duplicate_constant(op, uniquer):
+                if op.regions:
+                    for r in op.regions:
+                        self._walk_post_order(r, uniquer)
+                cls = type(op)
+                constant = _CONSTANT_CLASSES.get(cls)
+                if constant is None:
+                    constant = is_constant_class(cls)
+                if constant and uniquer is not None:
+                    if not self._is_duplicate_constant(op, uniquer):
+                        self.add_to_worklist(op)  # it may have been hoisted out of the region
+                elif not top_level:
                     self.add_to_worklist(op)
+                elif op not in positions:
+                    positions[op] = len(worklist)
+                    worklist.append(op)
                 op = nxt
 
     def process_worklist(self) -> bool:
@@ -253,6 +304,7 @@ class GreedyDriver(RewriteListener):
         config = self.config
         rewriter = self.rewriter
         applicator = self.applicator
+        matchers_for = applicator.matchers_for
         worklist = self.worklist
         positions = self.positions
         max_rewrites = config.max_num_rewrites
@@ -266,14 +318,25 @@ class GreedyDriver(RewriteListener):
                 break
             op = worklist.pop()
             del positions[op]
+            cls = type(op)
 
-            if is_op_trivially_dead(op):
-                rewriter.erase_op(op)
-                changed = True
-                continue
+            # Trivially dead (effects.is_op_trivially_dead, inlined: this runs for every op).
+            for r in op.results:
+                if r.uses:
+                    break
+            else:
+                removable = _REMOVABLE_CLASSES.get(cls)
+                if removable is None:
+                    removable = removable_class(cls)
+                if removable and (not op.regions or regions_are_pure(op)):
+                    rewriter.erase_op(op)
+                    changed = True
+                    continue
 
-            d = type(op).definition
-            if fold and d is not None and ConstantLike not in d.trait_set:
+            foldable = _FOLDABLE_CLASSES.get(cls)
+            if foldable is None:
+                foldable = foldable_class(cls)
+            if fold and foldable:
                 results = fold_op(op)
                 if results is IN_PLACE:
                     self.notify_op_modified(op)
@@ -283,7 +346,8 @@ class GreedyDriver(RewriteListener):
                     changed = True
                     continue
 
-            if applicator.match_and_rewrite(op, rewriter):
+            matchers = matchers_for(op)
+            if matchers and applicator.apply_matchers(op, rewriter, matchers):
                 changed = True
                 num_rewrites += 1
         self.num_rewrites += num_rewrites
@@ -311,4 +375,4 @@ class GreedyDriver(RewriteListener):
         return True
 
 
-__all__ = ["GreedyDriver", "GreedyRewriteConfig", "apply_patterns_greedily"]
+__all__ = ["GreedyDriver", "GreedyRewriteConfig", "apply_patterns_greedily", "apply_patterns_greedily_and_report"]

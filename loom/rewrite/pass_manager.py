@@ -75,8 +75,9 @@ class PassManager(OpPassManager):
         pm.enable_timing()
         pm.run(module)
 
-    The verifier runs on the op each pass ran on after the pass (`verify=False` disables it); a
-    failure raises `PassVerifyError` naming the pass."""
+    The verifier runs on the op each pass ran on after the pass (`verify=False` disables it),
+    unless the pass said it left the IR unchanged (`Pass.mark_all_analyses_preserved`), as in
+    MLIR; a failure raises `PassVerifyError` naming the pass."""
 
     def __init__(self, anchor: str = "builtin.module", verify: bool = True) -> None:
         super().__init__(anchor)
@@ -189,10 +190,11 @@ class _Runner:
         for inst in insts:
             inst.run_before_pass(p, op)
         saved, p._runner = p._runner, self
+        p._preserved_all = False
         try:
             p.run(op)
             p._runner = saved
-            if self.verify:
+            if self.verify and not p._preserved_all:
                 try:
                     op.verify()
                 except VerifyError as e:

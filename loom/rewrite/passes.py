@@ -175,6 +175,7 @@ class Pass:
     display_name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     _runner: Any = None  # the pass manager's runner while the pass runs
+    _preserved_all = False  # set by `mark_all_analyses_preserved` during a run
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -229,6 +230,12 @@ class Pass:
         from loom.rewrite.pass_manager import _Runner
         runner = self._runner if self._runner is not None else _Runner()
         runner.run_pipeline(pipeline, op)
+
+    def mark_all_analyses_preserved(self) -> None:
+        """From inside `run`: this run left the IR as it found it (MLIR's
+        `markAllAnalysesPreserved`). The pass manager then does not verify the op again, as MLIR
+        skips the verifier after a pass that preserved all analyses."""
+        self._preserved_all = True
 
     def can_schedule_on(self, op: Operation) -> bool:
         """Whether the pass may run on `op` (beyond matching `op_name`)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from loom.ir.attributes import UNKNOWN_LOC, Location
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Block, IRError, Operation, Region, Value
+from loom.ir.core import Block, IRError, Operation, PendingLocation, Region, Value
 from loom.rewrite.listener import RewriteListener
 
 
@@ -24,6 +24,19 @@ class PatternRewriter(Builder):
                  location: Location = UNKNOWN_LOC) -> None:
         super().__init__(insertion_point, location)
         self.listener = listener
+
+    # The current location may be an op's still unresolved source position (the applicator sets
+    # it before every pattern attempt; most attempts never create an op): resolve it when read.
+    @property
+    def location(self) -> Location:
+        loc = self._location
+        if type(loc) is PendingLocation:
+            loc = self._location = loc.resolve()
+        return loc
+
+    @location.setter
+    def location(self, loc: Location) -> None:
+        self._location = loc
 
     # Insertion points ---------------------------------------------------------------------
     def set_insertion_point_before(self, op: Operation) -> None:
@@ -41,11 +54,11 @@ class PatternRewriter(Builder):
     @contextmanager
     def insertion_guard(self) -> Iterator[None]:
         """Restore the insertion point (and location) on exit."""
-        saved, loc = self.insertion_point, self.location
+        saved, loc = self.insertion_point, self._location
         try:
             yield
         finally:
-            self.insertion_point, self.location = saved, loc
+            self.insertion_point, self._location = saved, loc
 
     # Creation -----------------------------------------------------------------------------
     def clone(self, op: Operation, mapping: dict[Any, Any] | None = None) -> Operation:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from loom.ir.core import Operation
 from loom.ir.opdef import DIALECTS
 from loom.rewrite.applicator import PatternApplicator
-from loom.rewrite.greedy import REGION_SIMPLIFY_LEVELS, GreedyRewriteConfig, apply_patterns_greedily
+from loom.rewrite.greedy import REGION_SIMPLIFY_LEVELS, GreedyRewriteConfig, apply_patterns_greedily_and_report
 from loom.rewrite.passes import Option, Pass, register_pass
 from loom.rewrite.pattern import RewritePattern
 
@@ -78,8 +78,10 @@ class CanonicalizerPass(Pass):
         config = GreedyRewriteConfig(max_iterations=self.max_iterations, max_num_rewrites=self.max_num_rewrites,
                                      top_down=self.top_down, region_simplify=self.region_simplify,
                                      cse_between_iterations=cse)
-        converged = apply_patterns_greedily(op, self.applicator(), config=config)
+        converged, changed = apply_patterns_greedily_and_report(op, self.applicator(), config=config)
         self.converged = converged
+        if not changed:
+            self.mark_all_analyses_preserved()
         if self.test_convergence and not converged:
             raise self.fail(op, f"canonicalization did not converge within {self.max_iterations} iterations")
 

@@ -226,9 +226,11 @@ class CSEPass(Pass):
 
     def run(self, op: Operation) -> None:
         driver = CSEDriver()
-        driver.simplify(op.regions)
+        changed = driver.simplify(op.regions)
         self.num_cse = driver.num_cse
         self.num_dce = driver.num_dce
+        if not changed and not driver.num_cse:  # (in graph regions a merge may erase nothing)
+            self.mark_all_analyses_preserved()
 
 
 __all__ = ["CSEDriver", "CSEPass", "eliminate_common_subexpressions"]

@@ -27,7 +27,8 @@ class DCEPass(Pass):
     summary = "Erase unreachable blocks and unused ops without side effects"
 
     def run(self, op: Operation) -> None:
-        eliminate_dead_code(op)
+        if not eliminate_dead_code(op):
+            self.mark_all_analyses_preserved()
 
 
 __all__ = ["DCEPass", "eliminate_dead_code"]

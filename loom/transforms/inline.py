@@ -445,6 +445,10 @@ class InlinerPass(Pass):
         inliner = Inliner(self, op, pipelines, _parse_pipeline(self.default_pipeline), self.max_iterations)
         inliner.run()
         self.inlined_calls = inliner.inlined_calls
+        if not inliner.inlined_calls:
+            # Nothing inlined, so nothing erased: the IR is as the optimizer pipelines left it,
+            # and the pass manager verified it after each of their passes.
+            self.mark_all_analyses_preserved()
 
 
 __all__ = ["CallGraph", "CallGraphNode", "Inliner", "InlinerPass"]

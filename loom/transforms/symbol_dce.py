@@ -32,6 +32,7 @@ class SymbolDCEPass(Pass):
         live: set[Operation] = set()
         tables = SymbolTableCollection()
         self._compute_liveness(op, tables, hidden, live)
+        erased = False
         for nested_table in list(op.walk_post_order()):
             if not is_symbol_table(nested_table) or not nested_table.regions:
                 continue
@@ -39,6 +40,9 @@ class SymbolDCEPass(Pass):
                 for child in list(block.ops):
                     if is_symbol(child) and child not in live:
                         child.erase()
+                        erased = True
+        if not erased:
+            self.mark_all_analyses_preserved()
 
     def _compute_liveness(self, table_op: Operation, tables: SymbolTableCollection, hidden: bool,
                           live: set[Operation]) -> None:
