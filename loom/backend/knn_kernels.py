@@ -445,7 +445,17 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     else:
         values, chosen = best, np.array(bin_ids)
     chunk_of = np.take_along_axis(best_chunk, chosen, axis=1).astype(np.int64)
-    positions = _locate(qc, dbc, h, L, positions_unit, chosen, chunk_of)
+    workers = _workers()
+    if workers > 1 and nq >= 64:
+        # Locating the winners is a gather of database rows per chosen bin: split it as well.
+        positions = np.empty(chosen.shape, dtype=np.int64)
+        parts = [(nq * w // workers, nq * (w + 1) // workers) for w in range(workers)]
+        futures = [(a, b, _pool().submit(_locate, qc[a:b], dbc, h, L, positions_unit, chosen[a:b], chunk_of[a:b]))
+                   for a, b in parts]
+        for a, b, f in futures:
+            positions[a:b] = f.result()
+    else:
+        positions = _locate(qc, dbc, h, L, positions_unit, chosen, chunk_of)
     if not is_max_k:
         values = -values  # back from the maximisation to the op's scores
     if not aggregate_to_topk:
