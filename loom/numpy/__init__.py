@@ -528,3 +528,8 @@ __all__ += _more_all
 from loom.numpy._indexing import take, take_along_axis  # noqa: E402 - gathers over the core API
 
 __all__ += ["take", "take_along_axis"]
+
+from loom.numpy._elementwise import *  # noqa: E402, F403 - the rest of the elementwise math
+from loom.numpy._elementwise import __all__ as _elementwise_all  # noqa: E402
+
+__all__ += _elementwise_all

@@ -301,7 +301,9 @@ def _scatter(x: Tracer, index: Any, values: Any, combine: Callable | None, name:
     trace = _trace_of(x, values, index if isinstance(index, (Tracer, list, tuple)) else None) or x.trace
     entries = _normalize(x.ndim, index)
     if not _has_advanced(entries):
-        # basic indices: a plain int becomes a 0-d index array so one scatter does it all
+        # basic indices (ints, slices) name each element once: the scatter's indices are unique
+        unique_indices = True
+        # a plain int becomes a 0-d index array so one scatter does it all
         entries = [np.asarray(e, _INDEX_DTYPE) if isinstance(e, (int, np.integer)) else e for e in entries]
     plan = _plan(x, entries)
     vals = _lift(trace, values, x.dtype, x.weak)
