@@ -17,7 +17,15 @@ from loom.rewrite import PassManager
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
-jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    """float64 in jax for these tests only (other test modules compare against float32 jax)."""
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield
+    jax.config.update("jax_enable_x64", previous)
 
 RNG = np.random.default_rng(7)
 

@@ -38,11 +38,12 @@ def _nbytes(value: Any) -> int:
 class SavedStack:
     """The run-time value of a `!stack.stack<T>`: values pushed by a forward loop."""
 
-    __slots__ = ("items", "nbytes")
+    __slots__ = ("companion", "items", "nbytes")
 
     def __init__(self) -> None:
         self.items: list[Any] = []
         self.nbytes = 0
+        self.companion: SavedStack | None = None  # `stack.companion`, created on first use
 
     def push(self, value: Any) -> None:
         self.items.append(value)
@@ -98,6 +99,12 @@ def stack_pop(stack: SavedStack) -> Any:
     return stack.pop()
 
 
+def stack_companion(stack: SavedStack) -> SavedStack:
+    if stack.companion is None:
+        stack.companion = SavedStack()
+    return stack.companion
+
+
 def _new(op: Operation) -> Kernel:
     return Kernel(stack_new)
 
@@ -113,8 +120,10 @@ def _pop(op: Operation) -> Kernel:
 KERNELS["stack.new"] = _new
 KERNELS["stack.push"] = _push
 KERNELS["stack.pop"] = _pop
+KERNELS["stack.companion"] = lambda op: Kernel(stack_companion)
 
-__all__ = ["SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes", "stack_new", "stack_pop",
+__all__ = ["SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes", "stack_companion", "stack_new",
+           "stack_pop",
            "stack_push"]
 
 import loom.backend.ad_kernels  # noqa: E402, F401  (the ad dialect's kernels, registered in the same table)

@@ -8,6 +8,7 @@ loop runs as many iterations, popping them in reverse. The stacks are ordinary I
     %s = "stack.new"() : () -> !stack.stack<tensor<4xf32>>
     "stack.push"(%s, %x) : (!stack.stack<tensor<4xf32>>, tensor<4xf32>) -> ()
     %y = "stack.pop"(%s) : (!stack.stack<tensor<4xf32>>) -> tensor<4xf32>
+    %c = "stack.companion"(%s) : (!stack.stack<tensor<4xf32>>) -> !stack.stack<tensor<4xf32>>
 
 `!stack.stack<T>` is the type of a stack of values of type `T` (a tensor type, or another stack
 type for loops nested in loops: an inner loop's stack is created per outer iteration and the
@@ -112,6 +113,33 @@ class PopOp(StackOp):
         return builder.insert(op)
 
 
+class CompanionOp(StackOp):
+    """The companion of `stack`: a second stack of the same element type that belongs to that
+    stack (created, empty, the first time it is asked for; the same one every time after). Reverse
+    mode keeps the cotangents of the values popped from a stack on its companion, so the two stay
+    paired wherever the stack's handle travels (pushed on an outer loop's stack and popped back).
+    Not `Pure`: its first execution creates the companion."""
+
+    name = "stack.companion"
+    stack = operand(IsStack)
+    result = result_def(IsStack)
+
+    def verify_(self) -> None:
+        if self.operands[0].type is not self.results[0].type:
+            self.emit_error(f"companion of type '{self.results[0].type}' for a stack of type '{self.operands[0].type}'")
+
+    @classmethod
+    def build(cls, builder: Builder, stack: Value, location: Location | None = None) -> Operation:
+        op = Operation.create(cls.name, [stack], [stack.type],
+                              location=location if location is not None else builder.location)
+        return builder.insert(op)
+
+
+def companion(builder: Builder, stack: Value, location: Location | None = None) -> Value:
+    """Insert `stack.companion` of `stack`; return the companion stack."""
+    return CompanionOp.build(builder, stack, location).results[0]
+
+
 def new(builder: Builder, element_type: Type, location: Location | None = None) -> Value:
     """Insert `stack.new` of element type `element_type`; return the stack."""
     return NewOp.build(builder, element_type, location).results[0]
@@ -132,7 +160,7 @@ def push_all(builder: Builder, stacks: Sequence[Value], values: Sequence[Value])
         push(builder, s, v)
 
 
-DIALECT = register_dialect(Dialect("stack", [NewOp, PushOp, PopOp], type_parser=parse_type))
+DIALECT = register_dialect(Dialect("stack", [NewOp, PushOp, PopOp, CompanionOp], type_parser=parse_type))
 
-__all__ = ["DIALECT", "UNKNOWN_LOC", "NewOp", "PopOp", "PushOp", "StackType", "new", "parse_type", "pop", "push",
-           "push_all"]
+__all__ = ["DIALECT", "UNKNOWN_LOC", "CompanionOp", "NewOp", "PopOp", "PushOp", "StackType", "companion", "new",
+           "parse_type", "pop", "push", "push_all"]

@@ -725,7 +725,6 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
         _STATES.pop()
         if not _STATES:
             _ORIGINS.clear()
-            _COTANGENT_STACKS.clear()
     results = [state.resolve(v) for v in outputs]
     for i in wrt:
         arg = block.args[i]
@@ -753,26 +752,16 @@ def vjp_module(module: Operation, wrt: Sequence[int], cotangent_outputs: Sequenc
 STACK_OPS = frozenset({"stack.push", "stack.pop"})
 # The argument of a region function standing for a captured value -> that value.
 _ORIGINS: dict[Value, Value] = {}
-# A stack of saved values -> the stack of their cotangents.
-_COTANGENT_STACKS: dict[Value, Value] = {}
 
 
-def _cotangent_stack(s: Value) -> Value:
-    """The stack of cotangents paired with the stack `s`: created right after `s`, where both
-    the pops' and the pushes' rules can reach it. The cotangents of values popped from `s` are
-    pushed on it, and popped back by the rule of the push that saved each value."""
+def _cotangent_stack(b: Builder, s: Value) -> Value:
+    """The stack of cotangents paired with the stack `s`: its companion (`stack.companion`), which
+    belongs to the run-time stack rather than to one IR value, so the pops' and the pushes' rules
+    reach the same one even when the stack's handle was itself saved on an outer loop's stack and
+    popped back (second order through loops nested in loops). The cotangents of values popped from
+    `s` are pushed on it, and popped back by the rule of the push that saved each value."""
     from loom.dialects import stack
-    while s in _ORIGINS:
-        s = _ORIGINS[s]
-    cs = _COTANGENT_STACKS.get(s)
-    if cs is None:
-        owner = s.owner_op
-        if owner is None:
-            raise MissingRuleError(f"the {TRANSFORMATION} transformation needs the stack.new of a stack of saved "
-                                   "values that is a function argument")
-        cs = stack.new(Builder(InsertionPoint.after(owner), owner.location), s.type.element_type)
-        _COTANGENT_STACKS[s] = cs
-    return cs
+    return stack.companion(b, s)
 
 
 @_rule("stack.pop")
@@ -780,7 +769,7 @@ def _stack_pop(b, op, cts):
     from loom.dialects import stack
     r = op.results[0]
     if is_float(r.type):
-        stack.push(b, _cotangent_stack(op.operands[0]), cts[0] if cts[0] is not None else full(b, 0, r.type))
+        stack.push(b, _cotangent_stack(b, op.operands[0]), cts[0] if cts[0] is not None else full(b, 0, r.type))
     return [None]
 
 
@@ -790,10 +779,10 @@ def _stack_push(b, op, cts):
     v = op.operands[1]
     if not is_float(v.type):
         return [None, None]
-    return [None, stack.pop(b, _cotangent_stack(op.operands[0]))]
+    return [None, stack.pop(b, _cotangent_stack(b, op.operands[0]))]
 
 
-_no_gradient_new = _rule("stack.new")(_no_gradient)
+_no_gradient_new = _rule("stack.new", "stack.companion")(_no_gradient)
 
 
 # --- control flow: stablehlo.if, stablehlo.case, stablehlo.while ---------------------------------

@@ -26,6 +26,7 @@ starts the shorter lanes late (after a counting pass) so the backward loop pops 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -276,12 +277,18 @@ def _reduce_window(b, op, args, dims):
 # --- stacks of saved values (vmap of a gradient through a loop) ------------------------------------
 
 # Stacks on which batched values are pushed lane by lane (their pops are batched).
-_SPLIT_STACKS: set[Value] = set()
+_SPLIT_STACKS: set[Any] = set()
 
 
-def _stack_root(s: Value) -> Value:
+def _stack_root(s: Value) -> Any:
+    """What identifies the run-time stack `s`: the captured value a region argument stands for,
+    and for a `stack.companion` the companion of its stack's root (one per stack, however many
+    companion ops ask for it)."""
     while s in autodiff._ORIGINS:
         s = autodiff._ORIGINS[s]
+    owner = s.owner_op
+    if owner is not None and owner.name == "stack.companion":
+        return ("companion", _stack_root(owner.operands[0]))
     return s
 
 
