@@ -533,3 +533,8 @@ from loom.numpy._elementwise import *  # noqa: E402, F403 - the rest of the elem
 from loom.numpy._elementwise import __all__ as _elementwise_all  # noqa: E402
 
 __all__ += _elementwise_all
+
+from loom.numpy._common import *  # noqa: E402, F403 - more of jax.numpy's common functions
+from loom.numpy._common import __all__ as _common_all  # noqa: E402
+
+__all__ += _common_all
