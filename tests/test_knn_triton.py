@@ -77,6 +77,17 @@ CHECKS = textwrap.dedent("""
         out.append({"stream": target, "recall": hits / exact.size, "same_indices": float((i.numpy() == exact).mean()),
                     "scores_sorted": bool(np.all(np.diff(s.numpy(), axis=1) <= 0)),
                     "scores_match": float(np.abs(np.take_along_axis(q @ db.T, i.numpy(), 1) - s.numpy()).max())})
+    # the torch backend of the compiled executor runs knn.fused_score_top_k with this kernel
+    import loom
+    from loom import lax
+    q = rng.standard_normal((5, 16)).astype(np.float32)
+    db = rng.standard_normal((400, 16)).astype(np.float32)
+    module = loom.jit(lambda q, db: lax.approx_max_k(q @ db.T, 4)).lower(q, db).compile().as_text()
+    got = loom.execute(module, torch.from_numpy(q), torch.from_numpy(db), backend="torch")
+    want = lax.approx_max_k(q @ db.T, 4)
+    out.append({"torch_backend": "knn.fused_score_top_k" in module,
+                "same_indices": float((np.asarray(got[1]) == want[1]).mean()),
+                "value_error": float(np.abs(np.asarray(got[0]) - want[0]).max())})
     print(json.dumps(out))
 """)
 
@@ -119,6 +130,11 @@ def test_streamed_database(results):
     assert rows[0.9]["recall"] >= 0.9
     for r in rows.values():
         assert r["scores_sorted"] and r["scores_match"] <= 1e-4, r
+
+
+def test_torch_backend_uses_the_kernel(results):
+    (r,) = [r for r in results if "torch_backend" in r]
+    assert r["torch_backend"] and r["same_indices"] == 1.0 and r["value_error"] <= 1e-4, r
 
 
 def test_search_api_against_exact(results):

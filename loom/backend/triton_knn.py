@@ -270,4 +270,41 @@ def _search_resident(queries: torch.Tensor, database: torch.Tensor, k: int, metr
     return v, i.long()
 
 
-__all__ = ["fused_score_top_k", "gpu_bins", "partial_reduce", "search", "tile_config"]
+def _op_kernel(queries: torch.Tensor, database: torch.Tensor, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """`knn.fused_score_top_k` for the torch backend of the compiled executor: this Triton kernel on
+    CUDA tensors (and on any tensors under Triton's interpreter), the numpy kernel otherwise."""
+    *norms, metric, k, recall, is_max, override, aggregate, index_dtype = rest
+    h = norms[0] if norms else None
+    if queries.is_cuda or INTERPRETING:
+        v, i = fused_score_top_k(queries, database, h, metric, k, recall, is_max, aggregate_to_topk=aggregate,
+                                 reduction_input_size_override=override,
+                                 precision="ieee" if INTERPRETING else "tf32")
+        return v, i.to(index_dtype)
+    from loom.backend import knn_kernels
+    v, i = knn_kernels.fused_score_top_k(queries.numpy(), database.numpy(), None if h is None else h.numpy(), metric,
+                                         k, recall, is_max, override, aggregate)
+    return torch.from_numpy(v), torch.from_numpy(i).to(index_dtype)
+
+
+def register_torch_kernel() -> None:
+    """Register `_op_kernel` as the torch backend's kernel of `knn.fused_score_top_k` (importing
+    this module does it; without it the torch backend runs the numpy kernel on the tensors)."""
+    from loom.backend import common
+    from loom.backend.kernels_numpy import Kernel, Operand, Rest
+    from loom.backend.kernels_torch import torch_dtype, torch_kernel
+
+    @torch_kernel("knn.fused_score_top_k")
+    def _make(op: Any) -> Any:
+        index_dtype = torch_dtype(common.dtype_of(op.results[1].type))
+        attrs = (common.string(op.get_attr("metric")), common.integer(op.get_attr("k")),
+                 common.floating(op.get_attr("recall_target")), common.boolean(op.get_attr("is_max_k")),
+                 common.integer(op.get_attr("reduction_input_size_override")),
+                 common.boolean(op.get_attr("aggregate_to_topk")), index_dtype)
+        if len(op.operands) == 3:
+            return Kernel(_op_kernel, Operand(0), Operand(1), Rest(2), *attrs)
+        return Kernel(_op_kernel, Operand(0), Operand(1), *attrs)
+
+
+register_torch_kernel()
+
+__all__ = ["fused_score_top_k", "gpu_bins", "partial_reduce", "register_torch_kernel", "search", "tile_config"]
