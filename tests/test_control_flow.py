@@ -302,3 +302,40 @@ def test_demo_part_prints_gradients_matching_the_exact_derivative():
         np.testing.assert_allclose(grad, exact, rtol=1e-7)
         np.testing.assert_allclose(second, exact2, rtol=1e-3)
     assert "stack.pop" in text
+
+
+def test_indexing_by_a_loop_counter_is_one_dynamic_slice():
+    """`xs[i]` with a traced integer scalar (the usual RNN step) lowers to a dynamic_slice rather
+    than a gather over an index grid; values (negative indices wrap, out-of-range ones clamp),
+    gradients and vmap match jax."""
+    x = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    for dt in (np.int32, np.uint32):
+        for i in (-5, -4, -1, 0, 2, 3, 4, 7):
+            if dt is np.uint32 and i < 0:
+                continue
+            want = jax.jit(lambda x, i: x[i])(x, dt(i))
+            np.testing.assert_array_equal(loom.jit(lambda x, i: x[i])(x, dt(i)), want)
+            np.testing.assert_array_equal(loom.jit(lambda x, i: x[(i,)])(x, dt(i)), want)
+    text = loom.jit(lambda x, i: x[i]).lower(x, np.int32(1)).as_text()
+    assert "stablehlo.dynamic_slice" in text and "stablehlo.gather" not in text
+
+    def loss(x, i):
+        return lnp.sum(x[i] ** 2)
+    np.testing.assert_array_equal(loom.grad(loss)(x, np.int32(-1)),
+                                  jax.grad(lambda x, i: jnp.sum(x[i] ** 2))(x, np.int32(-1)))
+    idx = np.array([0, 1, -1, 5], np.int32)
+    np.testing.assert_array_equal(loom.vmap(lambda x, i: x[i])(x, idx), jax.vmap(lambda x, i: x[i])(x, idx))
+    np.testing.assert_array_equal(loom.vmap(lambda x, i: x[i], in_axes=(0, None))(x, np.int32(-1)), x[:, -1])
+
+    def rnn(w, xs, n):
+        def body(s):
+            i, h = s
+            return i + 1, lnp.tanh(xs[i] @ w + h)
+        return lnp.sum(lax.while_loop(lambda s: s[0] < n, body, (np.int32(0), xs[0] * 0.0))[1])
+
+    def jrnn(w, xs, n):
+        xs = jnp.asarray(xs)
+        return jnp.sum(jax.lax.fori_loop(0, n, lambda i, h: jnp.tanh(xs[i] @ w + h), xs[0] * 0.0))
+    rng = np.random.default_rng(0)
+    w, xs = rng.normal(size=(3, 3)).astype(np.float32) * 0.5, rng.normal(size=(6, 2, 3)).astype(np.float32)
+    np.testing.assert_allclose(loom.grad(rnn)(w, xs, np.int32(5)), jax.grad(jrnn)(w, xs, 5), rtol=2e-5, atol=1e-6)

@@ -335,6 +335,10 @@ class Tracer:
         return _lnp().transpose(self, tuple(axes) if axes else None)
 
     def __getitem__(self, index: Any) -> Tracer:
+        if isinstance(index, tuple) and len(index) == 1:
+            index = index[0]
+        if isinstance(index, Tracer) and index.shape == () and index.dtype.kind in "iu" and self.shape:
+            return _take_scalar(self, index)
         return getitem(self, index)
 
     @property
@@ -412,6 +416,16 @@ class Tracer:
 def _lnp() -> Any:
     import loom.numpy as lnp
     return lnp
+
+
+def _take_scalar(x: Tracer, i: Tracer) -> Tracer:
+    """`x[i]` for a traced integer scalar `i` (a loop counter): one `dynamic_slice` of the leading
+    dimension, as JAX rewrites this case. The general path (a gather over a grid of indices) gives
+    the same values (negative indices wrap, others clamp) but costs a full advanced-indexing read
+    per call in the executors, and its gradient is a scatter instead of a `dynamic_update_slice`."""
+    from loom.lax import ops as lax_ops
+    row = lax_ops.dynamic_slice_in_dim(x, i, 1, 0)  # wraps a negative start, as jax.lax.dynamic_slice
+    return lax_ops.reshape(row, x.shape[1:])
 
 
 def getitem(x: Tracer, index: Any) -> Tracer:

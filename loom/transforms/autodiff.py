@@ -368,9 +368,19 @@ def _dot_transpose_lhs(b: Builder, g: Value, x: Value, y: Value, x_contract: Seq
                                  lhs_contracting_dimensions=tuple(ans_y), rhs_contracting_dimensions=tuple(y_kept))
     x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = [int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)]
-    v = stablehlo.dot_general(b, g, y, dn)
-    if out_axes != list(range(len(out_axes))):
-        v = stablehlo.transpose(b, v, out_axes)
+    n_g = len(_shape(g)) - len(ans_y) - len(ans_batch)  # the product's dims from g, then those from y
+    n_y = y_ndim - len(y_kept) - len(y_batch)
+    if not x_batch and out_axes != list(range(len(out_axes))) and out_axes == [*range(n_g, n_g + n_y), *range(n_g)]:
+        # the transposed product is the product with its operands swapped: no transpose, so the
+        # cotangent comes out contiguous (a loop that accumulates it, the weight gradient of an RNN
+        # step, adds contiguous arrays instead of reading one through a transposed view)
+        dn = DotDimensionNumbers.get(lhs_batching_dimensions=(), rhs_batching_dimensions=(),
+                                     lhs_contracting_dimensions=tuple(y_kept), rhs_contracting_dimensions=tuple(ans_y))
+        v = stablehlo.dot_general(b, y, g, dn)
+    else:
+        v = stablehlo.dot_general(b, g, y, dn)
+        if out_axes != list(range(len(out_axes))):
+            v = stablehlo.transpose(b, v, out_axes)
     if _element(v) != _element(x):
         v = stablehlo.convert(b, v, _element(x))
     return v
