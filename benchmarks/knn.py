@@ -6,8 +6,8 @@
 
 CPU contenders (inner product; `--metric l2` for Euclidean):
 - loom: `loom.knn.search(q, db, k, metric, recall_target)` (the `knn.fused_score_top_k` kernel:
-  query x database tiles, BLAS per tile, per-bin maximum while the tile is in cache, one worker
-  per core, then an exact top-k of the bins);
+  one BLAS call per database chunk, the per-bin maximum of each chunk's scores split across one
+  worker per core, then an exact top-k of the bins; see loom/backend/knn_kernels.py);
 - faiss: `IndexFlatIP` / `IndexFlatL2` (exact; its BLAS GEMM plus a heap per query);
 - numpy: `q @ db.T` per block of 250 queries, then `argpartition` (exact);
 - GEMM: the bare float32 matrix product of the same sizes (into a reused buffer, no selection):

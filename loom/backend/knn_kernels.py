@@ -5,22 +5,25 @@ bins). `knn.fused_score_top_k` has two: the interpreter's reference (`fused_scor
 the whole score matrix, then the same partial reduction; it defines the semantics) and the
 compiled executor's fast kernel (`fused_score_top_k`), which never materialises the Q x N scores:
 
-- queries are split into tiles of `QUERY_TILE` rows and the database into chunks whose width is a
-  multiple of the bin count L, so that within a chunk the bin of column j is still j mod L;
-- each (query tile, chunk) product is one BLAS call; while that score tile is in cache it is
-  reduced to a per-bin maximum (a contiguous `max` over the chunk's rows of L columns) and merged
-  into the running per-bin maximum (once per group of about GROUP_ROWS rows of bins); only the
-  group that gave each bin its maximum is remembered, not the position, so the hot loop does one
-  pass over the scores and no arg-max;
-- after the sweep, the exact top-k of the L bins is taken, and only for the k chosen bins is the
-  winning position found again, by recomputing that bin's few scores in its group (about
-  GROUP_ROWS dot products per chosen bin);
-- when L is too large for a tile of several rows of bins (high recall targets, large k), each
-  chunk is one row of bins, swept in cache-sized pieces and merged elementwise;
-- query tiles run on a thread pool, one worker per core, each worker's BLAS limited to its own
-  thread (OpenBLAS's thread-local setting): numpy's BLAS and reductions release the GIL, so the
-  cores work on different tiles, and each core's reduction runs right after its own GEMM while
-  the tile is in its cache.
+- the database is swept in chunks whose width is a multiple of the bin count L, so that within
+  a chunk the bin of column j is still j mod L;
+- "shared" strategy (the default while L <= SHARED_CHUNK / GROUP_ROWS): one BLAS call per chunk
+  of SHARED_CHUNK rows for a whole block of queries, on BLAS's own threads (which share the
+  packed chunk, as in a plain GEMM); the chunk's scores are then reduced by the workers, one per
+  core, each taking a share of the query rows: a contiguous `max` over each unit of GROUP_ROWS
+  rows of L columns, merged into the running per-bin maximum with one compare-and-copy per unit;
+- "tiles" strategy (for more bins): query tiles on the workers, each worker's BLAS limited to its
+  own thread (OpenBLAS's thread-local setting), one single-threaded GEMM per (tile, chunk) reduced
+  while the tile is in cache; when L is too large for several rows of bins per tile, each chunk
+  is one row of bins, swept in cache-sized pieces and merged elementwise;
+- either way only the unit that gave each bin its maximum is remembered, not the position, so the
+  hot loop does one pass over the scores and no arg-max; after the sweep the exact top-k of the L
+  bins is taken, and only for the k chosen bins is the winning position found again, by
+  recomputing that bin's few scores in its unit (about GROUP_ROWS dot products per chosen bin);
+- for L2 with many queries the half squared norms are folded into the GEMM (`[q, 1] . [x, h]`)
+  instead of being added to every score tile.
+
+benchmarks/NOTES_knn.md records the measurements behind these choices.
 """
 
 from __future__ import annotations
