@@ -392,3 +392,67 @@ def test_dynamic_shapes_from_jax_export():
         a, w = np.ones((5, 4), np.float32), np.arange(12, dtype=np.float32).reshape(4, 3) / 20
         np.testing.assert_allclose(execute(load("_jax_export_dynamic_batch_matmul.mlir"), a, w, executor=executor),
                                    np.tanh(a @ w), rtol=1e-6)
+
+
+# dot_general as one matmul over transposed views, splat constants ---------------------------------
+
+def _dot_text(ls, rs, lb, rb, lc, rc, out, dtype="f32", out_dtype="f32"):
+    def t(shape, d):
+        return "tensor<" + "".join(f"{n}x" for n in shape) + d + ">"
+    ints = lambda xs: "[" + ", ".join(map(str, xs)) + "]"  # noqa: E731
+    dims = (f"#stablehlo.dot<lhs_batching_dimensions = {ints(lb)}, rhs_batching_dimensions = {ints(rb)}, "
+            f"lhs_contracting_dimensions = {ints(lc)}, rhs_contracting_dimensions = {ints(rc)}>")
+    a, b, o = t(ls, dtype), t(rs, dtype), t(out, out_dtype)
+    return module(f'''    %0 = "stablehlo.dot_general"(%arg0, %arg1) <{{dot_dimension_numbers = {dims}}}> : ({a}, {b}) -> {o}
+    "func.return"(%0) : ({o}) -> ()''', f"({a}, {b}) -> {o}", f"(%arg0: {a}, %arg1: {b})")
+
+
+@pytest.mark.parametrize("ls,rs,lb,rb,lc,rc,spec,kernel", [
+    ((5, 3), (5, 4), (), (), (0,), (0,), "ki,kj->ij", "matmul_tn"),        # the backward pass's dW
+    ((3, 5), (4, 5), (), (), (1,), (1,), "ik,jk->ij", "matmul_nt"),        # its dx
+    ((5, 3), (4, 5), (), (), (0,), (1,), "ki,jk->ij", "matmul_tt"),
+    ((2, 3, 5), (2, 5, 4), (0,), (0,), (2,), (1,), "bik,bkj->bij", "np_matmul"),
+    ((2, 5, 3), (2, 4, 5), (0,), (0,), (1,), (2,), "bki,bjk->bij", "matmul_tt"),
+    ((2, 3, 5), (2, 4, 5), (0,), (0,), (2,), (2,), "bik,bjk->bij", "matmul_nt"),
+    ((0, 3), (0, 4), (), (), (0,), (0,), "ki,kj->ij", "matmul_tn"),        # empty contraction: zeros
+    ((2, 3, 5), (5, 2, 4), (0,), (1,), (2,), (0,), "bik,kbj->bij", "dot_general("),  # the general path
+])
+def test_dot_general_transposed_forms_are_one_matmul(ls, rs, lb, rb, lc, rc, spec, kernel):
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=ls).astype(F32), rng.normal(size=rs).astype(F32)
+    want = np.einsum(spec, x.astype(np.float64), y.astype(np.float64)).astype(F32)
+    text = _dot_text(ls, rs, lb, rb, lc, rc, want.shape)
+    assert kernel in loom_compile(loom.ir.parse(text)).source
+    check(text, x, y, expected=[want], tol=1e-5)
+
+
+def test_dot_general_transposed_form_with_a_wider_result():
+    # bf16 operands, f32 result: the operands are converted before the one matmul
+    import ml_dtypes
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 3)).astype(ml_dtypes.bfloat16)
+    y = rng.normal(size=(6, 2)).astype(ml_dtypes.bfloat16)
+    text = _dot_text((6, 3), (6, 2), (), (), (0,), (0,), (3, 2), "bf16", "f32")
+    assert "matmul_transposed_as" in loom_compile(loom.ir.parse(text)).source
+    want = x.astype(F32).T @ y.astype(F32)
+    check(text, x, y, expected=[want], tol=1e-5)
+
+
+def test_splat_constants_are_one_element_broadcast_lazily():
+    t = "tensor<2x3xf32>"
+    text = module(f'''    %c = "stablehlo.constant"() <{{value = dense<0.5> : {t}}}> : () -> {t}
+    %z = "stablehlo.constant"() <{{value = dense<[[0.0, -0.0, 0.0], [0.0, 0.0, 0.0]]> : {t}}}> : () -> {t}
+    %0 = "stablehlo.multiply"(%arg0, %c) : ({t}, {t}) -> {t}
+    %1 = "stablehlo.add"(%0, %z) : ({t}, {t}) -> {t}
+    %2 = "stablehlo.transpose"(%c) <{{permutation = array<i64: 1, 0>}}> : ({t}) -> tensor<3x2xf32>
+    "func.return"(%1, %c, %2) : ({t}, {t}, tensor<3x2xf32>) -> ()''', f"({t}) -> ({t}, {t}, tensor<3x2xf32>)",
+                  f"(%arg0: {t})")
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    exe = loom_compile(loom.ir.parse(text))
+    assert "float32[2,3] = 0.5 (splat)" in exe.source  # the note names the constant's full type
+    assert "float32[2,3] = 0.0 (splat)" not in exe.source  # -0.0 is a different value: no splat
+    out = check(text, x, expected=[x * 0.5, np.full((2, 3), 0.5, F32), np.full((3, 2), 0.5, F32)])
+    # a returned splat has its full shape, and is the caller's to write
+    assert out[1].shape == (2, 3) and out[2].shape == (3, 2)
+    out[1][0, 0] = 7.0
+    np.testing.assert_array_equal(exe(x)[1], np.full((2, 3), 0.5, F32))

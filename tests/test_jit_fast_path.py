@@ -187,3 +187,49 @@ def test_numpy_scalars_keep_their_dtype() -> None:
     assert f(np.ones(3, np.float32), np.float64(0.1)).dtype == np.float64
     assert f(np.ones(3, np.float32), 0.1).dtype == np.float32
     assert "tensor<f64>" in f.lower(x, np.float64(0.1)).as_text()
+
+
+def test_tree_fast_path_for_dicts_of_numpy_arrays():
+    def step(params, x):
+        h = lnp.tanh(x @ params["w"] + params["b"])
+        return {"w": params["w"] - 0.1 * h.sum(), "b": params["b"] * 2.0}, h.sum()
+
+    def expected(params, x):
+        h = np.tanh(x @ params["w"] + params["b"])
+        return {"w": params["w"] - 0.1 * h.sum(), "b": params["b"] * 2.0}, h.sum()
+
+    f = loom.jit(step)
+    params, x = {"w": randn(3, 2), "b": randn(2)}, randn(4, 3)
+    for _ in range(2):  # the first call compiles and registers the tree; the second takes the fast path
+        out, total = f(params, x)
+        want, want_total = expected(params, x)
+        assert set(out) == {"w", "b"}
+        np.testing.assert_allclose(out["w"], want["w"], rtol=1e-5)
+        np.testing.assert_allclose(out["b"], want["b"], rtol=1e-6)
+        np.testing.assert_allclose(total, want_total, rtol=1e-5)
+    assert len(f._fast_tree) == 1 and len(f._cache) == 1
+    # another shape, dtype or structure is another signature
+    f(params, randn(5, 3))
+    assert len(f._fast_tree) == 2 and len(f._cache) == 2
+    with pytest.raises(KeyError):
+        f({"w": params["w"]}, x)  # no "b": the general path runs (and the trace fails)
+    assert len(f._fast_tree) == 2
+    # a Python scalar or a string leaf takes the general path: weak types and the error naming the leaf
+    with pytest.raises(TypeError, match=r"params\['b'\]"):
+        f({"w": params["w"], "b": "text"}, x)
+    out, _ = f({"w": params["w"], "b": 1.0}, x)
+    np.testing.assert_allclose(out["b"], 2.0, rtol=1e-6)
+    assert out["b"].dtype == np.float32
+
+
+def test_tree_fast_path_checks_donation():
+    f = loom.jit(lambda p, q: {"w": p["w"] - 0.5 * q["w"]}, donate_argnums=0)
+    g = {"w": randn(4)}
+    for _ in range(2):  # compiles, then takes the fast path
+        p = {"w": randn(4)}
+        want = p["w"] - 0.5 * g["w"]
+        out = f(p, g)  # p's buffer may receive the result
+        np.testing.assert_allclose(out["w"], want, rtol=1e-6)
+    assert len(f._fast_tree) == 1
+    with pytest.raises(ValueError, match="donated"):
+        f(g, g)  # the fast path's check: a donated argument passed twice

@@ -152,7 +152,9 @@ class ModuleCodegen:
             hint = getattr(fn, "__name__", "kernel").strip("_").replace("<lambda>", "kernel")
         return self.hoist(fn, hint)
 
-    def constant(self, value: Any) -> str:
+    def constant(self, value: Any, shown: np.ndarray | None = None) -> str:
+        """A compile-time value hoisted into the module's namespace (`shown`: the value its
+        comment describes, the full splat when `value` is its one element)."""
         if self.library == "torch":
             return self.torch_constant(value)
         known = self._by_id.get(id(value))
@@ -160,8 +162,7 @@ class ModuleCodegen:
             return known
         name = self.hoist(value, self.fresh("c"))
         if isinstance(value, np.ndarray):
-            text = np.array2string(value, threshold=6, separator=", ").replace("\n", "")
-            self.constant_notes.append(f"# {name}: {value.dtype.name}[{','.join(map(str, value.shape))}] = {text}")
+            self.constant_notes.append(f"# {name}: {constant_note(value if shown is None else shown)}")
         return name
 
     def torch_constant(self, value: Any) -> str:
@@ -175,8 +176,7 @@ class ModuleCodegen:
         self._by_id[key] = name  # type: ignore[index]
         self._keep.append(value)
         if isinstance(value, np.ndarray):
-            text = np.array2string(value, threshold=6, separator=", ").replace("\n", "")
-            self.constant_notes.append(f"# {name}: {value.dtype.name}[{','.join(map(str, value.shape))}] = {text}")
+            self.constant_notes.append(f"# {name}: {constant_note(value)}")
         return name
 
     def torch_kernel(self, op: Operation) -> Kernel:
@@ -234,6 +234,31 @@ class ModuleCodegen:
         if self.constant_notes:
             header += ["", *self.constant_notes]
         return "\n".join(header) + "\n\n\n" + "\n\n\n".join(self.blocks) + "\n", entry_name
+
+
+def constant_note(value: np.ndarray) -> str:
+    """A constant's comment in the generated source: its type, and its value when it has one
+    element or is a splat. (The object itself lives in the module's namespace; formatting every
+    element with numpy.array2string was a sixth of a small function's compile time.)"""
+    text = f"{value.dtype.name}[{','.join(map(str, value.shape))}]"
+    scalar = splat_scalar(value)
+    if scalar is None:
+        return text
+    return f"{text} = {str(scalar.reshape(-1)[0])}" + ("" if value.size == 1 else " (splat)")
+
+
+def splat_scalar(value: Any) -> np.ndarray | None:
+    """The one-element array (same rank and dtype, all dims 1) every element of `value` equals,
+    bit for bit (so -0.0 is no splat of 0.0, and a NaN splat is one); None otherwise."""
+    if not isinstance(value, np.ndarray) or value.size == 0 or value.dtype.itemsize == 0 or \
+            value.dtype.kind not in "biufc":
+        return None
+    first = value.reshape(-1)[:1]
+    if value.size > 1 and not all(s == 0 for s in value.strides):
+        bits = np.ascontiguousarray(value).view(np.uint8).reshape(value.size, value.dtype.itemsize)
+        if not (bits == bits[:1]).all():
+            return None
+    return first.reshape((1,) * value.ndim).copy()
 
 
 def _is_literal(v: Any) -> bool:
@@ -507,7 +532,15 @@ class FunctionCodegen:
         if k.fn is None:  # known at compile time: the results are module constants
             values = k.value if len(op.results) != 1 else (k.value,)
             for r, v in zip(op.results, values):
-                self.names[r] = self.mod.constant(v)
+                scalar = splat_scalar(v) if v.size > 1 and shape_of(r.type) == v.shape else None
+                if scalar is not None:
+                    # a splat as one element, broadcast lazily: `x * 0.2` reads no [64, 64] array
+                    # of 0.2 (the autodiff and SGD update make such constants), and is expanded
+                    # (a view) only for an op that needs the full shape
+                    self.names[r] = self.mod.constant(scalar, shown=v)
+                    self.lazy[r] = scalar.shape
+                else:
+                    self.names[r] = self.mod.constant(v)
             return
         if k.fn is kn.identity and len(op.results) == 1 and len(op.operands) == 1:  # no statement at all
             self.alias(op.results[0], self.name(op.operands[0]))

@@ -761,11 +761,55 @@ def _dot_general(op: Operation) -> Kernel:
     out_dt = result_dtype(op)
     work = _compute_dtype(out_dt)
     lrank, rrank = len(shape_of(lhs_t)), len(shape_of(rhs_t))
-    if not lb and lrank == 2 and rrank == 2 and lc == (1,) and rc == (0,):
-        if operand_dtype(op, 0) == out_dt and operand_dtype(op, 1) == out_dt and work == out_dt:
-            return Kernel(np.matmul)
-        return Kernel(matmul_as, Operand(0), Operand(1), work, out_dt)
+    same = operand_dtype(op, 0) == out_dt and operand_dtype(op, 1) == out_dt and work == out_dt
+    form = _matmul_form(lrank, rrank, (lb, rb, lc, rc))
+    if form == (False, False):
+        return Kernel(np.matmul) if same else Kernel(matmul_as, Operand(0), Operand(1), work, out_dt)
+    if form is not None:
+        # one matmul over transposed views (BLAS reads them with its transpose flags): the
+        # backward pass's contractions on dims (0, 0) and (1, 1) copy nothing
+        if same:
+            return Kernel(_TRANSPOSED_MATMUL[form], Operand(0), Operand(1))
+        return Kernel(matmul_transposed_as, Operand(0), Operand(1), form, work, out_dt)
     return Kernel(dot_general, Operand(0), Operand(1), (lb, rb, lc, rc), work, out_dt)
+
+
+def _matmul_form(lrank: int, rrank: int, dims: tuple) -> tuple[bool, bool] | None:
+    """(transpose lhs, transpose rhs) when the dot_general is one `np.matmul` over the operands'
+    last two dims, leading dims batch dims in order (its result is then laid out as StableHLO's:
+    batch, lhs free, rhs free); None otherwise."""
+    lb, rb, lc, rc = dims
+    nb = len(lb)
+    if lrank != nb + 2 or rrank != nb + 2 or len(lc) != 1 or len(rc) != 1:
+        return None
+    if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
+        return None
+    return lc[0] == nb, rc[0] == nb + 1
+
+
+def _t(x: np.ndarray) -> np.ndarray:
+    return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
+
+
+def matmul_tn(a, b):
+    return np.matmul(_t(a), b)
+
+
+def matmul_nt(a, b):
+    return np.matmul(a, _t(b))
+
+
+def matmul_tt(a, b):
+    return np.matmul(_t(a), _t(b))
+
+
+_TRANSPOSED_MATMUL = {(True, False): matmul_tn, (False, True): matmul_nt, (True, True): matmul_tt}
+
+
+def matmul_transposed_as(a, b, form, work, out):
+    a = np.asarray(a).astype(work, copy=False)
+    b = np.asarray(b).astype(work, copy=False)
+    return np.matmul(_t(a) if form[0] else a, _t(b) if form[1] else b).astype(out, copy=False)
 
 
 def matmul_as(a, b, work, out):

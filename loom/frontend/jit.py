@@ -243,6 +243,9 @@ class Jitted:
         # Fast paths: flat positional arrays of one kind -> a runner, keyed by (shape, dtype) pairs.
         self._fast_numpy: dict[Hashable, Callable[[tuple], Any]] = {}
         self._fast_device: dict[Hashable, Callable[[tuple], Any]] = {}
+        # ... and trees of numpy arrays (a dict of parameters, a batch) run on the host, keyed by
+        # their structure, shapes and dtypes (see `_flatten_arrays`)
+        self._fast_tree: dict[Hashable, Callable[[tuple, list], Any]] = {}
         self._flat_ok = not self.static_argnums
 
     def _name(self, i: int) -> str:
@@ -289,39 +292,46 @@ class Jitted:
         return key, leaves, weak
 
     def _placed_signature(self, args: tuple, kwargs: dict) -> tuple[Hashable, list[Any], bool]:
-        """(cache key with the device, runtime leaves, whether results become loom.Arrays)."""
+        """(cache key with the device, runtime leaves, whether results become loom.Arrays).
+
+        The arguments are flattened once; the leaves' names (`params['w0']`) are only built to
+        word an error (building them on every call was a quarter of a small training step)."""
         from loom.devices import HOST, Array, committed_device
         dyn_args, dyn_kwargs, static, named = self._split(args, kwargs)
+        flat, treedef = tree_flatten((dyn_args, dyn_kwargs))
         leaves: list[Any] = []
         avals = []
-        names: list[str] = []
         any_array = False
-        for name, a in named:
-            pairs, _ = tree_flatten_with_path(a)
-            for path, leaf in pairs:
-                names.append(name + keystr(path))
-                placed = _device_leaf(leaf)
-                if placed is not None:
-                    any_array |= isinstance(leaf, Array)
-                    leaves.append(leaf)
-                    avals.append((placed[1].shape, placed[1].dtype.str, False))
-                    continue
-                arr, w = _as_array(leaf, names[-1])
-                leaves.append(arr)
-                avals.append((arr.shape, arr.dtype.str, w))
-        committed = committed_device(leaves, names)
+        for i, leaf in enumerate(flat):
+            placed = _device_leaf(leaf)
+            if placed is not None:
+                any_array |= isinstance(leaf, Array)
+                leaves.append(leaf)
+                avals.append((placed[1].shape, placed[1].dtype.str, False))
+                continue
+            try:
+                arr, w = _as_array(leaf, "")
+            except TypeError:
+                _as_array(leaf, _leaf_names(named)[i])  # raises, naming the argument
+                raise
+            leaves.append(arr)
+            avals.append((arr.shape, arr.dtype.str, w))
+        try:
+            committed = committed_device(leaves)
+        except ValueError:
+            committed_device(leaves, _leaf_names(named))  # raises, naming the arguments
+            raise
         device = self.device
         if device is None:
             device = committed or HOST
         elif committed is not None and committed != device:
             from loom.backend.common import ArgumentError
-            where = next(n for leaf, n in zip(leaves, names) if _device_leaf(leaf) is not None)
+            where = next(n for leaf, n in zip(leaves, _leaf_names(named)) if _device_leaf(leaf) is not None)
             raise ArgumentError(f"{self.__name__}: argument {where} is on device {committed}, but the function is "
                                 f"jitted for device {device}; move it with loom.device_put(x, {str(device)!r})")
         if device.backend == "torch":
             leaves = [leaf.torch() if isinstance(leaf, Array) else leaf for leaf in leaves]
         wrap = device.backend == "torch" and (any_array or committed is None)
-        _, treedef = tree_flatten((dyn_args, dyn_kwargs))
         try:
             key = (treedef, tuple(avals), tuple(static), device)
             hash(key)
@@ -404,6 +414,17 @@ class Jitted:
                 run = self._fast_device.get(_device_key(args))
                 if run is not None:
                     return run(args)
+            if self._fast_tree:
+                leaves: list[Any] = []
+                key: list[Any] = []
+                try:
+                    ok = _flatten_arrays(args, leaves, key)
+                except TypeError:  # unorderable dict keys: the general path words the error
+                    ok = False
+                if ok:
+                    run = self._fast_tree.get(tuple(key))
+                    if run is not None:
+                        return run(args, leaves)
         return self._call(args, kwargs)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
@@ -429,8 +450,19 @@ class Jitted:
                     args[i].delete()
 
     def _register_fast(self, args: tuple, compiled: Compiled, wrap: bool) -> None:
-        """Remember a runner for calls of this flat signature (positional arrays of one kind)."""
+        """Remember a runner for calls of this flat signature (positional arrays of one kind), or
+        of this tree signature (tuples, lists and dicts of numpy arrays run on the host)."""
         first = type(args[0])
+        if compiled.device.backend == "numpy" and not all(type(a) is np.ndarray for a in args):
+            leaves: list[Any] = []
+            key: list[Any] = []
+            try:
+                ok = _flatten_arrays(args, leaves, key)
+            except TypeError:
+                ok = False
+            if ok:
+                self._fast_tree[tuple(key)] = _tree_runner(self, compiled)
+                return
         if first is np.ndarray and all(type(a) is np.ndarray for a in args):
             # numpy arrays run on the host, or are moved to the device the function is pinned to
             to_device = compiled.device.torch_device if compiled.device.backend == "torch" else None
@@ -440,6 +472,30 @@ class Jitted:
             key = _device_key(args)
             if key is not None:
                 self._fast_device[key] = _runner(self, compiled, first.__name__ == "Array", wrap)
+
+
+def _leaf_names(named: list[tuple[str, Any]]) -> list[str]:
+    """The dynamic leaves' names for error messages (`params['w0']`), in flattening order."""
+    return [name + keystr(path) for name, a in named for path, _ in tree_flatten_with_path(a)[0]]
+
+
+def _flatten_arrays(x: Any, leaves: list[Any], key: list[Any]) -> bool:
+    """Flatten a tree of tuples, lists and dicts (keys sorted, as `tree_flatten` orders them)
+    whose leaves are all numpy arrays into `leaves`, its structure, shapes and dtypes into `key`;
+    False for anything else (the caller takes the general path)."""
+    t = type(x)
+    if t is np.ndarray:
+        leaves.append(x)
+        key.append((x.shape, x.dtype))
+        return True
+    if t is dict:
+        keys = sorted(x)
+        key.append((dict, tuple(keys)))
+        return all(_flatten_arrays(x[k], leaves, key) for k in keys)
+    if t is tuple or t is list:
+        key.append((t, len(x)))
+        return all(_flatten_arrays(c, leaves, key) for c in x)
+    return False
 
 
 def _device_key(args: tuple) -> Hashable | None:
@@ -485,6 +541,21 @@ def _runner(jitted: Jitted, compiled: Compiled, unwrap: bool, wrap: bool,
                 jitted._delete_donated(args)
             return out
     run.arity = n  # type: ignore[attr-defined]
+    return run
+
+
+def _tree_runner(jitted: Jitted, compiled: Compiled) -> Callable[[tuple, list], Any]:
+    """A runner for one tree signature on the host: the executable called on the flattened
+    numpy leaves without argument checks, its results rebuilt as the output pytree."""
+    exe = compiled.executable
+    call = exe.call_unchecked if hasattr(exe, "call_unchecked") else (lambda a: exe(*a))
+    finish = compiled.finish
+    donating = bool(jitted.donate_argnums)
+
+    def run(args: tuple, leaves: list) -> Any:
+        if donating:
+            jitted._check_donation(args, leaves)
+        return finish(call(leaves), False)
     return run
 
 
