@@ -40,5 +40,5 @@ from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile",
-           "device_put", "devices", "execute", "from_dlpack", "grad", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy",
-           "random", "remat", "value_and_grad", "vjp", "vmap"]
+           "device_put", "devices", "execute", "from_dlpack", "grad", "jit", "jvp", "knn", "lax", "linearize", "nn",
+           "numpy", "random", "remat", "value_and_grad", "vjp", "vmap"]
