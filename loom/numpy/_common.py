@@ -781,6 +781,34 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Any:
     return order
 
 
+def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: int | None,
+                   inplace: bool = False, mode: str | None = None) -> Any:
+    """`arr` with `values` put at `indices` along `axis` (the other axes matched), returned as a new
+    array as JAX does (`inplace=True` is an error, as in JAX; NumPy modifies `arr` instead)."""
+    if inplace:
+        raise ValueError(f"put_along_axis: inplace=True is not supported; arrays are immutable, pass "
+                         f"inplace=False and use the result (at {user_line()})")
+    if not _traced(arr, indices, values):
+        out = np.array(arr)
+        np.put_along_axis(out, np.asarray(indices), values, axis)
+        return out
+    arr, indices = _lift_all([arr, indices])
+    if axis is None:
+        return reshape(put_along_axis(ravel(arr), ravel(indices), ravel(_as_tracer(values, arr))
+                                      if np.ndim(values) else values, 0, mode=mode), arr.shape)
+    ax = _axes(axis, arr.ndim)[0]
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"put_along_axis: `indices` must have the rank of `arr` ({arr.ndim}), got shape "
+                         f"{indices.shape} (at {user_line()})")
+    index = []
+    for i in range(arr.ndim):
+        if i == ax:
+            index.append(indices)
+        else:
+            index.append(np.arange(arr.shape[i]).reshape([-1 if j == i else 1 for j in range(arr.ndim)]))
+    return arr.at[tuple(index)].set(values, mode=mode)
+
+
 def _value_dependent(name: str, size_note: str = "") -> Callable:
     np_fn = getattr(np, name)
 
@@ -805,7 +833,7 @@ __all__ = [
     "average", "broadcast_arrays", "column_stack", "convolve", "corrcoef", "correlate", "count_nonzero", "cov",
     "cross", "diag", "diagonal", "diff", "dstack", "ediff1d", "empty", "empty_like", "flatnonzero", "fliplr",
     "flipud", "hsplit", "hstack", "identity", "indices", "inner", "interp", "isclose", "kron", "lexsort", "logspace",
-    "median", "meshgrid", "nan_to_num", "nanmax", "nanmean", "nanmin", "nansum", "nonzero", "partition",
-    "percentile", "piecewise", "polyval", "ptp", "quantile", "ravel", "rot90", "searchsorted", "select", "trace",
+    "median", "meshgrid", "nan_to_num", "nanmax", "nanmean", "nanmin", "nansum", "nonzero", "partition", "percentile",
+    "piecewise", "polyval", "ptp", "put_along_axis", "quantile", "ravel", "rot90", "searchsorted", "select", "trace",
     "tri", "tril", "triu", "unique", "vdot", "vsplit", "vstack",
 ]

@@ -44,9 +44,12 @@ from loom.numpy._more import (
     ceil,
     expm1,
     floor,
+    isfinite,
     isnan,
     log1p,
     logaddexp,
+    logical_and,
+    logical_not,
     logical_or,
     not_equal,
     remainder,
@@ -67,12 +70,20 @@ def _float_pair(x: ArrayLike, y: ArrayLike) -> tuple[Tracer, Tracer]:
     return _float_tracer(a), _float_tracer(b)
 
 
+def _widened(body: Any, *xs: Tracer) -> Tracer:
+    """`body(*xs)`, computed in float32 for float16 operands (as XLA expands half-precision math)."""
+    if xs[0].dtype.itemsize >= 4:
+        return body(*xs)
+    out = body(*(_lift(x.trace, x, np.dtype(np.float32), x.weak) for x in xs))
+    return _lift(out.trace, out, xs[0].dtype, out.weak)
+
+
 def _unary_float(np_fn: Any, body: Any, doc: str) -> Any:
     """A float-valued unary function: NumPy on plain arrays, `body(float tracer)` when traced."""
     def fn(x: ArrayLike) -> Any:
         if not isinstance(x, Tracer):
             return np_fn(x)
-        return body(_float_tracer(x))
+        return _widened(body, _float_tracer(x))
     fn.__name__ = fn.__qualname__ = np_fn.__name__
     fn.__doc__ = doc
     return fn
@@ -83,7 +94,7 @@ def _binary_float(np_fn: Any, body: Any, doc: str) -> Any:
     def fn(x: ArrayLike, y: ArrayLike) -> Any:
         if _trace_of(x, y) is None:
             return np_fn(x, y)
-        return body(*_float_pair(x, y))
+        return _widened(body, *_float_pair(x, y))
     fn.__name__ = fn.__qualname__ = np_fn.__name__
     fn.__doc__ = doc
     return fn
@@ -305,6 +316,33 @@ def modf(x: ArrayLike) -> tuple[Any, Any]:
     return subtract(xf, whole), whole
 
 
+def frexp(x: ArrayLike) -> tuple[Any, Any]:
+    """Mantissa in `[0.5, 1)` (signed) and int32 exponent with `x == m * 2**e`, from the float's
+    bits; zeros, infinities and NaNs give `(x, 0)`. Integers give a float32 mantissa (as JAX)."""
+    if not isinstance(x, Tracer):
+        return np.frexp(x)
+    xf = _float_tracer(x)
+    info = np.finfo(xf.dtype)
+    width = xf.dtype.itemsize * 8
+    as_int = np.dtype(f"int{width}")
+    nmant, bias = int(info.nmant), int(info.maxexp) - 2  # a mantissa in [0.5, 1) has exponent field `bias`
+    # subnormals: scale into the normal range first
+    subnormal = logical_and(less(abs(xf), float(info.tiny)), not_equal(xf, 0))
+    scaled = where(subnormal, multiply(xf, float(2.0 ** (nmant + 1))), xf)
+    b = xf.trace.emit()
+    bits = Tracer(stablehlo.bitcast_convert(b, scaled.value, tensor_type(xf.shape, as_int)), xf.trace)
+    field_mask = (1 << (width - 1 - nmant)) - 1
+    field = bitwise_and(right_shift(bits, nmant), field_mask)
+    exponent = subtract(astype(field, np.int32), bias)
+    exponent = where(subnormal, subtract(exponent, nmant + 1), exponent)
+    cleared = bitwise_and(bits, int(np.array(~(field_mask << nmant), dtype=as_int)))
+    mbits = bitwise_or(cleared, int(bias << nmant))
+    mant = Tracer(stablehlo.bitcast_convert(xf.trace.emit(), mbits.value, tensor_type(xf.shape, xf.dtype)), xf.trace,
+                  xf.weak)
+    special = logical_or(equal(xf, 0), logical_not(isfinite(xf)))
+    return where(special, xf, mant), where(special, 0, exponent)
+
+
 def fmax(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise maximum that ignores NaNs (NaN only where both are NaN)."""
     if _trace_of(x, y) is None:
@@ -451,10 +489,10 @@ atan2 = arctan2
 pow = power  # noqa: A001 - the array API's name
 
 __all__ = [
-    "acos", "acosh", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin", "asinh",
-    "atan", "atan2", "atanh", "bitwise_and", "bitwise_count", "bitwise_invert", "bitwise_left_shift", "bitwise_not",
+    "acos", "acosh", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin", "asinh", "atan",
+    "atan2", "atanh", "bitwise_and", "bitwise_count", "bitwise_invert", "bitwise_left_shift", "bitwise_not",
     "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cbrt", "conj", "conjugate", "copysign", "cosh", "deg2rad",
-    "degrees", "fabs", "fix", "float_power", "fmax", "fmin", "fmod", "gcd", "heaviside", "hypot", "imag", "invert",
-    "lcm", "ldexp", "left_shift", "logaddexp2", "modf", "nextafter", "positive", "pow", "rad2deg", "radians", "real",
-    "right_shift", "rint", "signbit", "sinc", "sinh", "trunc",
+    "degrees", "fabs", "fix", "float_power", "fmax", "fmin", "fmod", "frexp", "gcd", "heaviside", "hypot", "imag",
+    "invert", "lcm", "ldexp", "left_shift", "logaddexp2", "modf", "nextafter", "positive", "pow", "rad2deg",
+    "radians", "real", "right_shift", "rint", "signbit", "sinc", "sinh", "trunc",
 ]

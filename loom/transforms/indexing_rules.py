@@ -1064,4 +1064,5 @@ def _reduce_window_jvp_choosers(b, op, xs, ts):
     return [b.insert(new).results[1]]
 
 
+import loom.transforms.numpy_rules  # noqa: E402, F401  (rules of the chlo ops loom.numpy emits)
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
