@@ -1693,8 +1693,11 @@ def _own(x: Any, args: Sequence[Any]) -> Any:
     """A result the caller may keep and modify: a fresh, writeable ndarray."""
     if isinstance(x, tuple):
         return tuple(_own(v, args) for v in x)
-    if type(x) is not np.ndarray or x.base is not None or not x.flags.writeable or any(x is a for a in args):
+    if type(x) is not np.ndarray or x.base is not None or not x.flags.writeable:
         return np.array(x)
+    for a in args:  # a loop, not any(genexpr): this runs for every result of every call
+        if x is a:
+            return np.array(x)
     return x
 
 

@@ -562,7 +562,9 @@ def reduce_precision(x, exponent_bits: int, mantissa_bits: int):
 
 @kernel("stablehlo.reshape")
 def _reshape(op: Operation) -> Kernel:
-    return Kernel(np.reshape, Operand(0), result_shape(op))
+    # the method, not np.reshape: that one goes through two Python frames of numpy's dispatch
+    # (values here are ndarrays or numpy scalars, both of which have .reshape)
+    return Kernel(reshape, Operand(0), result_shape(op))
 
 
 @kernel("stablehlo.transpose")

@@ -491,11 +491,20 @@ def _flatten_arrays(x: Any, leaves: list[Any], key: list[Any]) -> bool:
     if t is dict:
         keys = sorted(x)
         key.append((dict, tuple(keys)))
-        return all(_flatten_arrays(x[k], leaves, key) for k in keys)
-    if t is tuple or t is list:
+        children = [x[k] for k in keys]
+    elif t is tuple or t is list:
         key.append((t, len(x)))
-        return all(_flatten_arrays(c, leaves, key) for c in x)
-    return False
+        children = x
+    else:
+        return False
+    # plain loops: arrays inline, no generator per node (this runs on every call)
+    for c in children:
+        if type(c) is np.ndarray:
+            leaves.append(c)
+            key.append((c.shape, c.dtype))
+        elif not _flatten_arrays(c, leaves, key):
+            return False
+    return True
 
 
 def _device_key(args: tuple) -> Hashable | None:
