@@ -231,13 +231,36 @@ def test_creation_functions_have_jax_default_dtypes():
     assert e.shape == F.shape and e.dtype == np.float32
 
 
-def test_value_dependent_shapes_raise_under_tracing_and_work_eagerly():
+def test_value_dependent_shapes_raise_under_tracing_without_size_and_work_eagerly():
     x = np.array([3, 1, 3, 0], np.int32)
     np.testing.assert_array_equal(lnp.unique(x), [0, 1, 3])
     np.testing.assert_array_equal(lnp.nonzero(x)[0], [0, 1, 2])
     for name in ("unique", "nonzero", "argwhere", "flatnonzero"):
-        with pytest.raises(loom.frontend.tracing.TracerError, match=f"{name}: the output shape depends on the values"):
+        with pytest.raises(loom.frontend.tracing.TracerError,
+                           match=f"{name}: the output shape depends on the values.*pass a static size="):
             loom.jit(getattr(lnp, name))(x)
+
+
+@pytest.mark.parametrize("size", [2, 5, 14])
+def test_size_variants_match_jax(size):
+    x = np.array([[0, 3, 0, 1], [2, 0, 0, 5], [0, 0, 7, 0]], np.int32)
+    f = np.array([3.0, 1, 3, -2, 1, 7], np.float32)
+    cases = [
+        (lambda m, a: m.nonzero(a, size=size), x),
+        (lambda m, a: m.nonzero(a, size=size, fill_value=-1), x[0]),
+        (lambda m, a: m.argwhere(a, size=size, fill_value=-1), x),
+        (lambda m, a: m.flatnonzero(a, size=size), x),
+        (lambda m, a: m.unique(a, size=size), f),
+        (lambda m, a: m.unique(a, size=size, fill_value=0.5), f),
+    ]
+    for fn, arg in cases:
+        ours = loom.jit(lambda a, fn=fn: fn(lnp, a))(arg)
+        eager = fn(lnp, arg)
+        theirs = fn(jnp, arg)
+        for o, e, t in zip(*(v if isinstance(v, tuple) else (v,) for v in (ours, eager, theirs))):
+            assert o.dtype == t.dtype
+            np.testing.assert_array_equal(o, t)
+            np.testing.assert_array_equal(e, t)
 
 
 def test_quantile_rejects_a_traced_q():

@@ -10,7 +10,7 @@ arrays.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -809,24 +809,105 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     return arr.at[tuple(index)].set(values, mode=mode)
 
 
-def _value_dependent(name: str, size_note: str = "") -> Callable:
-    np_fn = getattr(np, name)
-
-    def fn(x: ArrayLike, *args: Any, **kwargs: Any) -> Any:
-        if _traced(x):
-            raise TracerError(f"{name}: the output shape depends on the values of `x`, which are not known inside "
-                              f"loom.jit; call it on a concrete array outside the traced function{size_note} "
-                              f"(at {user_line()})")
-        return np_fn(x, *args, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"`numpy.{name}` on concrete arrays only: its output shape depends on the values."
-    return fn
+def _sized_message(name: str) -> str:
+    return (f"{name}: the output shape depends on the values of its argument, which are not known inside loom.jit; "
+            f"pass a static size= (as in JAX) or call it on a concrete array (at {user_line()})")
 
 
-unique = _value_dependent("unique", " (JAX's `size=` variant is not implemented)")
-nonzero = _value_dependent("nonzero", " (JAX's `size=` variant is not implemented)")
-argwhere = _value_dependent("argwhere", " (JAX's `size=` variant is not implemented)")
-flatnonzero = _value_dependent("flatnonzero", " (JAX's `size=` variant is not implemented)")
+def _first_true(mask: Tracer, size: int) -> tuple[Tracer, Tracer]:
+    """Flat positions of the first `size` true entries of the 1-D `mask` (in order) and which of the
+    `size` slots hold one, by a stable sort of the positions keyed on the mask."""
+    from loom.numpy import arange
+    n = mask.shape[0]
+    order = argsort(astype(mask, np.int32) * -1 + 1)  # trues (key 0) first, stable
+    if size > n:
+        from loom.numpy._more import pad
+        order = pad(order, (0, size - n))
+    order = _take_slice(order, 0, 0, size)
+    valid = less(arange(size), sum(mask))
+    return order, valid
+
+
+def nonzero(x: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> tuple[Any, ...]:
+    """The indices of the nonzero elements, one int32 array per axis. Inside `loom.jit` `size` is
+    required: the first `size` indices, padded with `fill_value` (0 by default), as JAX."""
+    if not isinstance(x, Tracer):
+        out = np.nonzero(x)
+        if size is None:
+            return out
+        fill = 0 if fill_value is None else fill_value
+        return tuple(np.concatenate([o[:size], np.full(builtins.max(size - len(o), 0), fill, o.dtype)]) for o in out)
+    if size is None:
+        raise TracerError(_sized_message("nonzero"))
+    mask = ravel(not_equal(x, 0))
+    pos, valid = _first_true(mask, int(size))
+    out = []
+    stride = 1
+    for d in reversed(x.shape):
+        out.append(pos if d == x.size else _int_mod(_int_div(pos, stride), d))
+        stride *= d
+    fill = 0 if fill_value is None else fill_value
+    return tuple(where(valid, o, astype(_as_tracer(np.asarray(fill), o), o.dtype)) for o in reversed(out))
+
+
+def _int_div(x: Tracer, k: int) -> Tracer:
+    from loom.numpy._more import floor_divide
+    return x if k == 1 else floor_divide(x, k)
+
+
+def _int_mod(x: Tracer, k: int) -> Tracer:
+    from loom.numpy._more import remainder
+    return remainder(x, k)
+
+
+def flatnonzero(x: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """Indices of the nonzero elements of the flattened `x` (`size` required inside `loom.jit`)."""
+    if not isinstance(x, Tracer) and size is None:
+        return np.flatnonzero(x)
+    if isinstance(x, Tracer) and size is None:
+        raise TracerError(_sized_message("flatnonzero"))
+    return nonzero(ravel(x), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(x: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """The indices of the nonzero elements, one row each (`size` required inside `loom.jit`)."""
+    if not isinstance(x, Tracer) and size is None:
+        return np.argwhere(x)
+    if isinstance(x, Tracer) and size is None:
+        raise TracerError(_sized_message("argwhere"))
+    if np.ndim(x) == 0:
+        x = reshape(x, (1,)) if isinstance(x, Tracer) else np.reshape(x, (1,))
+        return argwhere(x, size=size, fill_value=fill_value)[:, :0]
+    cols = nonzero(x, size=size, fill_value=fill_value)
+    if isinstance(x, Tracer):
+        from loom.numpy import stack
+        return stack(cols, axis=1)
+    return np.stack(cols, axis=1)
+
+
+def unique(x: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """The sorted unique values of the flattened `x`. Inside `loom.jit` `size` is required: the first
+    `size` of them, padded with `fill_value` (by default the smallest value, as JAX). The
+    `return_index` / `return_counts` variants are not implemented."""
+    if not isinstance(x, Tracer):
+        out = np.unique(x)
+        if size is None:
+            return out
+        fill = (out.min() if out.size else 0) if fill_value is None else fill_value
+        return np.concatenate([out[:size], np.full(builtins.max(size - len(out), 0), fill, out.dtype)])
+    if size is None:
+        raise TracerError(_sized_message("unique"))
+    s = sort(ravel(x))
+    n = s.shape[0]
+    if n == 0:
+        raise ValueError(f"unique: an empty array has no values to fill with (at {user_line()})")
+    first = concatenate([_lift(s.trace, np.asarray([True])), not_equal(_take_slice(s, 0, 1, n),
+                                                                          _take_slice(s, 0, 0, n - 1))])
+    pos, valid = _first_true(first, int(size))
+    values = take(s, minimum(pos, n - 1))
+    fill = s[0] if fill_value is None else fill_value
+    return where(valid, values, fill)
+
 
 __all__ = [
     "allclose", "argpartition", "argwhere", "array_equal", "array_split", "atleast_1d", "atleast_2d", "atleast_3d",
