@@ -162,3 +162,15 @@ def test_lax_grad_through_conv_and_dynamic_slice():
     ours = loom.grad(f(lax, loom.numpy), (0, 1))(IMG, KER)
     theirs = jax.grad(f(jl, jax.numpy), (0, 1))(IMG, KER)
     _compare(ours, theirs)
+
+
+def test_dynamic_index_in_dim_matches_jax():
+    x = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    for axis in (0, 1, -1):
+        for i in (-1, 0, 2, 9):
+            for keep in (True, False):
+                want = jax.lax.dynamic_index_in_dim(x, np.int32(i), axis, keep)
+                got = loom.jit(lambda x, i, a=axis, k=keep: lax.dynamic_index_in_dim(x, i, a, k))(x, np.int32(i))
+                np.testing.assert_array_equal(got, want)
+    g = loom.grad(lambda x: lax.dynamic_index_in_dim(x, np.int32(1), 1, False).sum())(x)
+    np.testing.assert_array_equal(g, jax.grad(lambda x: jax.lax.dynamic_index_in_dim(x, 1, 1, False).sum())(x))

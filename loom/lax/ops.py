@@ -454,6 +454,16 @@ def dynamic_slice_in_dim(operand: Array, start_index: Array, slice_size: int, ax
     return dynamic_slice(operand, starts, sizes)
 
 
+def dynamic_index_in_dim(operand: Array, index: Array, axis: int = 0, keepdims: bool = True) -> Array:
+    """The slice at `index` along `axis` (a `dynamic_slice` of size 1), as `jax.lax.dynamic_index_in_dim`:
+    without `keepdims` the axis is dropped."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    if keepdims:
+        return out
+    shape = np.shape(operand) if not isinstance(operand, Tracer) else operand.shape
+    return squeeze(out, [axis % len(shape)])
+
+
 def dynamic_update_slice_in_dim(operand: Array, update: Array, start_index: Array, axis: int) -> Array:
     """`dynamic_update_slice` along one axis."""
     shape = np.shape(operand) if not isinstance(operand, Tracer) else operand.shape
@@ -841,7 +851,8 @@ __all__ = [
     "bitcast_convert_type",
     "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "broadcasted_iota",
     "cbrt", "ceil", "clamp", "clz", "concatenate", "conv", "conv_general_dilated", "convert_element_type", "cos",
-    "cummax", "cummin", "cumprod", "cumsum", "div", "dot", "dot_general", "dynamic_slice", "dynamic_slice_in_dim",
+    "cummax", "cummin", "cumprod", "cumsum", "div", "dot", "dot_general", "dynamic_index_in_dim",
+    "dynamic_slice", "dynamic_slice_in_dim",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "exp", "expand_dims", "expm1", "floor", "gather", "ge",
     "gt", "index_in_dim", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min",
     "mul", "ne", "neg", "pad", "population_count", "pow", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
