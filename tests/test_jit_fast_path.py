@@ -233,3 +233,16 @@ def test_tree_fast_path_checks_donation():
     assert len(f._fast_tree) == 1
     with pytest.raises(ValueError, match="donated"):
         f(g, g)  # the fast path's check: a donated argument passed twice
+
+
+def test_numpy_scalar_constants_in_traced_code_are_strongly_typed() -> None:
+    """A numpy scalar written in traced code promotes like an array of its dtype (as in JAX with
+    64-bit types on); a Python float stays weak."""
+    import jax
+    x = np.ones(2, np.float32)
+    with jax.enable_x64(True):
+        expected = jax.jit(lambda x: x * np.float64(0.1))(x)
+    out = loom.jit(lambda x: x * np.float64(0.1))(x)
+    assert out.dtype == expected.dtype == np.float64
+    np.testing.assert_array_equal(out, np.asarray(expected))
+    assert loom.jit(lambda x: x * 0.1)(x).dtype == np.float32

@@ -111,6 +111,8 @@ def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
     """(dtype, weak) of a Python scalar, numpy value or tracer."""
     if isinstance(x, Tracer):
         return x.dtype, x.weak
+    if isinstance(x, np.generic):  # before float: np.float64 subclasses it, but is strongly typed
+        return x.dtype, False
     if isinstance(x, bool):
         return np.dtype(np.bool_), False
     if isinstance(x, int):
