@@ -809,6 +809,46 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
     return arr.at[tuple(index)].set(values, mode=mode)
 
 
+def histogram(a: ArrayLike, bins: int | ArrayLike = 10, range: tuple[float, float] | None = None,  # noqa: A002
+              weights: ArrayLike | None = None, density: bool = False) -> tuple[Any, Any]:
+    """Counts of the flattened `a` in `bins` (a count of equal bins over `range`, by default the data's
+    minimum and maximum, or increasing edges) and the edges; the last bin includes its right edge.
+    Inside `loom.jit` the counts are float (as JAX), computed by comparing each value with all edges."""
+    if not _traced(a, bins, weights):
+        return np.histogram(a, bins, range=range, weights=weights, density=density)
+    from loom.numpy import arange
+    a = ravel(_as_tracer(a, [a, bins, weights]))
+    d = _floating(a.dtype)
+    af = astype(a, d)
+    if isinstance(bins, (int, np.integer)):
+        n = int(bins)
+        if range is None:
+            lo, hi = min(af), max(af)
+        else:
+            lo, hi = _lift(a.trace, np.asarray(range[0], d)), _lift(a.trace, np.asarray(range[1], d))
+        same = equal(lo, hi)
+        lo, hi = where(same, subtract(lo, 0.5), lo), where(same, add(hi, 0.5), hi)
+        steps = divide(arange(n + 1), float(n))
+        edges = add(lo, multiply(subtract(hi, lo), astype(steps, d)))
+        edges = concatenate([_take_slice(edges, 0, 0, n), reshape(hi, (1,))])  # the last edge exactly
+    else:
+        edges = astype(_as_tracer(bins, a), d) if _traced(bins) or isinstance(bins, np.ndarray) else \
+            _lift(a.trace, np.asarray(bins, d))
+        n = edges.shape[0] - 1
+    index = subtract(searchsorted(edges, af, "right"), 1)
+    index = where(equal(af, edges[n]), n - 1, index)
+    inside = logical_and(less_equal(edges[0], af), less_equal(af, edges[n]))
+    one_hot = logical_and(equal(expand_dims(index, -1), arange(n)), expand_dims(inside, -1))
+    w = astype(one_hot, d)
+    if weights is not None:
+        w = multiply(w, expand_dims(ravel(astype(_as_tracer(weights, a), d)), -1))
+    counts = sum(w, axis=0)
+    if density:
+        counts = divide(divide(counts, sum(counts)), subtract(_take_slice(edges, 0, 1, n + 1),
+                                                             _take_slice(edges, 0, 0, n)))
+    return counts, edges
+
+
 def _sized_message(name: str) -> str:
     return (f"{name}: the output shape depends on the values of its argument, which are not known inside loom.jit; "
             f"pass a static size= (as in JAX) or call it on a concrete array (at {user_line()})")
@@ -913,8 +953,8 @@ __all__ = [
     "allclose", "argpartition", "argwhere", "array_equal", "array_split", "atleast_1d", "atleast_2d", "atleast_3d",
     "average", "broadcast_arrays", "column_stack", "convolve", "corrcoef", "correlate", "count_nonzero", "cov",
     "cross", "diag", "diagonal", "diff", "dstack", "ediff1d", "empty", "empty_like", "flatnonzero", "fliplr",
-    "flipud", "hsplit", "hstack", "identity", "indices", "inner", "interp", "isclose", "kron", "lexsort", "logspace",
-    "median", "meshgrid", "nan_to_num", "nanmax", "nanmean", "nanmin", "nansum", "nonzero", "partition", "percentile",
-    "piecewise", "polyval", "ptp", "put_along_axis", "quantile", "ravel", "rot90", "searchsorted", "select", "trace",
-    "tri", "tril", "triu", "unique", "vdot", "vsplit", "vstack",
+    "flipud", "histogram", "hsplit", "hstack", "identity", "indices", "inner", "interp", "isclose", "kron", "lexsort",
+    "logspace", "median", "meshgrid", "nan_to_num", "nanmax", "nanmean", "nanmin", "nansum", "nonzero", "partition",
+    "percentile", "piecewise", "polyval", "ptp", "put_along_axis", "quantile", "ravel", "rot90", "searchsorted",
+    "select", "trace", "tri", "tril", "triu", "unique", "vdot", "vsplit", "vstack",
 ]
