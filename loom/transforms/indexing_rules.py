@@ -320,8 +320,10 @@ def _scatter_vjp(b, op, cts):
         return [stablehlo.multiply(b, per, kept), None, stablehlo.multiply(b, share_u, gather_at(per))]
     if kind == "multiply" and (_constant_defined(u) or _unique(op)):
         ones = full(b, 1, x.type)
+        sorted_attr = op.properties.get("indices_are_sorted")
         factor = stablehlo.scatter(b, [ones], indices, [u], dn,
-                                   lambda bb, args: [stablehlo.multiply(bb, args[0], args[1])])
+                                   lambda bb, args: [stablehlo.multiply(bb, args[0], args[1])],
+                                   sorted_attr is not None and bool(sorted_attr.value), _unique(op))
         # with unique indices each output element is x * u for one update u
         gu = None if _constant_defined(u) else masked(valid, gather_at(stablehlo.multiply(b, g, x)))
         return [stablehlo.multiply(b, g, factor), None, gu]
