@@ -230,6 +230,8 @@ def _splat(attr: Attribute | None, want: type) -> tuple[int, Type] | None:
 
 def _int_is(attr: Attribute | None, pred: Callable[[int, int], bool]) -> bool:
     """`pred(unsigned value, width)` holds for an integer (or splat) constant."""
+    if attr is None:  # most operands are not constants
+        return False
     got = _splat(attr, IntegerAttr)
     return got is not None and pred(got[0], got[1].width)
 
@@ -522,8 +524,11 @@ def _parse_keyword_or_string(parser, allowed: Sequence[str], what: str) -> int:
 
 
 def _defining(v: Value, cls: type) -> Operation | None:
-    op = v.owner_op
-    return op if isinstance(op, cls) else None
+    if type(v) is OpResult:
+        op = v.op
+        if isinstance(op, cls):
+            return op
+    return None
 
 
 # Op bases ------------------------------------------------------------------------------------
@@ -579,8 +584,11 @@ class _IntBinaryOp(_ArithOp):
 
     def _fold_ints(self, operands: Sequence[Attribute | None], fn: Callable[[int, int, int], int | None]) \
             -> list[Attribute] | None:
-        w = _width(self.result.type)
-        r = const_fold_binary(operands, self.result.type, IntegerAttr, lambda a, b: fn(a, b, w))
+        if operands[0] is None or operands[1] is None:  # const_fold_binary needs both
+            return None
+        t = self.results[0].type
+        w = _width(t)
+        r = const_fold_binary(operands, t, IntegerAttr, lambda a, b: fn(a, b, w))
         return None if r is None else [r]
 
 
@@ -735,13 +743,14 @@ class AddIOp(_IntOverflowOp):
     traits = (Commutative,)
 
     def fold(self, operands: list[Attribute | None]) -> list[Attribute | Value] | None:
+        lhs, rhs = self._operands[0].value, self._operands[1].value  # (self.lhs / self.rhs, faster)
         if _is_zero(operands[1]):
-            return [self.lhs]
-        sub = _defining(self.lhs, SubIOp)
-        if sub is not None and sub.rhs is self.rhs:
+            return [lhs]
+        sub = _defining(lhs, SubIOp)
+        if sub is not None and sub.rhs is rhs:
             return [sub.lhs]
-        sub = _defining(self.rhs, SubIOp)
-        if sub is not None and sub.rhs is self.lhs:
+        sub = _defining(rhs, SubIOp)
+        if sub is not None and sub.rhs is lhs:
             return [sub.lhs]
         return self._fold_ints(operands, lambda a, b, w: (a + b) & ((1 << w) - 1))
 
@@ -777,10 +786,11 @@ class MulIOp(_IntOverflowOp):
     traits = (Commutative,)
 
     def fold(self, operands: list[Attribute | None]) -> list[Attribute | Value] | None:
-        if _is_zero(operands[1]):
-            return [self.rhs]
-        if _is_one(operands[1]):
-            return [self.lhs]
+        if operands[1] is not None:
+            if _is_zero(operands[1]):
+                return [self.rhs]
+            if _is_one(operands[1]):
+                return [self.lhs]
         return self._fold_ints(operands, lambda a, b, w: (a * b) & ((1 << w) - 1))
 
 

@@ -355,7 +355,14 @@ class GreedyDriver(RewriteListener):
 
     def _replace_with_fold_results(self, op: Operation, results: list) -> bool:
         rewriter = self.rewriter
-        with rewriter.insertion_guard():
+        for folded in results:
+            if not isinstance(folded, Value):
+                break
+        else:  # folded to existing values only: nothing to materialise, no insertion point needed
+            rewriter.replace_op(op, results)
+            return True
+        saved_point, saved_location = rewriter.insertion_point, rewriter._location
+        try:
             rewriter.set_insertion_point_before(op)
             replacements: list[Value] = []
             created: list[Operation] = []
@@ -372,6 +379,8 @@ class GreedyDriver(RewriteListener):
                 created.append(constant)
                 replacements.append(constant.results[0])
             rewriter.replace_op(op, replacements)
+        finally:
+            rewriter.insertion_point, rewriter._location = saved_point, saved_location
         return True
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from loom.ir.core import Block, Operation, OpResult, Region
-from loom.rewrite.effects import is_op_trivially_dead
+from loom.rewrite.effects import _REMOVABLE_CLASSES, regions_are_pure, removable_class
 from loom.rewrite.rewriter import PatternRewriter
 
 
@@ -91,14 +91,25 @@ def erase_dead_ops(rewriter: PatternRewriter, regions: Iterable[Region]) -> bool
         pending.discard(op)
         if op.parent is None:
             continue
-        if is_op_trivially_dead(op):
-            defs = [u.value.op for u in op._operands if type(u.value) is OpResult]
-            rewriter.erase_op(op)
-            erased = True
-            for d in defs:
-                if d.parent is not None and d not in pending:
-                    pending.add(d)
-                    worklist.append(d)
+        # Trivially dead (effects.is_op_trivially_dead, inlined: this runs for every op).
+        for r in op.results:
+            if r.uses:
+                break
+        else:
+            cls = type(op)
+            removable = _REMOVABLE_CLASSES.get(cls)
+            if removable is None:
+                removable = removable_class(cls)
+            if removable and (not op.regions or regions_are_pure(op)):
+                defs = [u.value.op for u in op._operands if type(u.value) is OpResult]
+                rewriter.erase_op(op)
+                erased = True
+                for d in defs:
+                    if d.parent is not None and d not in pending:
+                        pending.add(d)
+                        worklist.append(d)
+                continue
+        if not op.regions:
             continue
         for region in op.regions:
             for block in region.blocks:

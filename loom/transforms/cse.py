@@ -14,7 +14,7 @@ from loom.ir.attributes import UNKNOWN_LOC
 from loom.ir.core import Block, Operation, Region, Value
 from loom.ir.dominance import DominatorTree
 from loom.ir.opdef import Commutative, GraphRegions, IsolatedFromAbove, Terminator
-from loom.rewrite.effects import is_op_trivially_dead, is_pure
+from loom.rewrite.effects import pure_class, regions_are_pure, removable_class
 from loom.rewrite.passes import Pass, register_pass
 from loom.rewrite.rewriter import PatternRewriter
 
@@ -23,13 +23,29 @@ def _dict_key(d: dict) -> frozenset | tuple:
     return frozenset(d.items()) if d else ()
 
 
-def _op_key(op: Operation) -> tuple:
-    d = type(op).definition
-    operands = tuple(u.value for u in op._operands)
-    if d is not None and Commutative in d.trait_set:
+# Op class -> (terminator, pure, commutative, removable when unused), computed once per class.
+_CLASS_INFO: dict[type, tuple[bool, bool, bool, bool]] = {}
+
+
+def _class_info(cls: type) -> tuple[bool, bool, bool, bool]:
+    info = _CLASS_INFO.get(cls)
+    if info is None:
+        d = cls.definition
+        traits = d.trait_set if d is not None else frozenset()
+        info = _CLASS_INFO[cls] = (Terminator in traits, pure_class(cls), Commutative in traits,
+                                   removable_class(cls))
+    return info
+
+
+def _op_key(op: Operation, commutative: bool | None = None) -> tuple:
+    if commutative is None:
+        commutative = _class_info(type(op))[2]
+    operands = tuple([u.value for u in op._operands])
+    if commutative:
         operands = tuple(sorted(operands, key=id))
+    successors = tuple([s.block for s in op._successors]) if op._successors else ()
     return (op.name, _dict_key(op.properties), _dict_key(op.attributes), operands,
-            tuple(r.type for r in op.results), len(op.regions), op.successors)
+            tuple([r.type for r in op.results]), len(op.regions), successors)
 
 
 class _ScopedTable:
@@ -177,18 +193,28 @@ class CSEDriver:
             op = op._next
 
     def simplify_operation(self, table: _ScopedTable, op: Operation, ssa: bool) -> None:
-        d = type(op).definition
-        if d is not None and Terminator in d.trait_set:
+        terminator, pure, commutative, removable = _CLASS_INFO.get(type(op)) or _class_info(type(op))
+        if terminator:
             return
-        if is_op_trivially_dead(op):
-            self.to_erase.append(op)
-            self.num_dce += 1
+        regions = op.regions
+        # Trivially dead (effects.is_op_trivially_dead, with the class answers above).
+        for r in op.results:
+            if r.uses:
+                break
+        else:
+            if removable and (not regions or regions_are_pure(op)):
+                self.to_erase.append(op)
+                self.num_dce += 1
+                return
+        if not pure:
             return
-        if any(len(r.blocks) > 1 for r in op.regions):
-            return
-        if not is_pure(op):
-            return
-        key = _op_key(op)
+        if regions:
+            for r in regions:
+                if len(r.blocks) > 1:
+                    return
+            if not regions_are_pure(op):
+                return
+        key = _op_key(op, commutative)
         existing = table.lookup(op, key)
         if existing is None:
             table.insert(op, key)
