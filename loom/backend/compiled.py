@@ -532,7 +532,8 @@ class FunctionCodegen:
         if k.fn is None:  # known at compile time: the results are module constants
             values = k.value if len(op.results) != 1 else (k.value,)
             for r, v in zip(op.results, values):
-                scalar = splat_scalar(v) if v.size > 1 and shape_of(r.type) == v.shape else None
+                scalar = splat_scalar(v) if isinstance(v, np.ndarray) and v.size > 1 and \
+                    shape_of(r.type) == v.shape else None
                 if scalar is not None:
                     # a splat as one element, broadcast lazily: `x * 0.2` reads no [64, 64] array
                     # of 0.2 (the autodiff and SGD update make such constants), and is expanded
