@@ -398,6 +398,33 @@ def test_verifier_after_each_pass_names_the_broken_pass() -> None:
     PassManager.parse("builtin.module(test-break-ir)", verify=False).run(m)  # no verifier, no error
 
 
+@register_pass
+class BreakIRQuietlyPass(BreakIRPass):
+    """Breaks the IR like test-break-ir but claims to have changed nothing."""
+
+    name = "test-break-ir-quietly"
+    display_name = "TestBreakIRQuietlyPass"
+
+    def run(self, op: lir.Operation) -> None:
+        super().run(op)
+        self.mark_all_analyses_preserved()
+
+
+def test_verifier_skipped_after_a_pass_that_preserved_everything() -> None:
+    # As MLIR: no verification after a pass that marked all analyses preserved.
+    m = parse(TWO_FUNCS)
+    PassManager.parse("builtin.module(test-break-ir-quietly)").run(m)
+    with pytest.raises(lir.VerifyError):
+        m.verify()
+    # cse, dce and canonicalize say so when they change nothing; then a second run is a no-op.
+    m = parse(TWO_FUNCS)
+    PassManager.parse("builtin.module(inline,symbol-dce,canonicalize,cse,dce)").run(m)
+    for name in ("canonicalize", "cse", "dce", "symbol-dce", "inline"):
+        pm = PassManager.parse(f"builtin.module({name})")
+        p = pm.items[0]
+        pm.run(m)
+        assert p._preserved_all, name
+
 # The passes against MLIR --------------------------------------------------------------------
 
 def _corpus_cases():

@@ -68,15 +68,18 @@ class CallGraph:
         self.tables = tables
         self.nodes: list[CallGraphNode] = []
         self.by_region: dict[Region, CallGraphNode] = {}
-        self._collect(root, None, resolve=False)
-        self._collect(root, None, resolve=True)
+        # One walk finds the nodes and the calls; calls are resolved once every node is known.
+        calls: list[tuple[Operation, CallGraphNode]] = []
+        self._collect(root, None, calls)
+        for call, parent in calls:
+            target = self.resolve(call)
+            if target is not None:
+                parent.callees[target] = None
 
-    def _collect(self, op: Operation, parent: CallGraphNode | None, resolve: bool) -> None:
+    def _collect(self, op: Operation, parent: CallGraphNode | None, calls: list) -> None:
         if is_call(op):
-            if resolve and parent is not None:
-                target = self.resolve(op)
-                if target is not None:
-                    parent.callees[target] = None
+            if parent is not None:
+                calls.append((op, parent))
             return
         if is_callable(op):
             region = callable_region(op)
@@ -92,8 +95,10 @@ class CallGraph:
             parent = node
         for region in op.regions:
             for block in region.blocks:
-                for nested in block.ops:
-                    self._collect(nested, parent, resolve)
+                nested = block._first
+                while nested is not None:
+                    self._collect(nested, parent, calls)
+                    nested = nested._next
 
     def resolve(self, call: Operation) -> CallGraphNode | None:
         """The node a call op calls, or None (unknown or external callee)."""
@@ -183,7 +188,9 @@ class _UseList:
             self.recompute(node)
 
     def _referenced(self, op: Operation) -> list[CallGraphNode]:
-        uses = symbol_uses(op, strict=False) or []
+        uses = symbol_uses(op, strict=False)
+        if not uses:
+            return []
         table_start = op.parent_op if op.parent_op is not None else op
         out = []
         for ref in uses:
