@@ -1515,6 +1515,11 @@ class TorchExecutable(Executable):
         self.device = torch.device("cpu") if device is None else torch.device(device)
         if self.device.type == "cuda" and self.device.index is None:  # tensors report cuda:N, never bare cuda
             self.device = torch.device("cuda", torch.cuda.current_device())
+        if self.device.type == "cuda":
+            try:  # the fused knn op's Triton kernel registers itself; without triton, the numpy kernel runs
+                import loom.backend.triton_knn  # noqa: F401
+            except ImportError:
+                pass
         self._build(ModuleCodegen(module, kernels, "torch", self.device, torch_kernels), entry, donate)
         self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t)) if not isinstance(t, common.TupleType)
                            else (None, None) for t in self.input_types)
