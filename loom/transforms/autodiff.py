@@ -104,7 +104,8 @@ def unbroadcast(b: Builder, g: Value, operand: Value, dims: Sequence[int]) -> Va
     return v
 
 
-def _props_ints(op: Operation, name: str) -> list[int]:
+def props_ints(op: Operation, name: str) -> list[int]:
+    """The integers of an array/dense property of `op` (empty when it is absent)."""
     attr = op.properties.get(name)
     if attr is None:
         return []
@@ -281,7 +282,7 @@ def _convert(b, op, cts):
 
 @_rule("stablehlo.broadcast_in_dim")
 def _broadcast_in_dim(b, op, cts):
-    return [unbroadcast(b, cts[0], op.operands[0], _props_ints(op, "broadcast_dimensions"))]
+    return [unbroadcast(b, cts[0], op.operands[0], props_ints(op, "broadcast_dimensions"))]
 
 
 @_rule("stablehlo.reshape")
@@ -291,19 +292,19 @@ def _reshape(b, op, cts):
 
 @_rule("stablehlo.transpose")
 def _transpose(b, op, cts):
-    perm = _props_ints(op, "permutation")
+    perm = props_ints(op, "permutation")
     return [stablehlo.transpose(b, cts[0], list(np.argsort(perm)))]
 
 
 @_rule("stablehlo.reverse")
 def _reverse(b, op, cts):
-    return [stablehlo.reverse(b, cts[0], _props_ints(op, "dimensions"))]
+    return [stablehlo.reverse(b, cts[0], props_ints(op, "dimensions"))]
 
 
 @_rule("stablehlo.slice")
 def _slice(b, op, cts):
     x, g = op.operands[0], cts[0]
-    starts, strides = _props_ints(op, "start_indices"), _props_ints(op, "strides")
+    starts, strides = props_ints(op, "start_indices"), props_ints(op, "strides")
     if 0 in _shape(g):
         return [full_like(b, 0, x)]
     low, high, interior = [], [], []
@@ -318,8 +319,8 @@ def _slice(b, op, cts):
 @_rule("stablehlo.pad")
 def _pad(b, op, cts):
     x, g = op.operands[0], cts[0]
-    low, interior = _props_ints(op, "edge_padding_low"), _props_ints(op, "interior_padding")
-    if any(v < 0 for v in low) or any(v < 0 for v in _props_ints(op, "edge_padding_high")):
+    low, interior = props_ints(op, "edge_padding_low"), props_ints(op, "interior_padding")
+    if any(v < 0 for v in low) or any(v < 0 for v in props_ints(op, "edge_padding_high")):
         raise MissingRuleError(f"the {TRANSFORMATION} rule of stablehlo.pad does not handle negative padding")
     limits = [lo + (n - 1) * (i + 1) + 1 if n else lo for lo, n, i in zip(low, _shape(x), interior)]
     gx = stablehlo.slice_(b, g, low, limits, [i + 1 for i in interior])
@@ -417,14 +418,14 @@ def _reduce(b, op, cts):
         # are an extremum (the cotangent is split among the positions equal to it, as max)
         if cts[0] is None:
             return [None] * 4
-        return [_extremum_ct(op.operands[0], cts[0], op.results[0], _props_ints(op, "dimensions"), b),
+        return [_extremum_ct(op.operands[0], cts[0], op.results[0], props_ints(op, "dimensions"), b),
                 None, None, None]
     body = _reduce_body_op(op) if len(op.operands) == 2 else None
     if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
         raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with "
                                f"body {body or '(not a single add/maximum/minimum)'}")
     x, g, z = op.operands[0], cts[0], op.results[0]
-    dims = _props_ints(op, "dimensions")
+    dims = props_ints(op, "dimensions")
     kept = [i for i in range(len(_shape(x))) if i not in dims]
     if body == "stablehlo.add":
         return [stablehlo.broadcast_in_dim(b, g, _shape(x), kept), None]
@@ -485,9 +486,9 @@ def _reduce_window(b, op, cts):
     body = _reduce_body_op(op) if len(op.operands) == 2 else None
     x, g = op.operands[0], cts[0]
     rank = len(_shape(x))
-    window = _props_ints(op, "window_dimensions")
+    window = props_ints(op, "window_dimensions")
     ones = [1] * rank
-    plain = all(_props_ints(op, n) in ([], ones) for n in ("window_strides", "base_dilations", "window_dilations"))
+    plain = all(props_ints(op, n) in ([], ones) for n in ("window_strides", "base_dilations", "window_dilations"))
     attr = op.properties.get("padding")
     flat = [0] * (2 * rank) if attr is None else [int(v) for v in np.asarray(attr.to_numpy()).reshape(-1)]
     if body == "stablehlo.multiply" and plain:

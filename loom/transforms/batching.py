@@ -36,6 +36,7 @@ from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
 from loom.ir.types import FunctionType, IntegerType, RankedTensorType
 from loom.transforms import autodiff
+from loom.transforms.autodiff import props_ints as _ints
 
 TRANSFORMATION = "vmap"
 
@@ -53,16 +54,6 @@ class MissingRuleError(autodiff.MissingRuleError):
 
 def _shape(v: Value) -> tuple[int, ...]:
     return tuple(v.type.shape)
-
-
-def _ints(op: Operation, name: str) -> list[int]:
-    attr = op.properties.get(name)
-    if attr is None:
-        return []
-    values = getattr(attr, "values", None)
-    if values is None:
-        values = attr.to_numpy().tolist() if hasattr(attr, "to_numpy") else list(attr)
-    return [int(x) for x in values]
 
 
 def _batched_type(t: RankedTensorType, size: int, axis: int = 0) -> RankedTensorType:

@@ -31,6 +31,7 @@ from loom.ir.core import Operation, Value
 from loom.ir.types import FunctionType, RankedTensorType
 from loom.transforms import autodiff
 from loom.transforms.autodiff import full, is_float
+from loom.transforms.autodiff import props_ints as _ints
 
 TRANSFORMATION = "jvp"
 
@@ -56,16 +57,6 @@ def _like(b: Builder, value: float, v: Value) -> Value:
 def _zeros(b: Builder, t: Value | None, like: Value) -> Value:
     """`t`, or zeros of the type of `like` when `t` is None."""
     return t if t is not None else _like(b, 0, like)
-
-
-def _ints(op: Operation, name: str) -> list[int]:
-    attr = op.properties.get(name)
-    if attr is None:
-        return []
-    values = getattr(attr, "values", None)
-    if values is None:
-        values = attr.to_numpy().tolist() if hasattr(attr, "to_numpy") else list(attr)
-    return [int(x) for x in values]
 
 
 def _add(b: Builder, x: Value | None, y: Value | None) -> Value | None:

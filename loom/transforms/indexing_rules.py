@@ -36,6 +36,7 @@ from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import IntegerType, RankedTensorType
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full, is_float, reduce_sum
+from loom.transforms.autodiff import props_ints as _ints
 from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
 
@@ -47,16 +48,6 @@ I32 = IntegerType(32)
 
 def _shape(v: Value) -> tuple[int, ...]:
     return tuple(v.type.shape)
-
-
-def _ints(op: Operation, name: str) -> list[int]:
-    attr = op.properties.get(name)
-    if attr is None:
-        return []
-    values = getattr(attr, "values", None)
-    if values is None:
-        values = attr.to_numpy().tolist() if hasattr(attr, "to_numpy") else list(attr)
-    return [int(x) for x in values]
 
 
 def _int(op: Operation, name: str, default: int) -> int:
