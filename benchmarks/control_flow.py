@@ -39,6 +39,7 @@ if __name__ == "__main__":  # thread counts must be set before numpy, torch and 
         os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 import numpy as np  # noqa: E402
+from bench_common import cpu_name  # noqa: E402
 
 import loom  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
@@ -48,15 +49,7 @@ HIDDEN, BATCH, MAX_LEN = 256, 32, 1000
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_name()
     return f"{cpu}, {os.cpu_count()} cores, {platform.python_implementation()} {platform.python_version()}"
 
 

@@ -32,24 +32,17 @@ if __name__ == "__main__" and "--blas-threads" in sys.argv:  # must precede the 
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _n
 
 import numpy as np  # noqa: E402
+from bench_common import cpu_name, load_average  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_name()
     import jax
     blas = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     return (f"{cpu}, {os.cpu_count()} cores, load average {load:.1f}, Python {platform.python_version()}, "
             f"numpy {np.__version__} (OpenBLAS threads: {blas}), jax {jax.__version__}")
 

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from bench_common import cpu_name, load_average  # noqa: E402
 
 import loom
 import loom.numpy as lnp
@@ -43,17 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_name()
     import jax
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     return (f"{cpu}, {os.cpu_count()} cores, load average {load:.1f}, Python {platform.python_version()}, "
             f"numpy {np.__version__}, jax {jax.__version__}")
 

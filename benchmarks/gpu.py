@@ -20,26 +20,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable
 
 import numpy as np
+from bench_common import cpu_name, load_average  # noqa: E402
 
 
 def machine(torch, jax, device) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_name()
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else "no GPU"
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     return (f"{cpu}, {os.cpu_count()} cores, load {load:.1f}; {gpu}; torch {torch.__version__}, "
             f"jax {jax.__version__} on {jax.devices()[0].platform}")
 

@@ -28,27 +28,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from bench_common import cpu_name, load_average  # noqa: E402
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_name()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     return f"{cpu}, {cores} cores, numpy {np.__version__}, load average {load:.2f} at start"
 
 
