@@ -123,14 +123,25 @@ class GreedyDriver(RewriteListener):
     def add_to_worklist(self, op: Operation) -> None:
         """Add `op` and its ancestors up to the driver's region (nothing if `op` is outside it)."""
         scope = self.region
+        block = op.parent
+        if block is not None and block.parent is scope:  # the common case: no ancestor to add
+            positions = self.positions
+            if op not in positions:
+                positions[op] = len(self.worklist)
+                self.worklist.append(op)
+            return
         ancestors = []
         while True:
             ancestors.append(op)
             block = op.parent
             region = block.parent if block is not None else None
             if region is scope:
+                positions = self.positions
+                worklist = self.worklist
                 for a in ancestors:
-                    self._push(a)
+                    if a not in positions:
+                        positions[a] = len(worklist)
+                        worklist.append(a)
                 return
             if region is None:
                 return
