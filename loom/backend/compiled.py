@@ -1240,6 +1240,25 @@ def _has_shell_dtypes(values: Sequence[Value]) -> bool:
     return False
 
 
+def _torch_reduce_kind(ufunc: np.ufunc, dtype: np.dtype, init_value: Value) -> tuple[str | None, bool]:
+    """The torch reduction (`sum`, `max`, ...) a reducer ufunc maps to over `dtype` (None: none
+    does), and whether the init value must be combined in (it is not the reduction's identity)."""
+    kind = _TORCH_REDUCE_KINDS.get(ufunc)
+    if dtype == np.bool_ and kind is not None:
+        kind = _BOOL_REDUCE_KINDS[kind]
+    elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
+        kind = None
+    if kind is None:
+        return None, False
+    init = _constant_value(init_value)
+    identity = _IDENTITY.get(kind)
+    if kind == "max" and dtype.kind in "fV":
+        identity = -np.inf
+    elif kind == "min" and dtype.kind in "fV":
+        identity = np.inf
+    return kind, init is None or identity is None or bool(init != identity)
+
+
 @torch_codegen_rule("stablehlo.reduce")
 def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
     kt = _kt()
@@ -1254,21 +1273,10 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
     dtype = dtype_of(op.results[0].type)
     ufunc = reducer_ufunc(region) if n == 1 else None
     if ufunc is not None:
-        kind = _TORCH_REDUCE_KINDS.get(ufunc)
-        if dtype == np.bool_ and kind is not None:
-            kind = _BOOL_REDUCE_KINDS[kind]
-        elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
-            kind = None
+        kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
         if kind is None:
             gen.numpy_island(op)
             return
-        init = _constant_value(inits[0])
-        identity = _IDENTITY.get(kind)
-        if kind == "max" and dtype.kind in "fV":
-            identity = -np.inf
-        elif kind == "min" and dtype.kind in "fV":
-            identity = np.inf
-        combine = init is None or identity is None or bool(init != identity)
         gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
                      f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
         return
@@ -1347,21 +1355,10 @@ def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
     dtype = dtype_of(op.results[0].type)
     ufunc = reducer_ufunc(region) if n == 1 else None
     if ufunc is not None:
-        kind = _TORCH_REDUCE_KINDS.get(ufunc)
-        if dtype == np.bool_ and kind is not None:
-            kind = _BOOL_REDUCE_KINDS[kind]
-        elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
-            kind = None
+        kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
         if kind is None:
             gen.numpy_island(op)
             return
-        init = _constant_value(inits[0])
-        identity = _IDENTITY.get(kind)
-        if kind == "max" and dtype.kind in "fV":
-            identity = -np.inf
-        elif kind == "min" and dtype.kind in "fV":
-            identity = np.inf
-        combine = init is None or identity is None or bool(init != identity)
         gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(xs[0])}, {gen.name(inits[0])}, {kind!r}, "
                      f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
         return
