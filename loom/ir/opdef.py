@@ -83,7 +83,10 @@ class operand(_Field):
     def __get__(self, op: Operation | None, owner: type) -> Any:
         if op is None:
             return self
-        lo, hi = op.definition.operand_range(op, self.index)
+        d = op.definition
+        if d._operand_variadics == 0:  # the common case: one operand per field, no range to compute
+            return op._operands[self.index].value
+        lo, hi = d.operand_range(op, self.index)
         vals = op.operands[lo:hi]
         if self.kind == SINGLE:
             return vals[0]
@@ -106,7 +109,10 @@ class result_def(_Field):
     def __get__(self, op: Operation | None, owner: type) -> Any:
         if op is None:
             return self
-        lo, hi = op.definition.result_range(op, self.index)
+        d = op.definition
+        if d._result_variadics == 0:
+            return op.results[self.index]
+        lo, hi = d.result_range(op, self.index)
         vals = op.results[lo:hi]
         if self.kind == SINGLE:
             return vals[0]
