@@ -10,7 +10,7 @@
     `jax.jit(f).lower(...).compile()` with JAX's caches cleared, and JAX's whole first call. A
     fresh function object each round, so no tracing cache helps either side. (A purely
     elementwise 2000-op chain is no fair test: XLA's CPU compile time explodes on it, 10 s for 200
-    ops and 36 s for 400; see NOTES_frontend.md.)
+    ops and 36 s for 400; see NOTES.md.)
 (b) Steady-state call overhead of a jitted small function (`x * 2.0 + 1.0` on a float32[4]),
     microseconds per call; JAX's result waited for (`block_until_ready`).
 (c) Time per training step of examples/digits_mlp.py (64-64-10 MLP, batch 32, value_and_grad

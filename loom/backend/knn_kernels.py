@@ -23,7 +23,7 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
 - for L2 with many queries the half squared norms are folded into the GEMM (`[q, 1] . [x, h]`)
   instead of being added to every score tile.
 
-benchmarks/NOTES_knn.md records the measurements behind these choices.
+benchmarks/NOTES.md (knn section) records the measurements behind these choices.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 # Tile sizes: a (query tile x chunk) float32 score tile of CHUNK_BYTES, query tiles of at most
 # QUERY_TILE. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3): 500 queries x 2048
 # database rows (4 MiB, in L3) ran the sweep faster than L2-sized tiles (128 x 2048), the larger
-# GEMM per call paying for the cache misses of the reduction (benchmarks/NOTES_knn.md).
+# GEMM per call paying for the cache misses of the reduction (benchmarks/NOTES.md (knn section)).
 QUERY_TILE = 512
 CHUNK_BYTES = 4 << 20
 GROUP_ROWS = 16
