@@ -6,7 +6,9 @@ The function is traced into a `func.func` (as `loom.jit` does), transformed by
 compiled with the compiled executor; the compiled function is cached per input signature. Called
 while another function is being traced (inside `loom.jit`, or inside another `grad`), the
 transformed function's ops are inlined into the enclosing trace instead, so `jit(grad(f))` and
-`grad(grad(f))` work. Arguments and results are pytrees.
+`grad(grad(f))` work. Arguments and results are pytrees. The function may close over traced
+values of the enclosing trace (see `TraceContext.capture`): they are passed as extra inputs and
+are constants for this gradient, as in JAX; an enclosing grad still differentiates through them.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class _Traced:
         self.aux_tree = aux_tree
         self.n_out = n_out
         self.out_avals = out_avals
+        self.captures: list[Any] = []
         self._executable: Executable | None = None
 
     def run(self, leaves: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
@@ -140,9 +143,11 @@ class _Differentiable:
             out_avals = [(tuple(t.shape), _np_dtype(t)) for t in ftype.results[:n_out]]
             traced = _Traced(module, len(leaves), trees["out"], trees["aux"] if self.has_aux else None,
                              n_out, out_avals)
+            # closed-over tracers of enclosing traces: extra trailing inputs, not differentiated
+            traced.captures = lowered.captures
             if not in_tracing:
                 self._cache[key] = traced
-        return traced, leaves, groups
+        return traced, [*leaves, *traced.captures], groups
 
 
 def _np_dtype(t: Any) -> np.dtype:

@@ -126,6 +126,8 @@ class Lowered:
         self._jitted = jitted
         self._key = key
         self.device = device
+        # tracers of enclosing traces the function closed over: its extra trailing inputs
+        self.captures: list[Any] = []
 
     def as_text(self, generic: bool = False, debuginfo: bool = False) -> str:
         """The module as MLIR text (custom forms unless `generic`, locations with `debuginfo`)."""
@@ -386,7 +388,9 @@ class Jitted:
         module = trace.module
         _pass_manager(self.pipeline).run(module)
         module.verify()
-        return Lowered(module, out_tree, self, key, device, donate)
+        lowered = Lowered(module, out_tree, self, key, device, donate)
+        lowered.captures = list(trace.captures)
+        return lowered
 
     def _compile_for(self, args: tuple, kwargs: dict) -> tuple[Compiled, list[Any], bool, Hashable]:
         key, leaves, wrap = self._placed_signature(args, kwargs)

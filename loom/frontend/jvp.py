@@ -78,7 +78,9 @@ def _transform(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
     _pass_manager().run(module)
     module.verify()
     out_avals = [(tuple(t.shape), _np_dtype(t)) for t in ftype.results]
-    return _Transformed(module, trees["out"], out_avals, trees["n_out"], trees["aux"] if has_aux else None), leaves
+    # closed-over tracers of enclosing traces are extra trailing primals (their tangents are zeros)
+    return (_Transformed(module, trees["out"], out_avals, trees["n_out"], trees["aux"] if has_aux else None),
+            [*leaves, *lowered.captures])
 
 
 def jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = False) -> tuple[Any, ...]:
@@ -111,8 +113,12 @@ def jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fa
 def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
     """The tangents checked against the primals' shapes and dtypes (zeros for integer primals)."""
     ts: list[Any] = []
-    for p, t in zip(leaves, t_leaves):
+    for i, p in enumerate(leaves):
         dtype, shape = np.dtype(p.dtype), tuple(p.shape)
+        if i >= len(t_leaves):  # a captured closure value: no tangent
+            ts.append(np.zeros(shape, dtype))
+            continue
+        t = t_leaves[i]
         if isinstance(t, Tracer):
             ts.append(t)
             continue

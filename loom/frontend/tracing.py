@@ -4,6 +4,12 @@ with JAX's dtype promotion (weak types for Python scalars) and numpy broadcastin
 A `TraceContext` owns the module, the function and a `Builder`; while it is active (a `with`
 block) `loom.numpy` functions applied to tracers insert StableHLO ops. Every op gets a
 `FileLineColLoc` of the user's line: the first frame on the Python stack outside the loom package.
+
+Traces nest (grad, vmap, jvp inside `loom.jit` trace the inner function in a trace of its own).
+A tracer of an enclosing active trace read by the inner function (a closure, as JAX allows) is
+captured (`TraceContext.capture`): it becomes an extra argument appended to the inner function's
+inputs, and the transformation passes the outer tracer for it when inlining into the enclosing
+trace. A tracer of a trace that is no longer active (leaked) is never captured: using it raises.
 """
 
 from __future__ import annotations
@@ -157,6 +163,10 @@ class TraceContext:
         self.func = func.FuncOp.build(name, FunctionType(tuple(arg_types), ()))
         self.module.body.append(self.func)
         self.builder = Builder(InsertionPoint.at_end(self.func.entry_block))
+        # closure capture: tracers of enclosing active traces this function reads, in order; each
+        # became an extra (implicit) argument appended to the function's inputs
+        self.captures: list[Tracer] = []
+        self._captured: dict[int, Tracer] = {}
 
     def __enter__(self) -> TraceContext:
         _STACK.append(self)
@@ -169,6 +179,25 @@ class TraceContext:
         args = self.func.entry_block.args
         weak = weak or [False] * len(args)
         return [Tracer(v, self, w) for v, w in zip(args, weak)]
+
+    def capture(self, outer: Tracer) -> Tracer:
+        """`outer`, a tracer of an enclosing active trace (one lower on the stack), as a tracer of
+        this trace: a new block argument appended to the function's inputs (one per outer value),
+        recorded in `captures`. Callers that inline this function into the enclosing trace pass
+        `captures` as the extra inputs."""
+        key = id(outer._value)
+        t = self._captured.get(key)
+        if t is None:
+            block = self.func.entry_block
+            arg = block.add_argument(outer._value.type)
+            ftype = self.func.type
+            self.func.properties["function_type"] = TypeAttr(FunctionType((*ftype.inputs, arg.type), ftype.results))
+            t = Tracer(arg, self, outer.weak)
+            self.captures.append(outer)
+            self._captured[key] = t
+        if t.weak != outer.weak:
+            return Tracer(t._value, self, outer.weak)
+        return t
 
     def emit(self) -> Builder:
         """The builder, its location set to the user's current line. Raises `TracerError` when the
@@ -208,12 +237,37 @@ class Tracer:
     __array_priority__ = 100
 
     def __init__(self, value: Value, trace: TraceContext, weak: bool = False) -> None:
-        self.value = value
-        self.trace = trace
+        self._value = value
+        self._trace = trace
         self.weak = weak
         t = value.type
         self.shape: tuple[int, ...] = tuple(t.shape)
         self.dtype: np.dtype = np_dtype(t.element_type)
+
+    def _resolved(self) -> Tracer:
+        """This tracer, or its capture into the innermost active trace when it belongs to an
+        enclosing active trace (a closure of a function traced by grad, vmap, jvp...). A tracer of
+        a trace that is no longer active (leaked) is returned as is: using it raises."""
+        t = self._trace
+        if not _STACK or _STACK[-1] is t or not any(s is t for s in _STACK):
+            return self
+        return _STACK[-1].capture(self)
+
+    @property
+    def value(self) -> Value:
+        """The IR value, in the innermost active trace (see `_resolved`)."""
+        t = self._trace
+        if not _STACK or _STACK[-1] is t:
+            return self._value
+        return self._resolved()._value
+
+    @property
+    def trace(self) -> TraceContext:
+        """The trace the value belongs to: the innermost active one for a captured closure value."""
+        t = self._trace
+        if not _STACK or _STACK[-1] is t:
+            return t
+        return self._resolved()._trace
 
     @property
     def ndim(self) -> int:

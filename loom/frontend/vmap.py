@@ -70,6 +70,7 @@ class _Batched:
         self.module = module
         self.out_tree = out_tree
         self.n_out = len(module.regions[0].entry.first_op.properties["function_type"].value.results)
+        self.captures: list[Any] = []
         self._executable: Executable | None = None
 
     def run(self, leaves: list[Any]) -> Any:
@@ -147,13 +148,16 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             out_tree = trees["out"]
             placeholder = tree_unflatten(out_tree, [0] * out_tree.num_leaves)
             out_dims = _broadcast_prefix(out_axes, placeholder, "out_axes")
-            module = vmap_module(lowered.module, dims, size, out_dims)
+            # closed-over tracers of enclosing traces are extra trailing inputs, unbatched
+            captures = lowered.captures
+            module = vmap_module(lowered.module, [*dims, *[None] * len(captures)], size, out_dims)
             _pass_manager().run(module)
             module.verify()
             batched = _Batched(module, out_tree)
+            batched.captures = captures
             if not in_tracing:
                 cache[full_key] = batched
-        return batched.run(run_leaves)
+        return batched.run([*run_leaves, *batched.captures])
 
     return wrapped
 
