@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench_common import cpu_name  # noqa: E402
+
 STEPS = ("parse", "verify", "print", "canonicalize")
 GROUP_OPS = 12  # ops in one group of `_group`
 
@@ -261,12 +263,7 @@ def machine_line() -> str:
         except Exception:
             versions.append(f"{mod} absent")
     import loom
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
+    cpu = cpu_name()
     return (f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs ({cpu}), "
             f"Python {platform.python_version()}; "
             f"loom {loom.__version__}, " + ", ".join(versions))
