@@ -23,9 +23,7 @@ from __future__ import annotations
 from loom.ir.attributes import Location
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
-from loom.ir.opdef import Constraint, Dialect, OpBase, Pure, operand, register_dialect, result_def
-
-_ANY = Constraint(lambda t: True, "any type")
+from loom.ir.opdef import Dialect, OpBase, Pure, operand, register_dialect, result_def
 
 
 class StopGradientOp(OpBase):
@@ -33,8 +31,8 @@ class StopGradientOp(OpBase):
 
     name = "ad.stop_gradient"
     traits = (Pure,)
-    operand = operand(_ANY)
-    result = result_def(_ANY)
+    operand = operand()
+    result = result_def()
 
     def verify_(self) -> None:
         if self.operands[0].type is not self.results[0].type:

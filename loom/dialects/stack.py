@@ -80,7 +80,7 @@ class PushOp(StackOp):
 
     name = "stack.push"
     stack = operand(IsStack)
-    value = operand(Constraint(lambda t: True, "any type"))
+    value = operand()
 
     def verify_(self) -> None:
         s, v = self.operands
@@ -99,7 +99,7 @@ class PopOp(StackOp):
 
     name = "stack.pop"
     stack = operand(IsStack)
-    result = result_def(Constraint(lambda t: True, "any type"))
+    result = result_def()
 
     def verify_(self) -> None:
         s, r = self.operands[0], self.results[0]
