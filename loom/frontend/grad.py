@@ -22,7 +22,7 @@ import numpy as np
 from loom.backend.compiled import Executable
 from loom.frontend.jit import Jitted, _as_array, _pass_manager
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace
+from loom.frontend.tracing import Tracer, current_trace, is_floating
 from loom.ir.core import Operation
 from loom.transforms.autodiff import vjp_module
 
@@ -159,7 +159,7 @@ def _check_float_inputs(leaves: Sequence[Any], groups: list[list[int]], name: st
     for g in groups:
         for i in g:
             d = np.dtype(leaves[i].dtype) if hasattr(leaves[i], "dtype") else np.asarray(leaves[i]).dtype
-            if d.kind != "f":
+            if not is_floating(d):
                 raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                                 f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued "
                                 "inputs, use vjp.")
@@ -192,7 +192,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
             shape = shapes[0] if len(shapes) == 1 else shapes
             raise TypeError(f"Gradient only defined for scalar-output functions. Output had shape: {shape}.")
         dtype = traced.out_avals[0][1]
-        if dtype.kind != "f":
+        if not is_floating(dtype):
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                             f"but got {dtype.name}")
         results = traced.run(leaves, [np.ones((), dtype)])

@@ -31,7 +31,7 @@ import numpy as np
 import loom.ir as lir
 from loom.backend.compiled import Executable
 from loom.frontend.pytree import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from loom.frontend.tracing import _STACK, TraceContext, Tracer, ir_element_type, tensor_type
+from loom.frontend.tracing import _STACK, TraceContext, Tracer, ir_element_type, scalar_dtype, tensor_type
 from loom.ir.core import Operation
 
 # The pass pipeline run on every traced function before it is compiled (a module-level constant
@@ -63,9 +63,10 @@ def _host_value(x: Any) -> Any:
 
 
 def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bool]:
-    """A leaf as (numpy array, weak): Python ints and floats are weakly typed int32 / float32. With
-    `abstract`, anything with `.shape` and `.dtype` (a `jax.ShapeDtypeStruct`) stands for an array.
-    Device values (loom.Arrays, torch tensors) give their host values."""
+    """A leaf as (numpy array, weak): Python scalars take their dtype and weak type from
+    `scalar_dtype` (the one place the weak-type rules live). With `abstract`, anything with
+    `.shape` and `.dtype` (a `jax.ShapeDtypeStruct`) stands for an array. Device values
+    (loom.Arrays, torch tensors) give their host values."""
     # numpy values first: np.float64 is a subclass of float, but numpy scalars are strongly typed.
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
@@ -74,12 +75,9 @@ def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bo
         except TypeError:
             raise TypeError(f"argument {name} has dtype {arr.dtype}, which loom does not support") from None
         return arr, False
-    if isinstance(x, bool):
-        return np.asarray(x, dtype=np.bool_), False
-    if isinstance(x, int):
-        return np.asarray(x, dtype=np.int32), True
-    if isinstance(x, float):
-        return np.asarray(x, dtype=np.float32), True
+    if isinstance(x, (bool, int, float)):
+        dtype, weak = scalar_dtype(x)
+        return np.asarray(x, dtype=dtype), weak
     host = _host_value(x)
     if host is not x:
         return _as_array(host, name, abstract)

@@ -20,7 +20,7 @@ from loom.backend.compiled import Executable
 from loom.frontend.grad import _inline, _np_dtype
 from loom.frontend.jit import Jitted, _as_array, _pass_manager
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace
+from loom.frontend.tracing import Tracer, current_trace, is_floating
 from loom.ir.core import Operation
 from loom.transforms.forward_ad import jvp_module
 
@@ -123,10 +123,10 @@ def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
             ts.append(t)
             continue
         arr = np.asarray(t)
-        if dtype.kind == "f" and arr.shape != shape:
+        if is_floating(dtype) and arr.shape != shape:
             raise ValueError(f"jvp called with different primal and tangent shapes; got primal shape {shape} "
                              f"and tangent shape {arr.shape}")
-        if dtype.kind != "f" or arr.shape != shape:
+        if not is_floating(dtype) or arr.shape != shape:
             arr = np.zeros(shape, dtype)  # integer / boolean primals carry no tangent
         ts.append(arr.astype(dtype, copy=False))
     return ts

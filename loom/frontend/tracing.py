@@ -19,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from loom.dialects import builtin, func, stablehlo
@@ -40,13 +41,17 @@ class TracerBoolConversionError(TracerError):
 
 # --- dtypes ------------------------------------------------------------------------------------
 
+# bfloat16 is ml_dtypes' (as jax.numpy.bfloat16); numpy gives it kind "V", so "is this a float"
+# is asked through `is_floating`, never through `dtype.kind`.
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
 _IR_TYPES: dict[np.dtype, Type] = {
     np.dtype(np.bool_): IntegerType(1),
     np.dtype(np.int8): IntegerType(8), np.dtype(np.int16): IntegerType(16),
     np.dtype(np.int32): IntegerType(32), np.dtype(np.int64): IntegerType(64),
     np.dtype(np.uint8): IntegerType(8, "u"), np.dtype(np.uint16): IntegerType(16, "u"),
     np.dtype(np.uint32): IntegerType(32, "u"), np.dtype(np.uint64): IntegerType(64, "u"),
-    np.dtype(np.float16): FloatType("f16"), np.dtype(np.float32): FloatType("f32"),
+    bfloat16: FloatType("bf16"), np.dtype(np.float16): FloatType("f16"), np.dtype(np.float32): FloatType("f32"),
     np.dtype(np.float64): FloatType("f64"),
 }
 _NP_DTYPES = {t: d for d, t in _IR_TYPES.items()}
@@ -65,6 +70,13 @@ def np_dtype(t: Type) -> np.dtype:
     return _NP_DTYPES[t]
 
 
+def is_floating(dtype: Any) -> bool:
+    """Whether `dtype` is a real floating-point dtype (bfloat16 included, which numpy's
+    `dtype.kind` and `np.issubdtype(d, np.floating)` do not count)."""
+    d = np.dtype(dtype)
+    return d.kind == "f" or d == bfloat16
+
+
 def tensor_type(shape: Sequence[int], dtype: Any) -> RankedTensorType:
     """`tensor<shape x dtype>`."""
     return RankedTensorType(tuple(int(d) for d in shape), ir_element_type(dtype), None)
@@ -74,7 +86,8 @@ def tensor_type(shape: Sequence[int], dtype: Any) -> RankedTensorType:
 _LATTICE: dict[str, list[str]] = {
     "bool": ["i*"], "i*": ["uint8", "int8"], "uint8": ["int16", "uint16"], "uint16": ["int32", "uint32"],
     "uint32": ["int64", "uint64"], "uint64": ["f*"], "int8": ["int16"], "int16": ["int32"], "int32": ["int64"],
-    "int64": ["f*"], "f*": ["float16"], "float16": ["float32"], "float32": ["float64"], "float64": [],
+    "int64": ["f*"], "f*": ["bfloat16", "float16"], "bfloat16": ["float32"], "float16": ["float32"],
+    "float32": ["float64"], "float64": [],
 }
 
 
@@ -90,7 +103,7 @@ def _upper(node: str, memo: dict[str, frozenset[str]] = {}) -> frozenset[str]:  
 def _node(dtype: np.dtype, weak: bool) -> str:
     if weak and dtype.kind in "iu":
         return "i*"
-    if weak and dtype.kind == "f":
+    if weak and is_floating(dtype):
         return "f*"
     return dtype.name
 
@@ -108,7 +121,7 @@ def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
         widest = [np.dtype(d) for d, w in items if np.dtype(d).kind in "iu"]
         return (widest[0] if widest else np.dtype(np.int32)), True
     if best == "f*":
-        floats = [np.dtype(d) for d, w in items if np.dtype(d).kind == "f"]
+        floats = [np.dtype(d) for d, w in items if is_floating(d)]
         return (floats[0] if floats else np.dtype(np.float32)), True
     return np.dtype(best), False
 
@@ -438,6 +451,39 @@ class Tracer:
 
     def __rmatmul__(self, o: Any) -> Tracer:
         return _lnp().matmul(o, self)
+
+    def __floordiv__(self, o: Any) -> Tracer:
+        return _lnp().floor_divide(self, o)
+
+    def __rfloordiv__(self, o: Any) -> Tracer:
+        return _lnp().floor_divide(o, self)
+
+    def __mod__(self, o: Any) -> Tracer:
+        return _lnp().remainder(self, o)
+
+    def __rmod__(self, o: Any) -> Tracer:
+        return _lnp().remainder(o, self)
+
+    def __and__(self, o: Any) -> Tracer:
+        return _lnp().bitwise_and(self, o)
+
+    def __rand__(self, o: Any) -> Tracer:
+        return _lnp().bitwise_and(o, self)
+
+    def __or__(self, o: Any) -> Tracer:
+        return _lnp().bitwise_or(self, o)
+
+    def __ror__(self, o: Any) -> Tracer:
+        return _lnp().bitwise_or(o, self)
+
+    def __xor__(self, o: Any) -> Tracer:
+        return _lnp().bitwise_xor(self, o)
+
+    def __rxor__(self, o: Any) -> Tracer:
+        return _lnp().bitwise_xor(o, self)
+
+    def __invert__(self) -> Tracer:
+        return _lnp().invert(self)
 
     def __neg__(self) -> Tracer:
         return _lnp().negative(self)

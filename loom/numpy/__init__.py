@@ -13,6 +13,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from loom.dialects import stablehlo
@@ -22,12 +23,16 @@ from loom.frontend.tracing import (
     Tracer,
     TracerError,
     ir_element_type,
+    is_floating,
     promote_types,
     scalar_dtype,
     user_line,
 )
 
 ndarray = np.ndarray
+# ml_dtypes' bfloat16, the same type as jax.numpy.bfloat16 (importing ml_dtypes also makes
+# np.dtype("bfloat16") work, so dtype="bfloat16" is accepted wherever a dtype is)
+bfloat16 = ml_dtypes.bfloat16
 float16, float32, float64 = np.float16, np.float32, np.float64
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint32 = np.uint8, np.uint32
@@ -102,7 +107,20 @@ def _promote(trace: TraceContext, *xs: Any, dtype: np.dtype | None = None) -> li
 
 
 def _floating(d: np.dtype) -> np.dtype:
-    return d if d.kind == "f" else np.dtype(np.float32)
+    return d if is_floating(d) else np.dtype(np.float32)
+
+
+_HALF_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+
+
+def _in_float32(x: Tracer, body: Callable[[Tracer], Tracer]) -> Tracer:
+    """`body(x)`, computed in float32 and rounded back to `x`'s dtype when `x` is float16 or
+    bfloat16: JAX's reductions (sum, prod, mean, var) accumulate half-precision values in
+    float32, so long sums lose no more than the final rounding."""
+    if x.dtype not in _HALF_FLOATS:
+        return body(x)
+    out = body(astype(x, np.float32))
+    return _lift(out.trace, out, x.dtype, x.weak)
 
 
 def _elementwise_binary(np_fn: Callable, hlo_fn: Callable) -> Callable[[ArrayLike, ArrayLike], Any]:
@@ -267,7 +285,7 @@ def divide(x: ArrayLike, y: ArrayLike) -> Any:
         return np.divide(x, y)
     d, weak = promote_types(scalar_dtype(x), scalar_dtype(y))
     a, b = _promote(trace, x, y, dtype=_floating(d))
-    return Tracer(stablehlo.divide(trace.emit(), a.value, b.value), trace, weak and d.kind == "f")
+    return Tracer(stablehlo.divide(trace.emit(), a.value, b.value), trace, weak and is_floating(d))
 
 
 true_divide = divide
@@ -315,7 +333,7 @@ def _reduce(x: Tracer, axis: Axis, keepdims: bool, init: Any, body: Callable) ->
 
 
 def _identity(dtype: np.dtype, largest: bool) -> Any:
-    if dtype.kind == "f":
+    if is_floating(dtype):
         return np.inf if largest else -np.inf
     if dtype.kind == "b":
         return largest
@@ -331,7 +349,7 @@ def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = No
         x = astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 4):
         x = astype(x, np.int32 if x.dtype.kind != "u" else np.uint32)
-    return _reduce(x, axis, keepdims, 0, stablehlo.add)
+    return _in_float32(x, lambda xf: _reduce(xf, axis, keepdims, 0, stablehlo.add))
 
 
 def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:  # noqa: A001
@@ -357,8 +375,8 @@ def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
         return np.mean(x, axis=axis, keepdims=keepdims)
     axes = _axes(axis, x.ndim)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    total = sum(astype(x, _floating(x.dtype)), axis=axes, keepdims=keepdims)
-    return divide(total, float(count))
+    xf = astype(x, _floating(x.dtype))
+    return _in_float32(xf, lambda t: divide(sum(t, axis=axes, keepdims=keepdims), float(count)))
 
 
 # --- linear algebra ----------------------------------------------------------------------------
@@ -501,6 +519,21 @@ def result_type(*xs: Any) -> np.dtype:
     return promote_types(*items)[0]
 
 
+def finfo(dtype: Any) -> Any:
+    """Machine limits of a floating-point dtype (`eps`, `max`, `tiny`, ...), bfloat16 included
+    (numpy's own `finfo` rejects it), as `jax.numpy.finfo`."""
+    if isinstance(dtype, Tracer):
+        dtype = dtype.dtype
+    return ml_dtypes.finfo(dtype)
+
+
+def iinfo(dtype: Any) -> np.iinfo:
+    """Machine limits of an integer dtype, as `numpy.iinfo`."""
+    if isinstance(dtype, Tracer):
+        dtype = dtype.dtype
+    return np.iinfo(dtype)
+
+
 def shape(x: ArrayLike) -> tuple[int, ...]:
     """The shape of `x`."""
     return x.shape if isinstance(x, Tracer) else np.shape(x)
@@ -512,11 +545,12 @@ def ndim(x: ArrayLike) -> int:
 
 
 __all__ = [
-    "abs", "absolute", "add", "amax", "amin", "arange", "array", "asarray", "astype", "broadcast_to", "concatenate",
-    "cos", "divide", "dot", "equal", "exp", "expand_dims", "full", "full_like", "greater", "greater_equal", "less",
-    "less_equal", "log", "matmul", "max", "maximum", "mean", "min", "minimum", "multiply", "ndim", "negative",
+    "abs", "absolute", "add", "amax", "amin", "arange", "array", "asarray", "astype", "bfloat16", "bool_",
+    "broadcast_to", "concatenate", "cos", "divide", "dot", "equal", "exp", "expand_dims", "finfo", "float16",
+    "float32", "float64", "full", "full_like", "greater", "greater_equal", "iinfo", "int8", "int16", "int32", "int64",
+    "less", "less_equal", "log", "matmul", "max", "maximum", "mean", "min", "minimum", "multiply", "ndim", "negative",
     "not_equal", "ones", "ones_like", "power", "reshape", "result_type", "shape", "sin", "sqrt", "squeeze", "stack",
-    "subtract", "sum", "tanh", "transpose", "true_divide", "where", "zeros", "zeros_like",
+    "subtract", "sum", "tanh", "transpose", "true_divide", "uint8", "uint32", "where", "zeros", "zeros_like",
 ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.frontend.tracing import Tracer, TracerError, user_line
+from loom.frontend.tracing import Tracer, TracerError, is_floating, user_line
 from loom.numpy import (
     ArrayLike,
     Axis,
@@ -31,6 +31,7 @@ from loom.numpy import (
     divide,
     equal,
     expand_dims,
+    finfo,
     less,
     less_equal,
     matmul,
@@ -40,6 +41,7 @@ from loom.numpy import (
     multiply,
     not_equal,
     reshape,
+    result_type,
     shape,
     sqrt,
     subtract,
@@ -425,7 +427,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
         if not rowvar and yy.shape[0] != 1:
             yy = transpose(yy)
         x = concatenate([x, yy], axis=0)
-    x = astype(x, _floating(x.dtype)) if x.dtype.kind != "f" else x
+    x = x if is_floating(x.dtype) else astype(x, _floating(x.dtype))
     n = x.shape[1]
     ddof = (0 if bias else 1) if ddof is None else ddof
     from loom.numpy import mean
@@ -448,7 +450,7 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True) -> A
 
 
 def _nan_fill(x: Tracer, value: Any) -> Tracer:
-    return where(isnan(x), value, x) if x.dtype.kind == "f" else x
+    return where(isnan(x), value, x) if is_floating(x.dtype) else x
 
 
 def nansum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
@@ -475,7 +477,7 @@ def nanmax(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
     """Maximum over `axis` ignoring NaNs (NaN where all are NaN)."""
     if not isinstance(x, Tracer):
         return np.nanmax(x, axis=axis, keepdims=keepdims)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         return max(x, axis, keepdims)
     out = max(_nan_fill(x, -np.inf), axis, keepdims)
     from loom.numpy._more import all as all_
@@ -486,7 +488,7 @@ def nanmin(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
     """Minimum over `axis` ignoring NaNs (NaN where all are NaN)."""
     if not isinstance(x, Tracer):
         return np.nanmin(x, axis=axis, keepdims=keepdims)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         return min(x, axis, keepdims)
     out = min(_nan_fill(x, np.inf), axis, keepdims)
     from loom.numpy._more import all as all_
@@ -498,9 +500,9 @@ def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float 
     """NaN replaced by `nan`, infinities by `posinf`/`neginf` (the dtype's extremes by default)."""
     if not isinstance(x, Tracer):
         return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         return x
-    info = np.finfo(x.dtype)
+    info = finfo(x.dtype)
     x = where(isnan(x), nan, x)
     x = where(logical_and(isinf(x), less(0, x)), info.max if posinf is None else posinf, x)
     return where(logical_and(isinf(x), less(x, 0)), info.min if neginf is None else neginf, x)
@@ -525,7 +527,7 @@ def quantile(x: ArrayLike, q: ArrayLike, axis: int | None = None, method: str = 
         x, ax = reshape(x, (-1,)), 0
     else:
         ax = _axes(axis, x.ndim)[0]
-    x = astype(x, _floating(x.dtype)) if x.dtype.kind != "f" else x
+    x = x if is_floating(x.dtype) else astype(x, _floating(x.dtype))
     s = moveaxis(sort(x, axis=ax), ax, -1)
     n = s.shape[-1]
     pos = qs.reshape(-1) * (n - 1)
@@ -581,7 +583,7 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: Any = None, right: 
     if not _traced(x, xp, fp):
         return np.interp(x, xp, fp, left, right)
     x, xp, fp = _lift_all([x, xp, fp])
-    d = _floating(np.result_type(x.dtype, xp.dtype, fp.dtype))
+    d = _floating(result_type(x.dtype, xp.dtype, fp.dtype))
     x, xp, fp = astype(x, d), astype(xp, d), astype(fp, d)
     n = xp.shape[0]
     i = clip(subtract(searchsorted(xp, x, "right"), 1), 0, builtins.max(n - 2, 0))
@@ -614,7 +616,7 @@ def isclose(a: ArrayLike, b: ArrayLike, rtol: float = 1e-5, atol: float = 1e-8, 
         return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
     a, b = _lift_all([a, b])
     close = less_equal(abs(subtract(a, b)), add(atol, multiply(rtol, abs(b))))
-    if np.result_type(a.dtype, b.dtype).kind != "f":
+    if not is_floating(result_type(a.dtype, b.dtype)):
         return close
     inf = logical_or(isinf(a), isinf(b))
     close = where(inf, equal(a, b), close)

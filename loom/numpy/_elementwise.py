@@ -25,6 +25,7 @@ from loom.numpy import (
     divide,
     equal,
     exp,
+    finfo,
     greater,
     less,
     log,
@@ -71,7 +72,8 @@ def _float_pair(x: ArrayLike, y: ArrayLike) -> tuple[Tracer, Tracer]:
 
 
 def _widened(body: Any, *xs: Tracer) -> Tracer:
-    """`body(*xs)`, computed in float32 for float16 operands (as XLA expands half-precision math)."""
+    """`body(*xs)`, computed in float32 for float16 and bfloat16 operands (as XLA expands
+    half-precision math)."""
     if xs[0].dtype.itemsize >= 4:
         return body(*xs)
     out = body(*(_lift(x.trace, x, np.dtype(np.float32), x.weak) for x in xs))
@@ -126,7 +128,7 @@ def _arctan(x: Tracer) -> Tracer:
 
 def _big(x: Tracer) -> float:
     """Beyond this magnitude `sqrt(x * x + 1) == |x|` in `x`'s dtype."""
-    return float(1.0 / np.sqrt(np.finfo(x.dtype).eps))
+    return float(1.0 / np.sqrt(finfo(x.dtype).eps))
 
 
 def _arcsinh(x: Tracer) -> Tracer:
@@ -322,7 +324,7 @@ def frexp(x: ArrayLike) -> tuple[Any, Any]:
     if not isinstance(x, Tracer):
         return np.frexp(x)
     xf = _float_tracer(x)
-    info = np.finfo(xf.dtype)
+    info = finfo(xf.dtype)
     width = xf.dtype.itemsize * 8
     as_int = np.dtype(f"int{width}")
     nmant, bias = int(info.nmant), int(info.maxexp) - 2  # a mantissa in [0.5, 1) has exponent field `bias`

@@ -18,7 +18,7 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
-from loom.frontend.tracing import TraceContext, Tracer, user_line
+from loom.frontend.tracing import TraceContext, Tracer, is_floating, user_line
 
 _INDEX_DTYPE = np.dtype(np.int32)
 
@@ -376,7 +376,7 @@ class _IndexUpdateRef:
         """`x` with `x[idx] /= values`, as JAX: `x` divided by a scatter-multiply of the divisors
         into ones."""
         from loom.numpy import divide, ones_like
-        if self.x.dtype.kind != "f":
+        if not is_floating(self.x.dtype):
             raise TypeError(f"x.at[...].divide needs a floating-point array, got {self.x.dtype} (at {user_line()})")
         ref = _IndexUpdateRef(ones_like(self.x), self.index)
         return divide(self.x, ref._update(values, stablehlo.multiply, "divide", kwargs))
@@ -418,7 +418,7 @@ __all__ = ["at", "getitem"]
 def _fill_default(dtype: np.dtype) -> Any:
     """JAX's fill value for out-of-bounds reads: NaN, the smallest signed / largest unsigned
     integer, or True."""
-    if dtype.kind == "f":
+    if is_floating(dtype):
         return np.nan
     if dtype.kind == "i":
         return np.iinfo(dtype).min

@@ -15,7 +15,7 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import DotDimensionNumbers
-from loom.frontend.tracing import Tracer, tensor_type, user_line
+from loom.frontend.tracing import Tracer, is_floating, tensor_type, user_line
 from loom.numpy import (
     ArrayLike,
     Axis,
@@ -23,6 +23,7 @@ from loom.numpy import (
     _broadcast,
     _elementwise_unary,
     _floating,
+    _in_float32,
     _lift,
     _promote,
     _reduce,
@@ -100,7 +101,7 @@ def reciprocal(x: ArrayLike) -> Any:
     """Elementwise `1 / x` (integer inputs give float32, as `divide`)."""
     if not isinstance(x, Tracer):
         return np.reciprocal(x)
-    return divide(1, x) if x.dtype.kind == "f" else divide(1.0, x)
+    return divide(1, x) if is_floating(x.dtype) else divide(1.0, x)
 
 
 def log2(x: ArrayLike) -> Any:
@@ -121,14 +122,14 @@ def exp2(x: ArrayLike) -> Any:
     """Elementwise `2 ** x`."""
     if not isinstance(x, Tracer):
         return np.exp2(x)
-    return exp(multiply(x if x.dtype.kind == "f" else astype(x, np.float32), float(np.log(2.0))))
+    return exp(multiply(x if is_floating(x.dtype) else astype(x, np.float32), float(np.log(2.0))))
 
 
 def isinf(x: ArrayLike) -> Any:
     """Elementwise: is positive or negative infinity."""
     if not isinstance(x, Tracer):
         return np.isinf(x)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         return Tracer(x.trace.constant(np.asarray(False), shape=x.shape), x.trace)
     return equal(abs(x), np.inf)
 
@@ -215,7 +216,7 @@ def isfinite(x: ArrayLike) -> Any:
     """Elementwise: not infinite and not NaN (integers are always finite)."""
     if not isinstance(x, Tracer):
         return np.isfinite(x)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         return Tracer(x.trace.constant(np.asarray(True), shape=x.shape), x.trace)
     return Tracer(stablehlo.is_finite(x.trace.emit(), x.value), x.trace)
 
@@ -294,7 +295,7 @@ def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = N
         x = astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 4):
         x = astype(x, np.int32 if x.dtype.kind != "u" else np.uint32)
-    return _reduce(x, axis, keepdims, 1, stablehlo.multiply)
+    return _in_float32(x, lambda xf: _reduce(xf, axis, keepdims, 1, stablehlo.multiply))
 
 
 def any(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:  # noqa: A001
@@ -318,8 +319,11 @@ def var(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) 
     xf = astype(x, _floating(x.dtype))
     axes = _axes(axis, x.ndim)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    centered = subtract(xf, mean(xf, axis=axes, keepdims=True))
-    return divide(sum(multiply(centered, centered), axis=axes, keepdims=keepdims), float(count - ddof))
+
+    def body(t: Tracer) -> Tracer:
+        centered = subtract(t, mean(t, axis=axes, keepdims=True))
+        return divide(sum(multiply(centered, centered), axis=axes, keepdims=keepdims), float(count - ddof))
+    return _in_float32(xf, body)
 
 
 def std(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any:
@@ -343,7 +347,7 @@ def _arg_reduce(x: Tracer, axis: int | None, keepdims: bool, largest: bool) -> T
         raise ValueError(f"attempt to get argmax/argmin of an empty sequence (at {user_line()})")
     b = trace.emit()
     idx = stablehlo.iota(b, tensor_type(x.shape, np.int32), ax)
-    is_float = x.dtype.kind == "f"
+    is_float = is_floating(x.dtype)
     if is_float:
         init = -np.inf if largest else np.inf
     else:
@@ -721,7 +725,7 @@ def _sort(x: Tracer, axis: int | None, with_indices: bool) -> list[Tracer]:
     if x.ndim == 0:
         raise ValueError(f"sort of a 0-d array needs axis=None (at {user_line()})")
     ax = _axes(axis, x.ndim)[0]
-    is_float = x.dtype.kind == "f"
+    is_float = is_floating(x.dtype)
     b = x.trace.emit()
     inputs = [x.value]
     if with_indices:
