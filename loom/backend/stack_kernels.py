@@ -3,11 +3,27 @@
 A stack at run time is a `SavedStack`: a Python list that grows as the forward loop pushes and
 shrinks as the backward loop pops. The kernels are registered in the numpy kernel table
 (`KERNELS`), which both the reference interpreter and the compiled executor use for ops without
-regions, so a backward program with stacks runs the same in both.
+regions, so a backward program with stacks runs the same in both. The torch executor has code
+generation rules of its own for the four ops: they call the same functions on the tensors
+themselves (a saved tensor stays a tensor on its device, never a numpy copy), and a `stack.new`
+marked `offload` (the `offload` memory policy of `loom.lax.while_loop`) makes a stack that keeps
+its values in host memory through `OFFLOAD`, a `HostOffload`:
+
+- a CUDA tensor pushed on a marked stack is copied to pinned host memory by
+  `loom.devices.offload`, asynchronously on a side stream, so the forward loop does not wait for
+  the copy; the next push on the same stack makes the compute stream (not the host) wait for the
+  previous copy, which bounds the device memory held by copies in flight to one value per stack;
+- popping a marked stack waits for that value's copy to host if it has not finished, and starts
+  bringing the next value back to the device on another side stream (a prefetch), so the next pop
+  finds it there and the backward loop does not wait for the copy either;
+- values already in host memory (CPU tensors, numpy arrays) stay where they are, untouched: the
+  numpy executor and the interpreter ignore the mark.
 
 Saved memory is counted: `saved_bytes()` is the number of bytes held on all live stacks,
-`peak_saved_bytes()` the highest it has been since `reset_saved_bytes()`. This is how the memory
-policies of `loom.lax.while_loop` are measured.
+`peak_saved_bytes()` the highest it has been since `reset_saved_bytes()`; both take
+`memory="device"` or `"host"` to count only the bytes in device memory or in host memory (values
+offloaded to the host count as host bytes; numpy arrays and CPU tensors are host bytes too). This
+is how the memory policies of `loom.lax.while_loop` are measured.
 """
 
 from __future__ import annotations
@@ -17,78 +33,246 @@ from typing import Any
 import numpy as np
 
 from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.devices import OffloadedValue
 from loom.ir.core import Operation
 
 
 class _Counter:
-    __slots__ = ("current", "peak")
+    __slots__ = ("device", "host", "peak", "peak_device", "peak_host")
 
     def __init__(self) -> None:
-        self.current = 0
+        self.device = 0
+        self.host = 0
         self.peak = 0
+        self.peak_device = 0
+        self.peak_host = 0
+
+    def add(self, n: int, on_host: bool) -> None:
+        if on_host:
+            self.host += n
+            if self.host > self.peak_host:
+                self.peak_host = self.host
+        else:
+            self.device += n
+            if self.device > self.peak_device:
+                self.peak_device = self.device
+        total = self.host + self.device
+        if total > self.peak:
+            self.peak = total
 
 
 _COUNTER = _Counter()
 
 
-def _nbytes(value: Any) -> int:
-    return 0 if isinstance(value, SavedStack) else int(np.asarray(value).nbytes)
+def _size(value: Any) -> tuple[int, bool]:
+    """(bytes, whether they are in host memory) of a value held on a stack."""
+    if isinstance(value, (np.ndarray, np.generic)):  # the numpy executor's values: the common case first
+        return value.nbytes, True
+    if isinstance(value, SavedStack):  # a nested loop's stack: its bytes are counted by itself
+        return 0, True
+    if isinstance(value, OffloadedValue):
+        return int(value.host.nbytes), True
+    device = getattr(value, "device", None)
+    nbytes = getattr(value, "nbytes", None)
+    if nbytes is None:
+        return int(np.asarray(value).nbytes), True
+    return int(nbytes), getattr(device, "type", "cpu") == "cpu"
 
 
 class SavedStack:
-    """The run-time value of a `!stack.stack<T>`: values pushed by a forward loop."""
+    """The run-time value of a `!stack.stack<T>`: values pushed by a forward loop. `offload`, the
+    `HostOffload` of a stack marked for the offload policy (None otherwise), decides what is
+    kept for each pushed value and brings it back when popped."""
 
-    __slots__ = ("companion", "items", "nbytes")
+    __slots__ = ("companion", "device_nbytes", "host_nbytes", "items", "offload", "_pending", "_ready")
 
-    def __init__(self) -> None:
+    def __init__(self, offload: HostOffload | None = None) -> None:
         self.items: list[Any] = []
-        self.nbytes = 0
+        self.device_nbytes = 0
+        self.host_nbytes = 0
         self.companion: SavedStack | None = None  # `stack.companion`, created on first use
+        self.offload = offload
+        self._pending: Any = None  # the last value stored by `offload` (its copy may still run)
+        self._ready: tuple[Any, Any] | None = None  # (item, its prefetched form) for the next pop
+
+    @property
+    def nbytes(self) -> int:
+        return self.device_nbytes + self.host_nbytes
 
     def push(self, value: Any) -> None:
+        if self.offload is not None:
+            value = self._store(value)
         self.items.append(value)
-        n = _nbytes(value)
-        self.nbytes += n
-        c = _COUNTER
-        c.current += n
-        if c.current > c.peak:
-            c.peak = c.current
+        n, on_host = _size(value)
+        if on_host:
+            self.host_nbytes += n
+        else:
+            self.device_nbytes += n
+        _COUNTER.add(n, on_host)
+
+    def _store(self, value: Any) -> Any:
+        hook = self.offload
+        if self._pending is not None:
+            hook.wait(self._pending)
+        stored = hook.store(value)
+        self._pending = stored
+        self._ready = None  # the item a prefetch was for is no longer on top
+        return stored
 
     def pop(self) -> Any:
         if not self.items:
             raise IndexError("stack.pop on an empty stack: the backward loop ran more iterations than the forward "
                              "loop pushed")
         value = self.items.pop()
-        n = _nbytes(value)
-        self.nbytes -= n
-        _COUNTER.current -= n
+        n, on_host = _size(value)
+        if on_host:
+            self.host_nbytes -= n
+            _COUNTER.host -= n
+        else:
+            self.device_nbytes -= n
+            _COUNTER.device -= n
+        if self.offload is not None:
+            value = self._load(value)
+        return value
+
+    def _load(self, stored: Any) -> Any:
+        hook = self.offload
+        ready, self._ready = self._ready, None
+        if stored is self._pending:
+            self._pending = None
+        value = hook.load(ready[1] if ready is not None and ready[0] is stored else stored)
+        if self.items:
+            nxt = self.items[-1]
+            self._ready = (nxt, hook.prefetch(nxt))
         return value
 
     def __del__(self) -> None:
         # a stack dropped before it was emptied (a forward pass whose backward never ran)
-        _COUNTER.current -= self.nbytes
+        _COUNTER.device -= self.device_nbytes
+        _COUNTER.host -= self.host_nbytes
 
     def __repr__(self) -> str:
-        return f"SavedStack({len(self.items)} items, {self.nbytes} bytes)"
+        where = ", offloaded" if self.offload is not None else ""
+        return f"SavedStack({len(self.items)} items, {self.nbytes} bytes{where})"
 
 
-def saved_bytes() -> int:
-    """Bytes currently held on stacks of saved values."""
-    return _COUNTER.current
+class HostOffload:
+    """How a stack marked for the offload memory policy keeps its values in host memory (the
+    torch executor's stacks; `OFFLOAD` is the one they use). `store` is called once per push with
+    the pushed value and returns what the stack keeps; `load` once per pop with what was kept and
+    returns the value; `prefetch` with the next value to be popped, right after a pop; `wait`
+    before a push with what the previous push stored. Replace `OFFLOAD` (or its methods) to
+    change the policy; values only move, so every hook must give back the value pushed.
+
+    The default moves CUDA tensors to pinned host memory with `loom.devices.offload` and keeps
+    anything else (host values: CPU tensors, numpy arrays, nested stacks) as it is."""
+
+    def store(self, value: Any) -> Any:
+        if _is_cuda_tensor(value):
+            from loom.devices import offload
+            return offload(value)
+        return value
+
+    def wait(self, stored: Any) -> None:
+        # The compute stream waits (the host does not) for the previous copy to host: a value's
+        # device memory cannot be reused until its copy ends, so without this a forward loop that
+        # computes faster than the copies drain would hold every pushed value on the device.
+        if isinstance(stored, OffloadedValue) and stored.event is not None:
+            import torch
+            torch.cuda.current_stream(stored.device).wait_event(stored.event)
+
+    def prefetch(self, stored: Any) -> Any:
+        if not (isinstance(stored, OffloadedValue) and stored.event is not None):
+            return stored
+        import torch
+        stream = _prefetch_stream(stored.device)
+        stream.wait_event(stored.event)  # the copy to host must have landed before it is read back
+        with torch.cuda.stream(stream):
+            tensor = stored.host.to(stored.device, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record(stream)
+        return _Prefetched(tensor, event)
+
+    def load(self, stored: Any) -> Any:
+        if isinstance(stored, _Prefetched):
+            import torch
+            current = torch.cuda.current_stream(stored.tensor.device)
+            current.wait_event(stored.event)
+            # made on the prefetch stream, used (and freed) on this one: the caching allocator must
+            # not hand its memory out again before this stream's work on it is done
+            stored.tensor.record_stream(current)
+            return stored.tensor
+        if isinstance(stored, OffloadedValue):
+            return stored.fetch()  # waits for the copy to host, then copies back on this stream
+        return stored
 
 
-def peak_saved_bytes() -> int:
-    """The most bytes held on stacks at once since the last `reset_saved_bytes()`."""
-    return _COUNTER.peak
+class _Prefetched:
+    """A value on its way back to the device: the tensor, and the event its copy ends with."""
+
+    __slots__ = ("event", "tensor")
+
+    def __init__(self, tensor: Any, event: Any) -> None:
+        self.tensor = tensor
+        self.event = event
+
+
+def _is_cuda_tensor(value: Any) -> bool:
+    device = getattr(value, "device", None)
+    return getattr(device, "type", None) == "cuda" and hasattr(value, "record_stream")
+
+
+_PREFETCH_STREAMS: dict[Any, Any] = {}
+
+
+def _prefetch_stream(device: Any) -> Any:
+    # one per device, not the offload stream: copies to and from the host then overlap
+    stream = _PREFETCH_STREAMS.get(device)
+    if stream is None:
+        import torch
+        stream = _PREFETCH_STREAMS[device] = torch.cuda.Stream(device)
+    return stream
+
+
+OFFLOAD = HostOffload()
+
+
+def saved_bytes(memory: str | None = None) -> int:
+    """Bytes currently held on stacks of saved values; with `memory="device"` or `"host"`, only
+    those in device memory or in host memory."""
+    c = _COUNTER
+    return c.device + c.host if memory is None else _pick(memory, c.device, c.host)
+
+
+def peak_saved_bytes(memory: str | None = None) -> int:
+    """The most bytes held on stacks at once since the last `reset_saved_bytes()`; with
+    `memory="device"` or `"host"`, the most held in device memory or in host memory."""
+    c = _COUNTER
+    return c.peak if memory is None else _pick(memory, c.peak_device, c.peak_host)
+
+
+def _pick(memory: str, device: int, host: int) -> int:
+    if memory == "device":
+        return device
+    if memory == "host":
+        return host
+    raise ValueError(f"memory must be None, 'device' or 'host', not {memory!r}")
 
 
 def reset_saved_bytes() -> None:
-    """Restart the peak count from the bytes held now."""
-    _COUNTER.peak = _COUNTER.current
+    """Restart the peak counts from the bytes held now."""
+    c = _COUNTER
+    c.peak, c.peak_device, c.peak_host = c.device + c.host, c.device, c.host
 
 
 def stack_new() -> SavedStack:
     return SavedStack()
+
+
+def stack_new_offloaded() -> SavedStack:
+    """A stack whose values `OFFLOAD` keeps in host memory (looked up now, so a replaced
+    `OFFLOAD` applies to the stacks made after it)."""
+    return SavedStack(OFFLOAD)
 
 
 def stack_push(stack: SavedStack, value: Any) -> None:
@@ -101,7 +285,8 @@ def stack_pop(stack: SavedStack) -> Any:
 
 def stack_companion(stack: SavedStack) -> SavedStack:
     if stack.companion is None:
-        stack.companion = SavedStack()
+        # the cotangents of a stack's values are as large as the values: they live where those do
+        stack.companion = SavedStack(stack.offload)
     return stack.companion
 
 
@@ -122,8 +307,35 @@ KERNELS["stack.push"] = _push
 KERNELS["stack.pop"] = _pop
 KERNELS["stack.companion"] = lambda op: Kernel(stack_companion)
 
-__all__ = ["SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes", "stack_companion", "stack_new",
-           "stack_pop",
-           "stack_push"]
+
+def _register_torch_rules() -> None:
+    # Rules, not torch kernels: the stack ops have numpy kernels, which the torch executor would
+    # run on numpy copies of the tensors (`NumpyFallback`), moving every saved value to the host
+    # and back; these call the same functions on the tensors themselves. They live in the code
+    # generator's table, so registering them does not import torch.
+    from loom.backend.compiled import torch_codegen_rule
+    from loom.dialects.stack import is_offloaded
+
+    @torch_codegen_rule("stack.new")
+    def _torch_new(fc: Any, op: Operation) -> None:
+        fc.kernel(op, Kernel(stack_new_offloaded if is_offloaded(op) else stack_new))
+
+    @torch_codegen_rule("stack.push")
+    def _torch_push(fc: Any, op: Operation) -> None:
+        fc.kernel(op, Kernel(stack_push))
+
+    @torch_codegen_rule("stack.pop")
+    def _torch_pop(fc: Any, op: Operation) -> None:
+        fc.kernel(op, Kernel(stack_pop))
+
+    @torch_codegen_rule("stack.companion")
+    def _torch_companion(fc: Any, op: Operation) -> None:
+        fc.kernel(op, Kernel(stack_companion))
+
+
+_register_torch_rules()
+
+__all__ = ["OFFLOAD", "HostOffload", "SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes",
+           "stack_companion", "stack_new", "stack_new_offloaded", "stack_pop", "stack_push"]
 
 import loom.backend.ad_kernels  # noqa: E402, F401  (the ad dialect's kernels, registered in the same table)

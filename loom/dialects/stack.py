@@ -15,16 +15,25 @@ type for loops nested in loops: an inner loop's stack is created per outer itera
 handle itself is pushed on the outer loop's stack). The ops have side effects (they are not
 `Pure`), so the rewriters never move, merge or erase them. Kernels for both executors live in
 `loom.backend.stack_kernels`.
+
+A stack made for a loop differentiated under the `offload` memory policy is marked by the unit
+property `offload` of its `stack.new`:
+
+    %s = "stack.new"() <{offload}> : () -> !stack.stack<tensor<4xf32>>
+
+The mark changes no value, only where the values live while they wait for the backward loop: the
+torch executor keeps the values of a marked stack in host memory (copied asynchronously from a
+CUDA device, brought back when popped); values already in host memory stay where they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loom.ir.attributes import UNKNOWN_LOC, Location
+from loom.ir.attributes import UNIT, UNKNOWN_LOC, Location, UnitAttr
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
-from loom.ir.opdef import Constraint, Dialect, OpBase, operand, register_dialect, result_def
+from loom.ir.opdef import Constraint, Dialect, OpBase, operand, opt_prop, register_dialect, result_def
 from loom.ir.types import Type
 
 
@@ -56,6 +65,7 @@ def parse_type(text: str) -> Type | None:
 
 
 IsStack = Constraint(lambda t: isinstance(t, StackType), "stack")
+IsUnit = Constraint(lambda a: isinstance(a, UnitAttr), "unit attribute")
 
 
 class StackOp(OpBase):
@@ -63,14 +73,17 @@ class StackOp(OpBase):
 
 
 class NewOp(StackOp):
-    """An empty stack (one per execution of the op)."""
+    """An empty stack (one per execution of the op); with the `offload` property, a stack whose
+    values the executor keeps in host memory."""
 
     name = "stack.new"
     result = result_def(IsStack)
+    offload = opt_prop(IsUnit)
 
     @classmethod
-    def build(cls, builder: Builder, element_type: Type, location: Location | None = None) -> Operation:
-        op = Operation.create(cls.name, [], [StackType(element_type)],
+    def build(cls, builder: Builder, element_type: Type, location: Location | None = None,
+              offload: bool = False) -> Operation:
+        op = Operation.create(cls.name, [], [StackType(element_type)], {"offload": UNIT} if offload else None,
                               location=location if location is not None else builder.location)
         return builder.insert(op)
 
@@ -140,9 +153,15 @@ def companion(builder: Builder, stack: Value, location: Location | None = None) 
     return CompanionOp.build(builder, stack, location).results[0]
 
 
-def new(builder: Builder, element_type: Type, location: Location | None = None) -> Value:
-    """Insert `stack.new` of element type `element_type`; return the stack."""
-    return NewOp.build(builder, element_type, location).results[0]
+def new(builder: Builder, element_type: Type, location: Location | None = None, offload: bool = False) -> Value:
+    """Insert `stack.new` of element type `element_type` (marked `offload` if asked); return the
+    stack."""
+    return NewOp.build(builder, element_type, location, offload).results[0]
+
+
+def is_offloaded(new_op: Operation) -> bool:
+    """Whether a `stack.new` op is marked for the offload memory policy."""
+    return isinstance(new_op.properties.get("offload"), UnitAttr)
 
 
 def push(builder: Builder, stack: Value, value: Value, location: Location | None = None) -> Operation:
@@ -162,5 +181,5 @@ def push_all(builder: Builder, stacks: Sequence[Value], values: Sequence[Value])
 
 DIALECT = register_dialect(Dialect("stack", [NewOp, PushOp, PopOp, CompanionOp], type_parser=parse_type))
 
-__all__ = ["DIALECT", "UNKNOWN_LOC", "CompanionOp", "NewOp", "PopOp", "PushOp", "StackType", "companion", "new",
-           "parse_type", "pop", "push", "push_all"]
+__all__ = ["DIALECT", "UNKNOWN_LOC", "CompanionOp", "NewOp", "PopOp", "PushOp", "StackType", "companion",
+           "is_offloaded", "new", "parse_type", "pop", "push", "push_all"]

@@ -18,11 +18,26 @@ the `checkpoint_policy(...)` context manager:
   and the backward pass recomputes each segment of k iterations from its checkpoint before going
   back through it; with `k` unset the forward loop first counts its iterations n and takes
   k = ceil(sqrt(n)), so the saved bytes grow as O(sqrt(n));
-- `"offload"`: save-all with the stacks kept in host memory; on the CPU executors arrays already
-  live in host memory, so it behaves exactly as `"save_all"`.
+- `"offload"`: save-all with the saved values kept in host memory instead of device memory, for
+  loops whose saved values do not fit on the accelerator. Differentiation marks the loop's stacks
+  (`"stack.new"() <{offload}>`, see `loom.dialects.stack`) and keeps the policy on the loops it
+  makes, so gradients of gradients offload too. The torch executor then copies each CUDA tensor
+  pushed on a marked stack to pinned host memory (`loom.devices.offload`), asynchronously on a
+  side stream, so the forward loop goes on computing while the copy runs; the next push on the
+  same stack makes the compute stream wait for that copy, so at most one value per stack is in
+  flight (its device memory is held until its copy ends). The backward loop waits for a value's
+  copy to host only when it pops it, and each pop starts copying the next value back to the
+  device on another side stream, so it is there when the next iteration pops it. What a value
+  costs is one transfer each way over the host link: the policy pays off when device memory, not
+  that bandwidth, is what limits the loop. Values already in host memory stay where they are:
+  with CPU tensors and in the numpy executor and the interpreter, `"offload"` saves exactly what
+  `"save_all"` saves, in the same place. How values move is `loom.backend.stack_kernels.OFFLOAD`
+  (a `HostOffload`; replace it to change the policy).
 
-All policies give the same gradients. `saved_bytes()` / `peak_saved_bytes()` /
-`reset_saved_bytes()` count the bytes held on stacks at run time.
+All policies give the same gradients, bit for bit. `saved_bytes()` / `peak_saved_bytes()` /
+`reset_saved_bytes()` count the bytes held on stacks at run time; `saved_bytes("device")` and
+`saved_bytes("host")` (and the same for the peak) split them by where they are held (offloaded
+values, numpy arrays and CPU tensors count as host bytes).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ an iteration counter and pushes the values the backward part needs (the residual
 the `stack` dialect created before it; a backward loop runs as many iterations, popping them, and
 sums the cotangents of captured values. Loop-invariant values are computed once, before the
 backward loop. The `loom.memory_policy` attribute of the loop chooses what is saved (`save_all`,
-`offload`, `checkpoint`, `checkpoint:K`: the carries of every K-th iteration, each segment
+`offload`: save-all on stacks marked `offload`, whose values the torch executor keeps in host
+memory; `checkpoint`, `checkpoint:K`: the carries of every K-th iteration, each segment
 recomputed in the backward pass). Stacks of saved values are themselves differentiable (a pop's
 cotangent is pushed on a paired stack, popped by the push's rule), so gradients of gradients work.
 """
@@ -957,14 +958,19 @@ def _results(op: Operation) -> list[Value]:
     return list(op.results)
 
 
-def _while_op(b: Builder, init: Sequence[Value], cond: Callable, body: Callable) -> list[Value]:
+def _while_op(b: Builder, init: Sequence[Value], cond: Callable, body: Callable,
+              attributes: dict | None = None) -> list[Value]:
     types = [v.type for v in init]
     regions = [stablehlo._build_region(types, cond, b.location), stablehlo._build_region(types, body, b.location)]
-    return _results(b.insert(stablehlo.WhileOp.create(list(init), regions=regions, location=b.location)))
+    return _results(b.insert(stablehlo.WhileOp.create(list(init), regions=regions, location=b.location,
+                                                      attributes=dict(attributes) if attributes else None)))
+
+
+POLICY = "loom.memory_policy"
 
 
 def _policy(op: Operation) -> tuple[str, int | None]:
-    attr = op.attributes.get("loom.memory_policy")
+    attr = op.attributes.get(POLICY)
     text = getattr(attr, "value", None) or "save_all"
     if text.startswith("checkpoint"):
         return "checkpoint", (int(text.split(":", 1)[1]) if ":" in text else None)
@@ -980,17 +986,23 @@ def _while(b, op, cts):
     from loom.dialects import stack
     loop = _LoopVjp(op)
     kind, every = _policy(op)
+    policy_attrs = {POLICY: op.attributes[POLICY]} if kind == "offload" else None
     n = loop.n
     fb = Builder(InsertionPoint.before(op), op.location)
     zero, one = full(fb, 0, _I32), full(fb, 1, _I32)
     if kind == "checkpoint":
         new, count, ckpt_stacks, every_v = _checkpointed_forward(fb, loop, every, zero, one)
     else:
-        stacks = [stack.new(fb, v.type) for v in loop.residuals]
+        # Under `offload` the stacks are marked (the torch executor keeps their values in host
+        # memory) and the loops made here keep the policy, so that differentiating them again
+        # (second order) offloads the stacks of that differentiation too.
+        offload = kind == "offload"
+        stacks = [stack.new(fb, v.type, offload=offload) for v in loop.residuals]
 
         def fwd_body(bb: Builder, args: list) -> list:
             return [*loop.forward_body(bb, args[:n], stacks), stablehlo.add(bb, args[n], one)]
-        out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], fwd_body)
+        out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], fwd_body,
+                        policy_attrs)
         new, count = out[:n], out[n]
     replace_op(op, new)
 
@@ -1027,7 +1039,7 @@ def _while(b, op, cts):
         def backward(bb: Builder, args: list) -> list:
             g, s = loop.backward_body(bb, hoisted, stacks, args[1:1 + nf], args[1 + nf:])
             return [stablehlo.subtract(bb, args[0], one_b), *g, *s]
-        back_out = _while_op(b, [count, *ct0, *acc0], positive, backward)
+        back_out = _while_op(b, [count, *ct0, *acc0], positive, backward, policy_attrs)
     for j, g in zip(loop.active_free, back_out[1 + nf:]):
         accumulate_captured(loop.free[j], g)
     result: list[Value | None] = [None] * n
