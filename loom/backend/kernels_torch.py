@@ -22,6 +22,7 @@ back to the host, so programs made of them can be captured as CUDA graphs.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -445,6 +446,111 @@ def _compare(op: Operation) -> Kernel | None:
     return Kernel(fn)
 
 
+# Bit counts --------------------------------------------------------------------------------------
+# torch has no popcount or count-leading-zeros; both are built from shifts and masks on the
+# operand's own width (unsigned 16/32/64-bit operands arrive as their signed views).
+
+def _wrap(value: int, bits: int) -> int:
+    """`value` modulo 2**bits as the signed integer of that width (a literal torch accepts)."""
+    value &= (1 << bits) - 1
+    return value - (1 << bits) if value >> (bits - 1) else value
+
+
+def _repeat_byte(byte: int, nbytes: int) -> int:
+    return int.from_bytes(bytes([byte]) * nbytes, "little")
+
+
+def popcnt(x):
+    """Set bits per element (SWAR: per 2 bits, per nibble, then the bytes summed). Arithmetic
+    shifts of negative values are harmless: every mask clears the bits they copy in."""
+    bits = x.element_size() * 8
+    nbytes = bits // 8
+    m1, m2, m4 = (_wrap(_repeat_byte(b, nbytes), bits) for b in (0x55, 0x33, 0x0F))
+    x = x - ((x >> 1) & m1)
+    x = (x & m2) + ((x >> 2) & m2)
+    x = (x + (x >> 4)) & m4  # each byte now holds its count (<= 8): every value is non-negative
+    shift = 8
+    while shift < bits:
+        x = x + (x >> shift)
+        shift *= 2
+    return x & 0x7F
+
+
+def count_leading_zeros(x):
+    """Leading zero bits per element: a binary search for the highest set bit of the
+    non-negative values (where arithmetic and logical shifts agree); negative ones have none."""
+    bits = x.element_size() * 8
+    signed = x.dtype != torch.uint8
+    v = torch.where(x < 0, 0, x) if signed else x
+    length = torch.zeros_like(x)
+    k = bits // 2
+    while k >= 1:
+        high = (v >> k) != 0
+        length = torch.where(high, length + k, length)
+        v = torch.where(high, v >> k, v)
+        k //= 2
+    length = length + (v != 0).to(x.dtype)
+    clz = bits - length
+    return torch.where(x < 0, 0, clz) if signed else clz
+
+
+TORCH_KERNELS["stablehlo.popcnt"] = _direct(popcnt)
+TORCH_KERNELS["stablehlo.count_leading_zeros"] = _direct(count_leading_zeros)
+
+
+# reduce_precision ------------------------------------------------------------------------------
+
+_FLOAT_BITS = {torch.float16: (torch.int16, 5, 10), torch.bfloat16: (torch.int16, 8, 7),
+               torch.float32: (torch.int32, 8, 23), torch.float64: (torch.int64, 11, 52)}
+
+
+@torch_kernel("stablehlo.reduce_precision")
+def _reduce_precision(op: Operation) -> Kernel | None:
+    dt = operand_dtype(op)
+    if dt.kind not in "fV":
+        return None
+    return Kernel(reduce_precision, Operand(0), common.integer(op.get_attr("exponent_bits")),
+                  common.integer(op.get_attr("mantissa_bits")))
+
+
+def reduce_precision(x, exponent_bits: int, mantissa_bits: int):
+    """Round to a float format with the given exponent and mantissa widths as XLA does, on the
+    operand's own bits (so float16 subnormals round where their bits are): the mantissa rounds
+    to nearest even; exponents above the format's range give inf, at or below its minimum (its
+    subnormals included) a signed zero; NaN is returned unchanged."""
+    if x.dtype == torch.bfloat16:
+        return _reduce_precision_bf16(x, exponent_bits, mantissa_bits)
+    int_type, src_exp, src_mant = _FLOAT_BITS[x.dtype]
+    bits = 1 + src_exp + src_mant
+    if mantissa_bits >= src_mant and exponent_bits >= src_exp:
+        return x.clone()  # a no-op XLA removes
+    u = x.contiguous().view(int_type)
+    if mantissa_bits < src_mant:
+        drop = src_mant - mantissa_bits
+        last = (u >> drop) & 1
+        bias = last + ((1 << (drop - 1)) - 1)
+        u = (u + bias) & _wrap(~((1 << drop) - 1), bits)
+    if exponent_bits < src_exp:
+        exp_mask = ((1 << src_exp) - 1) << src_mant
+        src_bias = (1 << (src_exp - 1)) - 1
+        dst_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = u & exp_mask
+        signs = u & _wrap(1 << (bits - 1), bits)
+        u = torch.where(exponent > (src_bias + dst_bias) << src_mant, signs | exp_mask,
+                        torch.where(exponent <= (src_bias - dst_bias) << src_mant, signs, u))
+    return torch.where(torch.isnan(x), x, u.view(x.dtype))
+
+
+def _reduce_precision_bf16(x, exponent_bits: int, mantissa_bits: int):
+    """XLA computes bfloat16 in float32 and converts the result back (rounding bfloat16
+    subnormals a second time, and leaving each NaN the quiet NaN of its sign); so does this."""
+    if mantissa_bits >= 23 and exponent_bits >= 8:
+        return x.clone()  # a no-op on float32, which XLA removes: NaN payloads stay
+    out = reduce_precision(x.float(), exponent_bits, mantissa_bits).to(torch.bfloat16)
+    quiet = (x.view(torch.int16) & _wrap(0x8000, 16)) | 0x7FC0  # torch's conversion drops the sign
+    return torch.where(torch.isnan(x), quiet.view(torch.bfloat16), out)
+
+
 # Conversions ---------------------------------------------------------------------------------
 
 @torch_kernel("stablehlo.convert")
@@ -491,6 +597,152 @@ def _bitcast_convert(op: Operation) -> Kernel:
 
 def bitcast_convert(x, dtype, shape):
     return x.contiguous().reshape(-1).view(dtype).reshape(shape)
+
+
+# rng_bit_generator -----------------------------------------------------------------------------
+# loom.backend.rng's algorithms on device tensors, the key and counters never read back. 32-bit
+# words are held in int64 (masked to 32 bits after every add); 64-bit counters are int64 values
+# whose wrapping arithmetic is that of uint64, compared as unsigned by flipping the sign bit.
+
+_M32 = 0xFFFFFFFF
+
+
+@torch_kernel("stablehlo.rng_bit_generator")
+def _rng_bit_generator(op: Operation) -> Kernel | None:
+    state_dt, out_dt = operand_dtype(op), result_dtype(op, 1)
+    if state_dt not in (np.dtype(np.uint64), np.dtype(np.int64)) or out_dt not in TORCH_DTYPES or \
+            out_dt.kind not in "iufV":
+        return None
+    algorithm = common.enum(op.get_attr("rng_algorithm"), "DEFAULT")
+    state_shape = shape_of(op.operands[0].type)
+    shape = tuple(result_shape(op, 1))
+    if algorithm not in ("THREE_FRY", "PHILOX", "DEFAULT") or len(state_shape) != 1 or not state_shape[0] >= 2 or \
+            any(d < 0 for d in shape):
+        return None
+    return Kernel(rng_bit_generator, Operand(0), algorithm, shape, torch_dtype(out_dt))
+
+
+def rng_bit_generator(state, algorithm: str, shape: tuple[int, ...], dtype: torch.dtype):
+    """The new state and `shape` random bits of `dtype`, bit-exact with loom.backend.rng."""
+    s = state.view(torch.int64) if state.dtype == torch.uint64 else state
+    key = s[0]
+    bits = dtype.itemsize * 8
+    n = math.prod(shape)
+    if algorithm == "THREE_FRY":
+        out, counter = (_threefry_bits64 if bits == 64 else _threefry_bits32)(key, s[1], shape)
+        new = torch.cat([s[:1], counter.reshape(1), s[2:]])
+    else:
+        lo, hi = (s[1], s[2]) if s.shape[0] >= 3 else (s[1], s[0])
+        blocks = -(-2 * n // 4) if bits == 64 else -(-n // 4)
+        words, lo, hi = _philox_blocks(key, lo, hi, blocks)
+        if bits == 64:
+            words = [words[0] | (words[1] << 32), words[2] | (words[3] << 32)]
+        out = torch.stack(words, dim=1).reshape(-1)[:n].reshape(shape)
+        new = torch.cat([s[:1], lo.reshape(1), hi.reshape(1), s[3:]]) if s.shape[0] >= 3 else \
+            torch.cat([s[:1], lo.reshape(1), s[2:]])
+    new = new.view(state.dtype)
+    if bits == 64:
+        return new, out.view(dtype)
+    # 32-bit words truncated to the result's width (int64 -> narrower ints wraps), then its bits
+    narrow = {32: torch.int32, 16: torch.int16, 8: torch.int8}[bits]
+    return new, out.to(narrow).view(dtype)
+
+
+def _rotl32(v, d: int):
+    return ((v << d) | (v >> (32 - d))) & _M32
+
+
+def threefry2x32(x0, x1, k0, k1):
+    rotations = (13, 15, 26, 6, 17, 29, 16, 24)
+    ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+    x0 = (x0 + k0) & _M32
+    x1 = (x1 + k1) & _M32
+    for i in range(5):
+        for r in (rotations[:4] if i % 2 == 0 else rotations[4:]):
+            x0 = (x0 + x1) & _M32
+            x1 = _rotl32(x1, r) ^ x0
+        x0 = (x0 + ks[(i + 1) % 3]) & _M32
+        x1 = (x1 + ks[(i + 2) % 3] + (i + 1)) & _M32
+    return x0, x1
+
+
+def _threefry_inputs(counter, shape: tuple[int, ...]):
+    """counter + the row-major linear index over the dims of size >= 2 (uint64 arithmetic)."""
+    index = torch.zeros(shape, dtype=torch.int64, device=counter.device)
+    product = 1
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] < 2:
+            continue
+        iota = torch.arange(shape[i], dtype=torch.int64, device=counter.device)
+        index = index + iota.reshape([shape[i] if j == i else 1 for j in range(len(shape))]) * product
+        product *= shape[i]
+    return counter + index
+
+
+def _threefry_words(key, inputs):
+    return threefry2x32(inputs & _M32, (inputs >> 32) & _M32, key & _M32, (key >> 32) & _M32)
+
+
+def _threefry_bits32(key, counter, shape: tuple[int, ...]):
+    if not shape:
+        half, split = (1,), 0
+    else:  # XLA's SplitShapeIntoHalves, as loom.backend.rng computes it
+        split = next((i for i, d in enumerate(shape) if d % 2 == 0), None)
+        if split is None:
+            split = max(range(len(shape)), key=lambda i: (shape[i], -i))
+        half = list(shape)
+        half[split] = -(-shape[split] // 2)
+        half.insert(split + 1, 1)
+        half = tuple(half)
+    y0, y1 = _threefry_words(key, _threefry_inputs(counter, half))
+    new_counter = counter + math.prod(half)
+    if not shape:
+        return y0.reshape(()), new_counter
+    dims = list(shape)
+    dims[split] = half[split] * 2
+    combined = torch.cat([y0, y1], dim=split + 1).reshape(dims)
+    return combined[tuple(slice(0, d) for d in shape)], new_counter
+
+
+def _threefry_bits64(key, counter, shape: tuple[int, ...]):
+    y0, y1 = _threefry_words(key, _threefry_inputs(counter, shape))
+    return y0 | (y1 << 32), counter + math.prod(shape)
+
+
+def _below_unsigned(a, b):
+    return (a ^ _INT64_MIN) < (b ^ _INT64_MIN)
+
+
+_INT64_MIN = -(1 << 63)
+
+
+def _mul_hi_lo(a, m: int):
+    """The high and low 32-bit words of a * m (a, m < 2**32) without overflowing int64."""
+    low = (a & 0xFFFF) * m
+    high = (a >> 16) * m
+    s = low + ((high & 0xFFFF) << 16)
+    return (high >> 16) + (s >> 32), s & _M32
+
+
+def philox4x32(x: list, k0, k1) -> list:
+    key0, key1 = k0, k1
+    for _ in range(10):
+        hi0, lo0 = _mul_hi_lo(x[0], 0xD2511F53)
+        hi1, lo1 = _mul_hi_lo(x[2], 0xCD9E8D57)
+        x = [hi1 ^ x[1] ^ key0, lo1, hi0 ^ x[3] ^ key1, lo0]
+        key0 = (key0 + 0x9E3779B9) & _M32
+        key1 = (key1 + 0xBB67AE85) & _M32
+    return x
+
+
+def _philox_blocks(key, counter_lo, counter_hi, n: int):
+    lo = counter_lo + torch.arange(n, dtype=torch.int64, device=key.device)
+    hi = counter_hi + _below_unsigned(lo, counter_lo).to(torch.int64)  # the carry out of the low word
+    words = [lo & _M32, (lo >> 32) & _M32, hi & _M32, (hi >> 32) & _M32]
+    out = philox4x32(words, key & _M32, (key >> 32) & _M32)
+    new_lo = counter_lo + n
+    new_hi = counter_hi + _below_unsigned(new_lo, counter_lo).to(torch.int64)
+    return out, new_lo, new_hi
 
 
 # Shapes ----------------------------------------------------------------------------------------
@@ -679,7 +931,8 @@ def _convolution(op: Operation) -> Kernel | None:
     n = len(dims.input_spatial)
     out_dt = result_dtype(op)
     bgc = common.integer(op.get_attr("batch_group_count"), 1)
-    if n not in (1, 2, 3) or bgc != 1 or out_dt.kind not in "fV" or operand_dtype(op) != out_dt:
+    if n not in (1, 2, 3) or out_dt.kind not in "fV" or operand_dtype(op, 0).kind not in "fV" or \
+            operand_dtype(op, 1).kind not in "fV":
         return None
     strides = common.ints(op.get_attr("window_strides"), [1] * n)
     padding = common.padding_pairs(op.get_attr("padding"), n)
@@ -688,7 +941,7 @@ def _convolution(op: Operation) -> Kernel | None:
     reversal = common.bools(op.get_attr("window_reversal"), n)
     fgc = common.integer(op.get_attr("feature_group_count"), 1)
     config = (dims, tuple(strides), tuple(tuple(p) for p in padding), tuple(lhs_dil), tuple(rhs_dil),
-              tuple(reversal), fgc)
+              tuple(reversal), fgc, bgc, torch_dtype(out_dt))
     return Kernel(convolution, Operand(0), Operand(1), config)
 
 
@@ -698,12 +951,22 @@ _CONV = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.
 def convolution(lhs, rhs, config):
     """StableHLO convolution as torch's conv: layouts permuted to (N, C, spatial...) x
     (O, I, spatial...); base dilation as interior padding; asymmetric or negative padding
-    applied before the conv; low precision computed in float32 on the CPU."""
-    dims, strides, padding, lhs_dil, rhs_dil, reversal, fgc = config
+    applied before the conv; computed in the result's type (operands converted to it, as the
+    numpy kernel does), low precision in float32 on the CPU or when an operand has another
+    type. A batch group count G splits the batch into G contiguous parts, part g convolved
+    with the g-th G-th of the output features: the parts are moved into the feature dim and
+    the conv runs with G feature groups."""
+    dims, strides, padding, lhs_dil, rhs_dil, reversal, fgc, bgc, dtype = config
     n = len(dims.input_spatial)
-    dtype = lhs.dtype
-    work = torch.float32 if dtype in _LOW_FLOATS and lhs.device.type == "cpu" else dtype
+    work = dtype
+    if work in _LOW_FLOATS and (lhs.device.type == "cpu" or lhs.dtype != dtype or rhs.dtype != dtype):
+        work = torch.float32
     x = lhs.permute((dims.input_batch, dims.input_feature, *dims.input_spatial)).to(work)
+    if bgc > 1:
+        batch, features = x.shape[0], x.shape[1]
+        x = x.reshape(bgc, batch // bgc, features, *x.shape[2:]).transpose(0, 1)
+        x = x.reshape(batch // bgc, bgc * features, *x.shape[3:])
+        fgc = bgc
     w = rhs.permute((dims.kernel_output_feature, dims.kernel_input_feature, *dims.kernel_spatial)).to(work)
     flips = [2 + i for i in range(n) if reversal[i]]
     if flips:
@@ -1020,13 +1283,18 @@ def reduce_window_tree(body: Callable, xs, inits, config) -> tuple:
 # Unsigned 16/32/64-bit integers: torch stores them but has almost no kernels for them. Ops that
 # only move bits (wrapping add, multiply, bitwise ops, shifts, data movement) run on the signed
 # integers of the same width (a view, no copy) and view the result back; comparisons flip the sign
-# bit first; conversions go through int64 (16 and 32 bits). The rest takes the numpy path.
+# bit first; conversions go through int64 (16 and 32 bits); uint64 division is long division on
+# int64. The rest takes the numpy path.
 
 _SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 BIT_PRESERVING = frozenset("stablehlo." + n for n in (
     "add subtract multiply and or xor not negate shift_left shift_right_logical shift_right_arithmetic select "
     "reshape transpose broadcast_in_dim slice dynamic_slice dynamic_update_slice concatenate reverse pad gather "
     "bitcast_convert").split())
+# Ops whose kernels give the right bits on the signed view of their unsigned operands.
+SIGNED_VIEW_OPS = BIT_PRESERVING | {"stablehlo.popcnt", "stablehlo.count_leading_zeros"}
+# Ops whose torch kernels take unsigned operands as they are (they view them as needed).
+UNSIGNED_AWARE = frozenset({"stablehlo.rng_bit_generator"})
 
 
 class SignedView:
@@ -1059,7 +1327,9 @@ def _signed_view(x: Any) -> Any:
 def unsigned_kernel(op: Operation, maker: TorchKernelMaker) -> Kernel | None:
     """A torch kernel for an op on uint16/uint32/uint64 values, or None (numpy path)."""
     out = tuple(_shell_torch_dtype(r.type) for r in op.results)
-    if op.name in BIT_PRESERVING:
+    if op.name in UNSIGNED_AWARE:
+        return maker(op)
+    if op.name in SIGNED_VIEW_OPS:
         k = maker(op)
         if k is None or k.fn is None:
             return k
@@ -1070,7 +1340,10 @@ def unsigned_kernel(op: Operation, maker: TorchKernelMaker) -> Kernel | None:
     if op.name in ("stablehlo.maximum", "stablehlo.minimum"):
         fn = torch.gt if op.name.endswith("maximum") else torch.lt
         return Kernel(SignedView(select_unsigned, out), Operand(0), Operand(1), fn)
-    if op.name in ("stablehlo.divide", "stablehlo.remainder") and result_dtype(op) != np.uint64:
+    if op.name in ("stablehlo.divide", "stablehlo.remainder"):
+        if result_dtype(op) == np.uint64:
+            fn = divide_uint64 if op.name.endswith("divide") else remainder_uint64
+            return Kernel(SignedView(fn, out))
         fn = unsigned_divide if op.name.endswith("divide") else unsigned_remainder
         return Kernel(SignedView(fn, out), Operand(0), Operand(1), (1 << (result_dtype(op).itemsize * 8)) - 1)
     if op.name == "stablehlo.convert":
@@ -1178,3 +1451,35 @@ def select_and_scatter(operand, source, init, window, strides, padding, keep):
     result = torch.cat([init.to(operand.dtype).expand(size), init.to(operand.dtype).reshape(1)])
     result.index_put_((target,), source.reshape(-1).to(operand.dtype), accumulate=True)
     return result[:size].reshape(operand.shape)
+
+
+def _divmod_uint64(a, b):
+    """Quotient and remainder of uint64 values held in int64 (b != 0). A divisor of 2**63 or more
+    goes at most once; a smaller one divides half the dividend (a logical shift: non-negative),
+    the quotient doubled and corrected by one step (the remainder left is below 2 * b)."""
+    big = b < 0
+    half = (a >> 1) & ((1 << 63) - 1)
+    safe = torch.where(big, 1, b)
+    q = torch.div(half, safe, rounding_mode="trunc") << 1
+    r = a - q * safe
+    step = ~_below_unsigned(r, safe)
+    q = torch.where(step, q + 1, q)
+    r = torch.where(step, r - safe, r)
+    once = ~_below_unsigned(a, b)
+    q = torch.where(big, once.to(torch.int64), q)
+    r = torch.where(big, torch.where(once, a - b, a), r)
+    return q, r
+
+
+def divide_uint64(a, b):
+    """uint64 division (on the int64 views); x/0 is all ones."""
+    zero = b == 0
+    q, _ = _divmod_uint64(a, torch.where(zero, 1, b))
+    return torch.where(zero, -1, q)
+
+
+def remainder_uint64(a, b):
+    """uint64 remainder (on the int64 views); x%0 is x."""
+    zero = b == 0
+    _, r = _divmod_uint64(a, torch.where(zero, 1, b))
+    return torch.where(zero, a, r)
