@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -112,6 +112,9 @@ class ModuleCodegen:
         self.blocks: list[str] = []
         self._counter = 0
         self._interpreter: Interpreter | None = None
+        # (op name, why) of every op of torch code that runs on numpy values: islands and
+        # numpy kernels run on tensors (each a device -> host -> device round trip on a GPU)
+        self.numpy_ops: list[tuple[str, str]] = []
 
     @property
     def interpreter(self) -> Interpreter:
@@ -442,18 +445,21 @@ class FunctionCodegen:
         elif op.name in LIBRARY_NEUTRAL_RULES:
             CODEGEN_RULES[op.name](self, op)
         elif op.name in CODEGEN_RULES:
-            self.numpy_island(op)
+            self.numpy_island(op, "no torch code generation rule")
         elif op.name in self.mod.kernels or op.name in (self.mod.torch_kernels or _kt().TORCH_KERNELS):
             self.kernel(op, self.mod.torch_kernel(op))
         elif op.name in INTERPRETER_RULES:
-            self.numpy_island(op)
+            self.numpy_island(op, "interpreter only")
         else:
             raise MissingRuleError(op.name, EXECUTOR)
 
-    def numpy_island(self, op: Operation) -> None:
+    def numpy_island(self, op: Operation, reason: str) -> None:
         """Emit `op` as numpy code inside torch code: its operands and the values its regions
-        capture go to numpy, the numpy rule runs, its results come back as tensors."""
+        capture go to numpy, the numpy rule runs, its results come back as tensors. `reason`
+        (why torch code cannot run it) goes into the generated code and `numpy_ops`."""
         kt = _kt()
+        self.mod.numpy_ops.append((op.name, reason))
+        self.emit(f"# {op.name} on numpy values: {reason}")
         to_numpy = self.mod.function(kt.to_numpy)
         to_torch = self.mod.hoist(kt.to_torch, "to_torch")
         device = self.mod.literal(self.mod.device) if self.mod.device is not None else "None"
@@ -546,6 +552,8 @@ class FunctionCodegen:
         if k.fn is kn.identity and len(op.results) == 1 and len(op.operands) == 1:  # no statement at all
             self.alias(op.results[0], self.name(op.operands[0]))
             return
+        if self.mod.library == "torch" and isinstance(k.fn, _kt().NumpyFallback):
+            self.mod.numpy_ops.append((op.name, "no torch kernel for this form or element type"))
         if self._donated and k.template == (kn.ALL,) and self.donate_into(op, k):
             return
         parts = []
@@ -1055,6 +1063,127 @@ def sort_key(op: Operation) -> tuple[int, list[Operation], Value, bool, bool] | 
     return None
 
 
+class SortKey(NamedTuple):
+    """One key of a lexicographic sort comparator."""
+    operand: int               # the operand pair (block arguments 2k, 2k + 1) it is computed from
+    ops: list[Operation]       # the comparator's ops computing it from argument 2k
+    value: Value               # the key of argument 2k
+    descending: bool
+    total: bool                # floats ordered by TOTALORDER (else by `<`, NaN last as torch sorts)
+    nan_last: bool             # `<` with NaNs sorted last and equal (loom's float comparator)
+    compare: Operation         # the strict comparison
+
+
+def lexicographic_keys(op: Operation) -> list[SortKey] | None:
+    """The keys of a sort comparator that compares lexicographically, the first key deciding
+    unless its two sides are equal, then the next: `k0 < k0'` or `or(k0 < k0', and(eq0, rest))`
+    (either operand order), each key an elementwise function of one operand, `<` a LT or GT
+    compare (jax's form) or `lt or (rhs is NaN and lhs is not)` (loom's form), `eq` its EQ
+    compare over the same values or `not(or(less, greater))` with the same key. None for other
+    comparators."""
+    block = op.regions[0].blocks[0]
+    ret = block.terminator
+    if ret is None or len(ret.operands) != 1 or len(block.args) != 2 * len(op.operands):
+        return None
+    return _lexicographic(ret.operands[0], block)
+
+
+def _lexicographic(value: Value, block: Block) -> list[SortKey] | None:
+    single = _strict_key(value, block)
+    if single is not None:
+        return [single]
+    either = _defining(value, "stablehlo.or")
+    if either is None:
+        return None
+    for first, second in (either.operands, either.operands[::-1]):
+        key = _strict_key(first, block)
+        both = _defining(second, "stablehlo.and")
+        if key is None or both is None:
+            continue
+        for equal, rest in (both.operands, both.operands[::-1]):
+            if _is_key_equality(equal, key, first, block):
+                tail = _lexicographic(rest, block)
+                if tail is not None:
+                    return [key, *tail]
+    return None
+
+
+def _strict_key(value: Value, block: Block) -> SortKey | None:
+    """The key a strict comparison `value` orders by, or None."""
+    cmp = _defining(value, "stablehlo.compare")
+    nan_last = False
+    if cmp is None:  # lt or (rhs NaN and not lhs NaN)
+        either = _defining(value, "stablehlo.or")
+        if either is None:
+            return None
+        for lt, nan_test in (either.operands, either.operands[::-1]):
+            cmp = _defining(lt, "stablehlo.compare")
+            if cmp is not None and common.enum(cmp.get_attr("comparison_direction")) == "LT" and \
+                    common.enum(cmp.get_attr("compare_type"), "") != "TOTALORDER" and \
+                    _nan_last_test(nan_test, *cmp.operands):
+                nan_last = True
+                break
+        else:
+            return None
+    direction = common.enum(cmp.get_attr("comparison_direction"))
+    if direction not in ("LT", "GT"):
+        return None
+    lhs, rhs = cmp.operands
+    for k in range(len(block.args) // 2):
+        la, ra = block.args[2 * k], block.args[2 * k + 1]
+        for value_a, value_b, swapped in ((lhs, rhs, False), (rhs, lhs, True)):
+            ops = _depends_only_on(value_a, la, block)
+            if ops is None or _depends_only_on(value_b, ra, block) is None or \
+                    not _same_computation(value_a, value_b, la, ra):
+                continue
+            if any(o.name not in ELEMENTWISE for o in ops):
+                return None
+            total = common.enum(cmp.get_attr("compare_type"), "") == "TOTALORDER" and \
+                dtype_of(value_a.type).kind in "fV"
+            return SortKey(k, ops, value_a, (direction == "GT") != swapped, total, nan_last, cmp)
+    return None
+
+
+def _nan_last_test(value: Value, lhs: Value, rhs: Value) -> bool:
+    """Whether `value` is `and(rhs != rhs, not(lhs != lhs))` (either operand order)."""
+    both = _defining(value, "stablehlo.and")
+    if both is None:
+        return False
+    for rhs_nan, not_lhs_nan in (both.operands, both.operands[::-1]):
+        negation = _defining(not_lhs_nan, "stablehlo.not")
+        if _compare(rhs_nan, "NE", rhs, rhs) and negation is not None and \
+                _compare(negation.operands[0], "NE", lhs, lhs):
+            return True
+    return False
+
+
+def _is_key_equality(value: Value, key: SortKey, less: Value, block: Block) -> bool:
+    """Whether `value` is true exactly when the two sides of `key` are equal under its order:
+    an EQ compare of the strict compare's values (of the same compare type), or
+    `not(or(less, greater))` with `greater` the same key's comparison the other way."""
+    cmp = _defining(value, "stablehlo.compare")
+    if cmp is not None:
+        # NaN != NaN, though NaNs are equal under the NaN-last order: only `not(or(...))` fits it
+        if key.nan_last or common.enum(cmp.get_attr("comparison_direction")) != "EQ" or \
+                set(cmp.operands) != set(key.compare.operands):
+            return False
+        return key.total == (common.enum(cmp.get_attr("compare_type"), "") == "TOTALORDER")
+    negation = _defining(value, "stablehlo.not")
+    either = _defining(negation.operands[0], "stablehlo.or") if negation is not None else None
+    if either is None:
+        return False
+    arg = block.args[2 * key.operand]
+    for one, other in (either.operands, either.operands[::-1]):
+        if one is not less:
+            continue
+        mirror = _strict_key(other, block)
+        if mirror is not None and mirror.operand == key.operand and mirror.descending != key.descending and \
+                (mirror.total, mirror.nan_last) == (key.total, key.nan_last) and \
+                _same_computation(mirror.value, key.value, arg, arg):
+            return True
+    return False
+
+
 def sort_pairwise(comparator: Callable, xs: Sequence[Any], dim: int) -> tuple:
     """Stable sort by any elementwise comparator: rank = #less + #equivalent-and-earlier, from
     the n x n matrix of comparator results."""
@@ -1268,20 +1397,20 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
     region = op.regions[0]
     shape = shape_of(xs[0].type)
     if _has_shell_dtypes(op.operands) or any(shape[d] <= 0 for d in dims) or not dims:
-        gen.numpy_island(op)
+        gen.numpy_island(op, "unsigned 16/32/64-bit operands, or an empty or no reduced dimension")
         return
     dtype = dtype_of(op.results[0].type)
     ufunc = reducer_ufunc(region) if n == 1 else None
     if ufunc is not None:
         kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
         if kind is None:
-            gen.numpy_island(op)
+            gen.numpy_island(op, "no torch reduction for this reducer and element type")
             return
         gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
                      f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
         return
     if not _is_elementwise(region):
-        gen.numpy_island(op)
+        gen.numpy_island(op, "the reducer is not elementwise")
         return
     pick_max = argreduce_direction(op)
     if pick_max is not None and dtype_of(xs[0].type).kind in "fViu" and len(dims) == 1:
@@ -1298,7 +1427,7 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
 def _map_torch(gen: FunctionCodegen, op: Operation) -> None:
     region = op.regions[0]
     if not _is_elementwise(region) or _has_shell_dtypes((*op.operands, *op.results)):
-        gen.numpy_island(op)
+        gen.numpy_island(op, "the mapper is not elementwise, or unsigned 16/32/64-bit values")
         return
     body = gen.region_function(region, "mapper")
     shape = shape_of(op.results[0].type)
@@ -1308,32 +1437,52 @@ def _map_torch(gen: FunctionCodegen, op: Operation) -> None:
 
 @torch_codegen_rule("stablehlo.sort")
 def _sort_torch(gen: FunctionCodegen, op: Operation) -> None:
+    """A comparator ordering by keys (lexicographically by several) sorts by stable torch sorts,
+    the last key first; another elementwise one ranks all pairs (`sort_pairwise`, as the numpy
+    rule does) up to PAIRWISE_SORT_LIMIT elements; the rest runs on numpy."""
     kt = _kt()
     shape = shape_of(op.operands[0].type)
     dim = common.integer(op.get_attr("dimension"), -1)
     if dim < 0:
         dim += len(shape)
-    key = sort_key(op)
-    if key is None or _has_shell_dtypes(op.operands) or dtype_of(key[2].type).kind == "c" or \
-            _has_shell_dtypes([key[2]]):
-        gen.numpy_island(op)
+    keys = lexicographic_keys(op)
+    if keys is not None and all(dtype_of(key.value.type).kind != "c" for key in keys):
+        exprs = [_torch_sort_key(gen, op, key, shape) for key in keys]
+        descending = tuple(key.descending for key in keys)
+        gen.bind(op, f"{gen.mod.function(kt.sort_lexicographic)}({gen.packed(op.operands)}, ({', '.join(exprs)},), "
+                     f"{gen.mod.literal(descending)}, {dim})", returns_tuple=True)
         return
-    k, ops, value, descending, total = key
+    region = op.regions[0]
+    length = shape[dim] if shape else 1
+    if not _is_elementwise(region):
+        gen.numpy_island(op, "the comparator is neither a compare of keys nor elementwise")
+        return
+    if _has_shell_dtypes(op.operands):
+        gen.numpy_island(op, "unsigned 16/32/64-bit operands of a comparator that is not a compare of keys")
+        return
+    if length > PAIRWISE_SORT_LIMIT:
+        gen.numpy_island(op, f"the comparator is not a compare of keys, and {length} elements are more than the "
+                             f"pairwise sort takes ({PAIRWISE_SORT_LIMIT})")
+        return
+    body = gen.region_function(region, "comparator")
+    gen.bind(op, f"{gen.mod.function(kt.sort_pairwise)}({body}, {gen.packed(op.operands)}, {dim})",
+             returns_tuple=True)
+
+
+def _torch_sort_key(gen: FunctionCodegen, op: Operation, key: SortKey, shape: tuple[int, ...]) -> str:
+    """Emit the function computing one sort key from its operand; return the expression of the
+    key as a tensor torch.sort orders as the comparator does."""
     block = op.regions[0].blocks[0]
     name = gen.mod.fresh("key")
     param = gen.mod.fresh("b")
     gen.emit(f"def {name}({param}):")
     with gen.nested_scope():
-        gen.names[block.args[2 * k]] = param
-        for o in ops:
+        gen.names[block.args[2 * key.operand]] = param
+        for o in key.ops:
             gen.op(o)
-        gen.emit(f"return {gen.name(value)}")
-    key_expr = f"{name}({gen.name(op.operands[k])})"
-    if total and dtype_of(value.type).kind in "fV":
-        key_expr = f"{gen.mod.function(kt.total_order_key)}({key_expr})"
-    key_expr = f"{key_expr}.expand({gen.mod.literal(shape)})"
-    gen.bind(op, f"{gen.mod.function(kt.sort_by_key)}({gen.packed(op.operands)}, {key_expr}, {dim}, "
-                 f"{descending})", returns_tuple=True)
+        gen.emit(f"return {gen.name(key.value)}")
+    return f"{gen.mod.function(_kt().sortable)}({name}({gen.name(op.operands[key.operand])}).expand(" \
+           f"{gen.mod.literal(shape)}), {key.total})"
 
 
 @torch_codegen_rule("stablehlo.reduce_window")
@@ -1349,7 +1498,7 @@ def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
     out_size = math.prod(shape_of(op.results[0].type))
     if _has_shell_dtypes(op.operands) or out_size == 0 or any(s > p for s, p in zip(spans, padded)) or \
             any(d < 0 for d in shape):
-        gen.numpy_island(op)
+        gen.numpy_island(op, "unsigned 16/32/64-bit operands, an empty result or a window larger than the input")
         return
     region = op.regions[0]
     dtype = dtype_of(op.results[0].type)
@@ -1357,13 +1506,13 @@ def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
     if ufunc is not None:
         kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
         if kind is None:
-            gen.numpy_island(op)
+            gen.numpy_island(op, "no torch reduction for this reducer and element type")
             return
         gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(xs[0])}, {gen.name(inits[0])}, {kind!r}, "
                      f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
         return
     if not _is_elementwise(region):
-        gen.numpy_island(op)
+        gen.numpy_island(op, "the reducer is not elementwise")
         return
     body = gen.region_function(region, "reducer")
     gen.bind(op, f"{gen.mod.function(kt.reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
@@ -1384,7 +1533,7 @@ def _select_and_scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
             dtype_of(op.operands[0].type).kind != "c":
         keep = _KEEP.get(common.enum(ops[0].get_attr("comparison_direction")))
     if keep is None:
-        gen.numpy_island(op)
+        gen.numpy_island(op, "select is not one comparison of its arguments, or scatter does not add")
         return
     rank = len(shape_of(op.operands[0].type))
     window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
@@ -1411,7 +1560,8 @@ def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
             gen.bind(op, f"{gen.mod.function(_kt().scatter)}({gen.name(inputs[0])}, {gen.name(indices)}, "
                          f"{gen.name(updates[0])}, {dims_name}, {_SCATTER_KINDS[ufunc]!r})")
             return
-    gen.numpy_island(op)
+    gen.numpy_island(op, "several operands, unsigned 16/32/64-bit operands, or an update computation other "
+                         "than overwrite, add, multiply, max or min")
 
 
 # Executables ------------------------------------------------------------------------------------
@@ -1517,7 +1667,10 @@ class TorchExecutable(Executable):
                 import loom.backend.triton_knn  # noqa: F401
             except ImportError:
                 pass
-        self._build(ModuleCodegen(module, kernels, "torch", self.device, torch_kernels), entry, donate)
+        mod = ModuleCodegen(module, kernels, "torch", self.device, torch_kernels)
+        self._build(mod, entry, donate)
+        # (op name, why) of each op that runs on numpy values, in program order
+        self.numpy_ops: tuple[tuple[str, str], ...] = tuple(mod.numpy_ops)
         self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t)) if not isinstance(t, common.TupleType)
                            else (None, None) for t in self.input_types)
         self._tensor = torch.Tensor

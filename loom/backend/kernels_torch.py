@@ -1483,3 +1483,56 @@ def remainder_uint64(a, b):
     zero = b == 0
     _, r = _divmod_uint64(a, torch.where(zero, 1, b))
     return torch.where(zero, a, r)
+
+
+# Sorting by several keys -----------------------------------------------------------------------
+
+def sortable(key, total: bool):
+    """A sort key as a tensor torch.sort orders as the comparator does: floats by total order
+    when the comparator compares TOTALORDER (else as torch does: NaN last), unsigned
+    16/32/64-bit keys through their signed bits with the sign flipped, booleans as uint8."""
+    if key.dtype == torch.bool:
+        return key.to(torch.uint8)
+    if key.dtype in _SIGNED:
+        return _flip(key.view(_SIGNED[key.dtype]))
+    if total and key.is_floating_point():
+        return total_order_key(key)
+    return key
+
+
+def sort_lexicographic(operands, keys, descending, dimension: int):
+    """Stable sort of every operand along `dimension` by the first key, ties by the next, ...:
+    stable sorts by each key from the last to the first (a later sort keeps the order of the
+    earlier ones among its ties)."""
+    order = None
+    for key, down in zip(reversed(keys), reversed(descending)):
+        k = key if order is None else torch.take_along_dim(key, order, dimension)
+        step = torch.sort(k, dim=dimension, descending=down, stable=True).indices
+        order = step if order is None else torch.take_along_dim(order, step, dimension)
+    return tuple(_take_along(x, order, dimension) for x in operands)
+
+
+def _take_along(x, order, dimension: int):
+    signed = _SIGNED.get(x.dtype)
+    if signed is None:
+        return torch.take_along_dim(x, order, dimension)
+    return torch.take_along_dim(x.view(signed), order, dimension).view(x.dtype)  # no gather on unsigned
+
+
+def sort_pairwise(comparator: Callable, xs, dimension: int) -> tuple:
+    """Stable sort by any elementwise comparator, as the numpy rule computes it: each element's
+    rank is the number of elements before it (less, or equivalent and earlier), from the n x n
+    matrix of comparator results."""
+    xs = [torch.movedim(x, dimension, -1) for x in xs]
+    n = xs[0].shape[-1]
+    if n <= 1:
+        return tuple(torch.movedim(x, -1, dimension).clone() for x in xs)
+    args = []
+    for x in xs:
+        args += [x.unsqueeze(-1), x.unsqueeze(-2)]
+    less = comparator(*args)[0].expand((*xs[0].shape, n))
+    greater = less.transpose(-1, -2)
+    earlier = torch.ones((n, n), dtype=torch.bool, device=xs[0].device).tril(-1)
+    rank = greater.sum(-1) + (~less & ~greater & earlier).sum(-1)
+    order = torch.sort(rank, dim=-1, stable=True).indices
+    return tuple(torch.movedim(torch.take_along_dim(x, order, -1), -1, dimension) for x in xs)
