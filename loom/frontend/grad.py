@@ -20,16 +20,51 @@ from typing import Any
 import numpy as np
 
 from loom.backend.compiled import Executable
-from loom.frontend.jit import Jitted, _as_array, _pass_manager
+from loom.frontend.jit import Jitted, _as_array, _aval, _device_leaf, _host_value, _pass_manager, _placement
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace, is_floating
 from loom.ir.core import Operation
 from loom.transforms.autodiff import vjp_module
 
 
+class ModuleRunner:
+    """Runs a transformed module's `@main` (a VJP, JVP, batched or linearized function). While
+    tracing, its ops are inlined into the enclosing trace (results are tracers). Otherwise it runs
+    where its arguments live, as `jit` places work (`jit._placement`): on the device of the
+    committed arguments (loom.Arrays, torch tensors) with the torch backend, results staying
+    there, else on the host with the numpy backend, results as numpy arrays. One executable per
+    device, compiled on first use."""
+
+    def __init__(self, module: Operation) -> None:
+        self.module = module
+        self.n_results = len(module.regions[0].entry.first_op.properties["function_type"].value.results)
+        self._executables: dict[Any, Executable] = {}
+
+    def __call__(self, args: Sequence[Any]) -> list[Any]:
+        if current_trace() is not None:
+            return _inline(self.module, args)
+        device, leaves, wrap = _placement(args)
+        exe = self._executables.get(device)
+        if exe is None:
+            if device.backend == "numpy":
+                exe = Executable(self.module, "main")
+            else:
+                exe = Executable(self.module, "main", backend="torch", device=device.torch_device)
+            self._executables[device] = exe
+        out = exe(*leaves)
+        if self.n_results == 1:
+            out = (out,)
+        if device.backend == "numpy":
+            return [np.asarray(o) for o in out]
+        if wrap:
+            from loom.devices import Array
+            return [Array(o) for o in out]
+        return list(out)
+
+
 class _Traced:
-    """One traced and transformed function for one input signature: the VJP module, its
-    executable (built on first use), and the output structure."""
+    """One traced and transformed function for one input signature: the VJP module, its runner,
+    and the output structure."""
 
     def __init__(self, module: Operation, n_args: int, out_tree: PyTreeDef, aux_tree: PyTreeDef | None,
                  n_out: int, out_avals: list[tuple[tuple[int, ...], np.dtype]]) -> None:
@@ -40,21 +75,12 @@ class _Traced:
         self.n_out = n_out
         self.out_avals = out_avals
         self.captures: list[Any] = []
-        self._executable: Executable | None = None
+        self._runner = ModuleRunner(module)
 
     def run(self, leaves: Sequence[Any], cotangents: Sequence[Any]) -> list[Any]:
-        """Outputs (and aux outputs) followed by the argument cotangents, as numpy arrays, or as
-        tracers of the enclosing trace when called while tracing."""
-        trace = current_trace()
-        if trace is not None:
-            return _inline(self.module, [*leaves, *cotangents])
-        if self._executable is None:
-            self._executable = Executable(self.module, "main")
-        out = self._executable(*leaves, *cotangents)
-        n_results = len(self.module.regions[0].entry.first_op.properties["function_type"].value.results)
-        if n_results == 1:
-            out = (out,)
-        return [np.asarray(o) for o in out]
+        """Outputs (and aux outputs) followed by the argument cotangents: tracers of the enclosing
+        trace while tracing, else arrays where the arguments live (see `ModuleRunner`)."""
+        return self._runner([*leaves, *cotangents])
 
 
 def _inline(module: Operation, args: Sequence[Any]) -> list[Tracer]:
@@ -127,11 +153,11 @@ class _Differentiable:
             leaves = [x if isinstance(x, Tracer) else _as_array(x, "argument")[0]
                       for x in tree_flatten((list(args), kwargs))[0]]
         else:
-            key, leaves, weak = jitted._signature(args, kwargs)
+            key, leaves, weak = jitted._signature(args, kwargs, keep_device=True)
         key = (key, wrt_argnums)
         traced = self._cache.get(key)
         if traced is None:
-            abstract = [np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape)) for x in leaves]
+            abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(_aval, leaves)]
             lowered = jitted._lower(key, args, kwargs, abstract, weak)
             fn = lowered.module.regions[0].entry.first_op
             ftype = fn.properties["function_type"].value
@@ -158,7 +184,7 @@ def _np_dtype(t: Any) -> np.dtype:
 def _check_float_inputs(leaves: Sequence[Any], groups: list[list[int]], name: str) -> None:
     for g in groups:
         for i in g:
-            d = np.dtype(leaves[i].dtype) if hasattr(leaves[i], "dtype") else np.asarray(leaves[i]).dtype
+            d = _aval(leaves[i])[1] if hasattr(leaves[i], "dtype") else np.asarray(leaves[i]).dtype
             if not is_floating(d):
                 raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                                 f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued "
@@ -245,7 +271,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
             if isinstance(c, Tracer):
                 cts.append(c)
                 continue
-            c = np.asarray(c, dtype=dtype)
+            if _device_leaf(c) is not None and _aval(c) == (shape, dtype):
+                cts.append(c)  # stays on its device
+                continue
+            c = np.asarray(_host_value(c), dtype=dtype)
             if c.shape != shape:
                 raise ValueError(f"a cotangent of shape {c.shape} was given for an output of shape {shape}")
             cts.append(c)

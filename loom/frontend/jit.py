@@ -113,6 +113,29 @@ def _device_leaf(x: Any) -> tuple[Any, Any] | None:
     return x, _Aval(tuple(x.shape), dtype)
 
 
+def _aval(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, numpy dtype) of an array leaf: a numpy array, a tracer, a loom.Array or a torch
+    tensor (whose torch dtype numpy cannot read)."""
+    placed = _device_leaf(x)
+    if placed is not None:
+        return placed[1].shape, placed[1].dtype
+    return tuple(x.shape), np.dtype(x.dtype)
+
+
+def _placement(leaves: Sequence[Any]) -> tuple[Any, list[Any], bool]:
+    """Where a computation on `leaves` runs when it is not jitted (grad, vjp, jvp, vmap and
+    linearize called directly), by jit's rule: (the device the committed leaves live on, else
+    the host; the leaves as that device's executable takes them, loom.Arrays as their tensors;
+    whether results become loom.Arrays: on a torch device unless the committed leaves are all
+    raw torch tensors, which get raw tensors back, as `jit` does)."""
+    from loom.devices import HOST, Array, committed_device
+    device = committed_device(leaves) or HOST
+    if device.backend != "torch":
+        return device, list(leaves), False
+    wrap = any(isinstance(x, Array) for x in leaves)
+    return device, [x.torch() if isinstance(x, Array) else x for x in leaves], wrap
+
+
 class Lowered:
     """A traced and optimized function: `module` (the IR), `as_text()` and `compile()`."""
 
@@ -268,17 +291,25 @@ class Jitted:
         named += list(dyn_kwargs.items())
         return dyn_args, dyn_kwargs, static, named
 
-    def _signature(self, args: tuple, kwargs: dict, abstract: bool = False
-                   ) -> tuple[Hashable, list[np.ndarray], list[bool]]:
+    def _signature(self, args: tuple, kwargs: dict, abstract: bool = False, keep_device: bool = False
+                   ) -> tuple[Hashable, list[Any], list[bool]]:
         """(cache key, dynamic leaves as numpy arrays, their weak flags): the host view of the
-        arguments, used by the transformations (grad, vmap, jvp) that run on the host."""
-        leaves: list[np.ndarray] = []
+        arguments, used by the transformations (grad, vmap, jvp). With `keep_device`, device
+        leaves (loom.Arrays, torch tensors) stay as they are, not copied to the host, so the
+        transformed function can run where they live; the key is the same either way."""
+        leaves: list[Any] = []
         weak: list[bool] = []
         avals = []
         dyn_args, dyn_kwargs, static, named = self._split(args, kwargs)
         for name, a in named:
             pairs, _ = tree_flatten_with_path(a)
             for path, leaf in pairs:
+                placed = _device_leaf(leaf) if keep_device else None
+                if placed is not None:
+                    leaves.append(leaf)
+                    weak.append(False)
+                    avals.append((placed[1].shape, placed[1].dtype.str, False))
+                    continue
                 arr, w = _as_array(leaf, name + keystr(path), abstract)
                 leaves.append(arr)
                 weak.append(w)

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.compiled import Executable
-from loom.frontend.grad import _inline, _np_dtype
-from loom.frontend.jit import Jitted, _as_array, _pass_manager
+from loom.frontend.grad import ModuleRunner, _np_dtype
+from loom.frontend.jit import Jitted, _as_array, _aval, _device_leaf, _host_value, _pass_manager
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace, is_floating
 from loom.ir.core import Operation
@@ -26,7 +25,7 @@ from loom.transforms.forward_ad import jvp_module
 
 
 class _Transformed:
-    """The JVP module of one function for one input signature, and its executable. `out_avals`
+    """The JVP module of one function for one input signature, and its runner. `out_avals`
     covers the outputs followed by the aux outputs (`n_out` of them are outputs)."""
 
     def __init__(self, module: Operation, out_tree: PyTreeDef, out_avals: list[tuple[tuple[int, ...], np.dtype]],
@@ -36,17 +35,12 @@ class _Transformed:
         self.out_avals = out_avals
         self.n_out = len(out_avals) if n_out is None else n_out
         self.aux_tree = aux_tree
-        self._executable: Executable | None = None
+        self._runner = ModuleRunner(module)
 
     def run(self, leaves: list[Any], tangents: list[Any]) -> list[Any]:
-        if current_trace() is not None:
-            return _inline(self.module, [*leaves, *tangents])
-        if self._executable is None:
-            self._executable = Executable(self.module, "main")
-        out = self._executable(*leaves, *tangents)
-        if not isinstance(out, (tuple, list)):
-            out = (out,)
-        return [np.asarray(o) for o in out]
+        """Outputs followed by output tangents: tracers while tracing, else arrays where the
+        arguments live (see `ModuleRunner`)."""
+        return self._runner([*leaves, *tangents])
 
 
 def _transform(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
@@ -70,8 +64,8 @@ def _transform(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
         key, _, weak = jitted._signature(primals, {}, abstract=True)
         leaves = [x if isinstance(x, Tracer) else _as_array(x, "primal")[0] for x in tree_flatten(list(primals))[0]]
     else:
-        key, leaves, weak = jitted._signature(primals, {})
-    abstract = [np.broadcast_to(np.zeros((), np.dtype(x.dtype)), tuple(x.shape)) for x in leaves]
+        key, leaves, weak = jitted._signature(primals, {}, keep_device=True)
+    abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(_aval, leaves)]
     lowered = jitted._lower(key, primals, {}, abstract, weak)
     ftype = lowered.module.regions[0].entry.first_op.properties["function_type"].value
     module = transform(lowered.module)
@@ -114,7 +108,7 @@ def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
     """The tangents checked against the primals' shapes and dtypes (zeros for integer primals)."""
     ts: list[Any] = []
     for i, p in enumerate(leaves):
-        dtype, shape = np.dtype(p.dtype), tuple(p.shape)
+        shape, dtype = _aval(p)
         if i >= len(t_leaves):  # a captured closure value: no tangent
             ts.append(np.zeros(shape, dtype))
             continue
@@ -122,7 +116,10 @@ def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
         if isinstance(t, Tracer):
             ts.append(t)
             continue
-        arr = np.asarray(t)
+        if _device_leaf(t) is not None and is_floating(dtype) and _aval(t) == (shape, dtype):
+            ts.append(t)  # stays on its device
+            continue
+        arr = np.asarray(_host_value(t))
         if is_floating(dtype) and arr.shape != shape:
             raise ValueError(f"jvp called with different primal and tangent shapes; got primal shape {shape} "
                              f"and tangent shape {arr.shape}")

@@ -13,15 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from loom.backend.compiled import Executable
 from loom.dialects import builtin, func
-from loom.frontend.grad import _inline
+from loom.frontend.grad import ModuleRunner
 from loom.frontend.jit import _pass_manager
 from loom.frontend.jvp import _tangent_leaves, _transform
 from loom.frontend.pytree import tree_flatten, tree_unflatten
-from loom.frontend.tracing import current_trace
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
@@ -98,25 +94,6 @@ def _split(jvp_module: Operation, n_in: int, n_res: int, n_out: int) -> tuple[Op
     return primal, tangent, len(residual_values)
 
 
-class _Runner:
-    """Runs a module's `@main` (compiled on first use), or inlines it while tracing."""
-
-    def __init__(self, module: Operation) -> None:
-        self.module = module
-        self.n_results = len(module.regions[0].entry.first_op.properties["function_type"].value.results)
-        self._executable: Executable | None = None
-
-    def __call__(self, args: list[Any]) -> list[Any]:
-        if current_trace() is not None:
-            return _inline(self.module, args)
-        if self._executable is None:
-            self._executable = Executable(self.module, "main")
-        out = self._executable(*args)
-        if self.n_results == 1:
-            out = (out,)
-        return [np.asarray(o) for o in out]
-
-
 def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """`(fun(*primals), f_jvp)` where `f_jvp(*tangents)` is the Jacobian of `fun` at `primals`
     applied to `tangents` (pytrees of the primals' structure), computed without re-running the
@@ -127,9 +104,10 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     n_res = len(transformed.out_avals)
     n_out = transformed.n_out
     primal, tangent, n_residuals = _split(transformed.module, len(leaves), n_res, n_out)
-    results = _Runner(primal)(list(leaves))
+    # the residuals stay where the primal computation ran (on the arguments' device)
+    results = ModuleRunner(primal)(list(leaves))
     outs, residuals = results[:n_res], results[n_res:]
-    run_tangent = _Runner(tangent)
+    run_tangent = ModuleRunner(tangent)
     out = tree_unflatten(transformed.out_tree, outs[:n_out])
 
     def f_jvp(*tangents: Any) -> Any:

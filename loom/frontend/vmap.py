@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.compiled import Executable
-from loom.frontend.grad import _inline
-from loom.frontend.jit import Jitted, _as_array, _pass_manager
+from loom.frontend.grad import ModuleRunner
+from loom.frontend.jit import Jitted, _as_array, _aval, _device_leaf, _pass_manager
 from loom.frontend.pytree import PyTreeDef, _children, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace
 from loom.ir.core import Operation
@@ -58,32 +57,24 @@ def _broadcast_prefix(spec: Any, tree: Any, what: str) -> list[Any]:
 
 def _shape_dtype(x: Any) -> tuple[tuple[int, ...], np.dtype]:
     if isinstance(x, Tracer) or (hasattr(x, "shape") and hasattr(x, "dtype")):
-        return tuple(x.shape), np.dtype(x.dtype)
+        return _aval(x)
     arr = np.asarray(x)
     return arr.shape, arr.dtype
 
 
 class _Batched:
-    """The batched module of one function for one input signature, and its executable."""
+    """The batched module of one function for one input signature, and its runner."""
 
     def __init__(self, module: Operation, out_tree: PyTreeDef) -> None:
         self.module = module
         self.out_tree = out_tree
-        self.n_out = len(module.regions[0].entry.first_op.properties["function_type"].value.results)
         self.captures: list[Any] = []
-        self._executable: Executable | None = None
+        self._runner = ModuleRunner(module)
 
     def run(self, leaves: list[Any]) -> Any:
-        if current_trace() is not None:
-            results = _inline(self.module, leaves)
-        else:
-            if self._executable is None:
-                self._executable = Executable(self.module, "main")
-            out = self._executable(*leaves)
-            if self.n_out == 1:
-                out = (out,)
-            results = [np.asarray(o) for o in out]
-        return tree_unflatten(self.out_tree, results)
+        """The outputs: tracers while tracing, else arrays where the arguments live (see
+        `ModuleRunner`)."""
+        return tree_unflatten(self.out_tree, self._runner(leaves))
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None) -> Callable:
@@ -111,7 +102,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         dims: list[int | None] = []
         for i, (x, d) in enumerate(zip(leaves, axes)):
             if d is None:
-                example.append(x)
+                # a device value stands for its shape and dtype (no host copy just to trace)
+                example.append(_Abstract(*_aval(x)) if _device_leaf(x) is not None else x)
                 dims.append(None)
                 continue
             shape, dtype = _shape_dtype(x)
@@ -140,7 +132,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         ex_args = tree_unflatten(tree, example)
         key, abstract, weak = jitted._signature(ex_args, {}, abstract=True)
         in_tracing = current_trace() is not None
-        run_leaves = [x if isinstance(x, Tracer) else _as_array(x, "argument")[0] for x in leaves]
+        # device values stay where they live: the batched function runs there (see `ModuleRunner`)
+        run_leaves = [x if isinstance(x, Tracer) or _device_leaf(x) is not None else _as_array(x, "argument")[0]
+                      for x in leaves]
         full_key = (key, tuple(dims), size, repr(out_axes))
         batched = None if in_tracing else cache.get(full_key)
         if batched is None:
