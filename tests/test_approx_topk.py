@@ -3,6 +3,8 @@ exact search, recall guarantees, the executors, autodiff and vmap rules, the knn
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -363,6 +365,20 @@ def test_fusion_leaves_other_programs_alone():
         assert "knn.fused_score_top_k" not in op_names(module)
 
 
+def test_fused_kernel_leaves_the_blas_thread_count_as_it_found_it():
+    # The sweep runs BLAS on one thread per worker; the count is process-wide, so every later
+    # matrix product of the process would run on one thread if it were not restored.
+    blas = knn_kernels._BLAS
+    if blas.get is None:
+        pytest.skip("numpy's BLAS is not the OpenBLAS of its wheel: the sweep runs on one worker")
+    before = blas.get()
+    q = RNG.standard_normal((64, 16)).astype(np.float32)
+    db = RNG.standard_normal((20_000, 16)).astype(np.float32)
+    with ThreadPoolExecutor(3) as pool:  # concurrent searches restore it once, after the last
+        list(pool.map(lambda _: knn_kernels.fused_score_top_k(q, db, None, "ip", 10, 0.95, True, -1, True), range(6)))
+    assert blas.get() == before
+
+
 def test_fused_kernel_equals_reference_across_tilings():
     q = RNG.standard_normal((300, 8)).astype(np.float32)
     db = RNG.standard_normal((8_011, 8)).astype(np.float32)
@@ -372,9 +388,9 @@ def test_fused_kernel_equals_reference_across_tilings():
                                             ("ip", True, 10, 1.0, True)]:
         norms = half if metric == "l2" else None
         rv, ri = knn_kernels.fused_score_top_k_reference(q, db, norms, metric, k, r, is_max, -1, aggregate)
-        for tiling in ({}, {"fold_norms": True}, {"shared_chunk": 2048, "group_rows": 3},
-                       {"strategy": "tiles"}, {"strategy": "tiles", "chunk_bytes": 1 << 13},
-                       {"strategy": "tiles", "chunk_bytes": 1 << 16, "query_tile": 32, "group_rows": 4}):
+        for tiling in ({}, {"fold_norms": True}, {"chunk_bytes": 1 << 13}, {"query_tile": 200, "group_rows": 3},
+                       {"chunk_bytes": 1 << 16, "query_tile": 32, "group_rows": 4},
+                       {"query_tile": 300, "chunk_bytes": 1 << 16}, {"query_tile": 300, "chunk_bytes": 1 << 20}):
             fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, aggregate, **tiling)
             np.testing.assert_allclose(fv, rv, rtol=1e-5, atol=1e-4)
             # Tiles round their dot products differently from the whole-matrix reference: two

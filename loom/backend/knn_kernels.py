@@ -7,16 +7,13 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
 
 - the database is swept in chunks whose width is a multiple of the bin count L, so that within
   a chunk the bin of column j is still j mod L;
-- "shared" strategy (the default while L <= SHARED_CHUNK / GROUP_ROWS): one BLAS call per chunk
-  of SHARED_CHUNK rows for a whole block of queries, on BLAS's own threads (which share the
-  packed chunk, as in a plain GEMM); the chunk's scores are then reduced by the workers, one per
-  core, each taking a share of the query rows: a contiguous `max` over each unit of GROUP_ROWS
-  rows of L columns, merged into the running per-bin maximum with one compare-and-copy per unit;
-- "tiles" strategy (for more bins): query tiles on the workers, each worker's BLAS limited to its
-  own thread (OpenBLAS's thread-local setting), one single-threaded GEMM per (tile, chunk) reduced
-  while the tile is in cache; when L is too large for several rows of bins per tile, each chunk
-  is one row of bins, swept in cache-sized pieces and merged elementwise;
-- either way only the unit that gave each bin its maximum is remembered, not the position, so the
+- one worker per core, each with a single-threaded BLAS (the thread count is process-wide, so it
+  is lowered for the search and restored after): query tiles on the workers when there are enough
+  queries, database slices otherwise; one GEMM per (tile, chunk), reduced while the tile is in
+  cache by one contiguous `max` over its rows of bins, the group's running maximum carried in a
+  spare row of the score buffer; when L is too large for several rows of bins per tile, each
+  chunk is one row of bins, swept in cache-sized pieces and merged elementwise;
+- only the unit that gave each bin its maximum is remembered, not the position, so the
   hot loop does one pass over the scores and no arg-max; after the sweep the exact top-k of the L
   bins is taken, and only for the k chosen bins is the winning position found again, by
   recomputing that bin's few scores in its unit (about GROUP_ROWS dot products per chosen bin);
@@ -28,8 +25,10 @@ benchmarks/NOTES.md (knn section) records the measurements behind these choices.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -44,17 +43,14 @@ from loom.ir.core import Operation
 
 _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
-# Tile sizes: a (query tile x chunk) float32 score tile of CHUNK_BYTES, query tiles of at most
-# QUERY_TILE. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3): 500 queries x 2048
-# database rows (4 MiB, in L3) ran the sweep faster than L2-sized tiles (128 x 2048), the larger
-# GEMM per call paying for the cache misses of the reduction (benchmarks/NOTES.md (knn section)).
-QUERY_TILE = 512
-CHUNK_BYTES = 4 << 20
+# Tile sizes: a (chunk x query tile) float32 score tile of CHUNK_BYTES, query tiles of at most
+# QUERY_TILE. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3), one single-threaded GEMM
+# per worker: 1024 database rows x 250 queries (1 MiB, in L2) swept faster than 2048 x 500 or
+# 4096 x 500 (4-8 MiB, in L3), the GEMM itself losing nothing at that size (benchmarks/NOTES.md,
+# knn section).
+QUERY_TILE = 256
+CHUNK_BYTES = 1 << 20
 GROUP_ROWS = 16
-# The shared strategy: database chunks of SHARED_CHUNK columns (a multiple of GROUP_ROWS rows of
-# bins) per BLAS call for blocks of queries whose score tile is at most SCRATCH_BYTES.
-SHARED_CHUNK = 16384
-SCRATCH_BYTES = 64 << 20
 FOLD_NORMS_MIN_QUERIES = 512
 
 
@@ -184,37 +180,69 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _openblas_thread_local() -> Any:
-    """OpenBLAS's `openblas_set_num_threads_local` from the library numpy loaded, or None (another
-    BLAS, or an OpenBLAS without it)."""
+class _BlasThreads:
+    """The thread count of the OpenBLAS numpy loaded, which is process-wide.
+
+    The sweep runs one single-threaded GEMM per worker, so BLAS must use one thread while it
+    runs. OpenBLAS's `openblas_set_num_threads_local` does not help: here it sets the global
+    count too (a worker calling it left every later BLAS call of the process on one thread), so
+    the count is lowered for the duration of a search and restored after, with a user count so
+    that concurrent searches restore it once. Another BLAS (MKL, Accelerate): `get`/`set` are
+    None and the sweep runs on one worker, BLAS threading each GEMM itself."""
+
+    def __init__(self) -> None:
+        self.get, self.set = _openblas_thread_functions()
+        self.lock = threading.Lock()
+        self.users = 0
+        self.saved = 1
+
+    @contextlib.contextmanager
+    def single(self) -> Iterator[None]:
+        if self.set is None:
+            yield
+            return
+        with self.lock:
+            if self.users == 0:
+                self.saved = self.get()
+                self.set(1)
+            self.users += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.users -= 1
+                if self.users == 0:
+                    self.set(self.saved)
+
+
+def _openblas_thread_functions() -> tuple[Any, Any]:
+    """(get, set) of the global thread count of the OpenBLAS in numpy's wheel, or (None, None)."""
     import ctypes
     import glob
     libs_dir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libs_dir, "*openblas*"))):
         try:
-            fn = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
+            lib = ctypes.CDLL(path)
         except OSError:
             continue
-        if fn is not None:
-            fn.argtypes = [ctypes.c_int]
-            return fn
-    return None
+        # scipy-openblas prefixes and (for 64-bit integers) suffixes its symbols
+        for prefix, suffix in (("scipy_", "64_"), ("scipy_", ""), ("", "64_"), ("", "")):
+            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            set_ = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            if get is not None and set_ is not None:
+                get.restype = ctypes.c_int
+                set_.argtypes = [ctypes.c_int]
+                return get, set_
+    return None, None
 
 
-_SET_LOCAL_THREADS = _openblas_thread_local()
-
-
-def _one_blas_thread() -> None:
-    """Pool initializer: this worker's BLAS calls run on its own thread only, so that one worker
-    per core does not oversubscribe the cores with BLAS's threads as well."""
-    if _SET_LOCAL_THREADS is not None:
-        _SET_LOCAL_THREADS(1)
+_BLAS = _BlasThreads()
 
 
 def _workers() -> int:
-    """Worker threads for the query tiles: one per core when each worker's BLAS can be made
-    single-threaded; otherwise 1 (the tiles run in turn and BLAS uses the cores itself)."""
-    if _SET_LOCAL_THREADS is None:
+    """Worker threads of the sweep: one per core when BLAS can be made single-threaded for the
+    search; otherwise 1 (BLAS threads each GEMM itself)."""
+    if _BLAS.set is None:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(cores, 16))
@@ -224,145 +252,95 @@ def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="loom-knn",
-                                       initializer=_one_blas_thread)
+            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="loom-knn")
         return _POOL
 
 
 def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, group: int,
-           out_values: np.ndarray, out_chunks: np.ndarray) -> None:
-    """Running per-bin maximum of `q . x (+ h)` over the database for one query tile, writing the
-    best value per bin and the group (of `group` chunks of `chunk` database rows) it came from.
+           first_unit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Running per-bin maximum of `q . x (+ h)` over `db` (a slice of the database starting at a
+    multiple of `chunk * group` rows, the `first_unit`-th such unit) for one query tile. Returns
+    the best value per bin and the unit (of `group` chunks of `chunk` rows) it came from, both
+    bins x queries.
 
-    With `chunk` a multiple of `bins`, each chunk's score tile is reduced by a contiguous `max`
-    over its rows of `bins` columns into the group's maximum; the running (value, group) state is
-    updated once per group, which keeps that update's three passes rare. With `chunk == bins`
-    (bins too many for one cached tile), each chunk is one row of bins, swept in cache-sized pieces
-    and merged elementwise (`group` is 1 then)."""
+    Scores are computed transposed, database rows x queries, so that the rows of one bin are
+    whole contiguous rows: with `chunk` a multiple of `bins`, a chunk's scores are `chunk / bins`
+    contiguous (bins x queries) blocks, reduced by one `max` over the outer axis (numpy's fastest
+    reduction: elementwise over long contiguous runs, 2.5x a reduction over a middle axis). Two
+    score buffers alternate, each with one spare block after the chunk: the reduction of chunk c
+    writes its result (the group's running maximum) into the spare block of the other buffer,
+    where the reduction of chunk c + 1 includes it as one more block. So the group's maximum costs
+    no pass of its own; the running (value, unit) state is updated once per group. With
+    `chunk == bins` (bins too many for one cached tile), each chunk is one block, swept in
+    cache-sized pieces and merged elementwise (`group` is 1 then)."""
     n = db.shape[0]
     qt = q.shape[0]
-    best = np.full((qt, bins), -np.inf, dtype=q.dtype)
-    best_chunk = np.zeros((qt, bins), dtype=np.int32)
+    qt_t = np.ascontiguousarray(q.T)  # BLAS measured ~10% faster with this operand contiguous
+    best = np.full((bins, qt), -np.inf, dtype=q.dtype)
+    best_unit = np.zeros((bins, qt), dtype=np.int32)
     if chunk > bins:
-        scratch = np.empty((qt, chunk), dtype=q.dtype)
-        group_max = np.empty((qt, bins), dtype=q.dtype)
-        part = np.empty((qt, bins), dtype=q.dtype)
-        starts = range(0, n, chunk)
-        for c, start in enumerate(starts):
-            stop = min(start + chunk, n)
+        blocks = chunk // bins
+        buffers = (np.empty((chunk + bins, qt), dtype=q.dtype), np.empty((chunk + bins, qt), dtype=q.dtype))
+        count = -(-n // chunk)
+        for c in range(count):
+            start, stop = c * chunk, min(c * chunk + chunk, n)
             width = stop - start
-            s = scratch[:, :width]
-            np.matmul(q, db[start:stop].T, out=s)
+            scores, spare = buffers[c & 1], buffers[(c + 1) & 1][chunk:]
+            s = scores[:width]
+            np.matmul(db[start:stop], qt_t, out=s)
             if h is not None:
-                s += h[start:stop]
-            full_rows = width // bins
+                s += h[start:stop, None]
             first = c % group == 0
-            target = group_max if first else part
-            if full_rows:
-                s[:, :full_rows * bins].reshape(qt, full_rows, bins).max(axis=1, out=target)
-            else:
-                target.fill(-np.inf)
-            rest = width - full_rows * bins
-            if rest:
-                np.maximum(target[:, :rest], s[:, full_rows * bins:], out=target[:, :rest])
-            if not first:
-                np.maximum(group_max, part, out=group_max)
-            if c % group == group - 1 or c == len(starts) - 1:
-                better = group_max > best
-                np.copyto(best, group_max, where=better)
-                np.copyto(best_chunk, c // group, where=better)
+            if width == chunk:
+                (s if first else scores).reshape(blocks + (not first), bins * qt).max(axis=0, out=spare.reshape(-1))
+            else:  # the database's last, partial chunk
+                full = width // bins
+                if full:
+                    s[:full * bins].reshape(full, bins * qt).max(axis=0, out=spare.reshape(-1))
+                else:
+                    spare.fill(-np.inf)
+                if not first:
+                    np.maximum(spare, scores[chunk:], out=spare)
+                rest = width - full * bins
+                if rest:
+                    np.maximum(spare[:rest], s[full * bins:], out=spare[:rest])
+            if c % group == group - 1 or c == count - 1:
+                better = spare > best
+                np.copyto(best, spare, where=better)
+                np.copyto(best_unit, first_unit + c // group, where=better)
     else:
         piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
-        scratch = np.empty((qt, piece), dtype=q.dtype)
+        scratch = np.empty((piece, qt), dtype=q.dtype)
         for c, row in enumerate(range(0, n, bins)):
             for b0 in range(0, min(bins, n - row), piece):
                 start, stop = row + b0, min(row + b0 + piece, row + bins, n)
                 width = stop - start
-                s = scratch[:, :width]
-                np.matmul(q, db[start:stop].T, out=s)
+                s = scratch[:width]
+                np.matmul(db[start:stop], qt_t, out=s)
                 if h is not None:
-                    s += h[start:stop]
-                view = best[:, b0:b0 + width]
+                    s += h[start:stop, None]
+                view = best[b0:b0 + width]
                 better = s > view
                 np.copyto(view, s, where=better)
-                np.copyto(best_chunk[:, b0:b0 + width], c, where=better)
-    out_values[...] = best
-    out_chunks[...] = best_chunk
+                np.copyto(best_unit[b0:b0 + width], first_unit + c, where=better)
+    return best, best_unit
 
 
-def _merge_units(s: np.ndarray, h: np.ndarray | None, bins: int, unit: int, first_unit: int, best: np.ndarray,
-                 best_unit: np.ndarray) -> None:
-    """Merge one chunk's scores `s` (queries x width, the chunk starting at unit `first_unit`)
-    into the running per-bin (maximum, unit) state: a contiguous `max` over each unit's rows of
-    `bins` columns, then one compare-and-copy per unit."""
-    qt, width = s.shape
-    if h is not None:
-        s += h
-    full = width // unit
-    if full:
-        m = s[:, :full * unit].reshape(qt, full, unit // bins, bins).max(axis=2)
-        for j in range(full):
-            better = m[:, j] > best
-            np.copyto(best, m[:, j], where=better)
-            np.copyto(best_unit, first_unit + j, where=better)
-    rest = width - full * unit
-    if rest:
-        tail = s[:, full * unit:]
-        rows = rest // bins
-        mt = tail[:, :rows * bins].reshape(qt, rows, bins).max(axis=1) if rows else \
-            np.full((qt, bins), -np.inf, dtype=s.dtype)
-        cols = rest - rows * bins
-        if cols:
-            np.maximum(mt[:, :cols], tail[:, rows * bins:], out=mt[:, :cols])
-        better = mt > best
-        np.copyto(best, mt, where=better)
-        np.copyto(best_unit, first_unit + full, where=better)
-
-
-def _sweep_shared(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, unit: int, chunk: int,
-                  best: np.ndarray, best_unit: np.ndarray) -> None:
-    """The sweep with one BLAS call per database chunk for a whole block of queries (BLAS's own
-    threads share the packed chunk), the reduction of each chunk split across the workers by query
-    rows. `chunk` is a multiple of `unit` (GROUP_ROWS rows of bins)."""
-    nq = q.shape[0]
-    n = db.shape[0]
-    best.fill(-np.inf)
-    best_unit.fill(0)
-    workers = _workers()
-    block = max(1, min(nq, SCRATCH_BYTES // (chunk * q.dtype.itemsize)))
-    scratch = np.empty((block, chunk), dtype=q.dtype)
-    for a in range(0, nq, block):
-        b = min(a + block, nq)
-        rows = b - a
-        parts = [(rows * w // workers, rows * (w + 1) // workers) for w in range(workers)]
-        parts = [(x, y) for x, y in parts if y > x]
-        for start in range(0, n, chunk):
-            stop = min(start + chunk, n)
-            s = scratch[:rows, :stop - start]
-            np.matmul(q[a:b], db[start:stop].T, out=s)
-            hp = None if h is None else h[start:stop]
-            if len(parts) > 1:
-                futures = [_pool().submit(_merge_units, s[x:y], hp, bins, unit, start // unit, best[a + x:a + y],
-                                          best_unit[a + x:a + y]) for x, y in parts]
-                for f in futures:
-                    f.result()
-            else:
-                _merge_units(s, hp, bins, unit, start // unit, best[a:b], best_unit[a:b])
-
-
-def _sweep_tiles(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, best: np.ndarray,  # noqa: N803
-                 best_chunk: np.ndarray, query_tile: int | None, chunk_bytes: int | None,
-                 group_rows: int | None) -> int:
-    """The sweep with query tiles on the workers (each with a single-threaded BLAS); returns the
-    number of database rows per position-tracking unit."""
-    nq = qc.shape[0]
+def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, best: np.ndarray,  # noqa: N803
+               best_unit: np.ndarray, query_tile: int | None, chunk_bytes: int | None,
+               group_rows: int | None) -> int:
+    """The sweep of all queries over the whole database on the workers, each with a
+    single-threaded BLAS: query tiles when there are enough queries to keep every worker busy,
+    otherwise database slices (their per-bin states merged after, the earlier slice winning ties,
+    as the smaller position). Returns the number of database rows per position-tracking unit."""
+    nq, n = qc.shape[0], dbc.shape[0]
     ct = qc.dtype
+    workers = _workers()
     if query_tile:
         qtile = query_tile
     else:
         # A multiple of the worker count of tiles, each at most QUERY_TILE queries: balanced work
         # per core, and each database chunk is packed by BLAS as few times as possible.
-        workers = _workers()
         tiles = workers * -(-nq // (workers * QUERY_TILE))
         qtile = max(1, -(-nq // tiles))
     budget = chunk_bytes or CHUNK_BYTES
@@ -378,31 +356,42 @@ def _sweep_tiles(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, 
         # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group
         # and the winner's position is found again among that many candidates.
         group = max(1, (group_rows or GROUP_ROWS) // (chunk // L))
+    unit = chunk * group
     tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
-    if len(tiles) > 1 and _workers() > 1:
-        futures = [_pool().submit(_sweep, qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
-                   for a, b in tiles]
-        for f in futures:
-            f.result()
-    else:
-        for a, b in tiles:
-            _sweep(qc[a:b], dbc, h, L, chunk, group, best[a:b], best_chunk[a:b])
-    return chunk * group
+    slices = [(0, n)]
+    if len(tiles) < workers and n >= 2 * workers * unit:
+        # Few queries: split the database instead (the GEMMs are memory-bound then, and each
+        # worker reading all of it would double the traffic).
+        per = -(-(n // unit) // workers) * unit
+        slices = [(a, min(a + per, n)) for a in range(0, n, per)]
+    jobs = [(a, b, lo, hi) for a, b in tiles for lo, hi in slices]
+    with _BLAS.single():
+        if len(jobs) > 1 and workers > 1:
+            futures = [_pool().submit(_sweep, qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group,
+                                      lo // unit) for a, b, lo, hi in jobs]
+            results = [f.result() for f in futures]
+        else:
+            results = [_sweep(qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group, lo // unit)
+                       for a, b, lo, hi in jobs]
+    for (a, b, lo, _), (values, units) in zip(jobs, results):
+        if lo == 0:
+            best[a:b], best_unit[a:b] = values.T, units.T
+        else:
+            better = values.T > best[a:b]
+            np.copyto(best[a:b], values.T, where=better)
+            np.copyto(best_unit[a:b], units.T, where=better)
+    return unit
 
 
 def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
                       is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
                       bins: int | None = None, query_tile: int | None = None,
                       chunk_bytes: int | None = None, group_rows: int | None = None,
-                      fold_norms: bool | None = None, strategy: str | None = None,
-                      shared_chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      fold_norms: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
     `bins` may raise the bin count above XLA's (more bins only raise recall); `query_tile`,
     `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS);
-    `fold_norms` (default: from FOLD_NORMS_MIN_QUERIES queries on) folds the L2 norms into the GEMM.
-    `strategy` "shared" (the default while GROUP_ROWS rows of bins fit in SHARED_CHUNK columns):
-    one multithreaded GEMM per database chunk for all queries, reductions split across workers;
-    "tiles": query tiles on the workers, one single-threaded GEMM per (tile, chunk)."""
+    `fold_norms` (default: from FOLD_NORMS_MIN_QUERIES queries on) folds the L2 norms into the GEMM."""
     q, db = np.asarray(queries), np.asarray(database)
     dtype = q.dtype
     ct = _compute_dtype(dtype)
@@ -430,24 +419,15 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             dbc = np.concatenate([dbc, h[:, None]], axis=1)
             h = None
     best = np.empty((nq, L), dtype=ct)
-    best_chunk = np.empty((nq, L), dtype=np.int32)
-    unit = (group_rows or GROUP_ROWS) * L
-    cols = shared_chunk or SHARED_CHUNK
-    if strategy not in (None, "shared", "tiles"):
-        raise ValueError(f"strategy must be 'shared' or 'tiles', but got {strategy!r}")
-    if strategy == "shared" or (strategy is None and unit <= cols):
-        chunk = max(unit, (cols // unit) * unit)
-        _sweep_shared(qc, dbc, h, L, unit, chunk, best, best_chunk)
-        positions_unit = unit
-    else:
-        positions_unit = _sweep_tiles(qc, dbc, h, L, best, best_chunk, query_tile, chunk_bytes, group_rows)
+    best_unit = np.empty((nq, L), dtype=np.int32)
+    positions_unit = _sweep_all(qc, dbc, h, L, best, best_unit, query_tile, chunk_bytes, group_rows)
     # Select bins, then find the winning position inside each chosen bin's chunk.
     bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
     if aggregate_to_topk:
         values, chosen = select_top_k(best, bin_ids, k, True)
     else:
         values, chosen = best, np.array(bin_ids)
-    chunk_of = np.take_along_axis(best_chunk, chosen, axis=1).astype(np.int64)
+    chunk_of = np.take_along_axis(best_unit, chosen, axis=1).astype(np.int64)
     workers = _workers()
     if workers > 1 and nq >= 64:
         # Locating the winners is a gather of database rows per chosen bin: split it as well.
