@@ -208,8 +208,9 @@ for _name, _fn in {"add": torch.add, "multiply": torch.mul, "and": torch.bitwise
                    "rsqrt": torch.rsqrt}.items():
     TORCH_KERNELS["stablehlo." + _name] = _direct(_fn)
 
-for _name, _fn in {"subtract": torch.sub, "maximum": torch.maximum, "minimum": torch.minimum,
-                   "negate": torch.neg, "floor": torch.floor, "ceil": torch.ceil,
+TORCH_KERNELS["stablehlo.subtract"] = _direct(torch.sub)
+TORCH_KERNELS["stablehlo.negate"] = _direct(torch.neg)
+for _name, _fn in {"maximum": torch.maximum, "minimum": torch.minimum, "floor": torch.floor, "ceil": torch.ceil,
                    "round_nearest_even": torch.round, "exponential_minus_one": torch.expm1,
                    "log_plus_one": torch.log1p, "logistic": torch.sigmoid, "atan2": torch.atan2}.items():
     TORCH_KERNELS["stablehlo." + _name] = _real_only(_fn)
@@ -558,13 +559,13 @@ def _convert(op: Operation) -> Kernel | None:
     src, dst = operand_dtype(op), result_dtype(op)
     if src == dst:
         return Kernel(kn.identity)
-    if src.kind == "c" and dst.kind != "c":
-        return None
-    if src.kind in "fV" and dst.kind in "iu":
+    if src.kind in "fVc" and dst.kind in "iu":
         info = np.iinfo(dst)
-        return Kernel(convert_float_to_int, Operand(0), torch_dtype(dst),
-                      float(2 ** (info.bits - (1 if info.min < 0 else 0))), float(info.min), int(info.max),
-                      int(info.min))
+        return Kernel(convert_complex_to_int if src.kind == "c" else convert_float_to_int, Operand(0),
+                      torch_dtype(dst), float(2 ** (info.bits - (1 if info.min < 0 else 0))), float(info.min),
+                      int(info.max), int(info.min))
+    if src.kind == "c" and dst.kind != "c":  # the real part, as the numpy kernel converts
+        return Kernel(complex_to_bool) if dst == np.bool_ else Kernel(complex_to_float, Operand(0), torch_dtype(dst))
     if dst == np.bool_:
         return Kernel(convert_to_bool)
     return Kernel(convert_plain, Operand(0), torch_dtype(dst))
@@ -576,6 +577,18 @@ def convert_plain(x, dtype):
 
 def convert_to_bool(x):
     return x != 0
+
+
+def complex_to_bool(x):
+    return torch.real(x) != 0
+
+
+def complex_to_float(x, dtype):
+    return torch.real(x).to(dtype)
+
+
+def convert_complex_to_int(x, dtype, upper, lower, high, low):
+    return convert_float_to_int(torch.real(x), dtype, upper, lower, high, low)
 
 
 def convert_float_to_int(x, dtype, upper, lower, high, low):
@@ -1346,10 +1359,18 @@ def unsigned_kernel(op: Operation, maker: TorchKernelMaker) -> Kernel | None:
             return Kernel(SignedView(fn, out))
         fn = unsigned_divide if op.name.endswith("divide") else unsigned_remainder
         return Kernel(SignedView(fn, out), Operand(0), Operand(1), (1 << (result_dtype(op).itemsize * 8)) - 1)
+    if op.name == "stablehlo.clamp":
+        return Kernel(SignedView(clamp_unsigned, out))
+    if op.name == "stablehlo.power":
+        return Kernel(SignedView(integer_power, out), Operand(0), Operand(1), result_dtype(op).itemsize * 8, False)
     if op.name == "stablehlo.convert":
         src, dst = operand_dtype(op), result_dtype(op)
-        if np.dtype(np.uint64) in (src, dst) or src.kind == "c" or dst.kind == "c":
+        if src.kind == "c" or dst.kind == "c":
             return None
+        if src == np.uint64:
+            return Kernel(convert_from_uint64, Operand(0), torch_dtype(dst))
+        if dst == np.uint64:
+            return Kernel(convert_to_uint64, Operand(0))
         if dst in SHELL_DTYPES:
             info = np.iinfo(dst)
             return Kernel(convert_to_unsigned, Operand(0), torch_dtype(dst), float(info.max))
@@ -1536,3 +1557,40 @@ def sort_pairwise(comparator: Callable, xs, dimension: int) -> tuple:
     rank = greater.sum(-1) + (~less & ~greater & earlier).sum(-1)
     order = torch.sort(rank, dim=-1, stable=True).indices
     return tuple(torch.movedim(torch.take_along_dim(x, order, -1), -1, dimension) for x in xs)
+
+
+def clamp_unsigned(lo, x, hi):
+    """clamp in unsigned order (on the signed views, the sign bits flipped and back)."""
+    return _flip(torch.minimum(torch.maximum(_flip(x), _flip(lo)), _flip(hi)))
+
+
+def convert_from_uint64(x, dtype):
+    """uint64 to another type: integers wrap; floats round once, values of 2**63 and more
+    halved first with the dropped bit kept as a sticky bit (so the halving rounds nothing)."""
+    s = x.view(torch.int64)
+    if dtype == torch.bool:
+        return s != 0
+    if dtype.is_floating_point:
+        half = ((s >> 1) & ((1 << 63) - 1)) | (s & 1)
+        return torch.where(s < 0, half.to(dtype) * 2, s.to(dtype))
+    signed = _SIGNED.get(dtype)
+    if signed is not None:
+        return s.to(signed).view(dtype)
+    return s.to(dtype)
+
+
+def convert_to_uint64(x):
+    """To uint64: integers wrap (unsigned ones zero-extended); floats truncate and saturate to
+    [0, 2**64 - 1], NaN -> 0, values of 2**63 and more through their offset from 2**63."""
+    if x.is_floating_point():
+        t = torch.trunc(x.to(torch.float64))
+        too_big = t >= 2.0 ** 64
+        t = torch.where(torch.isnan(t) | (t < 0) | too_big, 0.0, t)
+        high = t >= 2.0 ** 63
+        wide = torch.where(high, (torch.where(high, t - 2.0 ** 63, 0.0)).to(torch.int64) ^ _INT64_MIN,
+                           torch.where(high, 0.0, t).to(torch.int64))
+        return torch.where(too_big, -1, wide).view(torch.uint64)
+    signed = _SIGNED.get(x.dtype)
+    if signed is not None:
+        return (x.view(signed).to(torch.int64) & ((1 << (x.element_size() * 8)) - 1)).view(torch.uint64)
+    return x.to(torch.int64).view(torch.uint64)
