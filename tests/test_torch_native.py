@@ -434,3 +434,86 @@ def test_islands_that_remain_are_listed_with_their_reason():
     assert int(got) == int(want)
     assert [name for name, _ in exe.numpy_ops] == ["stablehlo.reduce"]  # the popcnt after it is torch code
     assert "torch reduction" in exe.numpy_ops[0][1]
+
+
+# Cheaper ones: unsigned clamp, power and uint64 conversions; complex ops -------------------------------
+
+@pytest.mark.parametrize("dt", [np.uint16, np.uint32, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_unsigned_clamp_and_power_are_native(dt):
+    x = integer_edges(dt)
+    y = x[::-1].copy()
+    e = rng.integers(0, 70, x.size).astype(dt)
+    e[:3] = np.iinfo(dt).max  # huge exponents are not negative ones
+    lo, hi = np.array(1000, dt), np.array(np.iinfo(dt).max - 5, dt)
+    t, s = f"tensor<{x.size}x{mlir_type(dt)}>", f"tensor<{mlir_type(dt)}>"
+    text = module(f'''
+    %0 = "stablehlo.clamp"(%lo, %x, %hi) : ({s}, {t}, {s}) -> {t}
+    %1 = "stablehlo.clamp"(%y, %x, %hi) : ({t}, {t}, {s}) -> {t}
+    %2 = "stablehlo.power"(%x, %e) : ({t}, {t}) -> {t}
+    "func.return"(%0, %1, %2) : ({t}, {t}, {t}) -> ()''', f"({t}, {t}, {t}, {s}, {s}) -> ({t}, {t}, {t})",
+                  f"(%x: {t}, %y: {t}, %e: {t}, %lo: {s}, %hi: {s})")
+    got, want, exe = run_both(text, x, y, e, lo, hi)
+    assert_native(exe)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[0], np.clip(x, lo, hi))
+
+
+CONVERT_TYPES = [np.int8, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.bool_, np.float16, BF16, np.float32,
+                 np.float64]
+
+
+def _convert_input(dt) -> np.ndarray:
+    dt = np.dtype(dt)
+    if dt == np.bool_:
+        return np.array([True, False, True, True])
+    if dt.kind in "iu":
+        return integer_edges(dt)
+    big = np.array([2.0 ** 63, 2.0 ** 64, 2.0 ** 64 - 2.0 ** 11, 1.5e19, -1.0, -0.5, 0.7, 2.0 ** 63 - 1024, 1e30])
+    with np.errstate(over="ignore"):
+        return np.concatenate([float_edges(dt)[:500], big.astype(dt)])
+
+
+def _tensor_type(n: int, dt) -> str:
+    return f"tensor<{n}x{'i1' if np.dtype(dt) == np.bool_ else mlir_type(dt)}>"
+
+
+@pytest.mark.parametrize("other", CONVERT_TYPES, ids=lambda d: np.dtype(d).name)
+def test_uint64_conversions_are_native(other):
+    for src, dst in ((np.uint64, other), (other, np.uint64)):
+        x = _convert_input(src)
+        ta, tb = _tensor_type(x.size, src), _tensor_type(x.size, dst)
+        text = module(f'''
+    %0 = "stablehlo.convert"(%x) : ({ta}) -> {tb}
+    "func.return"(%0) : ({tb}) -> ()''', f"({ta}) -> {tb}", f"(%x: {ta})")
+        with np.errstate(all="ignore"):
+            (got,), (want,), exe = run_both(text, x)
+        assert_native(exe)
+        assert got.dtype == want.dtype
+        if got.dtype.kind in "fV":  # infinities and NaNs compare as values
+            np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("cd", [np.complex64, np.complex128], ids=lambda d: np.dtype(d).name)
+def test_complex_subtract_negate_and_conversions_to_real_types_are_native(cd):
+    z = (rng.normal(size=20) * 1e10 + 1j * rng.normal(size=20)).astype(cd)
+    z[:5] = [complex(np.nan, 1), 3e38 + 1j, -7.9 + 2j, 0, complex(-np.inf, np.nan)]
+    w = (rng.normal(size=20) + 1j * rng.normal(size=20)).astype(cd)
+    c = f"tensor<20xcomplex<{'f32' if cd == np.complex64 else 'f64'}>>"
+    for dst in ["i32", "i8", "ui8", "i64", "f32", "f16", "bf16", "i1"]:
+        td = f"tensor<20x{dst}>"
+        text = module(f'''
+    %0 = "stablehlo.convert"(%x) : ({c}) -> {td}
+    %1 = "stablehlo.subtract"(%x, %y) : ({c}, {c}) -> {c}
+    %2 = "stablehlo.negate"(%x) : ({c}) -> {c}
+    "func.return"(%0, %1, %2) : ({td}, {c}, {c}) -> ()''', f"({c}, {c}) -> ({td}, {c}, {c})", f"(%x: {c}, %y: {c})")
+        with np.errstate(all="ignore"):
+            got, want, exe = run_both(text, z, w)
+        assert_native(exe)
+        for g, e in zip(got, want):
+            assert g.dtype == e.dtype
+            if g.dtype == BF16:
+                g, e = g.astype(np.float64), e.astype(np.float64)
+            np.testing.assert_array_equal(g, e)
