@@ -89,6 +89,31 @@ def test_search_errors(call, error, message):
         call(q, db)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_vector_check_finds_each_kind_of_non_finite_value_and_accepts_huge_finite_rows(dtype):
+    # The check screens with a matrix-vector product: a NaN, an inf, or +inf and -inf in one row
+    # must each be found, and a finite row whose sum overflows must still be accepted.
+    from loom.knn.search import check_vectors
+    big = float(np.finfo(dtype).max) / 2
+    db = np.full((300, 8), big, dtype=dtype)
+    assert check_vectors(db, "database").shape == (300, 8)
+    for row, values in [(0, [np.nan]), (150, [np.inf]), (299, [np.inf, -np.inf]), (17, [-np.inf])]:
+        bad = RNG.standard_normal((300, 8)).astype(dtype)
+        bad[row, :len(values)] = values
+        with pytest.raises(ValueError, match=rf"database contain NaN or inf \(row {row}\)"):
+            check_vectors(bad, "database")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_half_squared_norms_against_float64(dtype):
+    from loom.knn.search import half_squared_norms
+    x = (RNG.standard_normal((1000, 37)) * 3).astype(dtype)
+    h = half_squared_norms(x)
+    assert h.dtype == dtype
+    truth = 0.5 * (x.astype(np.float64) ** 2).sum(1)
+    np.testing.assert_allclose(h.astype(np.float64), truth, rtol=8 * float(np.finfo(dtype).eps))
+
+
 # Index --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("metric", ["ip", "l2", "cos"])

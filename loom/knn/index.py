@@ -26,7 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from loom.knn.search import check_k, check_metric, check_recall_target, check_vectors, normalize, search_prepared
+from loom.knn.search import (
+    check_k,
+    check_metric,
+    check_recall_target,
+    check_vectors,
+    half_squared_norms,
+    normalize,
+    search_prepared,
+)
 
 MAGIC = b"LOOMKNN\0"
 VERSION = 1
@@ -131,7 +139,7 @@ class Index:
         norms = None
         if self.metric == "l2":
             if self._norms is None:
-                self._norms = (0.5 * (self._vectors.astype(np.float64) ** 2).sum(1)).astype(self.dtype)
+                self._norms = half_squared_norms(self._vectors)
             norms = self._norms
         scores, rows = search_prepared(q, self._vectors, norms, k, self.metric, recall_target, batch_size, progress)
         return scores, self._ids[rows]
