@@ -13,7 +13,9 @@ torch device stay there, as `loom.Array`s, until the user asks for host values:
 Placement follows the inputs as in JAX: a jitted function runs where its `loom.Array` (or torch
 tensor) arguments live; numpy arrays and Python scalars go wherever the computation goes;
 arguments committed to two different devices are an error that names both. `jit(f, device=...)`
-pins a function to a device.
+pins a function to a device. `grad`, `vjp`, `jvp`, `vmap` and `linearize` called outside `jit`
+place their work the same way: `loom.grad(f)(x)` of a loom.Array `x` on "cuda" runs there and
+returns loom.Arrays there.
 
 `offload` / `OffloadedValue` move tensors to pinned host memory asynchronously and back: the
 `offload` memory policy for the saved-value stacks of reverse-mode loops.

@@ -3,7 +3,9 @@ functions written with `loom.numpy`.
 
 The function is traced into a `func.func` (as `loom.jit` does), transformed by
 `loom.transforms.autodiff.vjp_module` into a function computing outputs and cotangents, and
-compiled with the compiled executor; the compiled function is cached per input signature. Called
+compiled with the compiled executor; the compiled function is cached per input signature. It runs
+where its arguments live, as `loom.jit` places work (`ModuleRunner`, shared with jvp, vmap and
+linearize): loom.Arrays on a torch device give loom.Arrays there, numpy arrays numpy arrays. Called
 while another function is being traced (inside `loom.jit`, or inside another `grad`), the
 transformed function's ops are inlined into the enclosing trace instead, so `jit(grad(f))` and
 `grad(grad(f))` work. Arguments and results are pytrees. The function may close over traced
