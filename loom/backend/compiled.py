@@ -1396,15 +1396,25 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
     dims = common.ints(op.get_attr("dimensions"))
     region = op.regions[0]
     shape = shape_of(xs[0].type)
-    if _has_shell_dtypes(op.operands) or any(shape[d] <= 0 for d in dims) or not dims:
-        gen.numpy_island(op, "unsigned 16/32/64-bit operands, or an empty or no reduced dimension")
+    if any(d < 0 for d in shape):
+        gen.numpy_island(op, "dynamic dimensions")
         return
+    if any(shape[d] == 0 for d in dims):  # nothing to reduce: the init values
+        shapes = tuple(shape_of(r.type) for r in op.results)
+        gen.bind(op, f"{gen.mod.function(kt.reduce_empty)}({gen.packed(inits)}, {gen.mod.literal(shapes)})",
+                 returns_tuple=True)
+        return
+    unsigned = _has_shell_dtypes(op.operands)
     dtype = dtype_of(op.results[0].type)
     ufunc = reducer_ufunc(region) if n == 1 else None
     if ufunc is not None:
         kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
         if kind is None:
             gen.numpy_island(op, "no torch reduction for this reducer and element type")
+            return
+        if unsigned:
+            gen.bind(op, f"{gen.mod.function(kt.reduce_unsigned)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
+                         f"{gen.name(inits[0])}, {kind!r}, {combine})")
             return
         gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
                      f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
@@ -1413,7 +1423,7 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
         gen.numpy_island(op, "the reducer is not elementwise")
         return
     pick_max = argreduce_direction(op)
-    if pick_max is not None and dtype_of(xs[0].type).kind in "fViu" and len(dims) == 1:
+    if pick_max is not None and not unsigned and dtype_of(xs[0].type).kind in "fViu" and len(dims) == 1:
         body = gen.region_function(region, "reducer")
         gen.bind(op, f"{gen.mod.function(kt.argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, "
                      f"{pick_max}, {body})", returns_tuple=True)
@@ -1496,9 +1506,8 @@ def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
     padded = [(d - 1) * b + 1 + lo + hi if d else lo + hi for d, b, (lo, hi) in zip(shape, base_dil, padding)]
     spans = [(w - 1) * d + 1 for w, d in zip(window, win_dil)]
     out_size = math.prod(shape_of(op.results[0].type))
-    if _has_shell_dtypes(op.operands) or out_size == 0 or any(s > p for s, p in zip(spans, padded)) or \
-            any(d < 0 for d in shape):
-        gen.numpy_island(op, "unsigned 16/32/64-bit operands, an empty result or a window larger than the input")
+    if out_size == 0 or any(s > p for s, p in zip(spans, padded)) or any(d < 0 for d in shape):
+        gen.numpy_island(op, "an empty result, a window larger than the input or dynamic dimensions")
         return
     region = op.regions[0]
     dtype = dtype_of(op.results[0].type)
@@ -1507,6 +1516,10 @@ def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
         kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
         if kind is None:
             gen.numpy_island(op, "no torch reduction for this reducer and element type")
+            return
+        if _has_shell_dtypes(op.operands):
+            gen.bind(op, f"{gen.mod.function(kt.reduce_window_unsigned)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
+                         f"{kind!r}, {gen.mod.literal(config)}, {combine})")
             return
         gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(xs[0])}, {gen.name(inits[0])}, {kind!r}, "
                      f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")

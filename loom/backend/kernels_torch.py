@@ -1206,9 +1206,15 @@ __all__ = ["ALL", "NUMPY_DTYPES", "PACKED", "SHELL_DTYPES", "TORCH_DTYPES", "TOR
 
 # Region ops: runtime helpers of the torch code generation rules (loom.backend.compiled) ---------
 
+_COMBINE = {"add": torch.add, "mul": torch.mul, "max": torch.maximum, "min": torch.minimum,
+            "any": torch.logical_or, "all": torch.logical_and}
+
+
 def reduce(x, dims, init, kind: str, dtype, combine: bool):
     """A reduction by a known binary op over `dims` (none of size 0), then with `init` unless it
-    is the op's identity."""
+    is the op's identity. With no dims each element is combined with `init` alone."""
+    if not dims:
+        return _COMBINE[kind](x, init)
     if kind == "add":
         out = torch.sum(x, dims, dtype=dtype)
         return out + init if combine else out
@@ -1594,3 +1600,27 @@ def convert_to_uint64(x):
     if signed is not None:
         return (x.view(signed).to(torch.int64) & ((1 << (x.element_size() * 8)) - 1)).view(torch.uint64)
     return x.to(torch.int64).view(torch.uint64)
+
+
+def reduce_empty(inits, shapes) -> tuple:
+    """A reduction over a dimension of size 0: the init values."""
+    return tuple(i.expand(shape).clone() for i, shape in zip(inits, shapes))
+
+
+def reduce_unsigned(x, dims, init, kind: str, combine: bool):
+    """`reduce` over unsigned 16/32/64-bit values: sums and products wrap alike on the signed
+    views; max and min compare them with the sign bits flipped."""
+    signed = _SIGNED[x.dtype]
+    xs, i = x.view(signed), init.view(signed)
+    if kind in ("max", "min"):
+        return _flip(reduce(_flip(xs), dims, _flip(i), kind, signed, combine)).view(x.dtype)
+    return reduce(xs, dims, i, kind, signed, combine).view(x.dtype)
+
+
+def reduce_window_unsigned(x, init, kind: str, config, combine: bool):
+    """`reduce_window` over unsigned 16/32/64-bit values, as `reduce_unsigned` reduces."""
+    signed = _SIGNED[x.dtype]
+    xs, i = x.view(signed), init.view(signed)
+    if kind in ("max", "min"):
+        return _flip(reduce_window(_flip(xs), _flip(i), kind, config, signed, combine)).view(x.dtype)
+    return reduce_window(xs, i, kind, config, signed, combine).view(x.dtype)
