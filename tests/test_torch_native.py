@@ -580,3 +580,38 @@ def test_reduce_over_no_dimension_and_over_an_empty_one_are_native(dt):
             got = kt.to_numpy(exe(np.zeros(shape, dt), init))
             # XLA's result: the init value (the numpy backend has none for max and min here)
             np.testing.assert_array_equal(got, np.full([d for i, d in enumerate(shape) if i not in dims], init))
+
+
+@pytest.mark.parametrize("it", [np.uint16, np.uint32, np.uint64, np.int32], ids=lambda d: np.dtype(d).name)
+def test_unsigned_indices_are_values_not_bits(it):
+    """Indices of 2**15, 2**31, 2**63 or more in unsigned types are large, not negative: they
+    clamp to the last valid start, on unsigned data too."""
+    info = np.iinfo(it)
+    starts = [1, info.max, info.max // 2 + 2, 0, 3]
+    et = mlir_type(it)
+    data = np.arange(10, dtype=np.uint32) * np.uint32(2 ** 28)
+    for start in starts:
+        text = module(f'''
+    %0 = "stablehlo.dynamic_slice"(%x, %i) <{{slice_sizes = array<i64: 3>}}> : (tensor<10xui32>, tensor<{et}>)
+      -> tensor<3xui32>
+    %1 = "stablehlo.dynamic_update_slice"(%x, %u, %i) : (tensor<10xui32>, tensor<2xui32>, tensor<{et}>)
+      -> tensor<10xui32>
+    "func.return"(%0, %1) : (tensor<3xui32>, tensor<10xui32>) -> ()''',
+                      f"(tensor<10xui32>, tensor<2xui32>, tensor<{et}>) -> (tensor<3xui32>, tensor<10xui32>)",
+                      f"(%x: tensor<10xui32>, %u: tensor<2xui32>, %i: tensor<{et}>)")
+        got, want, exe = run_both(text, data, np.array([2 ** 32 - 1, 5], np.uint32), np.array(start, it))
+        assert exe.numpy_ops == ()
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w, err_msg=f"start {start}")
+    text = module(f'''
+    %0 = "stablehlo.gather"(%x, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = [1],
+      collapsed_slice_dims = [], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 2>}}>
+      : (tensor<10xui32>, tensor<5x1x{et}>) -> tensor<5x2xui32>
+    "func.return"(%0) : (tensor<5x2xui32>) -> ()''', f"(tensor<10xui32>, tensor<5x1x{et}>) -> tensor<5x2xui32>",
+                  f"(%x: tensor<10xui32>, %i: tensor<5x1x{et}>)")
+    index = np.array(starts, it).reshape(5, 1)
+    if it == np.uint64:  # the numpy kernel converts uint64 indices with astype(int64): keep below 2**63
+        index = np.array([1, 2 ** 63 - 1, 2 ** 40, 0, 3], it).reshape(5, 1)
+    (got,), (want,), exe = run_both(text, data, index)
+    assert exe.numpy_ops == ()
+    np.testing.assert_array_equal(got, want)

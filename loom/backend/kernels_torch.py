@@ -1312,6 +1312,12 @@ BIT_PRESERVING = frozenset("stablehlo." + n for n in (
     "bitcast_convert").split())
 # Ops whose kernels give the right bits on the signed view of their unsigned operands.
 SIGNED_VIEW_OPS = BIT_PRESERVING | {"stablehlo.popcnt", "stablehlo.count_leading_zeros"}
+# Ops reading indices: an unsigned index is a value (2**31 + 1 is not negative), not bits. The
+# kernel arguments holding indices (from, to: a slice of the arguments), and whether uint64 ones
+# past 2**63 saturate (the numpy kernel reads them with int(): past any bound) or wrap (it
+# converts them with astype(int64)).
+INDEXED = {"stablehlo.gather": (1, 2, False), "stablehlo.dynamic_slice": (2, None, True),
+           "stablehlo.dynamic_update_slice": (2, None, True)}
 # Ops whose torch kernels take unsigned operands as they are (they view them as needed).
 UNSIGNED_AWARE = frozenset({"stablehlo.rng_bit_generator"})
 
@@ -1348,6 +1354,11 @@ def unsigned_kernel(op: Operation, maker: TorchKernelMaker) -> Kernel | None:
     out = tuple(_shell_torch_dtype(r.type) for r in op.results)
     if op.name in UNSIGNED_AWARE:
         return maker(op)
+    if op.name in INDEXED:
+        k = maker(op)
+        if k is None or k.fn is None:
+            return k
+        return Kernel(IndexedSignedView(k.fn, out, INDEXED[op.name]), *k.template)
     if op.name in SIGNED_VIEW_OPS:
         k = maker(op)
         if k is None or k.fn is None:
@@ -1624,3 +1635,36 @@ def reduce_window_unsigned(x, init, kind: str, config, combine: bool):
     if kind in ("max", "min"):
         return _flip(reduce_window(_flip(xs), _flip(i), kind, config, signed, combine)).view(x.dtype)
     return reduce_window(xs, i, kind, config, signed, combine).view(x.dtype)
+
+
+class IndexedSignedView:
+    """A kernel on the signed views of its unsigned data arguments, its unsigned index arguments
+    given as int64 values."""
+
+    __slots__ = ("fn", "out", "indices", "saturate", "__name__")
+
+    def __init__(self, fn: Callable, out: tuple, indexed: tuple) -> None:
+        self.fn = fn
+        self.out = out
+        first, last, self.saturate = indexed
+        self.indices = slice(first, last)
+        self.__name__ = "signed_" + getattr(fn, "__name__", "kernel")
+
+    def __call__(self, *args: Any) -> Any:
+        positions = range(len(args))[self.indices]
+        args = tuple(_index_value(a, self.saturate) if i in positions else _signed_view(a)
+                     for i, a in enumerate(args))
+        out = self.fn(*args)
+        d = self.out[0]
+        return out if d is None else out.view(d)
+
+
+def _index_value(x, saturate: bool):
+    """Unsigned indices as int64 values; uint64 ones of 2**63 or more saturate (they are past
+    any bound) or wrap."""
+    if not isinstance(x, torch.Tensor) or x.dtype not in _SIGNED:
+        return x
+    if x.dtype != torch.uint64:
+        return x.to(torch.int64)
+    wide = x.view(torch.int64)
+    return torch.where(wide < 0, (1 << 63) - 1, wide) if saturate else wide
