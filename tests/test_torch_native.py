@@ -615,3 +615,57 @@ def test_unsigned_indices_are_values_not_bits(it):
     (got,), (want,), exe = run_both(text, data, index)
     assert exe.numpy_ops == ()
     np.testing.assert_array_equal(got, want)
+
+
+def _scatter_module(op: str | None, et: str, it: str) -> str:
+    s = f"tensor<{et}>"
+    update = f'''        %m = "{op}"(%a, %b) : ({s}, {s}) -> {s}
+        "stablehlo.return"(%m) : ({s}) -> ()''' if op else f'''        "stablehlo.return"(%b) : ({s}) -> ()'''
+    t, ti, tu = f"tensor<6x{et}>", f"tensor<5x1x{it}>", f"tensor<5x{et}>"
+    return module(f'''
+    %0 = "stablehlo.scatter"(%x, %i, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<
+      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+      ^bb1(%a: {s}, %b: {s}):
+{update}
+    }}) : ({t}, {ti}, {tu}) -> {t}
+    "func.return"(%0) : ({t}) -> ()''', f"({t}, {ti}, {tu}) -> {t}", f"(%x: {t}, %i: {ti}, %u: {tu})")
+
+
+@pytest.mark.parametrize("dt", [np.uint16, np.uint32, np.uint64, np.int32], ids=lambda d: np.dtype(d).name)
+def test_scatter_of_unsigned_values_and_indices_is_native(dt):
+    x = integer_edges(dt)[:6]
+    u = integer_edges(dt)[6:11]
+    for op, it in itertools.product([None, "stablehlo.add", "stablehlo.multiply", "stablehlo.maximum",
+                                     "stablehlo.minimum"], [np.int32, np.uint32, np.uint16]):
+        if op is None and dt == np.int32 and it == np.int32:
+            continue  # nothing unsigned
+        index = np.array([1, 4, 1, 2 ** 15 + 3, 0], np.int64).astype(it).reshape(5, 1)  # a repeat, one out of bounds
+        (got,), (want,), exe = run_both(_scatter_module(op, mlir_type(dt), mlir_type(it)), x, index, u)
+        assert_native(exe)
+        np.testing.assert_array_equal(got, want, err_msg=f"{op} indices {np.dtype(it).name}")
+
+
+def test_map_and_pairwise_sort_of_unsigned_values_are_native():
+    t, s = "tensor<40xui32>", "tensor<ui32>"
+    text = module(f'''
+    %0 = "stablehlo.map"(%x, %y) <{{dimensions = array<i64: 0>}}> ({{
+      ^bb1(%a: {s}, %b: {s}):
+        %m = "stablehlo.xor"(%a, %b) : ({s}, {s}) -> {s}
+        %k = "stablehlo.maximum"(%m, %a) : ({s}, {s}) -> {s}
+        "stablehlo.return"(%k) : ({s}) -> ()
+    }}) : ({t}, {t}) -> {t}
+    "func.return"(%0) : ({t}) -> ()''', f"({t}, {t}) -> {t}", f"(%x: {t}, %y: {t})")
+    x = integer_edges(np.uint32)[:40]
+    y = x[::-1].copy()
+    (got,), (want,), exe = run_both(text, x, y)
+    assert_native(exe)
+    np.testing.assert_array_equal(got, want)
+    comparator = "\n".join([  # by x + y (wrapping), unsigned
+        '        %s0 = "stablehlo.add"(%x0, %y0) : (tensor<ui32>, tensor<ui32>) -> tensor<ui32>',
+        '        %s1 = "stablehlo.add"(%x1, %y1) : (tensor<ui32>, tensor<ui32>) -> tensor<ui32>',
+        _cmp("less", "LT", "s0", "s1", "ui32")])
+    got, want, exe = run_both(_comparator_sort(comparator, 40, "ui32"), x, y)
+    assert_native(exe)
+    assert "sort_pairwise" in exe.source
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

@@ -1436,8 +1436,8 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
 @torch_codegen_rule("stablehlo.map")
 def _map_torch(gen: FunctionCodegen, op: Operation) -> None:
     region = op.regions[0]
-    if not _is_elementwise(region) or _has_shell_dtypes((*op.operands, *op.results)):
-        gen.numpy_island(op, "the mapper is not elementwise, or unsigned 16/32/64-bit values")
+    if not _is_elementwise(region):
+        gen.numpy_island(op, "the mapper is not elementwise")
         return
     body = gen.region_function(region, "mapper")
     shape = shape_of(op.results[0].type)
@@ -1466,9 +1466,6 @@ def _sort_torch(gen: FunctionCodegen, op: Operation) -> None:
     length = shape[dim] if shape else 1
     if not _is_elementwise(region):
         gen.numpy_island(op, "the comparator is neither a compare of keys nor elementwise")
-        return
-    if _has_shell_dtypes(op.operands):
-        gen.numpy_island(op, "unsigned 16/32/64-bit operands of a comparator that is not a compare of keys")
         return
     if length > PAIRWISE_SORT_LIMIT:
         gen.numpy_island(op, f"the comparator is not a compare of keys, and {length} elements are more than the "
@@ -1563,18 +1560,19 @@ _SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "ma
 @torch_codegen_rule("stablehlo.scatter")
 def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
     n = len(op.results)
-    if n == 1 and not _has_shell_dtypes(op.operands):
+    if n == 1:
         inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
         known, ufunc = scatter_update_ufunc(op.regions[0])
         complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
         if known and ufunc in _SCATTER_KINDS and complex_ok:
             dims = kn.ScatterDims(op.get_attr("scatter_dimension_numbers"))
             dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
-            gen.bind(op, f"{gen.mod.function(_kt().scatter)}({gen.name(inputs[0])}, {gen.name(indices)}, "
+            fn = _kt().scatter_unsigned if _has_shell_dtypes(op.operands) else _kt().scatter
+            gen.bind(op, f"{gen.mod.function(fn)}({gen.name(inputs[0])}, {gen.name(indices)}, "
                          f"{gen.name(updates[0])}, {dims_name}, {_SCATTER_KINDS[ufunc]!r})")
             return
-    gen.numpy_island(op, "several operands, unsigned 16/32/64-bit operands, or an update computation other "
-                         "than overwrite, add, multiply, max or min")
+    gen.numpy_island(op, "several operands, or an update computation other than overwrite, add, multiply, max "
+                         "or min (updates to one element would have to be applied one by one)")
 
 
 # Executables ------------------------------------------------------------------------------------

@@ -1573,7 +1573,7 @@ def sort_pairwise(comparator: Callable, xs, dimension: int) -> tuple:
     earlier = torch.ones((n, n), dtype=torch.bool, device=xs[0].device).tril(-1)
     rank = greater.sum(-1) + (~less & ~greater & earlier).sum(-1)
     order = torch.sort(rank, dim=-1, stable=True).indices
-    return tuple(torch.movedim(torch.take_along_dim(x, order, -1), -1, dimension) for x in xs)
+    return tuple(torch.movedim(_take_along(x, order, -1), -1, dimension) for x in xs)
 
 
 def clamp_unsigned(lo, x, hi):
@@ -1668,3 +1668,16 @@ def _index_value(x, saturate: bool):
         return x.to(torch.int64)
     wide = x.view(torch.int64)
     return torch.where(wide < 0, (1 << 63) - 1, wide) if saturate else wide
+
+
+def scatter_unsigned(operand, indices, updates, dims: kn.ScatterDims, kind: str | None):
+    """`scatter` with unsigned 16/32/64-bit operands or indices: values on their signed views
+    (max and min with the sign bits flipped), indices as int64 values."""
+    indices = _index_value(indices, False)
+    signed = _SIGNED.get(operand.dtype)
+    if signed is None:
+        return scatter(operand, indices, updates, dims, kind)
+    x, u = operand.view(signed), updates.view(signed)
+    if kind in ("max", "min"):
+        return _flip(scatter(_flip(x), indices, _flip(u), dims, kind)).view(operand.dtype)
+    return scatter(x, indices, u, dims, kind).view(operand.dtype)
