@@ -669,3 +669,61 @@ def test_map_and_pairwise_sort_of_unsigned_values_are_native():
     assert "sort_pairwise" in exe.source
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+# Integer products: convolution (torch has none) and dot products of unsigned values -----------------
+
+def _int_conv_module(din, dout, batch_groups: int = 1) -> str:
+    lt = f"tensor<{2 * batch_groups}x4x5x6x{mlir_type(din)}>"
+    rt = f"tensor<{3 * batch_groups}x4x2x3x{mlir_type(din)}>"
+    ot = f"tensor<2x{3 * batch_groups}x5x5x{mlir_type(dout)}>"
+    return module(f'''
+    %0 = "stablehlo.convolution"(%a, %b) <{{
+      dimension_numbers = #stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>,
+      feature_group_count = 1 : i64, batch_group_count = {batch_groups} : i64,
+      padding = dense<[[1, 0], [0, 1]]> : tensor<2x2xi64>}}> : ({lt}, {rt}) -> {ot}
+    "func.return"(%0) : ({ot}) -> ()''', f"({lt}, {rt}) -> {ot}", f"(%a: {lt}, %b: {rt})")
+
+
+@pytest.mark.parametrize("din,dout", [(np.int8, np.int32), (np.int8, np.int8), (np.int16, np.int16),
+                                      (np.int32, np.int32), (np.int64, np.int64), (np.uint8, np.uint8),
+                                      (np.uint32, np.uint32), (np.uint64, np.uint64), (np.int32, np.float32)],
+                         ids=lambda d: np.dtype(d).name)
+def test_integer_convolution_is_native_and_wraps_as_numpy(din, dout):
+    info = np.iinfo(din)
+    for groups in (1, 2):
+        a = rng.integers(info.min, info.max, (2 * groups, 4, 5, 6), dtype=din, endpoint=True)
+        b = rng.integers(info.min, info.max, (3 * groups, 4, 2, 3), dtype=din, endpoint=True)
+        a[0, 0, 0, :3] = [info.min, info.max, -1 if info.min else 1]
+        if np.dtype(dout).kind == "f":  # exact in float32
+            a, b = (a % 100).astype(din), (b % 100).astype(din)
+        (got,), (want,), exe = run_both(_int_conv_module(din, dout, groups), a, b)
+        assert_native(exe)
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_exact_integer_dot_from_float64_byte_products(dt):
+    """The device path of integer dot products (CUDA has no integer matmul), run here on the CPU."""
+    info = np.iinfo(dt)
+    a = torch.from_numpy(rng.integers(info.min, info.max, (3, 7, 11), dtype=dt, endpoint=True))
+    b = torch.from_numpy(rng.integers(info.min, info.max, (3, 11, 5), dtype=dt, endpoint=True))
+    dims = ((0,), (0,), (2,), (1,))
+    for out in {kt.torch_dtype(dt), torch.int32, torch.int64}:
+        want = kt.dot_general(a, b, dims, out)
+        assert torch.equal(kt.exact_integer_product(kt.dot_general, a, b, out, dims, torch.float64), want)
+
+
+@pytest.mark.parametrize("dt", [np.uint16, np.uint32, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_unsigned_dot_general_is_native(dt):
+    a = integer_edges(dt)[:24].reshape(4, 6)
+    b = integer_edges(dt)[24:42].reshape(6, 3)
+    et = mlir_type(dt)
+    text = module(f'''
+    %0 = "stablehlo.dot_general"(%a, %b) <{{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1],
+      rhs_contracting_dimensions = [0]>}}> : (tensor<4x6x{et}>, tensor<6x3x{et}>) -> tensor<4x3x{et}>
+    "func.return"(%0) : (tensor<4x3x{et}>) -> ()''', f"(tensor<4x6x{et}>, tensor<6x3x{et}>) -> tensor<4x3x{et}>",
+                  f"(%a: tensor<4x6x{et}>, %b: tensor<6x3x{et}>)")
+    (got,), (want,), exe = run_both(text, a, b)
+    assert_native(exe)
+    np.testing.assert_array_equal(got, want)

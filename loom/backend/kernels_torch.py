@@ -930,12 +930,31 @@ def dot_general(lhs, rhs, dims, out_dtype):
 
 
 def integer_dot(lhs, rhs, dims, out_dtype):
-    """Integer dot products wrap; CUDA has no integer matmul, so there they go through int64
-    on the CPU."""
+    """Integer dot products wrap; CUDA has no integer matmul, so there they are float64 ones of
+    the operands' bytes (`exact_integer_product`)."""
     if lhs.device.type == "cpu":
         return dot_general(lhs, rhs, dims, out_dtype)
-    device = lhs.device
-    return dot_general(lhs.cpu(), rhs.cpu(), dims, out_dtype).to(device)
+    return exact_integer_product(dot_general, lhs, rhs, out_dtype, dims, torch.float64)
+
+
+def exact_integer_product(product: Callable, lhs, rhs, out_dtype, *args):
+    """A bilinear integer product (a dot product, a convolution) modulo 2**bits of `out_dtype`,
+    from float64 ones: the operands (converted to `out_dtype`, so narrower ones sign-extend) are
+    split into bytes, and each product of two byte planes is exact in float64 (its sums stay
+    below 255 * 255 * 2**37 < 2**53); the planes' products, shifted into place, add up modulo
+    2**64 in int64, and the result keeps the low bits. Bytes whose shifts reach past the result's
+    width are skipped."""
+    nbytes = torch.empty((), dtype=out_dtype).element_size()
+    a = lhs.to(out_dtype).to(torch.int64)
+    b = rhs.to(out_dtype).to(torch.int64)
+    a_bytes = [((a >> (8 * i)) & 0xFF).to(torch.float64) for i in range(nbytes)]
+    b_bytes = [((b >> (8 * j)) & 0xFF).to(torch.float64) for j in range(nbytes)]
+    total = None
+    for i in range(nbytes):
+        for j in range(nbytes - i):
+            part = product(a_bytes[i], b_bytes[j], *args).to(torch.int64) << (8 * (i + j))
+            total = part if total is None else total + part
+    return total.to(out_dtype)
 
 
 @torch_kernel("stablehlo.convolution")
@@ -944,8 +963,9 @@ def _convolution(op: Operation) -> Kernel | None:
     n = len(dims.input_spatial)
     out_dt = result_dtype(op)
     bgc = common.integer(op.get_attr("batch_group_count"), 1)
-    if n not in (1, 2, 3) or out_dt.kind not in "fV" or operand_dtype(op, 0).kind not in "fV" or \
-            operand_dtype(op, 1).kind not in "fV":
+    kinds = operand_dtype(op, 0).kind + operand_dtype(op, 1).kind
+    if n not in (1, 2, 3) or out_dt.kind not in "fViu" or "c" in kinds or (out_dt.kind in "iu" and not
+                                                                           set(kinds) <= set("biu")):
         return None
     strides = common.ints(op.get_attr("window_strides"), [1] * n)
     padding = common.padding_pairs(op.get_attr("padding"), n)
@@ -955,7 +975,13 @@ def _convolution(op: Operation) -> Kernel | None:
     fgc = common.integer(op.get_attr("feature_group_count"), 1)
     config = (dims, tuple(strides), tuple(tuple(p) for p in padding), tuple(lhs_dil), tuple(rhs_dil),
               tuple(reversal), fgc, bgc, torch_dtype(out_dt))
-    return Kernel(convolution, Operand(0), Operand(1), config)
+    return Kernel(integer_convolution if out_dt.kind in "iu" else convolution, Operand(0), Operand(1), config)
+
+
+def integer_convolution(lhs, rhs, config):
+    """An integer convolution (wrapping, as the numpy kernel's) from float64 ones of the
+    operands' bytes: torch has no integer convolution."""
+    return exact_integer_product(convolution, lhs, rhs, config[-1], (*config[:-1], torch.float64))
 
 
 _CONV = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}
@@ -1378,6 +1404,16 @@ def unsigned_kernel(op: Operation, maker: TorchKernelMaker) -> Kernel | None:
         return Kernel(SignedView(fn, out), Operand(0), Operand(1), (1 << (result_dtype(op).itemsize * 8)) - 1)
     if op.name == "stablehlo.clamp":
         return Kernel(SignedView(clamp_unsigned, out))
+    if op.name in ("stablehlo.dot_general", "stablehlo.convolution") and \
+            operand_dtype(op, 0) == operand_dtype(op, 1) == result_dtype(op):
+        # products and sums wrap alike on the signed views: the kernel, computing in the signed type
+        k = maker(op)
+        if k is None:
+            return None
+        signed = _SIGNED[torch_dtype(result_dtype(op))]
+        *head, last = k.template
+        last = signed if op.name == "stablehlo.dot_general" else (*last[:-1], signed)
+        return Kernel(SignedView(k.fn, out), *head, last)
     if op.name == "stablehlo.power":
         return Kernel(SignedView(integer_power, out), Operand(0), Operand(1), result_dtype(op).itemsize * 8, False)
     if op.name == "stablehlo.convert":
