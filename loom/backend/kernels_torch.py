@@ -952,7 +952,9 @@ def exact_integer_product(product: Callable, lhs, rhs, out_dtype, *args):
     total = None
     for i in range(nbytes):
         for j in range(nbytes - i):
-            part = product(a_bytes[i], b_bytes[j], *args).to(torch.int64) << (8 * (i + j))
+            # rounded: a library may compute a float64 conv by a transform (FFT, Winograd)
+            # whose error, far below 0.5 here, would otherwise truncate to the wrong integer
+            part = torch.round(product(a_bytes[i], b_bytes[j], *args)).to(torch.int64) << (8 * (i + j))
             total = part if total is None else total + part
     return total.to(out_dtype)
 
