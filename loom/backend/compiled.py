@@ -1396,11 +1396,12 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
     dims = common.ints(op.get_attr("dimensions"))
     region = op.regions[0]
     shape = shape_of(xs[0].type)
-    if any(d < 0 for d in shape):
+    shapes = tuple(shape_of(r.type) for r in op.results)
+    if any(shape[d] < 0 for d in dims) or \
+            (any(shape[d] == 0 for d in dims) and any(d < 0 for s in shapes for d in s)):
         gen.numpy_island(op, "dynamic dimensions")
         return
     if any(shape[d] == 0 for d in dims):  # nothing to reduce: the init values
-        shapes = tuple(shape_of(r.type) for r in op.results)
         gen.bind(op, f"{gen.mod.function(kt.reduce_empty)}({gen.packed(inits)}, {gen.mod.literal(shapes)})",
                  returns_tuple=True)
         return

@@ -5,7 +5,9 @@ call the compiled executor emits (`v3 = add(v1, v2)` over torch tensors), or Non
 has no torch kernel. An op without a torch kernel (or whose form or element types torch cannot
 compute: torch has no arithmetic on uint16/uint32/uint64) runs its numpy kernel on the tensors'
 values (`NumpyFallback`: tensors to numpy, the numpy kernel, results back to the device), so the
-torch backend runs everything the numpy backend runs, with the same results. Other dialects
+torch backend runs everything the numpy backend runs, with the same results; on a GPU each such
+op is a round trip through the host, and a compiled program lists them (with the reason) in
+`TorchExecutable.numpy_ops`. Other dialects
 register torch kernels here the way they register numpy ones:
 
     from loom.backend.kernels_torch import TORCH_KERNELS, torch_kernel
