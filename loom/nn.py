@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 import loom.numpy as lnp
-from loom.frontend.tracing import Tracer, user_line
+from loom.frontend.tracing import Tracer, is_floating, user_line
 
 ArrayLike = Any
 Axis = int | tuple[int, ...] | None
@@ -18,9 +18,9 @@ Axis = int | tuple[int, ...] | None
 def _float(x: ArrayLike) -> Any:
     """`x` as a floating array (float32 for ints, bools and Python scalars)."""
     if isinstance(x, Tracer):
-        return x if x.dtype.kind == "f" else lnp.astype(x, np.float32)
+        return x if is_floating(x.dtype) else lnp.astype(x, np.float32)
     arr = np.asarray(x)
-    return arr if arr.dtype.kind == "f" else arr.astype(np.float32)
+    return arr if is_floating(arr.dtype) else arr.astype(np.float32)
 
 
 def relu(x: ArrayLike) -> Any:

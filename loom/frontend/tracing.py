@@ -77,6 +77,11 @@ def is_floating(dtype: Any) -> bool:
     return d.kind == "f" or d == bfloat16
 
 
+def dtype_kind(dtype: Any) -> str:
+    """numpy's `dtype.kind`, with bfloat16 counted as a float ("f") rather than "V"."""
+    return "f" if is_floating(dtype) else np.dtype(dtype).kind
+
+
 def tensor_type(shape: Sequence[int], dtype: Any) -> RankedTensorType:
     """`tensor<shape x dtype>`."""
     return RankedTensorType(tuple(int(d) for d in shape), ir_element_type(dtype), None)

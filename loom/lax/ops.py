@@ -18,7 +18,16 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
-from loom.frontend.tracing import TraceContext, Tracer, current_trace, ir_element_type, tensor_type, user_line
+from loom.frontend.tracing import (
+    TraceContext,
+    Tracer,
+    current_trace,
+    dtype_kind,
+    ir_element_type,
+    is_floating,
+    tensor_type,
+    user_line,
+)
 
 Array = Any
 
@@ -103,7 +112,7 @@ def _unary(name: str, hlo: Callable, kinds: str = "f", doc: str = "") -> Callabl
     @_op("x")
     def fn(x: Array) -> Array:
         t = _same_dtype(x)[0]
-        if t.dtype.kind not in kinds:
+        if dtype_kind(t.dtype) not in kinds:
             raise TypeError(f"lax.{name} does not accept dtype {t.dtype} (at {user_line()})")
         return _wrap(hlo(t.trace.emit(), t.value), t)
     fn.__name__ = fn.__qualname__ = name
@@ -115,7 +124,7 @@ def _binary(name: str, hlo: Callable, kinds: str = "fiu", result_bool: bool = Fa
     @_op("x", "y")
     def fn(x: Array, y: Array) -> Array:
         a, b = _broadcast_scalars(_same_dtype(x, y))
-        if a.dtype.kind not in kinds:
+        if dtype_kind(a.dtype) not in kinds:
             raise TypeError(f"lax.{name} does not accept dtype {a.dtype} (at {user_line()})")
         v = hlo(a.trace.emit(), a.value, b.value)
         return Tracer(v, a.trace, False if result_bool else a.weak and b.weak)
@@ -228,7 +237,7 @@ def stop_gradient(x: Any) -> Any:
 
     def leaf(v: Any) -> Any:
         if isinstance(v, Tracer):
-            if v.dtype.kind not in "fc":
+            if dtype_kind(v.dtype) not in "fc":
                 return v
             t = _lift(v)
             return _wrap(ad.stop_gradient(t.trace.emit(), t.value), t)
@@ -702,8 +711,8 @@ def conv(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any, pr
 _MONOIDS: dict[str, tuple[Callable, Callable[[np.dtype], Any]]] = {
     "add": (stablehlo.add, lambda d: 0),
     "mul": (stablehlo.multiply, lambda d: 1),
-    "max": (stablehlo.maximum, lambda d: -np.inf if d.kind == "f" else (False if d.kind == "b" else np.iinfo(d).min)),
-    "min": (stablehlo.minimum, lambda d: np.inf if d.kind == "f" else (True if d.kind == "b" else np.iinfo(d).max)),
+    "max": (stablehlo.maximum, lambda d: -np.inf if is_floating(d) else (False if d.kind == "b" else np.iinfo(d).min)),
+    "min": (stablehlo.minimum, lambda d: np.inf if is_floating(d) else (True if d.kind == "b" else np.iinfo(d).max)),
     "and": (stablehlo.and_, lambda d: True if d.kind == "b" else -1),
     "or": (stablehlo.or_, lambda d: False if d.kind == "b" else 0),
 }
@@ -819,7 +828,7 @@ def sort(operand: Array | Sequence[Array], dimension: int = -1, is_stable: bool 
     if rank == 0:
         raise ValueError(f"sort of a 0-d array (at {user_line()})")
     dim = int(dimension) % rank
-    floats = [t.dtype.kind == "f" for t in ts]
+    floats = [is_floating(t.dtype) for t in ts]
 
     def comparator(bb: Any, args: list) -> list:
         # lexicographic: key 0 decides unless equal, then key 1, ...
