@@ -89,6 +89,25 @@ def test_search_errors(call, error, message):
         call(q, db)
 
 
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+@pytest.mark.parametrize("target", [0.9, 1.0])
+def test_search_inside_jit_is_fused_and_matches_eager(metric, target):
+    import loom
+    q = RNG.standard_normal((40, 16)).astype(np.float32)
+    db = RNG.standard_normal((5000, 16)).astype(np.float32)
+    fn = loom.jit(lambda a, b: loom.knn.search(a, b, 7, metric=metric, recall_target=target))
+    names = [op.name for op in fn.lower(q, db).compile().module.walk()]
+    assert "knn.fused_score_top_k" in names and "stablehlo.dot_general" not in names
+    scores, idx = (np.asarray(x) for x in fn(q, db))
+    eager_scores, eager_idx = loom.knn.search(q, db, 7, metric=metric, recall_target=target)
+    assert idx.dtype == np.int64 and scores.dtype == np.float32
+    np.testing.assert_array_equal(idx, eager_idx)
+    np.testing.assert_allclose(scores, eager_scores, rtol=1e-5, atol=1e-5)
+    if target == 1.0:
+        truth, truth_scores = exact(q, db, 7, metric)
+        np.testing.assert_array_equal(idx, truth)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_vector_check_finds_each_kind_of_non_finite_value_and_accepts_huge_finite_rows(dtype):
     # The check screens with a matrix-vector product: a NaN, an inf, or +inf and -inf in one row

@@ -8,6 +8,11 @@ never materialised. Metrics:
 - `"l2"`: Euclidean, nearest first; scores are squared distances `||q - x||^2` (the search itself
   ranks by `||x||^2 / 2 - q . x`, which orders the database the same way with less arithmetic);
 - `"cos"`: cosine similarity, largest first; scores are `q . x / (||q|| ||x||)`.
+
+Inside `loom.jit` (traced queries or database) `search` is written as `loom.lax.approx_max_k` /
+`approx_min_k` of the score matrix, which jit's compile-time `knn-fusion` pass turns into the same
+fused op: the score matrix is not materialised there either. Traced values cannot be checked for
+NaN or inf (their values are not known while tracing).
 """
 
 from __future__ import annotations
@@ -129,6 +134,9 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     found (1.0: exact). See the module docstring for the metrics and scores."""
     metric = check_metric(metric)
     recall_target = check_recall_target(recall_target)
+    from loom.frontend.tracing import Tracer
+    if isinstance(queries, Tracer) or isinstance(database, Tracer):
+        return _search_traced(queries, database, k, metric, recall_target)
     db = check_vectors(database, "database")
     q = check_vectors(queries, "queries", dim=db.shape[1], dtype=db.dtype)
     k = check_k(k, db.shape[0])
@@ -138,6 +146,28 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     elif metric == "l2":
         norms = half_squared_norms(db)
     return search_prepared(q, db, norms, k, metric, recall_target, batch_size, progress)
+
+
+def _search_traced(queries: Any, database: Any, k: int, metric: str, recall_target: float) -> tuple[Any, Any]:
+    """`search` on traced arrays, as loom.lax ops (see the module docstring)."""
+    import loom.numpy as lnp
+    from loom import lax
+    q, db = lnp.asarray(queries), lnp.asarray(database)
+    if q.ndim == 1:
+        q = q[None, :]
+    if db.ndim != 2 or q.ndim != 2 or q.shape[1] != db.shape[1]:
+        raise ValueError(f"queries (Q x D) and database (N x D) must agree, but got shapes {q.shape} and {db.shape}")
+    k = check_k(k, db.shape[0])
+    if metric == "cos":
+        q = q / lnp.sqrt((q * q).sum(1, keepdims=True))
+        db = db / lnp.sqrt((db * db).sum(1, keepdims=True))
+    if metric == "l2":
+        half = 0.5 * (db * db).sum(1)
+        v, i = lax.approx_min_k(half[None, :] - q @ db.T, k, recall_target=recall_target)
+        v = lnp.maximum((q * q).sum(1, keepdims=True) + 2.0 * v, 0.0)
+    else:
+        v, i = lax.approx_max_k(q @ db.T, k, recall_target=recall_target)
+    return v, i.astype(lnp.int64)
 
 
 __all__ = ["METRICS", "half_squared_norms", "search"]
