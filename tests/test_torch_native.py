@@ -1,7 +1,9 @@
 """Ops the torch backend once ran as numpy islands, now torch code: bit counts, reduce_precision,
 rng_bit_generator, unsigned division, convolution with batch groups, sorts by lexicographic and
-other elementwise comparators. Each runs without any numpy round trip and gives the numpy
-backend's results (and XLA's, through jax, where jax has the op)."""
+other elementwise comparators; and uint64 and complex conversions, reductions, scatters, gathers
+and integer products of unsigned values. Each runs without any numpy round trip (the executable
+lists none in `numpy_ops`) and gives the numpy backend's results (and XLA's, through jax, where
+jax has the op)."""
 
 from __future__ import annotations
 
