@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from loom.dialects import stablehlo
@@ -41,7 +42,7 @@ Shape = Sequence[int]
 
 _U32 = np.dtype(np.uint32)
 _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
-_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_FLOATS = (np.dtype(ml_dtypes.bfloat16), np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 # --- tracer-level helpers: every sampler is written once, against these -------------------------
@@ -268,8 +269,8 @@ def _index(d: Any) -> int:
 def _float_dtype(name: str, dtype: Any) -> np.dtype:
     d = np.dtype(np.float32 if dtype is None else dtype)
     if d not in _FLOATS:
-        raise ValueError(f"loom.random.{name}: argument 'dtype' must be a float dtype (float16, float32 or "
-                         f"float64), got {d}")
+        raise ValueError(f"loom.random.{name}: argument 'dtype' must be a float dtype (bfloat16, float16, float32 "
+                         f"or float64), got {d}")
     return d
 
 
@@ -364,12 +365,16 @@ def bits(key: ArrayLike, shape: Shape = (), dtype: Any = np.uint32) -> Any:
 
 def _uniform_impl(key: ArrayLike, minval: ArrayLike, maxval: ArrayLike, shape: tuple[int, ...],
                   dtype: np.dtype) -> Tracer:
-    finfo = np.finfo(dtype)
+    finfo = ml_dtypes.finfo(dtype)
     nbits, nmant = finfo.bits, finfo.nmant
     udtype = _UINT[nbits]
-    random = _random_bits(key, nbits, shape)
+    # as JAX: at least 8 random bits (bfloat16 has 7 mantissa bits: 8 bits, widened to 16)
+    rng_bits = nbits if nmant >= 8 else 8
+    random = _random_bits(key, rng_bits, shape)
+    if rng_bits != nbits:
+        random = _convert(random, udtype)
     # the top `nmant` random bits become the mantissa of a float in [1, 2); subtract 1
-    mantissa = _shift(random, nbits - nmant, False)
+    mantissa = _shift(random, rng_bits - nmant, False)
     one_bits = _const(np.array(1.0, dtype).view(udtype), udtype, shape)
     floats = _bitcast(_op(stablehlo.or_, mantissa, one_bits), dtype)
     floats = _op(stablehlo.subtract, floats, _const(1.0, dtype, shape))
@@ -575,7 +580,7 @@ def _bernoulli_impl(key: ArrayLike, p: ArrayLike, shape: tuple[int, ...], dtype:
                   shape)
     u2 = _reshape(Tracer(stablehlo.slice_(both.trace.emit(), both.value, [1] + [0] * len(shape), [2, *shape]),
                          both.trace), shape)
-    u2 = _mul(u2, _const(2.0 ** -np.finfo(dtype).nmant, dtype, shape))
+    u2 = _mul(u2, _const(2.0 ** -ml_dtypes.finfo(dtype).nmant, dtype, shape))
     return _compare(u2, _op(stablehlo.subtract, pt, u1), "LT")
 
 
@@ -728,7 +733,7 @@ def _take(x: Tracer, indices: Tracer, axis: int) -> Tracer:
 
 
 def _gumbel_impl(key: ArrayLike, shape: tuple[int, ...], dtype: np.dtype) -> Tracer:
-    u = _uniform_impl(key, np.finfo(dtype).tiny, 1.0, shape, dtype)
+    u = _uniform_impl(key, ml_dtypes.finfo(dtype).tiny, 1.0, shape, dtype)
     neg_log = _op(stablehlo.negate, _log(u))
     return _op(stablehlo.negate, _log(neg_log))
 

@@ -294,3 +294,20 @@ def test_log_and_log1p_as_xla_computes_them():
     y = np.concatenate([rng.uniform(-1, 1, 20000), rng.uniform(-1e-3, 1e-3, 2000), [-1.0, 0.0, 3.0]]).astype(np.float32)
     log1p = loom.jit(lambda v: lr._log1p_f32(lr._tracer(v)))
     same(log1p(y), jax.jit(jnp.log1p)(y))
+
+
+def test_bfloat16_samplers_bit_exact():
+    """bfloat16 draws 8 random bits per element (its 7 mantissa bits), widened to 16, as JAX."""
+    import ml_dtypes
+    bf16 = ml_dtypes.bfloat16
+    for seed in SEEDS[:4]:
+        k, jk = lr.PRNGKey(seed), jr.PRNGKey(seed)
+        for shape in ((7,), (3, 5), (2000,)):
+            u = lr.uniform(k, shape, bf16)
+            assert u.dtype == bf16
+            same(u, jr.uniform(jk, shape, jnp.bfloat16))
+            same(lr.uniform(k, shape, bf16, -2.5, 3.0), jr.uniform(jk, shape, jnp.bfloat16, -2.5, 3.0))
+            same(lr.normal(k, shape, bf16), jr.normal(jk, shape, jnp.bfloat16))
+        g, jg = lr.gumbel(k, (500,), bf16), np.asarray(jr.gumbel(jk, (500,), jnp.bfloat16))
+        assert g.dtype == bf16 and ulps(g, jg) <= 2
+        same(lr.truncated_normal(k, -1.5, 2.0, (300,), bf16), jr.truncated_normal(jk, -1.5, 2.0, (300,), jnp.bfloat16))
