@@ -92,7 +92,10 @@ class SavedStack:
         self.host_nbytes = 0
         self.companion: SavedStack | None = None  # `stack.companion`, created on first use
         self.offload = offload
-        self._pending: Any = None  # the last value stored by `offload` (its copy may still run)
+        # (what `offload` stored, the value pushed) for the last push: its copy may still run, and
+        # holding the value keeps its memory from being freed and reused before the copy ends,
+        # whatever the allocator knows about the copy's stream
+        self._pending: tuple[Any, Any] | None = None
         self._ready: tuple[Any, Any] | None = None  # (item, its prefetched form) for the next pop
 
     @property
@@ -113,9 +116,9 @@ class SavedStack:
     def _store(self, value: Any) -> Any:
         hook = self.offload
         if self._pending is not None:
-            hook.wait(self._pending)
+            hook.wait(self._pending[0])
         stored = hook.store(value)
-        self._pending = stored
+        self._pending = (stored, value)
         self._ready = None  # the item a prefetch was for is no longer on top
         return stored
 
@@ -138,8 +141,8 @@ class SavedStack:
     def _load(self, stored: Any) -> Any:
         hook = self.offload
         ready, self._ready = self._ready, None
-        if stored is self._pending:
-            self._pending = None
+        if self._pending is not None and self._pending[0] is stored:
+            self._pending = None  # `load` waits for this copy
         value = hook.load(ready[1] if ready is not None and ready[0] is stored else stored)
         if self.items:
             nxt = self.items[-1]
