@@ -3,6 +3,7 @@ exact search, recall guarantees, the executors, autodiff and vmap rules, the knn
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -377,6 +378,20 @@ def test_fused_kernel_leaves_the_blas_thread_count_as_it_found_it():
     with ThreadPoolExecutor(3) as pool:  # concurrent searches restore it once, after the last
         list(pool.map(lambda _: knn_kernels.fused_score_top_k(q, db, None, "ip", 10, 0.95, True, -1, True), range(6)))
     assert blas.get() == before
+
+
+def test_fused_kernel_uses_no_more_threads_than_blas_was_given():
+    # OPENBLAS_NUM_THREADS=1 (a process per core, say): the sweep must run on one worker too.
+    import subprocess
+    import sys
+    code = ("import numpy as np, threading\n"
+            "from loom.backend import knn_kernels as kk\n"
+            "q = np.random.rand(64, 16).astype(np.float32); db = np.random.rand(20000, 16).astype(np.float32)\n"
+            "kk.fused_score_top_k(q, db, None, 'ip', 10, 0.95, True, -1, True)\n"
+            "print(kk._workers(), threading.active_count())\n")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["1", "1"]
 
 
 def test_fused_kernel_equals_reference_across_tilings():

@@ -196,6 +196,11 @@ class _BlasThreads:
         self.users = 0
         self.saved = 1
 
+    def threads(self) -> int:
+        """The count BLAS has outside searches (what the user or OPENBLAS_NUM_THREADS set)."""
+        with self.lock:
+            return self.saved if self.users else self.get()
+
     @contextlib.contextmanager
     def single(self) -> Iterator[None]:
         if self.set is None:
@@ -240,19 +245,22 @@ _BLAS = _BlasThreads()
 
 
 def _workers() -> int:
-    """Worker threads of the sweep: one per core when BLAS can be made single-threaded for the
+    """Worker threads of the sweep: as many as BLAS would use itself (one per core unless the
+    user limited it, e.g. OPENBLAS_NUM_THREADS=1) when BLAS can be made single-threaded for the
     search; otherwise 1 (BLAS threads each GEMM itself)."""
     if _BLAS.set is None:
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores, 16))
+    return max(1, min(cores, _BLAS.threads(), 16))
 
 
 def _pool() -> ThreadPoolExecutor:
     global _POOL
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="loom-knn")
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            # sized for the machine; how many run at once is the number of jobs `_workers()` makes
+            _POOL = ThreadPoolExecutor(max_workers=max(1, min(cores, 16)), thread_name_prefix="loom-knn")
         return _POOL
 
 
