@@ -141,9 +141,9 @@ class SavedStack:
     def _load(self, stored: Any) -> Any:
         hook = self.offload
         ready, self._ready = self._ready, None
-        if self._pending is not None and self._pending[0] is stored:
-            self._pending = None  # `load` waits for this copy
         value = hook.load(ready[1] if ready is not None and ready[0] is stored else stored)
+        if self._pending is not None and self._pending[0] is stored:
+            self._pending = None  # `load` has waited for this copy: the pushed value may go
         if self.items:
             nxt = self.items[-1]
             self._ready = (nxt, hook.prefetch(nxt))
