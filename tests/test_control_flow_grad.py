@@ -274,7 +274,7 @@ def test_nested_loops_inside_conds_inside_loops(seed):
 
 
 def test_backward_program_on_the_torch_backend():
-    # stacks of saved values on the torch backend go through the numpy kernels (host copies)
+    # stacks of saved values on the torch backend hold the tensors themselves (stack_kernels.py)
     pytest.importorskip("torch")
     from loom.backend.compiled import Executable
 
