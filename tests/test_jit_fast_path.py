@@ -246,3 +246,32 @@ def test_numpy_scalar_constants_in_traced_code_are_strongly_typed() -> None:
     assert out.dtype == expected.dtype == np.float64
     np.testing.assert_array_equal(out, np.asarray(expected))
     assert loom.jit(lambda x: x * 0.1)(x).dtype == np.float32
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_a_donated_buffer_saved_on_a_stack_is_not_overwritten(backend):
+    # A value pushed onto a stack is held by reference until popped: a donated parameter pushed
+    # (directly, or as a loop's carry) must keep its buffer even when its last direct read is the
+    # push, or the pop after the overwrite would return the new contents.
+    if backend == "torch":
+        pytest.importorskip("torch")
+    t = "tensor<3xf32>"
+    text = f"""module {{
+  "func.func"() <{{function_type = ({t}) -> ({t}, {t}), sym_name = "main"}}> ({{
+  ^bb0(%x: {t}):
+    %s = "stack.new"() : () -> !stack.stack<{t}>
+    "stack.push"(%s, %x) : (!stack.stack<{t}>, {t}) -> ()
+    %y = "stablehlo.add"(%x, %x) : ({t}, {t}) -> {t}
+    %z = "stack.pop"(%s) : (!stack.stack<{t}>) -> {t}
+    "func.return"(%y, %z) : ({t}, {t}) -> ()
+  }}) : () -> ()
+}}"""
+    from loom.backend.compiled import Executable
+    exe = Executable(loom.ir.parse(text), "main", backend=backend, donate=(0,))
+    assert "donated buffer" not in exe.source
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    y, z = (np.asarray(v) for v in exe(x.copy()))
+    np.testing.assert_array_equal(y, 2 * x)
+    np.testing.assert_array_equal(z, x)
+    if backend == "torch":
+        assert exe.reads_values_on_host  # stacks are host-side lists: no CUDA graph capture

@@ -614,6 +614,10 @@ class FunctionCodegen:
             if any(v in shared for v in used):
                 if j > index:
                     return False
+                if any(n.name == "stack.push" for n in o.walk()):
+                    # the value (or a loop carry it started) may be saved on a stack and popped
+                    # after `at`: stacks hold references, so the buffer must stay as it is
+                    return False
                 if not _fresh_result(o):
                     shared.update(o.results)
         return True
@@ -1764,9 +1768,10 @@ class TorchExecutable(Executable):
 
 
 # Generated-code markers of host reads: Python control flow on a value, int() of a value, numpy
-# fallbacks and islands, and the interpreter.
+# fallbacks and islands, the interpreter, and the saved-value stacks (host-side lists a graph
+# replay would not push to or pop from).
 _HOST_MARKERS = ("while True:", "    if ", " = int(", "to_numpy(", "numpy_", "interpreted_", "dynamic_slice(",
-                 "dynamic_update_slice(")
+                 "dynamic_update_slice(", "stack_")
 
 
 class CudaGraphExecutable:
