@@ -2,6 +2,7 @@
 
     python benchmarks/knn.py                                  # CPU: N=1M, D=128, Q=1000, k=10, float32
     python benchmarks/knn.py --n 200000 --rounds 5            # smaller, while iterating
+    python benchmarks/knn.py --isolated --rounds 4            # CPU, each contender in its own process
     python benchmarks/knn.py --device gpu --q 10000 --k 10    # GPU (Triton kernel; needs CUDA)
 
 CPU contenders (inner product; `--metric l2` for Euclidean):
@@ -93,16 +94,17 @@ def report(times: dict[str, list[float]], recalls: dict[str, float], q: int, n: 
 
 # CPU ------------------------------------------------------------------------------------------------
 
-def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
-              seed: int) -> dict[str, dict[str, float]]:
+Contenders = dict[str, Callable[[], object]]
+
+
+def cpu_contenders(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, seed: int,
+                   results: dict[str, np.ndarray]) -> tuple[Contenders, str, np.ndarray, np.ndarray]:
+    """The CPU contenders on one random problem: (name -> call, faiss's row name or "", q, db)."""
     import loom.knn
     rng = np.random.default_rng(seed)
     db = rng.standard_normal((n, d), dtype=np.float32)
     q = rng.standard_normal((nq, d), dtype=np.float32)
-    print(f"CPU: N={n} D={d} Q={nq} k={k} float32 metric={metric} recall_target={recall_target}; {machine()}")
-
     contenders: dict[str, Callable[[], object]] = {}
-    results: dict[str, np.ndarray] = {}
 
     def loom_search():
         results["loom"] = loom.knn.search(q, db, k, metric=metric, recall_target=recall_target)[1]
@@ -144,6 +146,15 @@ def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float
             np.matmul(q, db[a:b].T, out=buffer[:, :b - a])
 
     contenders["bare float32 GEMM (no selection)"] = gemm
+    return contenders, faiss_name, q, db
+
+
+def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
+              seed: int) -> dict[str, dict[str, float]]:
+    import loom.knn
+    print(f"CPU: N={n} D={d} Q={nq} k={k} float32 metric={metric} recall_target={recall_target}; {machine()}")
+    results: dict[str, np.ndarray] = {}
+    contenders, faiss_name, q, db = cpu_contenders(n, d, nq, k, metric, recall_target, seed, results)
     for fn in contenders.values():  # warm-up, and the answers for recall
         fn()
     if "faiss" in results:
@@ -164,6 +175,45 @@ def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float
     print(f"loom / bare GEMM throughput: {rows['bare float32 GEMM (no selection)']['median'] / loom_row['median']:.2f} "
           "(target >= 0.90)")
     return rows
+
+
+def bench_cpu_isolated(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
+                       seed: int) -> None:
+    """Each contender in a fresh process per round (one warm-up call, then one timed call),
+    alternating: no contender runs right after another's threads (BLAS threads spin for a while
+    after each call, and faiss's time depends on what ran before it in the same process)."""
+    import json
+    import subprocess
+    print(f"CPU, isolated processes: N={n} D={d} Q={nq} k={k} float32 metric={metric}; {machine()}")
+    names = list(cpu_contenders(min(n, 1000), d, 8, 1, metric, recall_target, seed, {})[0])
+    names.remove("numpy matmul + argpartition")  # minutes per process; the round-robin run has it
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(rounds):
+        for name in names:
+            args = [sys.executable, __file__, "--n", str(n), "--d", str(d), "--q", str(nq), "--k", str(k),
+                    "--metric", metric, "--recall-target", str(recall_target), "--seed", str(seed), "--only", name]
+            out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+            times[name].append(json.loads(out.strip().splitlines()[-1])["seconds"])
+    print(f"{'system':34s} {'median s':>9s} {'min s':>8s} {'max s':>8s} {'queries/s':>10s}   per round")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"{name:34s} {med:9.3f} {min(ts):8.3f} {max(ts):8.3f} {nq / med:10.1f}   "
+              + " ".join(f"{t:.3f}" for t in ts))
+    loom_name = next(name for name in names if name.startswith("loom"))
+    for name in names:
+        if name.startswith("faiss"):
+            ratio = statistics.median(times[name]) / statistics.median(times[loom_name])
+            print(f"loom / faiss queries/s (medians): {ratio:.2f}x")
+
+
+def run_one(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, seed: int, name: str) -> None:
+    """`--only NAME`: one warm-up call and one timed call of one contender; prints JSON."""
+    import json
+    fn = cpu_contenders(n, d, nq, k, metric, recall_target, seed, {})[0][name]
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    print(json.dumps({"name": name, "seconds": time.perf_counter() - t0}))
 
 
 # GPU ------------------------------------------------------------------------------------------------
@@ -250,10 +300,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
+    p.add_argument("--isolated", action="store_true",
+                   help="CPU: each contender in a fresh process per round, alternating (no in-process interference)")
+    p.add_argument("--only", help=argparse.SUPPRESS)  # one contender in this process (used by --isolated)
     p.add_argument("--gpu-suite", action="store_true",
                    help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the issue's sizes)")
     args = p.parse_args(argv)
-    if args.device == "cpu":
+    if args.only:
+        run_one(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.seed, args.only)
+    elif args.device == "cpu" and args.isolated:
+        bench_cpu_isolated(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.rounds,
+                           args.seed)
+    elif args.device == "cpu":
         bench_cpu(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.rounds, args.seed)
     else:
         sizes = [(1_000_000, 10_000, 10), (1_000_000, 10_000, 100), (10_000_000, 10_000, 10)] if args.gpu_suite else ()
