@@ -33,7 +33,7 @@ import ml_dtypes
 import numpy as np
 import torch
 
-from loom.backend import common
+from loom.backend import common, rng
 from loom.backend import kernels_numpy as kn
 from loom.backend.common import ConvDims, shape_of
 from loom.backend.kernels_numpy import ALL, PACKED, Kernel, Operand, Rest, operand_dtype, result_dtype, result_shape
@@ -699,16 +699,7 @@ def _threefry_words(key, inputs):
 
 
 def _threefry_bits32(key, counter, shape: tuple[int, ...]):
-    if not shape:
-        half, split = (1,), 0
-    else:  # XLA's SplitShapeIntoHalves, as loom.backend.rng computes it
-        split = next((i for i, d in enumerate(shape) if d % 2 == 0), None)
-        if split is None:
-            split = max(range(len(shape)), key=lambda i: (shape[i], -i))
-        half = list(shape)
-        half[split] = -(-shape[split] // 2)
-        half.insert(split + 1, 1)
-        half = tuple(half)
+    half, split = rng._split_halves(shape)  # XLA's SplitShapeIntoHalves
     y0, y1 = _threefry_words(key, _threefry_inputs(counter, half))
     new_counter = counter + math.prod(half)
     if not shape:
