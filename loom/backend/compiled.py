@@ -1039,34 +1039,6 @@ def _same_computation(a: Value, b: Value, arg_a: Value, arg_b: Value) -> bool:
     return all(_same_computation(x, y, arg_a, arg_b) for x, y in zip(oa.operands, ob.operands))
 
 
-def sort_key(op: Operation) -> tuple[int, list[Operation], Value, bool, bool] | None:
-    """For a comparator `compare LT|GT (f(lhs_k), f(rhs_k))`, with f elementwise: the operand k,
-    f's ops, the value f computes, descending, total order."""
-    block = op.regions[0].blocks[0]
-    ret = block.terminator
-    if ret is None or len(ret.operands) != 1:
-        return None
-    cmp = _defining(ret.operands[0], "stablehlo.compare")
-    if cmp is None:
-        return None
-    direction = common.enum(cmp.get_attr("comparison_direction"))
-    if direction not in ("LT", "GT"):
-        return None
-    lhs, rhs = cmp.operands
-    for k in range(len(block.args) // 2):
-        la, ra = block.args[2 * k], block.args[2 * k + 1]
-        ops = _depends_only_on(lhs, la, block)
-        if ops is None or _depends_only_on(rhs, ra, block) is None:
-            continue
-        if not _same_computation(lhs, rhs, la, ra):
-            continue
-        if any(o.name not in ELEMENTWISE for o in ops):
-            return None
-        total = common.enum(cmp.get_attr("compare_type"), "") == "TOTALORDER"
-        return k, ops, lhs, direction == "GT", total
-    return None
-
-
 class SortKey(NamedTuple):
     """One key of a lexicographic sort comparator."""
     operand: int               # the operand pair (block arguments 2k, 2k + 1) it is computed from
@@ -1215,9 +1187,9 @@ def _sort(gen: FunctionCodegen, op: Operation) -> None:
     dim = common.integer(op.get_attr("dimension"), -1)
     if dim < 0:
         dim += len(shape)
-    key = sort_key(op)
-    if key is not None:
-        k, ops, value, descending, total = key
+    keys = lexicographic_keys(op)
+    if keys is not None and len(keys) == 1 and not keys[0].nan_last:
+        k, ops, value, descending, total = keys[0][:5]
         block = op.regions[0].blocks[0]
         name = gen.mod.fresh("key")
         param = gen.mod.fresh("b")
@@ -1228,7 +1200,7 @@ def _sort(gen: FunctionCodegen, op: Operation) -> None:
                 gen.op(o)
             gen.emit(f"return {gen.name(value)}")
         key_expr = f"{name}({gen.name(op.operands[k])})"
-        if total and dtype_of(value.type).kind in "fV":
+        if total:
             key_expr = f"{gen.mod.function(kn.total_order_key)}({key_expr})"
         key_expr = f"{gen.mod.function(np.broadcast_to)}({key_expr}, {gen.mod.literal(shape)})"
         gen.bind(op, f"{gen.mod.function(kn.sort_by_key)}({gen.packed(op.operands)}, {key_expr}, {dim}, "
