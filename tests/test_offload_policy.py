@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_control_flow_grad import finite_differences  # tests/ is on sys.path (its conftest.py)
 
 import loom
 import loom.ir as lir
@@ -26,13 +27,7 @@ jnp = jax.numpy
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
-@pytest.fixture(autouse=True)
-def _x64():
-    """float64 in jax for these tests only (other test modules compare against float32 jax)."""
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield
-    jax.config.update("jax_enable_x64", previous)
+pytestmark = pytest.mark.usefixtures("jax_x64")
 
 
 LIMIT = 30.0  # the loop runs until the squared norm of its carry passes this
@@ -71,20 +66,6 @@ def jax_grad(x, a):
     def f(x, a):
         return _loss(jnp, jax.lax.fori_loop(0, n, lambda i, v: _step(jnp, v, a), x))
     return [np.asarray(g) for g in jax.grad(f, (0, 1))(jnp.asarray(x), jnp.asarray(a))]
-
-
-def finite_differences(f, args, argnum, eps=1e-6):
-    jitted = loom.jit(f)
-    x = np.array(args[argnum], np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        a, b = list(args), list(args)
-        a[argnum], b[argnum] = hi, lo
-        g[i] = (float(jitted(*a)) - float(jitted(*b))) / (2 * eps)
-    return g
 
 
 POINTS = [(np.array([0.5, -0.3, 0.8]), np.float64(0.7)), (np.array([0.3, -0.2]), np.float64(0.5))]
