@@ -524,38 +524,55 @@ def _reduce_precision(op: Operation) -> Kernel:
                   common.integer(op.get_attr("mantissa_bits")))
 
 
+# (bits type, exponent bits, mantissa bits) of the types XLA rounds on their own bits.
+_FLOAT_BITS = {np.dtype(np.float16): (np.uint16, 5, 10), np.dtype(np.float32): (np.uint32, 8, 23),
+               np.dtype(np.float64): (np.uint64, 11, 52)}
+
+
 def reduce_precision(x, exponent_bits: int, mantissa_bits: int):
-    """Round to a float format with the given exponent and mantissa widths (XLA's algorithm)."""
+    """Round to a float format with the given exponent and mantissa widths as XLA does, on the
+    operand's own bits (so float16 subnormals round where their bits are): the mantissa rounds
+    to nearest even; exponents above the format's range give inf, at or below its minimum (its
+    subnormals included) a signed zero; NaN is returned unchanged."""
     x = np.asarray(x)
     dt = x.dtype
-    work = np.float32 if dt.itemsize <= 4 else np.float64
-    xv = x.astype(work)
-    bits_t = np.uint32 if work is np.float32 else np.uint64
-    nbits = 32 if work is np.float32 else 64
-    src_mant = 23 if work is np.float32 else 52
-    src_exp = nbits - 1 - src_mant
-    u = xv.view(bits_t).copy()
+    if dt == BF16:
+        return _reduce_precision_bf16(x, exponent_bits, mantissa_bits)
+    if dt not in _FLOAT_BITS:  # the float8 types: in float32, which holds each of their values
+        return reduce_precision(x.astype(np.float32), exponent_bits, mantissa_bits).astype(dt)
+    bits_t, src_exp, src_mant = _FLOAT_BITS[dt]
+    nbits = dt.itemsize * 8
+    if mantissa_bits >= src_mant and exponent_bits >= src_exp:
+        return x.copy()  # a no-op XLA removes: NaN payloads stay
+    # flat, so that 0-d operands stay arrays (numpy scalars warn where their arithmetic wraps)
+    u = x.reshape(-1).view(bits_t)
     if mantissa_bits < src_mant:
         drop = src_mant - mantissa_bits
         last = (u >> bits_t(drop)) & bits_t(1)
-        bias = bits_t((1 << (drop - 1)) - 1) + last
-        u = (u + bias) & ~bits_t((1 << drop) - 1)
+        bias = last + bits_t((1 << (drop - 1)) - 1)
+        # unsigned arithmetic wraps where a NaN's bits overflow; NaNs are put back below
+        u = (u + bias) & bits_t(~((1 << drop) - 1) & ((1 << nbits) - 1))
     if exponent_bits < src_exp:
-        sign_mask = bits_t(1 << (nbits - 1))
         exp_mask = bits_t(((1 << src_exp) - 1) << src_mant)
         src_bias = (1 << (src_exp - 1)) - 1
         dst_bias = (1 << (exponent_bits - 1)) - 1
-        max_exp = bits_t((src_bias + dst_bias) << src_mant)
-        min_exp = bits_t((src_bias - dst_bias) << src_mant)
-        e = u & exp_mask
-        overflow = e > max_exp
-        underflow = e <= min_exp
-        signs = u & sign_mask
-        inf = signs | exp_mask
-        u = np.where(overflow, inf, np.where(underflow, signs, u))
-    out = u.view(work)
-    out = np.where(np.isnan(xv), xv, out)
-    return out.astype(dt)
+        exponent = u & exp_mask
+        signs = u & bits_t(1 << (nbits - 1))
+        u = np.where(exponent > bits_t((src_bias + dst_bias) << src_mant), signs | exp_mask,
+                     np.where(exponent <= bits_t((src_bias - dst_bias) << src_mant), signs, u))
+    return np.where(np.isnan(x), x, u.view(dt).reshape(x.shape))
+
+
+def _reduce_precision_bf16(x, exponent_bits: int, mantissa_bits: int):
+    """XLA computes bfloat16 in float32 and converts the result back (rounding bfloat16
+    subnormals a second time, and leaving each NaN the quiet NaN of its sign); so does this."""
+    if mantissa_bits >= 23 and exponent_bits >= 8:
+        return x.copy()  # a no-op on float32, which XLA removes: NaN payloads stay
+    with np.errstate(invalid="ignore"):  # NaNs convert (and are replaced below)
+        out = reduce_precision(x.astype(np.float32), exponent_bits, mantissa_bits).astype(BF16)
+    u = x.view(np.uint16)
+    quiet = (u & np.uint16(0x8000)) | np.uint16(0x7FC0)
+    return np.where((u & np.uint16(0x7FFF)) > np.uint16(0x7F80), quiet.view(BF16), out)
 
 
 # Shapes ----------------------------------------------------------------------------------------
@@ -1073,8 +1090,14 @@ def reduce_window_ufunc(x, init, ufunc, window, strides, base_dil, win_dil, padd
 
 
 def reduce_ufunc(x, init, ufunc, axes):
+    x = np.asarray(x)
+    if any(x.shape[a] == 0 for a in axes):
+        # nothing to combine: the init value, as XLA gives (maximum and minimum have no identity
+        # for ufunc.reduce to start from)
+        shape = [d for i, d in enumerate(x.shape) if i not in axes]
+        return np.broadcast_to(np.asarray(init, x.dtype), shape).copy()
     out = ufunc.reduce(x, axis=axes) if axes else x
-    return ufunc(out, init).astype(np.asarray(x).dtype, copy=False)
+    return ufunc(out, init).astype(x.dtype, copy=False)
 
 
 def argreduce(values, indices, init_value, init_index, axis, pick_max):

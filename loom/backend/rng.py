@@ -82,27 +82,33 @@ def _threefry_bits64(key: int, counter: int, shape: tuple[int, ...]) -> tuple[np
 
 
 def philox4x32(x: list[np.ndarray], k0: int, k1: int) -> list[np.ndarray]:
-    key0, key1 = _U32(k0), _U32(k1)
+    # the key schedule in Python ints: numpy's uint32 scalars warn where their sums wrap
+    key0, key1 = int(k0) & 0xFFFFFFFF, int(k1) & 0xFFFFFFFF
     for _ in range(10):
         p0 = x[0].astype(_U64) * _U64(0xD2511F53)
         p1 = x[2].astype(_U64) * _U64(0xCD9E8D57)
         hi0, lo0 = (p0 >> _U64(32)).astype(_U32), p0.astype(_U32)
         hi1, lo1 = (p1 >> _U64(32)).astype(_U32), p1.astype(_U32)
-        x = [hi1 ^ x[1] ^ key0, lo1, hi0 ^ x[3] ^ key1, lo0]
-        key0 = key0 + _U32(0x9E3779B9)
-        key1 = key1 + _U32(0xBB67AE85)
+        x = [hi1 ^ x[1] ^ _U32(key0), lo1, hi0 ^ x[3] ^ _U32(key1), lo0]
+        key0 = (key0 + 0x9E3779B9) & 0xFFFFFFFF
+        key1 = (key1 + 0xBB67AE85) & 0xFFFFFFFF
     return x
 
 
+_M64 = 0xFFFFFFFFFFFFFFFF
+
+
 def _philox_blocks(key: int, counter_lo: int, counter_hi: int, n: int) -> tuple[list[np.ndarray], int, int]:
+    """n blocks from the 128-bit counter (counter_hi, counter_lo) on, each carry into the high
+    word wrapping as XLA's uint64 adds do (past 2**128 - 1 the counter starts again at 0)."""
     iota = np.arange(n, dtype=_U64)
     lo = _U64(counter_lo) + iota
-    hi = np.where(lo < _U64(counter_lo), _U64(counter_hi + 1), _U64(counter_hi))
+    hi = np.where(lo < _U64(counter_lo), _U64((counter_hi + 1) & _M64), _U64(counter_hi))
     words = [lo.astype(_U32), (lo >> _U64(32)).astype(_U32), hi.astype(_U32), (hi >> _U64(32)).astype(_U32)]
     out = philox4x32(words, key & 0xFFFFFFFF, key >> 32)
-    new_lo = (counter_lo + n) & 0xFFFFFFFFFFFFFFFF
+    new_lo = (counter_lo + n) & _M64
     new_hi = counter_hi + (1 if new_lo < counter_lo else 0)
-    return out, new_lo, new_hi & 0xFFFFFFFFFFFFFFFF
+    return out, new_lo, new_hi & _M64
 
 
 def rng_bit_generator(state, algorithm: str, shape: tuple[int, ...], dtype) -> tuple[np.ndarray, np.ndarray]:
