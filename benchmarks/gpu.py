@@ -13,7 +13,9 @@ one XLA compiles are the same program), and written by hand in PyTorch:
     loss, gradients and the SGD update of every parameter.
 
 Contenders, round-robin after warm-up: loom (torch backend), loom with the program captured as a
-CUDA graph (CUDA only), PyTorch eager (autograd), jax.jit (on jax's default device, printed).
+CUDA graph (CUDA only), loom's front end (the same Python source traced by `loom.jit` with
+`loom.numpy` in place of `jax.numpy`, on torch tensors), PyTorch eager (autograd), jax.jit (on
+jax's default device, printed).
 """
 
 from __future__ import annotations
@@ -191,7 +193,19 @@ def mlp_inputs(batch: int, sizes: list[int]) -> list[np.ndarray]:
 
 # Running ---------------------------------------------------------------------------------------
 
-def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat: int, torch, jax, tol: float) -> None:
+def loom_front_end():
+    """loom's modules under the names the JAX programs above use (jnp, jax): the same source,
+    traced by loom's front end instead of exported from JAX."""
+    import types
+
+    import loom
+    import loom.numpy as lnp
+    return lnp, types.SimpleNamespace(lax=loom.lax, nn=loom.nn, value_and_grad=loom.value_and_grad)
+
+
+def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat: int, torch, jax, tol: float,
+            front_end_fn=None) -> None:
+    import loom
     import loom.ir
     from loom.backend.compiled import CudaGraphExecutable, Executable
     from loom.backend.kernels_torch import to_numpy, to_torch
@@ -225,6 +239,15 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
           f"pytorch {eager_loss:.6g}")
 
     contenders = {"loom (torch)": lambda: exe.call_unchecked(targs)}
+    if front_end_fn is not None:
+        traced = loom.jit(front_end_fn)
+        mine = jax.tree_util.tree_leaves(traced(*targs))
+        worst = max(float(np.max(np.abs(to_numpy(g).astype(np.float64) - np.asarray(w).astype(np.float64)))
+                         / (1 + float(np.max(np.abs(np.asarray(w).astype(np.float64))))))
+                    for g, w in zip(mine, want))
+        print(f"  loom front end (the same Python traced by loom.jit) vs jax: largest relative difference "
+              f"{worst:.2e} ({'ok' if worst < tol else 'MISMATCH'})")
+        contenders["loom front end (jit, torch)"] = lambda: traced(*targs)
     if device.type == "cuda":
         graphed = CudaGraphExecutable(exe)
         contenders["loom (torch) + CUDA graph"] = lambda: graphed.call_unchecked(targs)
@@ -269,10 +292,11 @@ def main() -> None:
     print(f"\n(a) transformer block forward+backward: batch {batch}, sequence {seq}, width {width}, {heads} heads, "
           f"{np.dtype(dtype).name}")
     compare("  time per step", transformer_jax(jnp, jax, heads), transformer_torch(torch, heads),
-            transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol)
+            transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol,
+            transformer_jax(*loom_front_end(), heads))
     print(f"\n(b) MLP training step {'-'.join(map(str, sizes))}, batch {mlp_batch}, float32")
     compare("  time per step", mlp_jax(jnp, jax), mlp_torch(torch), mlp_inputs(mlp_batch, sizes), device, repeat,
-            torch, jax, 1e-3)
+            torch, jax, 1e-3, mlp_jax(*loom_front_end()))
 
 
 if __name__ == "__main__":
