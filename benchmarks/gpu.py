@@ -193,6 +193,16 @@ def mlp_inputs(batch: int, sizes: list[int]) -> list[np.ndarray]:
 
 # Running ---------------------------------------------------------------------------------------
 
+def largest_relative_difference(got: list, want: list) -> float:
+    """max |got - want| / (1 + max |want|) over corresponding results (torch tensors or arrays)."""
+    from loom.backend.kernels_torch import to_numpy
+    worst = 0.0
+    for g, w in zip(got, want):
+        g64, w64 = to_numpy(g).astype(np.float64), np.asarray(w).astype(np.float64)
+        worst = max(worst, float(np.max(np.abs(g64 - w64))) / (1 + float(np.max(np.abs(w64)))))
+    return worst
+
+
 def loom_front_end():
     """loom's modules under the names the JAX programs above use (jnp, jax): the same source,
     traced by loom's front end instead of exported from JAX."""
@@ -229,9 +239,7 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
     got = exe(*targs)
     want = jax.tree_util.tree_leaves(jitted(*jargs))
     got_leaves = list(got) if isinstance(got, tuple) else [got]
-    worst = max(float(np.max(np.abs(to_numpy(g).astype(np.float64) - np.asarray(w).astype(np.float64)))
-                     / (1 + float(np.max(np.abs(np.asarray(w).astype(np.float64))))))
-                for g, w in zip(got_leaves, want))
+    worst = largest_relative_difference(got_leaves, want)
     print(f"  loom vs jax: largest relative difference {worst:.2e} over {len(want)} results "
           f"({'ok' if worst < tol else 'MISMATCH'})")
     eager_loss = float(torch_fn(*targs)[0].detach())
@@ -242,9 +250,7 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
     if front_end_fn is not None:
         traced = loom.jit(front_end_fn)
         mine = jax.tree_util.tree_leaves(traced(*targs))
-        worst = max(float(np.max(np.abs(to_numpy(g).astype(np.float64) - np.asarray(w).astype(np.float64)))
-                         / (1 + float(np.max(np.abs(np.asarray(w).astype(np.float64))))))
-                    for g, w in zip(mine, want))
+        worst = largest_relative_difference(mine, want)
         print(f"  loom front end (the same Python traced by loom.jit) vs jax: largest relative difference "
               f"{worst:.2e} ({'ok' if worst < tol else 'MISMATCH'})")
         contenders["loom front end (jit, torch)"] = lambda: traced(*targs)
