@@ -15,8 +15,7 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-import jax.extend as jex  # noqa: E402
-from jaxlib import xla_client  # noqa: E402
+from test_backend import run_xla  # noqa: E402  (tests/ is on sys.path: its conftest.py)
 
 import loom  # noqa: E402
 from loom.backend import kernels_numpy as kn  # noqa: E402
@@ -47,15 +46,6 @@ def run_loom(text: str, *args) -> dict[str, list[np.ndarray]]:
         r = loom.compile(text, executor=executor, backend="numpy")(*args)
         out[executor] = [np.asarray(v) for v in (r if isinstance(r, tuple) else (r,))]
     return out
-
-
-def run_xla(text: str, *args) -> list[np.ndarray]:
-    backend = jex.backend.get_backend("cpu")
-    devs = backend.local_devices()[:1]
-    exe = backend.compile_and_load(text, executable_devices=xla_client.DeviceList(tuple(devs)),
-                                   compile_options=jex.backend.get_compile_options(num_replicas=1, num_partitions=1))
-    with jax.enable_x64(True):
-        return [np.asarray(o) for o in exe.execute([jax.device_put(a, devs[0]) for a in args])]
 
 
 def assert_bits_equal(got, want, what: str = "") -> None:
@@ -236,7 +226,7 @@ def test_philox_three_word_state_at_the_top_of_the_counter(state):
     for shape, et, dt in [((8,), "ui32", np.uint32), ((3, 5), "ui64", np.uint64), ((11,), "ui8", np.uint8),
                           ((2, 3), "ui16", np.uint16)]:
         text = _rng_program(3, shape, et)
-        want_state, want_bits = run_xla(text, s)
+        want_state, want_bits = run_xla(text, (s,))
         for executor, (got_state, got_bits) in run_loom(text, s).items():
             what = f"{executor} {shape} {et}"
             np.testing.assert_array_equal(got_state, want_state, err_msg=what)
