@@ -57,6 +57,22 @@ class PendingLocation:
         return self.resolver(self.pos)
 
 
+class ResolvingLocation:
+    """The `location` of an object that stores it in `_location`, where it may be a
+    PendingLocation: resolved, and stored resolved, when first read."""
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        loc = obj._location
+        if type(loc) is PendingLocation:
+            loc = obj._location = loc.resolve()
+        return loc
+
+    def __set__(self, obj: Any, loc: Location) -> None:
+        obj._location = loc
+
+
 class Use:
     """One operand slot of an operation: `owner.operands[index] is value`."""
 
@@ -227,16 +243,7 @@ class Operation:
         Operation.__init__(op, name, operands, result_types, properties, attributes, regions, successors, location)
         return op
 
-    @property
-    def location(self) -> Location:
-        loc = self._location
-        if type(loc) is PendingLocation:
-            loc = self._location = loc.resolve()
-        return loc
-
-    @location.setter
-    def location(self, loc: Location) -> None:
-        self._location = loc
+    location = ResolvingLocation()
 
     # Operands -----------------------------------------------------------------------------
     @property

@@ -8,7 +8,7 @@ from typing import Any
 
 from loom.ir.attributes import UNKNOWN_LOC, Location
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Block, IRError, Operation, PendingLocation, Region, Value
+from loom.ir.core import Block, IRError, Operation, Region, ResolvingLocation, Value
 from loom.rewrite.listener import RewriteListener
 
 
@@ -26,17 +26,8 @@ class PatternRewriter(Builder):
         self.listener = listener
 
     # The current location may be an op's still unresolved source position (the applicator sets
-    # it before every pattern attempt; most attempts never create an op): resolve it when read.
-    @property
-    def location(self) -> Location:
-        loc = self._location
-        if type(loc) is PendingLocation:
-            loc = self._location = loc.resolve()
-        return loc
-
-    @location.setter
-    def location(self, loc: Location) -> None:
-        self._location = loc
+    # it before every pattern attempt; most attempts never create an op): resolved when read.
+    location = ResolvingLocation()
 
     # Insertion points ---------------------------------------------------------------------
     def set_insertion_point_before(self, op: Operation) -> None:
