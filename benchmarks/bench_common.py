@@ -1,4 +1,4 @@
-"""What every benchmark script prints about the machine it ran on."""
+"""What every benchmark script prints: the machine it ran on, and durations."""
 
 from __future__ import annotations
 
@@ -21,3 +21,12 @@ def load_average() -> float:
     """The one-minute load average (NaN where the system has none): timings on a loaded machine
     are not comparable with an idle one's."""
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def fmt(seconds: float) -> str:
+    """A duration in us, ms or s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.3f} s"

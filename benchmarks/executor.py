@@ -32,7 +32,7 @@ if __name__ == "__main__" and "--blas-threads" in sys.argv:  # must precede the 
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _n
 
 import numpy as np  # noqa: E402
-from bench_common import cpu_name, load_average  # noqa: E402
+from bench_common import cpu_name, fmt, load_average  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
@@ -64,14 +64,6 @@ def race(contenders: dict[str, Callable[[], object]], repeat: int, number: int =
 def lower(fn, *args) -> str:
     import jax
     return jax.jit(fn).lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
-
-
-def fmt(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} us"
-    if seconds < 1:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds:.3f} s"
 
 
 # (a) ------------------------------------------------------------------------------------------------

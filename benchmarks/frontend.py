@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_common import cpu_name, load_average  # noqa: E402
+from bench_common import cpu_name, fmt, load_average  # noqa: E402
 
 import loom
 import loom.numpy as lnp
@@ -49,14 +49,6 @@ def machine() -> str:
     load = load_average()
     return (f"{cpu}, {os.cpu_count()} cores, load average {load:.1f}, Python {platform.python_version()}, "
             f"numpy {np.__version__}, jax {jax.__version__}")
-
-
-def fmt(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} us"
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds:.3f} s"
 
 
 def row(name: str, loom_times: list[float], peer_times: list[float], peer: str = "JAX") -> None:

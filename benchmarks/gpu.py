@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from bench_common import cpu_name, load_average  # noqa: E402
+from bench_common import cpu_name, fmt, load_average  # noqa: E402
 
 
 def machine(torch, jax, device) -> str:
@@ -53,10 +53,6 @@ def race(contenders: dict[str, Callable[[], object]], repeat: int, sync: Callabl
             sync()
             times[name].append(time.perf_counter() - t)
     return {name: (statistics.median(ts), min(ts)) for name, ts in times.items()}
-
-
-def fmt(s: float) -> str:
-    return f"{s * 1e6:.1f} us" if s < 1e-3 else f"{s * 1e3:.2f} ms"
 
 
 def report(title: str, times: dict) -> None:
