@@ -373,14 +373,13 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
         per = -(-(n // unit) // workers) * unit
         slices = [(a, min(a + per, n)) for a in range(0, n, per)]
     jobs = [(a, b, lo, hi) for a, b in tiles for lo, hi in slices]
-    with _BLAS.single():
-        if len(jobs) > 1 and workers > 1:
-            futures = [_pool().submit(_sweep, qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group,
-                                      lo // unit) for a, b, lo, hi in jobs]
-            results = [f.result() for f in futures]
-        else:
-            results = [_sweep(qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group, lo // unit)
-                       for a, b, lo, hi in jobs]
+    if len(jobs) > 1 and workers > 1:
+        futures = [_pool().submit(_sweep, qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group,
+                                  lo // unit) for a, b, lo, hi in jobs]
+        results = [f.result() for f in futures]
+    else:
+        results = [_sweep(qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group, lo // unit)
+                   for a, b, lo, hi in jobs]
     for (a, b, lo, _), (values, units) in zip(jobs, results):
         if lo == 0:
             best[a:b], best_unit[a:b] = values.T, units.T
@@ -428,25 +427,27 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             h = None
     best = np.empty((nq, L), dtype=ct)
     best_unit = np.empty((nq, L), dtype=np.int32)
-    positions_unit = _sweep_all(qc, dbc, h, L, best, best_unit, query_tile, chunk_bytes, group_rows)
-    # Select bins, then find the winning position inside each chosen bin's chunk.
-    bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
-    if aggregate_to_topk:
-        values, chosen = select_top_k(best, bin_ids, k, True)
-    else:
-        values, chosen = best, np.array(bin_ids)
-    chunk_of = np.take_along_axis(best_unit, chosen, axis=1).astype(np.int64)
     workers = _workers()
-    if workers > 1 and nq >= 64:
-        # Locating the winners is a gather of database rows per chosen bin: split it as well.
-        positions = np.empty(chosen.shape, dtype=np.int64)
-        parts = [(nq * w // workers, nq * (w + 1) // workers) for w in range(workers)]
-        futures = [(a, b, _pool().submit(_locate, qc[a:b], dbc, h, L, positions_unit, chosen[a:b], chunk_of[a:b]))
-                   for a, b in parts]
-        for a, b, f in futures:
-            positions[a:b] = f.result()
-    else:
-        positions = _locate(qc, dbc, h, L, positions_unit, chosen, chunk_of)
+    # The workers' GEMMs (sweep and locate) run on one BLAS thread each (see _BlasThreads).
+    with _BLAS.single():
+        positions_unit = _sweep_all(qc, dbc, h, L, best, best_unit, query_tile, chunk_bytes, group_rows)
+        # Select bins, then find the winning position inside each chosen bin's chunk.
+        bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
+        if aggregate_to_topk:
+            values, chosen = select_top_k(best, bin_ids, k, True)
+        else:
+            values, chosen = best, np.array(bin_ids)
+        chunk_of = np.take_along_axis(best_unit, chosen, axis=1).astype(np.int64)
+        if workers > 1 and nq >= 64:
+            # Locating the winners is a gather of database rows per chosen bin: split it as well.
+            positions = np.empty(chosen.shape, dtype=np.int64)
+            parts = [(nq * w // workers, nq * (w + 1) // workers) for w in range(workers)]
+            futures = [(a, b, _pool().submit(_locate, qc[a:b], dbc, h, L, positions_unit, chosen[a:b],
+                                             chunk_of[a:b])) for a, b in parts]
+            for a, b, f in futures:
+                positions[a:b] = f.result()
+        else:
+            positions = _locate(qc, dbc, h, L, positions_unit, chosen, chunk_of)
     if not is_max_k:
         values = -values  # back from the maximisation to the op's scores
     if not aggregate_to_topk:
