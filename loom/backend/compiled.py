@@ -1541,15 +1541,16 @@ def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
         inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
         known, ufunc = scatter_update_ufunc(op.regions[0])
         complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
-        if known and ufunc in _SCATTER_KINDS and complex_ok:
+        static = all(getattr(v.type, "has_static_shape", False) for v in op.operands)
+        if known and ufunc in _SCATTER_KINDS and complex_ok and static:
             dims = kn.ScatterDims(op.get_attr("scatter_dimension_numbers"))
-            dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
-            fn = _kt().scatter_unsigned if _has_shell_dtypes(op.operands) else _kt().scatter
-            gen.bind(op, f"{gen.mod.function(fn)}({gen.name(inputs[0])}, {gen.name(indices)}, "
-                         f"{gen.name(updates[0])}, {dims_name}, {_SCATTER_KINDS[ufunc]!r})")
+            plan = _kt().Scatter(shape_of(inputs[0].type), shape_of(indices.type), shape_of(updates[0].type), dims,
+                                 _SCATTER_KINDS[ufunc], unsigned=_has_shell_dtypes(op.operands))
+            gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({gen.name(inputs[0])}, "
+                         f"{gen.name(indices)}, {gen.name(updates[0])})")
             return
-    gen.numpy_island(op, "several operands, or an update computation other than overwrite, add, multiply, max "
-                         "or min (updates to one element would have to be applied one by one)")
+    gen.numpy_island(op, "several operands, dynamic shapes, or an update computation other than overwrite, add, "
+                         "multiply, max or min (updates to one element would have to be applied one by one)")
 
 
 # Executables ------------------------------------------------------------------------------------

@@ -1024,129 +1024,186 @@ def convolution(lhs, rhs, config):
 
 # Gather and scatter ----------------------------------------------------------------------------
 
+class FlatIndex:
+    """Where each element of a gather's result or a scatter's updates lives in the flattened
+    operand, for static shapes: the start indices' part computed per call (clamped for a gather;
+    checked for a scatter, whose out-of-bounds windows XLA skips), the rest (window offsets,
+    batching coordinates) once, when the kernel is built. `starts`: (operand stride, largest
+    start in bounds) of each component of the index vector. `layout`: the shape of the start
+    part (the index batch dims in place, ones elsewhere), broadcast with `static`."""
+
+    __slots__ = ("ivd", "append", "strides", "limits", "layout", "static", "_on")
+
+    def __init__(self, idx_shape: tuple[int, ...], ivd: int, starts: list[tuple[int, int]], static: np.ndarray,
+                 layout: tuple[int, ...]) -> None:
+        self.ivd, self.append = ivd, ivd == len(idx_shape)
+        self.strides = [s for s, _ in starts]
+        self.limits = [lim for _, lim in starts]
+        self.layout = layout
+        self.static = None if static.size == 1 and not static.any() else static
+        self._on: dict = {}
+
+    def _device(self, device) -> tuple:
+        got = self._on.get(device)
+        if got is None:
+            def tensor(x):
+                return torch.as_tensor(np.asarray(x, np.int64), device=device)
+            got = self._on[device] = (None if self.static is None else tensor(self.static),
+                                      tensor(self.strides), tensor(self.limits))
+        return got
+
+    def __call__(self, indices, clamp: bool) -> tuple:
+        """(flat indices, the in-bounds mask of the start part or None when `clamp`)."""
+        static, strides, limits = self._device(indices.device)
+        valid = None
+        if not self.strides:
+            flat = torch.zeros(self.layout, dtype=torch.int64, device=indices.device)
+        else:
+            idx = indices.to(torch.int64)
+            idx = idx.unsqueeze(-1) if self.append else torch.movedim(idx, self.ivd, -1)
+            if len(self.strides) == 1:
+                idx = idx[..., 0]
+                if clamp:
+                    idx = idx.clamp(0, self.limits[0])
+                else:
+                    valid = ((idx >= 0) & (idx <= self.limits[0])).reshape(self.layout)
+                flat = idx if self.strides[0] == 1 else idx * self.strides[0]
+            else:
+                if clamp:
+                    idx = torch.minimum(idx.clamp(min=0), limits)
+                else:
+                    valid = ((idx >= 0) & (idx <= limits)).all(-1).reshape(self.layout)
+                flat = (idx * strides).sum(-1)
+            flat = flat.reshape(self.layout)
+        return (flat if static is None else flat + static), valid
+
+
+def _placed(sizes: dict[int, int], rank: int) -> list[int]:
+    """A shape of `rank` ones but for `sizes` (axis: size)."""
+    return [sizes.get(a, 1) for a in range(rank)]
+
+
+def _static_offsets(terms: list[tuple[int, int, int]], rank: int) -> np.ndarray:
+    """sum of arange(size) * stride laid along axis, over the (axis, size, stride) terms."""
+    out = np.zeros((1,) * rank, np.int64)
+    for axis, size, stride in terms:
+        out = out + (np.arange(size, dtype=np.int64) * stride).reshape(_placed({axis: size}, rank))
+    return out
+
+
+def _strides(shape: tuple[int, ...]) -> list[int]:
+    return [math.prod(shape[d + 1:]) for d in range(len(shape))]
+
+
+class Gather:
+    """A gather over static shapes: one read (`torch.take`) of flat indices, the start indices
+    clamped so every slice is in bounds, as StableHLO specifies."""
+
+    __slots__ = ("index", "perm", "__name__")
+
+    def __init__(self, operand_shape: tuple[int, ...], idx_shape: tuple[int, ...], dims: kn.GatherDims,
+                 slice_sizes: tuple[int, ...]) -> None:
+        ivd = dims.index_vector_dim
+        batch = tuple(n for a, n in enumerate(idx_shape) if a != ivd)
+        batch_axes = kn._batch_coordinates((*idx_shape, 1) if ivd == len(idx_shape) else idx_shape, ivd)
+        nb = len(batch)
+        kept = [d for d in range(len(operand_shape)) if d not in dims.collapsed_slice_dims and
+                d not in dims.operand_batching_dims]
+        stride = _strides(operand_shape)
+        terms = [(nb + i, slice_sizes[d], stride[d]) for i, d in enumerate(kept)]
+        for d, sd in zip(dims.operand_batching_dims, dims.start_indices_batching_dims):
+            terms.append((batch_axes.index(sd), batch[batch_axes.index(sd)], stride[d]))
+        rank = nb + len(kept)
+        starts = [(stride[d], operand_shape[d] - slice_sizes[d]) for d in dims.start_index_map]
+        self.index = FlatIndex(idx_shape, ivd, starts, _static_offsets(terms, rank),
+                               (*batch, *(1,) * len(kept)))
+        perm, b = [], 0
+        for i in range(rank):
+            if i in dims.offset_dims:
+                perm.append(nb + dims.offset_dims.index(i))
+            else:
+                perm.append(b)
+                b += 1
+        self.perm = None if perm == sorted(perm) else tuple(perm)
+        self.__name__ = "gather"
+
+    def __call__(self, operand, start_indices):
+        out = torch.take(operand, self.index(start_indices, clamp=True)[0])
+        return out if self.perm is None else out.permute(self.perm)
+
+
 @torch_kernel("stablehlo.gather")
-def _gather(op: Operation) -> Kernel:
+def _gather(op: Operation) -> Kernel | None:
+    if not all(getattr(v.type, "has_static_shape", False) for v in op.operands):
+        return None
     dims = kn.GatherDims(op.get_attr("dimension_numbers"))
-    sizes = common.ints(op.get_attr("slice_sizes"))
-    return Kernel(gather, Operand(0), Operand(1), dims, tuple(sizes))
-
-
-def gather(operand, start_indices, dims: kn.GatherDims, slice_sizes):
-    """Vectorised gather: one advanced-indexing read; start indices clamped so every slice is
-    in bounds, as StableHLO specifies."""
-    idx = start_indices
-    ivd = dims.index_vector_dim
-    if ivd == idx.ndim:
-        idx = idx.unsqueeze(-1)
-    batch_dims = kn._batch_coordinates(tuple(idx.shape), ivd)
-    idx = torch.movedim(idx, ivd, -1).to(torch.int64)
-    batch_shape = tuple(idx.shape[:-1])
-    nb = len(batch_shape)
-    kept = [d for d in range(operand.ndim) if d not in dims.collapsed_slice_dims and
-            d not in dims.operand_batching_dims]
-    nw = len(kept)
-    device = operand.device
-    index = []
-    for d in range(operand.ndim):
-        if d in dims.start_index_map:
-            k = dims.start_index_map.index(d)
-            start = torch.clamp(idx[..., k], 0, operand.shape[d] - slice_sizes[d])
-        elif d in dims.operand_batching_dims:
-            sd = dims.start_indices_batching_dims[dims.operand_batching_dims.index(d)]
-            axis = batch_dims.index(sd)
-            shape = [1] * nb
-            shape[axis] = batch_shape[axis]
-            start = torch.arange(batch_shape[axis], device=device).reshape(shape)
-        else:
-            start = torch.zeros((1,) * nb, dtype=torch.int64, device=device)
-        start = start.reshape(tuple(start.shape) + (1,) * nw)
-        if d in kept:
-            shape = [1] * (nb + nw)
-            shape[nb + kept.index(d)] = slice_sizes[d]
-            start = start + torch.arange(slice_sizes[d], device=device).reshape(shape)
-        index.append(start)
-    out_shape = (*batch_shape, *(slice_sizes[d] for d in kept))
-    out = operand[tuple(index)] if operand.ndim else operand
-    out = out.expand(out_shape)
-    rank = nb + nw
-    perm, b = [], 0
-    for i in range(rank):
-        if i in dims.offset_dims:
-            perm.append(nb + dims.offset_dims.index(i))
-        else:
-            perm.append(b)
-            b += 1
-    return out.permute(perm)
-
-
-def scatter_index(operand_shape, scatter_indices, updates_shape, dims: kn.ScatterDims):
-    """For every update element, its flat operand index and whether its window lies in bounds
-    (XLA skips windows that do not), both of the updates' shape."""
-    idx = scatter_indices
-    ivd = dims.index_vector_dim
-    if ivd == idx.ndim:
-        idx = idx.unsqueeze(-1)
-    batch_dims = kn._batch_coordinates(tuple(idx.shape), ivd)
-    idx = torch.movedim(idx, ivd, -1).to(torch.int64)
-    device = idx.device
-    rank_u = len(updates_shape)
-    scatter_axes = [d for d in range(rank_u) if d not in dims.update_window_dims]
-    window_operand_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
-                           d not in dims.input_batching_dims]
-    window_sizes = {d: updates_shape[u] for d, u in zip(window_operand_dims, dims.update_window_dims)}
-
-    def place(arr, axes):
-        shape = [1] * rank_u
-        for a, n in zip(axes, arr.shape):
-            shape[a] = n
-        return arr.reshape(shape)
-
-    valid = torch.ones([updates_shape[a] for a in scatter_axes], dtype=torch.bool, device=device)
-    flat = torch.zeros((1,) * rank_u, dtype=torch.int64, device=device)
-    stride = 1
-    for d in range(len(operand_shape) - 1, -1, -1):
-        if d in dims.scatter_dims_to_operand_dims:
-            start = idx[..., dims.scatter_dims_to_operand_dims.index(d)]
-        elif d in dims.input_batching_dims:
-            sd = dims.scatter_indices_batching_dims[dims.input_batching_dims.index(d)]
-            axis = batch_dims.index(sd)
-            shape = [1] * len(scatter_axes)
-            shape[axis] = idx.shape[axis]
-            start = torch.arange(idx.shape[axis], device=device).reshape(shape).expand(idx.shape[:-1])
-        else:
-            start = torch.zeros(idx.shape[:-1], dtype=torch.int64, device=device)
-        size = window_sizes.get(d, 1)
-        valid = valid & (start >= 0) & (start <= operand_shape[d] - size)
-        full = place(start, scatter_axes)
-        if d in window_sizes:
-            full = full + place(torch.arange(size, device=device),
-                                [dims.update_window_dims[window_operand_dims.index(d)]])
-        flat = flat + full * stride
-        stride *= operand_shape[d]
-    return flat.expand(updates_shape), place(valid, scatter_axes).expand(updates_shape)
+    sizes = tuple(common.ints(op.get_attr("slice_sizes")))
+    plan = Gather(shape_of(op.operands[0].type), shape_of(op.operands[1].type), dims, sizes)
+    return Kernel(plan, Operand(0), Operand(1))
 
 
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 
 
-def scatter(operand, indices, updates, dims: kn.ScatterDims, kind: str | None):
-    """Scatter whose update computation is overwrite (`kind` None) or add, mul, max, min:
-    out-of-bounds windows go to a scratch slot past the end, so nothing is read back."""
-    size = operand.numel()
-    flat, valid = scatter_index(tuple(operand.shape), indices, tuple(updates.shape), dims)
-    target = torch.where(valid, flat, size).reshape(-1)
-    out = torch.cat([operand.reshape(-1), operand.new_zeros(1)])
-    values = updates.reshape(-1)
-    if kind is None:
-        out.index_put_((target,), values)
-    elif kind == "add" and operand.dtype != torch.bool:
-        out.index_put_((target,), values, accumulate=True)
-    elif operand.dtype == torch.bool:
-        reduce = {"add": "amax", "max": "amax", "mul": "amin", "min": "amin"}[kind]
-        out = out.to(torch.uint8).scatter_reduce_(0, target, values.to(torch.uint8), reduce).to(torch.bool)
-    else:
-        out.scatter_reduce_(0, target, values, _SCATTER_REDUCE[kind])
-    return out[:size].reshape(operand.shape)
+class Scatter:
+    """A scatter over static shapes whose update computation is overwrite (`kind` None) or add,
+    mul, max, min: flat indices computed once per call, windows out of bounds (which XLA skips)
+    sent to a scratch slot past the end, so nothing is read back to the host. `unsigned`: 16, 32
+    and 64-bit unsigned operands, updated on their signed views (max and min with the sign bit
+    flipped)."""
+
+    __slots__ = ("index", "updates_shape", "kind", "unsigned", "__name__")
+
+    def __init__(self, operand_shape: tuple[int, ...], idx_shape: tuple[int, ...], updates_shape: tuple[int, ...],
+                 dims: kn.ScatterDims, kind: str | None, unsigned: bool = False) -> None:
+        ivd = dims.index_vector_dim
+        rank = len(updates_shape)
+        batch_axes = kn._batch_coordinates((*idx_shape, 1) if ivd == len(idx_shape) else idx_shape, ivd)
+        scatter_axes = [a for a in range(rank) if a not in dims.update_window_dims]
+        window_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
+                       d not in dims.input_batching_dims]
+        stride = _strides(operand_shape)
+        sizes = {d: updates_shape[u] for d, u in zip(window_dims, dims.update_window_dims)}
+        terms = [(u, updates_shape[u], stride[d]) for d, u in zip(window_dims, dims.update_window_dims)]
+        for d, sd in zip(dims.input_batching_dims, dims.scatter_indices_batching_dims):
+            axis = scatter_axes[batch_axes.index(sd)]
+            terms.append((axis, updates_shape[axis], stride[d]))
+        starts = [(stride[d], operand_shape[d] - sizes.get(d, 1)) for d in dims.scatter_dims_to_operand_dims]
+        layout = tuple(_placed({a: updates_shape[a] for a in scatter_axes}, rank))
+        self.index = FlatIndex(idx_shape, ivd, starts, _static_offsets(terms, rank), layout)
+        self.updates_shape, self.kind, self.unsigned = tuple(updates_shape), kind, unsigned
+        self.__name__ = "scatter_unsigned" if unsigned else "scatter"
+
+    def __call__(self, operand, indices, updates):
+        if self.unsigned:
+            indices = _index_value(indices, False)
+            signed = _SIGNED.get(operand.dtype)
+            if signed is not None:
+                x, u = operand.view(signed), updates.view(signed)
+                if self.kind in ("max", "min"):
+                    return _flip(self.apply(_flip(x), indices, _flip(u))).view(operand.dtype)
+                return self.apply(x, indices, u).view(operand.dtype)
+        return self.apply(operand, indices, updates)
+
+    def apply(self, operand, indices, updates):
+        size = operand.numel()
+        flat, valid = self.index(indices, clamp=False)
+        if valid is not None:
+            flat = torch.where(valid, flat, size)
+        target = flat.expand(self.updates_shape).reshape(-1)
+        out = torch.cat([operand.reshape(-1), operand.new_zeros(1)])
+        values = updates.reshape(-1)
+        kind = self.kind
+        if kind is None:
+            out.index_put_((target,), values)
+        elif kind == "add" and operand.dtype != torch.bool:
+            out.index_put_((target,), values, accumulate=True)
+        elif operand.dtype == torch.bool:
+            reduce = {"add": "amax", "max": "amax", "mul": "amin", "min": "amin"}[kind]
+            out = out.to(torch.uint8).scatter_reduce_(0, target, values.to(torch.uint8), reduce).to(torch.bool)
+        else:
+            out.scatter_reduce_(0, target, values, _SCATTER_REDUCE[kind])
+        return out[:size].reshape(operand.shape)
 
 
 # Sorting and top-k -----------------------------------------------------------------------------
@@ -1701,14 +1758,3 @@ def _index_value(x, saturate: bool):
     return torch.where(wide < 0, (1 << 63) - 1, wide) if saturate else wide
 
 
-def scatter_unsigned(operand, indices, updates, dims: kn.ScatterDims, kind: str | None):
-    """`scatter` with unsigned 16/32/64-bit operands or indices: values on their signed views
-    (max and min with the sign bits flipped), indices as int64 values."""
-    indices = _index_value(indices, False)
-    signed = _SIGNED.get(operand.dtype)
-    if signed is None:
-        return scatter(operand, indices, updates, dims, kind)
-    x, u = operand.view(signed), updates.view(signed)
-    if kind in ("max", "min"):
-        return _flip(scatter(_flip(x), indices, _flip(u), dims, kind)).view(operand.dtype)
-    return scatter(x, indices, u, dims, kind).view(operand.dtype)

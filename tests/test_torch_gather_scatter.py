@@ -1,0 +1,174 @@
+"""Gather and scatter on the torch backend against XLA: every kind of dimension number (offset,
+collapsed, batching dims on both sides, several start components, the index vector dim first,
+in the middle or implicit), start indices out of bounds (clamped by a gather, skipped by a
+scatter), overwrite/add/mul/max/min updates, unsigned, bool and complex operands. Each program is
+lowered from jax, run by XLA (jax.jit) and by loom's compiled executor on torch CPU tensors, which
+must run it without a numpy island."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+jax = pytest.importorskip("jax")
+
+import jax.extend as jex  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+from jaxlib import xla_client  # noqa: E402
+
+import loom.ir  # noqa: E402
+from loom.backend import compile as loom_compile  # noqa: E402
+from loom.backend.kernels_torch import to_numpy, to_torch  # noqa: E402
+
+GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
+rs = np.random.RandomState(3)
+
+
+def values(shape, dtype) -> np.ndarray:
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rs.rand(*shape) > 0.5
+    if dt.kind in "iu":
+        return rs.randint(0 if dt.kind == "u" else -50, 50, size=shape).astype(dt)
+    if dt.kind == "c":
+        return (rs.randn(*shape) + 1j * rs.randn(*shape)).astype(dt)
+    return rs.randn(*shape).astype(dt)
+
+
+def run_both(fn, *args) -> None:
+    """XLA's results and loom's (torch backend, no numpy island) are equal, element for element."""
+    with jax.enable_x64(True):
+        jitted = jax.jit(fn)
+        text = jitted.lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
+        want = np.asarray(jitted(*args))
+    check_text(text, args, want)
+
+
+def run_text(text: str, *args) -> None:
+    """`text` (one function, one result) on XLA and on loom's torch backend: equal results."""
+    backend = jex.backend.get_backend("cpu")
+    devs = backend.local_devices()[:1]
+    exe = backend.compile_and_load(text, executable_devices=xla_client.DeviceList(tuple(devs)),
+                                   compile_options=jex.backend.get_compile_options(num_replicas=1, num_partitions=1))
+    with jax.enable_x64(True):
+        want = np.asarray(exe.execute([jax.device_put(a, devs[0]) for a in args])[0])
+    check_text(text, args, want)
+
+
+def check_text(text: str, args, want: np.ndarray) -> None:
+    exe = loom_compile(loom.ir.parse(text), executor="compiled", backend="torch", device=torch.device("cpu"))
+    assert "numpy_" not in exe.source and "to_numpy(" not in exe.source, exe.source
+    got = to_numpy(exe(*(to_torch(a, torch.device("cpu")) for a in args)))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+# (operand shape, indices, dimension numbers, slice sizes); indices include out-of-bounds starts.
+GATHERS = {
+    "rows": ((6, 4), np.array([[0], [5], [7], [-2]]),
+             GD(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)), (1, 4)),
+    "windows_clamped": ((5, 7), np.array([[1, 2], [4, 6], [-1, 3]]),
+                        GD(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0, 1)), (2, 3)),
+    "two_components_reversed": ((4, 5, 3), np.array([[[2, 1], [0, 9]], [[3, 3], [-5, 0]]]),
+                                GD(offset_dims=(2,), collapsed_slice_dims=(0, 2), start_index_map=(2, 0)), (1, 5, 1)),
+    "batching": ((3, 7, 2), np.array([[1], [6], [9]]),
+                 GD(offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,), operand_batching_dims=(0,),
+                    start_indices_batching_dims=(0,)), (1, 1, 2)),
+    "batching_middle": ((4, 3, 5), rs.randint(-2, 7, size=(2, 3, 1)),
+                        GD(offset_dims=(2,), collapsed_slice_dims=(2,), start_index_map=(2,),
+                           operand_batching_dims=(1,), start_indices_batching_dims=(1,)), (2, 1, 1)),
+    "no_start_components": ((3, 4), np.zeros((5, 0), np.int32),
+                            GD(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=()), (2, 3)),
+    "offset_dims_first": ((5, 6), np.array([[3], [0], [8]]),
+                          GD(offset_dims=(0,), collapsed_slice_dims=(0,), start_index_map=(0,)), (1, 6)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32, np.bool_, np.complex64])
+@pytest.mark.parametrize("name", list(GATHERS))
+def test_gather_matches_xla(name, dtype):
+    shape, idx, dn, sizes = GATHERS[name]
+    run_both(lambda x, i: lax.gather(x, i, dn, sizes, mode="clip"), values(shape, dtype), idx.astype(np.int32))
+
+
+def one_op(op: str, operands: list[tuple[str, str]], result: str, attrs: str, body: str = "") -> str:
+    """A module whose main runs one op on its arguments ((name, type) each)."""
+    types = ", ".join(t for _, t in operands)
+    names = ", ".join(n for n, _ in operands)
+    region = (f" ({{\n  ^bb0(%a: {body}, %b: {body}):\n"
+              f"    %s = \"stablehlo.add\"(%a, %b) : ({body}, {body}) -> {body}\n"
+              f"    \"stablehlo.return\"(%s) : ({body}) -> ()\n  }})") if body else ""
+    args = ", ".join(f"{n}: {t}" for n, t in operands)
+    return (f'"builtin.module"() ({{\n'
+            f'"func.func"() <{{function_type = ({types}) -> {result}, sym_name = "main"}}> ({{\n'
+            f'^bb0({args}):\n  %0 = "{op}"({names}) <{{{attrs}}}>{region} : ({types}) -> {result}\n'
+            f'  "func.return"(%0) : ({result}) -> ()\n}}) : () -> ()\n}}) : () -> ()\n')
+
+
+STARTS = np.array([[1, 5, 2], [0, 4, 9]], np.int32)  # index vectors along dim 0: (1, 0), (5, 4), (2, 9)
+
+
+@pytest.mark.parametrize("ivd, idx, out, offset", [
+    (0, STARTS, "3x2", 1),
+    (1, STARTS.T[:, :, None], "3x1x2", 2),  # (3, 2, 1): the index vector in the middle
+])
+def test_gather_index_vector_dim_not_last(ivd, idx, out, offset):
+    """jax always puts the index vector last; StableHLO allows any dim."""
+    ishape = "x".join(map(str, idx.shape))
+    operands = [("%x", "tensor<6x5xf32>"), ("%i", f"tensor<{ishape}xi32>")]
+    text = one_op("stablehlo.gather", operands, f"tensor<{out}xf32>",
+                  f"dimension_numbers = #stablehlo.gather<offset_dims = [{offset}], collapsed_slice_dims = [0], "
+                  f"start_index_map = [0, 1], index_vector_dim = {ivd}>, slice_sizes = array<i64: 1, 2>")
+    run_text(text, values((6, 5), np.float32), np.ascontiguousarray(idx))
+
+
+def test_scatter_index_vector_dim_first():
+    idx = np.array([[1, 4, -1, 1], [2, 5, 3, 2]], np.int32)  # starts (1, 2), (4, 5), (-1, 3) skipped, (1, 2)
+    text = one_op("stablehlo.scatter", [("%x", "tensor<5x6xf32>"), ("%i", "tensor<2x4xi32>"), ("%u", "tensor<4xf32>")],
+                  "tensor<5x6xf32>",
+                  "scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], inserted_window_dims = "
+                  "[0, 1], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 0>", body="tensor<f32>")
+    run_text(text, values((5, 6), np.float32), idx, values((4,), np.float32))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64, np.uint32])
+def test_take_along_axis_matches_xla(index_dtype):
+    x = values((5, 9), np.float32)
+    idx = rs.randint(0, 9, size=(5, 3)).astype(index_dtype)
+    run_both(lambda a, i: jnp.take_along_axis(a, i, axis=1), x, idx)
+
+
+# (operand shape, indices, updates shape, dimension numbers); out-of-bounds windows are skipped.
+SCATTERS = {
+    "rows": ((6, 4), np.array([[0], [5], [7], [2], [0]]), (5, 4),
+             SD(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))),
+    "elements": ((5, 6), np.array([[1, 2], [4, 5], [-1, 3], [1, 2], [4, 6]]), (5,),
+                 SD(update_window_dims=(), inserted_window_dims=(0, 1), scatter_dims_to_operand_dims=(0, 1))),
+    "windows": ((6, 7), np.array([[1, 2], [4, 5], [3, 0]]), (3, 2, 3),
+                SD(update_window_dims=(1, 2), inserted_window_dims=(), scatter_dims_to_operand_dims=(0, 1))),
+    "batching": ((3, 7), np.array([[1, 6], [9, 0], [2, 2]])[..., None], (3, 2),
+                 SD(update_window_dims=(), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,),
+                    operand_batching_dims=(0,), scatter_indices_batching_dims=(0,))),
+}
+
+
+@pytest.mark.parametrize("mode, dtype", [
+    (mode, dtype) for mode in ("set", "add", "mul", "max", "min")
+    for dtype in (np.float32, np.int32, np.uint32, np.uint64, np.bool_)
+    if not (dtype == np.bool_ and mode in ("add", "mul"))])  # jax has no bool scatter_add/mul
+@pytest.mark.parametrize("name", list(SCATTERS))
+def test_scatter_matches_xla(name, mode, dtype):
+    shape, idx, ushape, dn = SCATTERS[name]
+    scatter = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul, "max": lax.scatter_max,
+               "min": lax.scatter_min}[mode]
+    dn = SD(update_window_dims=dn.update_window_dims, inserted_window_dims=dn.inserted_window_dims,
+            scatter_dims_to_operand_dims=dn.scatter_dims_to_operand_dims,
+            operand_batching_dims=dn.operand_batching_dims,
+            scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+    x, u = values(shape, dtype), values(ushape, dtype)
+    if np.dtype(dtype).kind == "u":  # values with the top bit set: unsigned max/min must not read them as negative
+        x[0] |= np.array(1, dtype) << (8 * np.dtype(dtype).itemsize - 1)
+    run_both(lambda a, i, v: scatter(a, i, v, dn,
+                                     indices_are_sorted=False, unique_indices=False), x, idx.astype(np.int32), u)
