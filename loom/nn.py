@@ -10,6 +10,7 @@ import numpy as np
 
 import loom.numpy as lnp
 from loom.frontend.tracing import Tracer, is_floating, user_line
+from loom.lax.ops import stop_gradient
 
 ArrayLike = Any
 Axis = int | tuple[int, ...] | None
@@ -24,8 +25,9 @@ def _float(x: ArrayLike) -> Any:
 
 
 def relu(x: ArrayLike) -> Any:
-    """`max(x, 0)`."""
-    return lnp.maximum(x, 0)
+    """`max(x, 0)`, with JAX's derivative: 1 where x > 0, else 0 (at 0 too, where the derivative
+    of `maximum` would split the tie in halves)."""
+    return lnp.where(lnp.greater(x, 0), x, stop_gradient(lnp.maximum(x, 0)))
 
 
 def sigmoid(x: ArrayLike) -> Any:
@@ -75,8 +77,9 @@ def _erf(x: Any) -> Any:
 def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
     """`log(sum(exp(x), axis))`, computed stably (the maximum is subtracted first)."""
     x = _float(x)
+    # The shift only steadies the exponentials; its derivative cancels, so none is taken (as JAX).
     m = lnp.max(x, axis=axis, keepdims=True)
-    m = lnp.where(lnp.isfinite(m), m, lnp.zeros_like(m))
+    m = stop_gradient(lnp.where(lnp.isfinite(m), m, lnp.zeros_like(m)))
     s = lnp.sum(lnp.exp(lnp.subtract(x, m)), axis=axis, keepdims=True)
     out = lnp.add(lnp.log(s), m)
     if not keepdims:
@@ -88,15 +91,14 @@ def logsumexp(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
 def log_softmax(x: ArrayLike, axis: Axis = -1) -> Any:
     """`x - logsumexp(x, axis)`."""
     x = _float(x)
-    m = lnp.max(x, axis=axis, keepdims=True)
-    shifted = lnp.subtract(x, m)
+    shifted = lnp.subtract(x, stop_gradient(lnp.max(x, axis=axis, keepdims=True)))
     return lnp.subtract(shifted, lnp.log(lnp.sum(lnp.exp(shifted), axis=axis, keepdims=True)))
 
 
 def softmax(x: ArrayLike, axis: Axis = -1) -> Any:
     """`exp(x) / sum(exp(x), axis)`, computed stably."""
     x = _float(x)
-    e = lnp.exp(lnp.subtract(x, lnp.max(x, axis=axis, keepdims=True)))
+    e = lnp.exp(lnp.subtract(x, stop_gradient(lnp.max(x, axis=axis, keepdims=True))))
     return lnp.divide(e, lnp.sum(e, axis=axis, keepdims=True))
 
 

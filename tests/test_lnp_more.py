@@ -9,6 +9,7 @@ import jax
 import numpy as np
 import pytest
 
+import loom
 import loom.nn as nn
 import loom.numpy as lnp
 from loom.frontend import jit
@@ -363,6 +364,34 @@ def test_nn_extremes():
     check(nn.logsumexp, lambda a: np.asarray(jax.nn.logsumexp(a)), x)
     check(lambda a: nn.logsumexp(a, axis=1), lambda a: np.asarray(jax.nn.logsumexp(a, axis=1)),
           np.full((2, 3), -np.inf, np.float32))
+
+
+TIES = np.array([[0.0, 0.0, -1.0, 2.0], [3.0, 3.0, 3.0, -0.0], [-np.inf, 1.0, 1.0, 0.5]], np.float32)
+
+
+@pytest.mark.parametrize("name", ["relu", "softmax", "log_softmax", "logsumexp"])
+def test_nn_gradients_at_ties_against_jax(name):
+    """Derivatives where `maximum` meets a tie (relu at 0, repeated row maxima): JAX's, not the
+    half-and-half split of `maximum`'s own derivative."""
+    w = np.asarray(RNG.standard_normal(TIES.shape), np.float32)
+
+    def loss(m, x):
+        return (getattr(m, name)(x) * w).sum() if name != "logsumexp" else (m.logsumexp(x, axis=1) * w[:, 0]).sum()
+
+    want = np.asarray(jax.grad(lambda x: loss(jax.nn, x))(TIES))
+    for fn in (loom.grad(lambda x: loss(nn, x)), jit(loom.grad(lambda x: loss(nn, x)))):
+        np.testing.assert_allclose(np.asarray(fn(TIES)), want, rtol=1e-6, atol=1e-7)
+
+
+def test_relu_derivatives_against_jax():
+    x = np.array([-2.0, -0.0, 0.0, 1.5, np.inf, np.nan], np.float32)
+    want = jax.vmap(jax.grad(jax.nn.relu))(x)
+    np.testing.assert_array_equal(np.asarray(loom.vmap(loom.grad(nn.relu))(x)), np.asarray(want))
+    tangent = np.ones_like(x)
+    np.testing.assert_array_equal(np.asarray(loom.jvp(nn.relu, (x,), (tangent,))[1]),
+                                  np.asarray(jax.jvp(jax.nn.relu, (x,), (tangent,))[1]))
+    second = jax.vmap(jax.grad(jax.grad(jax.nn.relu)))(x)
+    np.testing.assert_array_equal(np.asarray(loom.vmap(loom.grad(loom.grad(nn.relu)))(x)), np.asarray(second))
 
 
 def test_nn_int_inputs():
