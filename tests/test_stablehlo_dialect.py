@@ -682,6 +682,22 @@ def test_identity_and_no_op_folds():
     assert [v.index for v in results] == [0, 0, 0, 1, 0, 0, 0, 0, 0]
 
 
+def test_reshape_round_trips_fold_to_their_source():
+    x_type = tensor((4, 1), f32)
+
+    def build(b, args):
+        (x,) = args
+        flat = shlo.reshape(b, x, [4])
+        back = shlo.broadcast_in_dim(b, flat, [4, 1], [0])  # only inserts a unit dim: a reshape
+        return [back, shlo.reshape(b, shlo.reshape(b, back, [2, 2]), [4, 1]),
+                shlo.broadcast_in_dim(b, flat, [4, 3], [0]),  # a real broadcast: kept
+                shlo.reshape(b, flat, [1, 4])]  # another shape: kept
+
+    results = _fold([x_type], build)
+    assert [isinstance(v, lir.BlockArgument) for v in results] == [True, True, False, False]
+    assert results[2].op.name == "stablehlo.broadcast_in_dim" and results[3].op.name == "stablehlo.reshape"
+
+
 def test_x_plus_positive_zero_is_kept_for_floats():
     (got,) = _fold([tensor((2,), f32)], lambda b, a: [shlo.add(b, a[0], shlo.constant(b, 0.0, tensor((2,), f32)))])
     assert isinstance(got, lir.OpResult) and got.op.name == "stablehlo.add"

@@ -1610,11 +1610,31 @@ class BroadcastInDimOp(StableHLOOp):
         dims = _ints(self.properties, "broadcast_dimensions", ())
         if src is dst and list(dims) == list(range(len(dims))):
             return [self.operand]
+        if list(dims) == sorted(dims) and _reshaped_from(self.operand).type is dst and \
+                getattr(src, "num_elements", None) == getattr(dst, "num_elements", -1):
+            return [_reshaped_from(self.operand)]  # a reshape back to the shape a reshape came from
         a = operands[0]
         if isinstance(a, DenseElementsAttr) and a.splat and isinstance(dst, RankedTensorType) and \
                 dst.has_static_shape:
             return [DenseElementsAttr(dst, a.raw, True)]
         return None
+
+
+def _reshaped_from(value: Value) -> Value:
+    """The value `value` is a reshape of, through chains of reshapes and of broadcasts that only
+    insert unit dimensions (itself when it is neither)."""
+    while True:
+        op = value.owner_op
+        if isinstance(op, BroadcastInDimOp):
+            src, dst = op.operand.type, value.type
+            dims = _ints(op.properties, "broadcast_dimensions", ())
+            if list(dims) != sorted(dims) or not isinstance(src, RankedTensorType) or \
+                    not isinstance(dst, RankedTensorType) or not src.has_static_shape or \
+                    src.num_elements != getattr(dst, "num_elements", -1):
+                return value
+        elif not isinstance(op, ReshapeOp):
+            return value
+        value = op.operand
 
 
 class ReshapeOp(StableHLOOp):
@@ -1640,10 +1660,12 @@ class ReshapeOp(StableHLOOp):
                              f"elements ({src.num_elements}); operand '{src}', result '{dst}'")
 
     def fold(self, operands):
-        if self.operand.type is self.results[0].type:
-            return [self.operand]
-        a = operands[0]
         dst = self.results[0].type
+        if self.operand.type is dst:
+            return [self.operand]
+        if _reshaped_from(self.operand).type is dst:
+            return [_reshaped_from(self.operand)]
+        a = operands[0]
         if isinstance(a, DenseElementsAttr) and isinstance(dst, RankedTensorType) and dst.has_static_shape and \
                 (a.splat or a.type.num_elements <= FOLD_LIMIT):
             return [DenseElementsAttr.from_raw(dst, a.raw) if not a.splat else DenseElementsAttr(dst, a.raw, True)]
@@ -1733,10 +1755,12 @@ class SliceOp(StableHLOOp):
         return cls.insert(builder, [operand], props, location=location)
 
     def fold(self, operands):
-        if self.operand.type is self.results[0].type:
-            return [self.operand]
-        a = operands[0]
         dst = self.results[0].type
+        if self.operand.type is dst:
+            return [self.operand]
+        if _reshaped_from(self.operand).type is dst:
+            return [_reshaped_from(self.operand)]
+        a = operands[0]
         if not isinstance(a, DenseElementsAttr) or not isinstance(dst, RankedTensorType):
             return None
         if a.splat:
