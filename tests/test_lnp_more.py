@@ -644,3 +644,29 @@ OTHERS = [  # (name, f(m, *args), input specs)
 def test_other_functions_with_mixed_dtypes(name, fn, specs):
     args = tuple(_input(s, k) for k, s in enumerate(specs))
     _check_table(name, fn, args, 2e-5)
+
+
+PYTHON_DATA = [3.0, 3, True, 1j, [1.0, 2.0], [1, 2], [[1, 2.5]], (1, 2.0), [1, 1j], [], [True, False],
+               np.float64(2.0), np.arange(3)]
+
+
+@pytest.mark.parametrize("x", PYTHON_DATA, ids=[repr(x) for x in PYTHON_DATA])
+@pytest.mark.parametrize("make", ["array", "asarray"])
+def test_array_of_python_data_has_jax_dtypes(make, x):
+    """Python scalars and lists get JAX's dtypes (float32, int32, complex64); numpy values keep
+    theirs (loom runs float64 when asked, as JAX with 64-bit types on)."""
+    got = getattr(lnp, make)(x)
+    if isinstance(x, (np.generic, np.ndarray)):
+        want = np.asarray(x).dtype
+    else:
+        want = getattr(jax.numpy, make)(x).dtype
+    assert got.dtype == want
+    np.testing.assert_array_equal(got, np.asarray(x).astype(want))
+
+
+@pytest.mark.parametrize("x", [2**31, [1, -2**31 - 1], 2**70])
+def test_array_of_python_ints_beyond_int32_is_an_error(x):
+    with pytest.raises(OverflowError, match="too large to convert to int32"):
+        lnp.array(x)
+    with pytest.raises(OverflowError):
+        jax.numpy.array(x)

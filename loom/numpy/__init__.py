@@ -175,12 +175,43 @@ def _axes(axis: Axis, ndim: int) -> tuple[int, ...]:
 # --- creation ----------------------------------------------------------------------------------
 
 
+def _is_python_data(x: Any) -> bool:
+    """Python scalars, or lists and tuples nesting only them."""
+    if isinstance(x, (list, tuple)):
+        return all(_is_python_data(v) for v in x)
+    return type(x) in (bool, int, float, complex)
+
+
+# JAX's dtypes for Python data (64-bit types off): numpy's defaults halved.
+_PYTHON_DEFAULTS = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32),
+                    np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def _from_python(x: Any) -> np.ndarray:
+    """Python data as an array of JAX's default dtypes (int32, float32, complex64); integers that
+    int32 cannot hold are an error, as in JAX, not wrapped."""
+    out = np.array(x)
+    dtype = _PYTHON_DEFAULTS.get(out.dtype)
+    if dtype is None:
+        if out.dtype.kind in "uO":  # beyond int64 (numpy picks uint64 or object)
+            raise OverflowError(f"Python int too large to convert to int32 (at {user_line()})")
+        return out
+    if dtype.kind == "i" and out.size and (out.min() < -2**31 or out.max() >= 2**31):
+        raise OverflowError(f"Python int {int(out.max() if out.max() >= 2**31 else out.min())} too large to "
+                            f"convert to int32 (at {user_line()})")
+    return out.astype(dtype)
+
+
 def array(x: ArrayLike, dtype: Any = None) -> Any:
-    """An array of `x` (a tracer stays a tracer, converted to `dtype` if given)."""
+    """An array of `x` (a tracer stays a tracer, converted to `dtype` if given). Python scalars
+    and lists of them get JAX's default dtypes (float32, int32, complex64); numpy arrays keep
+    theirs."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
     if _trace_of(x) is not None:
         return stack(list(x)) if dtype is None else astype(stack(list(x)), dtype)
+    if dtype is None and _is_python_data(x):
+        return _from_python(x)
     return np.array(x, dtype=dtype)
 
 
@@ -188,6 +219,8 @@ def asarray(x: ArrayLike, dtype: Any = None) -> Any:
     """As `array`, without copying a numpy array that already has the dtype."""
     if isinstance(x, Tracer) or _trace_of(x) is not None:
         return array(x, dtype)
+    if dtype is None and _is_python_data(x):
+        return _from_python(x)
     return np.asarray(x, dtype=dtype)
 
 
