@@ -1393,6 +1393,13 @@ def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
             gen.bind(op, f"{gen.mod.function(kt.reduce_unsigned)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
                          f"{gen.name(inits[0])}, {kind!r}, {combine})")
             return
+        if dims and not combine and kind in ("add", "max", "min"):  # the common forms: one torch call
+            import torch
+            fn = {"add": torch.sum, "max": torch.amax, "min": torch.amin}[kind]
+            tdt = kt.torch_dtype(dtype)
+            extra = f", dtype={gen.mod.hoist(tdt, str(tdt).replace('.', '_'))}" if kind == "add" else ""
+            gen.bind(op, f"{gen.mod.function(fn)}({gen.name(xs[0])}, {gen.mod.literal(dims)}{extra})")
+            return
         gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
                      f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
         return

@@ -980,7 +980,12 @@ def gather(operand, start_indices, dims: GatherDims, slice_sizes):
         index.append(start)
     out = operand[tuple(index)] if operand.ndim else np.broadcast_to(operand, batch_shape)
     out = np.broadcast_to(out, (*batch_shape, *(slice_sizes[d] for d in kept)))
-    rank = nb + nw
+    return np.transpose(out, gather_permutation(dims, nb, nb + nw))
+
+
+def gather_permutation(dims: GatherDims, nb: int, rank: int) -> list[int]:
+    """The axes of a gather's result among (batch dims..., offset dims...): result dim i is an
+    offset dim where `offset_dims` names it, else the next batch dim."""
     perm, b = [], 0
     for i in range(rank):
         if i in dims.offset_dims:
@@ -988,7 +993,7 @@ def gather(operand, start_indices, dims: GatherDims, slice_sizes):
         else:
             perm.append(b)
             b += 1
-    return np.transpose(out, perm)
+    return perm
 
 
 # Scatter ---------------------------------------------------------------------------------------

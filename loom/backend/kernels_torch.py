@@ -1117,13 +1117,7 @@ class Gather:
         starts = [(stride[d], operand_shape[d] - slice_sizes[d]) for d in dims.start_index_map]
         self.index = FlatIndex(idx_shape, ivd, starts, _static_offsets(terms, rank),
                                (*batch, *(1,) * len(kept)))
-        perm, b = [], 0
-        for i in range(rank):
-            if i in dims.offset_dims:
-                perm.append(nb + dims.offset_dims.index(i))
-            else:
-                perm.append(b)
-                b += 1
+        perm = kn.gather_permutation(dims, nb, rank)
         self.perm = None if perm == sorted(perm) else tuple(perm)
         self.__name__ = "gather"
 
