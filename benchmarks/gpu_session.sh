@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Everything loom has to measure or check on a CUDA GPU, in one call (a lent machine's time is
+# short): the CUDA-only tests, the KNN suite (issue sizes) and the whole-program benchmark.
+#
+#   bash benchmarks/gpu_session.sh [OUTDIR]      # OUTDIR defaults to $OUT, else ./gpu_session_out
+#
+# Runs from the repository root with the machine's own python3 (torch, triton, jax); loom is
+# imported from the working tree. Each step has its own time limit so that one stuck step cannot
+# use up the others' time; each step's full output goes to OUTDIR/<step>.log, and the short
+# table of results is printed last (limits add up to 9 minutes: one call of the device tool). Set
+# STEPS to a subset (e.g. STEPS="tests knn") to rerun part.
+set -u
+cd "$(dirname "$0")/.."
+out="${1:-${OUT:-gpu_session_out}}"
+mkdir -p "$out"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+py="${PYTHON:-python3}"
+steps="${STEPS:-info tests knn gpu}"
+summary="$out/summary.txt"
+: > "$summary"
+
+step() {  # step NAME SECONDS COMMAND...
+    local name=$1 limit=$2
+    shift 2
+    case " $steps " in *" $name "*) ;; *) return 0 ;; esac
+    local t0=$SECONDS
+    timeout --kill-after=10 "$limit" "$@" > "$out/$name.log" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc in $((SECONDS - t0)) s (limit $limit s); log $out/$name.log" | tee -a "$summary"
+}
+
+step info 30 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
+# CUDA-only paths: device placement, DLPack, CUDA graphs, pinned offload, the torch backend on cuda.
+step tests 150 "$py" -m pytest -q -x -p no:cacheprovider tests/test_devices.py tests/test_offload_policy.py \
+    tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py
+step knn 180 "$py" benchmarks/knn.py --device gpu --gpu-suite --rounds 3
+step gpu 180 "$py" benchmarks/gpu.py --repeat 20
+
+{
+    echo
+    for name in info tests knn gpu; do
+        [ -f "$out/$name.log" ] || continue
+        echo "---- $name (last lines)"
+        tail -n 25 "$out/$name.log"
+    done
+    echo
+    cat "$summary"
+} | tee "$out/tail.txt"
