@@ -230,8 +230,8 @@ class Jitted:
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
                  device: Any = None, cuda_graph: bool = False, pipeline: str | None = None) -> None:
+        functools.update_wrapper(self, fun)  # first: it copies fun's __dict__, which may hold a `fun` too
         self.fun = fun
-        functools.update_wrapper(self, fun)
         try:
             self._params = list(inspect.signature(fun).parameters)
         except (TypeError, ValueError):

@@ -141,6 +141,45 @@ VJP_RULES.setdefault("stablehlo.bitcast_convert", _no_gradient)
 VJP_RULES["ad.stop_gradient"] = _no_gradient
 
 
+def _check_no_differentiated_closure(op: Operation) -> None:
+    """Raise if the forward function read a differentiated value other than through the op's
+    inputs (a closure): its derivative would be lost, since only the inputs get cotangents."""
+    inputs = set(op.operands_of("inputs"))
+    stack, seen = [*op.operands_of("outputs"), *op.operands_of("residuals")], set()
+    while stack:
+        v = stack.pop()
+        if v in inputs or v in seen:
+            continue
+        seen.add(v)
+        owner = v.owner_op
+        if owner is None:
+            if is_active(v):
+                raise TypeError(f"the custom_vjp function at {op.location} closes over a value being differentiated "
+                                "(not one of its arguments), whose derivative its bwd cannot give; pass that value "
+                                "as an argument instead")
+            continue
+        stack.extend(owner.operands)
+        if owner.regions:
+            stack.extend(region_free_values(owner))
+
+
+@_rule("ad.custom_vjp")
+def _custom_vjp(b, op, cts):
+    """The user's backward function, inlined: residuals and result cotangents in, input cotangents
+    out. The forward function's outputs and residuals get none (its ops are not differentiated)."""
+    _check_no_differentiated_closure(op)
+    block = op.regions[0].entry
+    seeds = [ct if ct is not None else full_like(b, 0, r) for ct, r in zip(cts, op.results)]
+    mapping = dict(zip(block.args, [*op.operands_of("residuals"), *seeds]))
+    for o in block.ops:
+        if o is block.last_op:
+            break
+        b.insert(o.clone(mapping))
+    inputs = op.operands_of("inputs")
+    in_cts = [mapping.get(v, v) if is_float(x.type) else None for v, x in zip(block.last_op.operands, inputs)]
+    return [*in_cts, *[None] * (len(op.operands) - len(inputs))]
+
+
 @_rule("stablehlo.add")
 def _add(b, op, cts):
     return [cts[0], cts[0]]
@@ -1086,14 +1125,17 @@ def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: 
 
 
 def lower_stop_gradients(root: Operation) -> int:
-    """Replace every `ad.stop_gradient` nested in `root` by its operand; return how many there were.
+    """Replace every `ad.stop_gradient` nested in `root` by its operand, and every `ad.custom_vjp`
+    by its outputs; return how many there were.
 
     Only for a module whose differentiation is done: StableHLO has no stop-gradient op (XLA sees
     the identity, as for JAX's), so a module printed for XLA goes through this first. loom's own
     pipelines keep the op, since `loom.grad` may differentiate an already optimised function."""
-    ops = [op for op in root.walk() if op.name == "ad.stop_gradient"]
+    ops = [op for op in root.walk() if op.name in ("ad.stop_gradient", "ad.custom_vjp")]
     for op in ops:
-        op.results[0].replace_all_uses_with(op.operands[0])
+        values = op.operands if op.name == "ad.stop_gradient" else op.operands_of("outputs")
+        for r, v in zip(op.results, values):
+            r.replace_all_uses_with(v)
         op.erase()
     return len(ops)
 

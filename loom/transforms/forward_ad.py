@@ -94,6 +94,12 @@ for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stab
 JVP_RULES["ad.stop_gradient"] = _zero_tangent
 
 
+@_rule("ad.custom_vjp")
+def _custom_vjp_rule(b, op, xs, ts):
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "
+                    "its derivative is given only in reverse mode")
+
+
 @_rule("stablehlo.add")
 def _add_rule(b, op, xs, ts):
     return [_add(b, ts[0], ts[1])]
