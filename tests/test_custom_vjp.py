@@ -57,7 +57,8 @@ def log1pexp(m, np_):
     def f(x):
         return np_.log(1.0 + np_.exp(x))
 
-    f.defvjp(lambda x: (np_.log(1.0 + np_.exp(x)), x), lambda x, g: ((1.0 - 1.0 / (1.0 + np_.exp(x))) * g,))
+    # fwd calls f itself, as JAX's documentation does: that inner call is the plain function
+    f.defvjp(lambda x: (f(x), x), lambda x, g: ((1.0 - 1.0 / (1.0 + np_.exp(x))) * g,))
     return f
 
 

@@ -43,6 +43,7 @@ class custom_vjp:  # noqa: N801 - jax.custom_vjp's name
         self.nondiff_argnums = tuple(sorted(nondiff_argnums))
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
+        self._in_fwd = 0
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         """`fwd(*args) -> (output, residuals)`; `bwd(*nondiff_args, residuals, output_cotangent)
@@ -54,7 +55,7 @@ class custom_vjp:  # noqa: N801 - jax.custom_vjp's name
         if self.fwd is None:
             raise TypeError(f"custom_vjp function {self.__name__} called before defvjp(fwd, bwd) (at {user_line()})")
         trace = current_trace()
-        if trace is None:
+        if trace is None or self._in_fwd:
             return self.fun(*args)
         for i in self.nondiff_argnums:
             if not -len(args) <= i < len(args):
@@ -74,7 +75,11 @@ class custom_vjp:  # noqa: N801 - jax.custom_vjp's name
         for i, a in zip(diff, lifted_diff):
             call_args[i] = a
 
-        pair = self.fwd(*call_args)
+        self._in_fwd += 1  # fwd may call the function itself (JAX's examples do): that call is plain
+        try:
+            pair = self.fwd(*call_args)
+        finally:
+            self._in_fwd -= 1
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
             raise TypeError(f"the fwd function of {self.__name__} must return a pair (output, residuals), "
                             f"got {type(pair).__name__} (at {user_line()})")
