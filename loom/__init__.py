@@ -32,7 +32,7 @@ from loom import knn, lax, nn, numpy, random  # noqa: E402  (`loom.lax`, `loom.n
 # `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
 from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
-from loom.frontend.custom_vjp import custom_vjp  # noqa: E402
+from loom.frontend.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
@@ -41,5 +41,5 @@ from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile",
-           "custom_vjp", "device_put", "devices", "execute", "from_dlpack", "grad", "jit", "jvp", "knn", "lax",
-           "linearize", "nn", "numpy", "random", "remat", "value_and_grad", "vjp", "vmap"]
+           "custom_jvp", "custom_vjp", "device_put", "devices", "execute", "from_dlpack", "grad", "jit", "jvp", "knn",
+           "lax", "linearize", "nn", "numpy", "random", "remat", "value_and_grad", "vjp", "vmap"]

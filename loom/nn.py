@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import loom.numpy as lnp
+from loom.frontend.custom_derivatives import custom_jvp
 from loom.frontend.tracing import Tracer, is_floating, user_line
 from loom.lax.ops import stop_gradient
 
@@ -24,10 +25,14 @@ def _float(x: ArrayLike) -> Any:
     return arr if is_floating(arr.dtype) else arr.astype(np.float32)
 
 
+@custom_jvp
 def relu(x: ArrayLike) -> Any:
     """`max(x, 0)`, with JAX's derivative: 1 where x > 0, else 0 (at 0 too, where the derivative
     of `maximum` would split the tie in halves)."""
-    return lnp.where(lnp.greater(x, 0), x, stop_gradient(lnp.maximum(x, 0)))
+    return lnp.maximum(x, 0)
+
+
+relu.defjvps(lambda g, ans, x: lnp.where(lnp.greater(x, 0), g, lnp.zeros_like(g)))
 
 
 def sigmoid(x: ArrayLike) -> Any:

@@ -552,6 +552,11 @@ class FunctionCodegen:
         if k.fn is kn.identity and len(op.results) == 1 and len(op.operands) == 1:  # no statement at all
             self.alias(op.results[0], self.name(op.operands[0]))
             return
+        if k.fn in (kn.identity, kn.values_tuple) and len(k.template) == len(op.results) and \
+                all(type(t) is kn._Marker and t.kind == "operand" for t in k.template):  # results = some operands
+            for r, t in zip(op.results, k.template):
+                self.alias(r, self.name(op.operands[t.index]))
+            return
         if self.mod.library == "torch" and isinstance(k.fn, _kt().NumpyFallback):
             self.mod.numpy_ops.append((op.name, "no torch kernel for this form or element type"))
         if self._donated and k.template == (kn.ALL,) and self.donate_into(op, k):

@@ -33,6 +33,12 @@ after every differentiation: it replaces each `ad.stop_gradient` by its operand.
   ops get none: it is not differentiated); forward mode and vmap refuse it, as JAX's forward mode
   does; the executors run it as the identity on the outputs. `lower-stop-gradient` replaces it by
   its outputs too.
+
+- `ad.custom_jvp`: the same for a forward-mode derivative (`loom.custom_jvp`, as
+  `jax.custom_jvp`): operands the inputs and the outputs, one region `jvp` whose block arguments
+  are the inputs and one tangent per input and which returns one tangent per result. Forward mode
+  inlines the region; reverse mode transposes it (the VJP of the region with respect to the
+  tangents, which it is linear in); vmap batches it.
 """
 
 from __future__ import annotations
@@ -83,12 +89,53 @@ def stop_gradient(builder: Builder, value: Value, location: Location | None = No
     return StopGradientOp.build(builder, value, location).results[0]
 
 
-class CustomVjpOp(OpBase):
-    """Outputs with a user-given derivative (`jax.custom_vjp`): the `outputs` operands as results,
-    `backward` mapping (residuals, result cotangents) to input cotangents."""
+class _CustomDerivativeOp(OpBase):
+    """Shared by `ad.custom_vjp` and `ad.custom_jvp`: operand groups sized by
+    `operandSegmentSizes` (`GROUPS`), results equal to the `outputs` operands, one region of one
+    block whose arguments are `_region_args()` and which returns `_region_results()`."""
+
+    GROUPS: tuple[str, ...] = ()
+    REGION = ""
+    traits = (Pure, AttrSizedOperandSegments)
+
+    def operands_of(self, group: str) -> list[Value]:
+        sizes = self.properties["operandSegmentSizes"].values
+        k = self.GROUPS.index(group)
+        start = sum(sizes[:k])
+        return list(self.operands[start:start + sizes[k]])
+
+    def verify_(self) -> None:
+        if [v.type for v in self.operands_of("outputs")] != list(self.result_types):
+            self.emit_error("result types must be the types of the outputs operands")
+        blocks = self.regions[0].blocks
+        if len(blocks) != 1:
+            self.emit_error(f"the {self.REGION} region must have one block")
+        args, results = self._region_types()
+        if [a.type for a in blocks[0].args] != args:
+            self.emit_error(f"the {self.REGION} block's arguments must be {self.ARGS_TEXT}")
+        term = blocks[0].last_op
+        if term is None or [v.type for v in term.operands] != results:
+            self.emit_error(f"the {self.REGION} region must return {self.RESULTS_TEXT}")
+
+    @classmethod
+    def _build(cls, builder: Builder, groups: Sequence[Sequence[Value]], region: Region,
+               location: Location | None) -> Operation:
+        sizes = DenseArrayAttr.get(i32, [len(g) for g in groups])
+        outputs = groups[cls.GROUPS.index("outputs")]
+        op = Operation.create(cls.name, [v for g in groups for v in g], [v.type for v in outputs],
+                              {"operandSegmentSizes": sizes}, regions=[region],
+                              location=location if location is not None else builder.location)
+        return builder.insert(op)
+
+
+class CustomVjpOp(_CustomDerivativeOp):
+    """Outputs with a user-given reverse-mode derivative (`jax.custom_vjp`): the `outputs`
+    operands as results, `backward` mapping (residuals, result cotangents) to input cotangents."""
 
     name = "ad.custom_vjp"
-    traits = (Pure, AttrSizedOperandSegments)
+    GROUPS = ("inputs", "outputs", "residuals")
+    REGION, ARGS_TEXT = "backward", "the residuals' types, then the results' types"
+    RESULTS_TEXT = "one cotangent of each input's type"
     inputs = var_operand()
     outputs = var_operand()
     residuals = var_operand()
@@ -96,36 +143,41 @@ class CustomVjpOp(OpBase):
     results_ = var_result()
     backward = region_def()
 
-    def verify_(self) -> None:
-        outs, res, ins = self.operands_of("outputs"), self.operands_of("residuals"), self.operands_of("inputs")
-        if [v.type for v in outs] != list(self.result_types):
-            self.emit_error("result types must be the types of the outputs operands")
-        blocks = self.regions[0].blocks
-        if len(blocks) != 1:
-            self.emit_error("the backward region must have one block")
-        want = [v.type for v in res] + list(self.result_types)
-        if [a.type for a in blocks[0].args] != want:
-            self.emit_error("the backward block's arguments must be the residuals' types, then the results' types")
-        term = blocks[0].last_op
-        if term is None or [v.type for v in term.operands] != [v.type for v in ins]:
-            self.emit_error("the backward region must return one cotangent of each input's type")
-
-    def operands_of(self, group: str) -> list[Value]:
-        sizes = self.properties["operandSegmentSizes"].values
-        start = {"inputs": 0, "outputs": sizes[0], "residuals": sizes[0] + sizes[1]}[group]
-        n = sizes[("inputs", "outputs", "residuals").index(group)]
-        return list(self.operands[start:start + n])
+    def _region_types(self) -> tuple[list, list]:
+        return ([v.type for v in self.operands_of("residuals")] + list(self.result_types),
+                [v.type for v in self.operands_of("inputs")])
 
     @classmethod
     def build(cls, builder: Builder, inputs: Sequence[Value], outputs: Sequence[Value], residuals: Sequence[Value],
               backward: Region, location: Location | None = None) -> Operation:
-        sizes = DenseArrayAttr.get(i32, [len(inputs), len(outputs), len(residuals)])
-        op = Operation.create(cls.name, [*inputs, *outputs, *residuals], [v.type for v in outputs],
-                              {"operandSegmentSizes": sizes}, regions=[backward],
-                              location=location if location is not None else builder.location)
-        return builder.insert(op)
+        return cls._build(builder, [inputs, outputs, residuals], backward, location)
 
 
-DIALECT = register_dialect(Dialect("ad", [StopGradientOp, CustomVjpOp]))
+class CustomJvpOp(_CustomDerivativeOp):
+    """Outputs with a user-given forward-mode derivative (`jax.custom_jvp`): the `outputs`
+    operands as results, `jvp` mapping (inputs, input tangents) to the results' tangents, linear
+    in the tangents (reverse mode transposes it)."""
 
-__all__ = ["DIALECT", "CustomVjpOp", "StopGradientOp", "stop_gradient"]
+    name = "ad.custom_jvp"
+    GROUPS = ("inputs", "outputs")
+    REGION, ARGS_TEXT = "jvp", "the inputs' types, then the inputs' types again (their tangents)"
+    RESULTS_TEXT = "one tangent of each result's type"
+    inputs = var_operand()
+    outputs = var_operand()
+    operandSegmentSizes = prop()  # noqa: N815 - MLIR's name
+    results_ = var_result()
+    jvp = region_def()
+
+    def _region_types(self) -> tuple[list, list]:
+        ins = [v.type for v in self.operands_of("inputs")]
+        return ins + ins, list(self.result_types)
+
+    @classmethod
+    def build(cls, builder: Builder, inputs: Sequence[Value], outputs: Sequence[Value], jvp: Region,
+              location: Location | None = None) -> Operation:
+        return cls._build(builder, [inputs, outputs], jvp, location)
+
+
+DIALECT = register_dialect(Dialect("ad", [StopGradientOp, CustomVjpOp, CustomJvpOp]))
+
+__all__ = ["DIALECT", "CustomJvpOp", "CustomVjpOp", "StopGradientOp", "stop_gradient"]

@@ -145,7 +145,7 @@ def _check_no_differentiated_closure(op: Operation) -> None:
     """Raise if the forward function read a differentiated value other than through the op's
     inputs (a closure): its derivative would be lost, since only the inputs get cotangents."""
     inputs = set(op.operands_of("inputs"))
-    stack, seen = [*op.operands_of("outputs"), *op.operands_of("residuals")], set()
+    stack, seen = [v for g in op.GROUPS[1:] for v in op.operands_of(g)], set()
     while stack:
         v = stack.pop()
         if v in inputs or v in seen:
@@ -154,7 +154,7 @@ def _check_no_differentiated_closure(op: Operation) -> None:
         owner = v.owner_op
         if owner is None:
             if is_active(v):
-                raise TypeError(f"the custom_vjp function at {op.location} closes over a value being differentiated "
+                raise TypeError(f"the {op.name[3:]} function at {op.location} closes over a value being differentiated "
                                 "(not one of its arguments), whose derivative its bwd cannot give; pass that value "
                                 "as an argument instead")
             continue
@@ -869,6 +869,26 @@ def _inline_body(bb: Builder, fb: Any, mapping: dict, skip: int = 0) -> list[Val
     raise ValueError("the function has no func.return")
 
 
+@_rule("ad.custom_jvp")
+def _custom_jvp(b, op, cts):
+    """The transpose of the user's JVP, linear in the tangents: the VJP of the jvp region with
+    respect to its tangent arguments, taken at zero tangents (JAX transposes the linearized rule
+    the same way)."""
+    _check_no_differentiated_closure(op)
+    inputs = op.operands_of("inputs")
+    n = len(inputs)
+    free = region_free_values(op)
+    fn = region_function(op.regions[0], free, name="jvp")
+    wrt = [n + i for i, x in enumerate(inputs) if is_float(x.type)]
+    transposed = vjp_function(fn, wrt)
+    seeds = [ct if ct is not None else full_like(b, 0, r) for ct, r in zip(cts, op.results)]
+    zeros = [full_like(b, 0, x) for x in inputs]
+    block = transposed.regions[0].entry
+    got = iter(_inline_body(b, block, dict(zip(block.args, [*inputs, *zeros, *free, *seeds])), skip=len(op.results)))
+    in_cts = [next(got) if is_float(x.type) else None for x in inputs]
+    return [*in_cts, *[None] * len(op.results)]
+
+
 @_rule("stablehlo.if", "stablehlo.case")
 def _branch_op(b, op, cts):
     # The cotangent of a branch op is the same kind of op on the same selector whose branches
@@ -1126,12 +1146,12 @@ def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: 
 
 def lower_stop_gradients(root: Operation) -> int:
     """Replace every `ad.stop_gradient` nested in `root` by its operand, and every `ad.custom_vjp`
-    by its outputs; return how many there were.
+    and `ad.custom_jvp` by its outputs; return how many there were.
 
     Only for a module whose differentiation is done: StableHLO has no stop-gradient op (XLA sees
     the identity, as for JAX's), so a module printed for XLA goes through this first. loom's own
     pipelines keep the op, since `loom.grad` may differentiate an already optimised function."""
-    ops = [op for op in root.walk() if op.name in ("ad.stop_gradient", "ad.custom_vjp")]
+    ops = [op for op in root.walk() if op.name in ("ad.stop_gradient", "ad.custom_vjp", "ad.custom_jvp")]
     for op in ops:
         values = op.operands if op.name == "ad.stop_gradient" else op.operands_of("outputs")
         for r, v in zip(op.results, values):

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.dialects import ad, builtin, func, stablehlo
+from loom.dialects import builtin, func, stablehlo
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
@@ -146,19 +146,23 @@ def _stop_gradient_rule(b, op, args, dims):
     return [b.create(op.name, [args[0]], [args[0].type], {}, dict(op.attributes)).results[0]], [dims[0]]
 
 
-@_rule("ad.custom_vjp")
-def _custom_vjp_rule(b, op, args, dims):
-    """Every operand batched at axis 0 (unbatched ones broadcast), the backward region batched
-    over the same axis: the op keeps its derivative under vmap."""
+@_rule("ad.custom_vjp", "ad.custom_jvp")
+def _custom_derivative_rule(b, op, args, dims):
+    """Every operand batched at axis 0 (unbatched ones broadcast), the region batched over the
+    same axis: the op keeps its derivative under vmap."""
     size = _STATES[-1].size
     operands = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
     free, fvals, fdims = _captured(b, op, all_batched=True)
-    n_in, n_out, _ = op.properties["operandSegmentSizes"].values
-    fn, _ = _vmapped(op.regions[0], free, [0] * len(op.regions[0].entry.args), fdims, size, 0)
-    res = operands[n_in + n_out:]
-    region = stablehlo._build_region([v.type for v in (*res, *operands[n_in:n_in + n_out])],
+    block = op.regions[0].entry
+    fn, _ = _vmapped(op.regions[0], free, [0] * len(block.args), fdims, size, 0)
+    region = stablehlo._build_region([_batched_type(a.type, size) for a in block.args],
                                      lambda bb, a: _inline(bb, fn, [*a, *fvals]), b.location)
-    new = ad.CustomVjpOp.build(b, operands[:n_in], operands[n_in:n_in + n_out], res, region)
+    sizes = op.properties["operandSegmentSizes"].values
+    groups, start = [], 0
+    for k in sizes:
+        groups.append(operands[start:start + k])
+        start += k
+    new = type(op)._build(b, groups, region, None)
     return list(new.results), [0] * len(new.results)
 
 

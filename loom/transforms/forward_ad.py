@@ -94,6 +94,20 @@ for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stab
 JVP_RULES["ad.stop_gradient"] = _zero_tangent
 
 
+@_rule("ad.custom_jvp")
+def _custom_jvp_rule(b, op, xs, ts):
+    """The user's JVP, inlined on the inputs and their tangents (zeros where there are none)."""
+    inputs = op.operands_of("inputs")
+    block = op.regions[0].entry
+    tangents = [t if t is not None else _like(b, 0, x) for x, t in zip(inputs, ts)]
+    mapping = dict(zip(block.args, [*inputs, *tangents]))
+    for o in block.ops:
+        if o is block.last_op:
+            break
+        b.insert(o.clone(mapping))
+    return [mapping.get(v, v) if is_float(r.type) else None for v, r in zip(block.last_op.operands, op.results)]
+
+
 @_rule("ad.custom_vjp")
 def _custom_vjp_rule(b, op, xs, ts):
     raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "

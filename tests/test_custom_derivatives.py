@@ -1,6 +1,7 @@
-"""`loom.custom_vjp` against `jax.custom_vjp`: the same Python source (loom.numpy for jax.numpy)
-differentiated by both, under grad, jit, vmap, grad of grad, inside loops; the IR op it makes
-(`ad.custom_vjp`) prints, parses and verifies; bad bwd functions get clear errors."""
+"""`loom.custom_vjp` and `loom.custom_jvp` against `jax.custom_vjp` and `jax.custom_jvp`: the same
+Python source (loom.numpy for jax.numpy) differentiated by both, under grad, jvp, jit, vmap, grad
+of grad, inside loops; the IR ops they make (`ad.custom_vjp`, `ad.custom_jvp`) print, parse and
+verify; bad rules get clear errors."""
 
 from __future__ import annotations
 
@@ -248,3 +249,131 @@ def test_closing_over_a_differentiated_value_is_an_error_not_a_lost_derivative()
     np.testing.assert_allclose(loom.grad(loss, argnums=1)(w, x), w, rtol=1e-6)  # w only a constant: fine
     with pytest.raises(TypeError, match="closes over a value being differentiated"):
         loom.grad(loss, argnums=0)(w, x)
+
+
+
+# custom_jvp -------------------------------------------------------------------------------------
+
+def jvp_scaled_sin(m, np_):
+    """A JVP that is not the function's derivative: twice the true one along x."""
+    @m.custom_jvp
+    def f(x, y):
+        return np_.sin(x) * y
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        return f(x, y), 2.0 * np_.cos(x) * y * tx + np_.sin(x) * ty
+    return f
+
+
+def jvps_relu(m, np_):
+    """JAX's own relu: `defjvps`, with a derivative of 0 at 0."""
+    @m.custom_jvp
+    def f(x):
+        return np_.maximum(x, 0.0)
+
+    f.defjvps(lambda g, ans, x: np_.where(x > 0, g, np_.zeros_like(g)))
+    return f
+
+
+def jvp_pytree(m, np_):
+    """A pytree argument, two outputs, one of them with a zero tangent."""
+    @m.custom_jvp
+    def f(p):
+        return np_.tanh(p["a"]) * p["b"], p["a"] * 3.0
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (p,), (t,) = primals, tangents
+        out = f(p)
+        return out, (t["a"] * p["b"] + np_.tanh(p["a"]) * t["b"], np_.zeros_like(p["a"]))
+    return f
+
+
+JVP_CASES = {
+    "scaled_sin": (jvp_scaled_sin, lambda f: lambda x, y: f(x, y), lambda: (rand(5), rand(5))),
+    "relu": (jvps_relu, lambda f: lambda x, y: f(x) * y,
+             lambda: (np.array([-1.0, 0.0, 0.0, 2.0], np.float32), rand(4))),
+    "pytree": (jvp_pytree, lambda f: lambda x, y: f({"a": x, "b": y})[0] + f({"a": x, "b": y})[1] * y,
+               lambda: (rand(4), rand(4))),
+}
+
+
+def jvp_pair(name):
+    build, fn, args = JVP_CASES[name]
+    return fn(build(loom, lnp)), fn(build(jax, jnp)), args()
+
+
+@pytest.mark.parametrize("name", list(JVP_CASES))
+def test_custom_jvp_forward_and_reverse_match_jax(name):
+    mine, theirs, args = jvp_pair(name)
+    tangents = tuple(rand(*a.shape) for a in args)
+    close(loom.jvp(mine, args, tangents), jax.jvp(theirs, args, tangents))
+    close(loom.jit(lambda *a: loom.jvp(mine, a, tangents))(*args), jax.jvp(theirs, args, tangents))
+
+    def loss(f):
+        return lambda x, y: f(x, y).sum()
+    want = jax.grad(loss(theirs), argnums=(0, 1))(*args)
+    close(loom.grad(loss(mine), argnums=(0, 1))(*args), want)
+    close(loom.jit(loom.grad(loss(mine), argnums=(0, 1)))(*args), want)
+    batched = [np.stack([a, a * 0.5 + 0.1]) for a in args]
+    close(loom.vmap(loom.grad(loss(mine)))(*batched), jax.vmap(jax.grad(loss(theirs)))(*batched))
+    close(loom.grad(lambda x: loom.grad(loss(mine))(x, args[1]).sum())(args[0]),
+          jax.grad(lambda x: jax.grad(loss(theirs))(x, args[1]).sum())(args[0]))
+
+
+def test_custom_jvp_in_a_loop_and_with_nondiff_argnums():
+    def build(m, np_):
+        def fn(power, x):
+            return np_.sin(x) ** power
+        f = m.custom_jvp(fn, nondiff_argnums=(0,))
+
+        @f.defjvp
+        def f_jvp(power, primals, tangents):
+            (x,), (t,) = primals, tangents
+            return f(power, x), power * np_.sin(x) ** (power - 1) * np_.cos(x) * t * 1.5
+        return f
+    f_l, f_j = build(loom, lnp), build(jax, jnp)
+    x = rand(3)
+
+    def loop(m, f):
+        return lambda x: m.lax.fori_loop(0, 3, lambda i, c: f(2, c) + 0.5 * c, x).sum()
+    close(loom.grad(loop(loom, f_l))(x), jax.grad(loop(jax, f_j))(x))
+
+
+def test_nn_relu_is_one_op_forward_and_a_select_backward():
+    """loom.nn.relu is a custom_jvp as jax.nn.relu: max(x, 0) forward, select(x > 0) backward."""
+    import loom.nn as nn
+    x = np.array([-1.0, 0.0, 3.0], np.float32)
+    text = loom.jit(loom.value_and_grad(lambda x: nn.relu(x).sum())).lower(x).as_text()
+    assert text.count("stablehlo.maximum") == 1 and "stablehlo.select" in text
+    np.testing.assert_array_equal(loom.grad(lambda x: nn.relu(x).sum())(x), jax.grad(lambda x: jax.nn.relu(x).sum())(x))
+    lowered = loom.jit(nn.relu).lower(x)
+    assert '"ad.custom_jvp"' in lowered.as_text(generic=True)
+    module = loom.ir.parse(lowered.as_text(generic=True))
+    module.verify()
+    assert lower_stop_gradients(module) == 1 and "ad.custom_jvp" not in loom.ir.print(module)
+
+
+@pytest.mark.parametrize("rule, message", [
+    (lambda p, t: p[0] * 2.0, "must return a pair \\(primal_out, tangent_out\\)"),
+    (lambda p, t: (p[0] * 2.0, lnp.zeros(2)), "returned a tangent of shape \\(2,\\) for output of shape \\(3,\\)"),
+    (lambda p, t: (p[0] * 2.0, (t[0], t[0])), "returned a tangent_out with structure"),
+])
+def test_bad_jvp_rules_are_clear_errors(rule, message):
+    @loom.custom_jvp
+    def f(x):
+        return x * 2.0
+    f.defjvp(rule)
+    with pytest.raises(TypeError, match=message):
+        loom.jvp(f, (rand(3),), (rand(3),))
+
+
+def test_custom_jvp_before_defjvp_is_an_error():
+    @loom.custom_jvp
+    def f(x):
+        return x
+    with pytest.raises(TypeError, match="called before defjvp"):
+        loom.jit(f)(rand(3))
