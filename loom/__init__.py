@@ -34,6 +34,7 @@ from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from loom.frontend.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
+from loom.frontend.jacobians import hessian, jacfwd, jacrev  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.linearize import linearize  # noqa: E402
@@ -41,5 +42,6 @@ from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile",
-           "custom_jvp", "custom_vjp", "device_put", "devices", "execute", "from_dlpack", "grad", "jit", "jvp", "knn",
-           "lax", "linearize", "nn", "numpy", "random", "remat", "value_and_grad", "vjp", "vmap"]
+           "custom_jvp", "custom_vjp", "device_put", "devices", "execute", "from_dlpack", "grad", "hessian", "jacfwd",
+           "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat", "value_and_grad", "vjp",
+           "vmap"]
