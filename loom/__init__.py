@@ -27,7 +27,7 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
     return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device)
 
 
-from loom import knn, lax, nn, numpy, random  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import loom`)
+from loom import knn, lax, nn, numpy, random, tree_util  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import loom`)
 
 # `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
 from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
@@ -43,5 +43,5 @@ from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "__version__", "checkpoint", "checkpoint_policies", "checkpoint_policy", "compile",
            "custom_jvp", "custom_vjp", "device_put", "devices", "execute", "from_dlpack", "grad", "hessian", "jacfwd",
-           "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat", "value_and_grad", "vjp",
-           "vmap"]
+           "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat", "tree_util",
+           "value_and_grad", "vjp", "vmap"]

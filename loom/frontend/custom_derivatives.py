@@ -249,7 +249,7 @@ class custom_jvp(_CustomDerivative):  # noqa: N801 - jax.custom_jvp's name
 def _tree_add(a: Any, b: Any) -> Any:
     from loom.frontend.pytree import tree_map
     from loom.numpy import add
-    return tree_map(lambda x, y: x if y is None else y if x is None else add(x, y), a, b)
+    return tree_map(add, a, b)
 
 
 def _kind(x: Any) -> str:

@@ -162,20 +162,26 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
 _SENTINEL = object()
 
 
-def tree_leaves(tree: Any) -> list[Any]:
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """The leaves of `tree`, in flattening order."""
-    return tree_flatten(tree)[0]
+    return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree: Any) -> PyTreeDef:
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
     """The `PyTreeDef` of `tree`."""
-    return tree_flatten(tree)[1]
+    return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
-    """Apply `fn` to the leaves of `tree` (and the matching leaves of `rest`), keeping the structure."""
-    leaves, treedef = tree_flatten(tree)
-    others = [tree_flatten(r)[0] for r in rest]
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply `fn` to the leaves of `tree` and the matching leaves of `rest` (trees of the same
+    structure, else a ValueError), keeping the structure."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = []
+    for i, r in enumerate(rest):
+        r_leaves, r_def = tree_flatten(r, is_leaf)
+        if r_def != treedef:
+            raise ValueError(f"tree_map: tree {i + 1} has structure {r_def}, but the first tree has {treedef}")
+        others.append(r_leaves)
     return tree_unflatten(treedef, [fn(*xs) for xs in zip(leaves, *others)])
 
 
