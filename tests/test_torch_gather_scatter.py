@@ -20,6 +20,8 @@ from jaxlib import xla_client  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
+from loom.backend import kernels_numpy as kn  # noqa: E402
+from loom.backend import kernels_torch as kt  # noqa: E402
 from loom.backend.kernels_torch import to_numpy, to_torch  # noqa: E402
 
 GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
@@ -172,3 +174,117 @@ def test_scatter_matches_xla(name, mode, dtype):
         x[0] |= np.array(1, dtype) << (8 * np.dtype(dtype).itemsize - 1)
     run_both(lambda a, i, v: scatter(a, i, v, dn,
                                      indices_are_sorted=False, unique_indices=False), x, idx.astype(np.int32), u)
+
+
+# Random dimension numbers: the torch plans against the numpy kernels (themselves checked against
+# XLA by the conformance suite), out-of-bounds starts included.
+
+def random_gather(r: np.random.RandomState):
+    rank = r.randint(1, 4)
+    shape = tuple(int(s) for s in r.randint(1, 5, size=rank))
+    dims = list(range(rank))
+    batching = [d for d in dims if r.rand() < 0.25]
+    free = [d for d in dims if d not in batching]
+    start_map = list(r.permutation([d for d in free if r.rand() < 0.6]))
+    collapsed = sorted(d for d in free if r.rand() < 0.4 and (d in start_map or r.rand() < 0.3))
+    sizes = [1 if d in batching or d in collapsed else int(r.randint(1, shape[d] + 1)) for d in dims]
+    extra = [int(s) for s in r.randint(1, 4, size=r.randint(0, 3))]
+    batch_sizes = [shape[d] for d in batching] + extra
+    order = list(r.permutation(len(batch_sizes)))
+    batch_sizes = [batch_sizes[i] for i in order]
+    implicit = len(start_map) == 1 and r.rand() < 0.3
+    ivd = len(batch_sizes) if implicit else int(r.randint(0, len(batch_sizes) + 1))
+    idx_shape = list(batch_sizes)
+    if not implicit:
+        idx_shape.insert(ivd, len(start_map))
+    batch_axes = [a for a in range(len(idx_shape)) if a != ivd]
+    start_batching = [batch_axes[order.index(i)] for i in range(len(batching))]
+    kept = [d for d in dims if d not in batching and d not in collapsed]
+    out_rank = len(batch_sizes) + len(kept)
+    offset = sorted(int(v) for v in r.choice(out_rank, size=len(kept), replace=False))
+    dn = kn.GatherDims(None)
+    dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map = tuple(offset), tuple(collapsed), tuple(start_map)
+    dn.operand_batching_dims, dn.start_indices_batching_dims = tuple(batching), tuple(start_batching)
+    dn.index_vector_dim = ivd
+    limit = max(shape) + 2
+    idx = r.randint(-2, limit, size=idx_shape).astype(np.int32)
+    return shape, idx, dn, tuple(sizes)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_gathers_match_the_numpy_kernel(seed):
+    r = np.random.RandomState(seed)
+    shape, idx, dn, sizes = random_gather(r)
+    x = r.randn(*shape).astype(np.float32)
+    want = kn.gather(x, idx, dn, sizes)
+    got = kt.Gather(shape, idx.shape, dn, sizes)(torch.from_numpy(x), torch.from_numpy(idx))
+    assert tuple(got.shape) == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def random_scatter(r: np.random.RandomState):
+    """A gather's dimension numbers read as a scatter's (the same correspondence StableHLO has)."""
+    shape, idx, g, sizes = random_gather(r)
+    dn = kn.ScatterDims(None)
+    dn.update_window_dims, dn.inserted_window_dims = g.offset_dims, g.collapsed_slice_dims
+    dn.scatter_dims_to_operand_dims, dn.index_vector_dim = g.start_index_map, g.index_vector_dim
+    dn.input_batching_dims, dn.scatter_indices_batching_dims = g.operand_batching_dims, g.start_indices_batching_dims
+    kept = [d for d in range(len(shape)) if d not in g.collapsed_slice_dims and d not in g.operand_batching_dims]
+    batch = [n for a, n in enumerate(idx.shape) if a != g.index_vector_dim] if g.index_vector_dim < idx.ndim \
+        else list(idx.shape)
+    rank = len(batch) + len(kept)
+    window = iter(sizes[d] for d in kept)
+    scatter_sizes = iter(batch)
+    updates_shape = tuple(next(window) if a in g.offset_dims else next(scatter_sizes) for a in range(rank))
+    return shape, idx, dn, updates_shape
+
+
+@pytest.mark.parametrize("kind, ufunc", [("add", np.add), ("max", np.maximum), ("min", np.minimum),
+                                         ("mul", np.multiply)])
+@pytest.mark.parametrize("seed", range(60))
+def test_random_scatters_match_the_numpy_kernel(seed, kind, ufunc):
+    r = np.random.RandomState(1000 + seed)
+    shape, idx, dn, ushape = random_scatter(r)
+    x = r.randint(-5, 6, size=shape).astype(np.int32)
+    u = r.randint(-5, 6, size=ushape).astype(np.int32)
+    want = kn.scatter_ufunc(x, idx, u, dn, ufunc)
+    got = kt.Scatter(shape, idx.shape, ushape, dn, kind)(torch.from_numpy(x), torch.from_numpy(idx),
+                                                         torch.from_numpy(u))
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def _ints(v) -> str:
+    return "[" + ", ".join(str(int(i)) for i in v) + "]"
+
+
+def _tensor(shape, et: str) -> str:
+    return "tensor<" + "".join(f"{n}x" for n in shape) + et + ">"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_gathers_and_scatters_match_xla(seed):
+    """The generator's dimension numbers are valid StableHLO: XLA runs them, loom's torch backend
+    gives XLA's results (the numpy comparisons above then cover more cases cheaply)."""
+    r = np.random.RandomState(seed)
+    shape, idx, g, sizes = random_gather(r)
+    out_shape = kn.gather(np.zeros(shape, np.float32), idx, g, sizes).shape
+    attrs = (f"dimension_numbers = #stablehlo.gather<offset_dims = {_ints(g.offset_dims)}, collapsed_slice_dims = "
+             f"{_ints(g.collapsed_slice_dims)}, operand_batching_dims = {_ints(g.operand_batching_dims)}, "
+             f"start_indices_batching_dims = {_ints(g.start_indices_batching_dims)}, start_index_map = "
+             f"{_ints(g.start_index_map)}, index_vector_dim = {g.index_vector_dim}>, "
+             f"slice_sizes = array<i64: {', '.join(map(str, sizes))}>")
+    text = one_op("stablehlo.gather", [("%x", _tensor(shape, "f32")), ("%i", _tensor(idx.shape, "i32"))],
+                  _tensor(out_shape, "f32"), attrs.replace("array<i64: >", "array<i64>"))
+    run_text(text, r.randn(*shape).astype(np.float32), idx)
+
+    r = np.random.RandomState(1000 + seed)
+    shape, idx, s, ushape = random_scatter(r)
+    attrs = (f"scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = {_ints(s.update_window_dims)}, "
+             f"inserted_window_dims = {_ints(s.inserted_window_dims)}, input_batching_dims = "
+             f"{_ints(s.input_batching_dims)}, scatter_indices_batching_dims = "
+             f"{_ints(s.scatter_indices_batching_dims)}, "
+             f"scatter_dims_to_operand_dims = {_ints(s.scatter_dims_to_operand_dims)}, "
+             f"index_vector_dim = {s.index_vector_dim}>")
+    operands = [("%x", _tensor(shape, "f32")), ("%i", _tensor(idx.shape, "i32")), ("%u", _tensor(ushape, "f32"))]
+    text = one_op("stablehlo.scatter", operands, _tensor(shape, "f32"), attrs, body="tensor<f32>")
+    run_text(text, r.randn(*shape).astype(np.float32), idx, r.randint(-4, 5, size=ushape).astype(np.float32))
