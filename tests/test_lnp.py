@@ -260,3 +260,17 @@ def test_random_broadcasting_against_numpy():
         np.testing.assert_array_equal(out, fns[1](a, b))
 
     run()
+
+
+@pytest.mark.parametrize("a", [np.bool_, np.int32, np.uint8, np.float16, np.float32, np.complex64],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("b", [np.complex64, 1j, 2.5, 3], ids=repr)
+def test_complex_promotion_matches_jax(a, b):
+    """JAX's lattice has complex types and a weak complex category (Python complex scalars)."""
+    jnp = pytest.importorskip("jax.numpy")
+    assert lnp.result_type(a, b) == jnp.result_type(a, b)
+
+
+def test_tracing_complex_values_is_a_clear_error():
+    with pytest.raises(TypeError, match=r"loom does not trace values of dtype complex64 \(at .*test_lnp.py:\d+\)"):
+        jit(lambda a: a * 1j)(rand((2,), np.float32))

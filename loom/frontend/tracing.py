@@ -61,7 +61,7 @@ def ir_element_type(dtype: Any) -> Type:
     """The IR element type of a numpy dtype."""
     d = np.dtype(dtype)
     if d not in _IR_TYPES:
-        raise TypeError(f"loom does not support dtype {d}")
+        raise TypeError(f"loom does not trace values of dtype {d} (at {user_line()})")
     return _IR_TYPES[d]
 
 
@@ -87,12 +87,14 @@ def tensor_type(shape: Sequence[int], dtype: Any) -> RankedTensorType:
     return RankedTensorType(tuple(int(d) for d in shape), ir_element_type(dtype), None)
 
 
-# JAX's type promotion lattice; "i*" and "f*" are the weak categories of Python ints and floats.
+# JAX's type promotion lattice; "i*", "f*" and "c*" are the weak categories of Python ints,
+# floats and complex numbers.
 _LATTICE: dict[str, list[str]] = {
     "bool": ["i*"], "i*": ["uint8", "int8"], "uint8": ["int16", "uint16"], "uint16": ["int32", "uint32"],
     "uint32": ["int64", "uint64"], "uint64": ["f*"], "int8": ["int16"], "int16": ["int32"], "int32": ["int64"],
-    "int64": ["f*"], "f*": ["bfloat16", "float16"], "bfloat16": ["float32"], "float16": ["float32"],
-    "float32": ["float64"], "float64": [],
+    "int64": ["f*"], "f*": ["c*", "bfloat16", "float16"], "c*": ["complex64"], "bfloat16": ["float32"],
+    "float16": ["float32"], "float32": ["float64", "complex64"], "float64": ["complex128"],
+    "complex64": ["complex128"], "complex128": [],
 }
 
 
@@ -110,6 +112,8 @@ def _node(dtype: np.dtype, weak: bool) -> str:
         return "i*"
     if weak and is_floating(dtype):
         return "f*"
+    if weak and dtype.kind == "c":
+        return "c*"
     return dtype.name
 
 
@@ -128,6 +132,9 @@ def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     if best == "f*":
         floats = [np.dtype(d) for d, w in items if is_floating(d)]
         return (floats[0] if floats else np.dtype(np.float32)), True
+    if best == "c*":
+        complexes = [np.dtype(d) for d, w in items if np.dtype(d).kind == "c"]
+        return (complexes[0] if complexes else np.dtype(np.complex64)), True
     return np.dtype(best), False
 
 
@@ -143,6 +150,8 @@ def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
         return np.dtype(np.int32), True
     if isinstance(x, float):
         return np.dtype(np.float32), True
+    if isinstance(x, complex):
+        return np.dtype(np.complex64), True
     return np.asarray(x).dtype, False
 
 
