@@ -605,3 +605,5 @@ from loom.numpy._common import *  # noqa: E402, F403 - more of jax.numpy's commo
 from loom.numpy._common import __all__ as _common_all  # noqa: E402
 
 __all__ += _common_all
+
+from loom.numpy import linalg  # noqa: E402, F401 - built from the functions above
