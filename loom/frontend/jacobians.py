@@ -60,6 +60,17 @@ def _partial(fun: Callable[..., Any], args: tuple, nums: tuple[int, ...]) -> Cal
     return f
 
 
+def _prepare(fun: Callable[..., Any], args: tuple, argnums: int | Sequence[int], name: str) -> tuple:
+    """(`fun` of the differentiated arguments only, those arguments, their tree, their leaves'
+    (shape, dtype)), checked to be floating."""
+    nums = _argnums(argnums, len(args), name)
+    dyn = tuple(args[i] for i in nums)
+    leaves, tree = tree_flatten(dyn)
+    avals = [_aval(x) for x in leaves]
+    _check_float(avals, "inputs", name)
+    return _partial(fun, args, nums), dyn, tree, avals
+
+
 def _per_output(out_tree: Any, in_trees: list[Any], single: bool, blocks: list[list[Any]]) -> Any:
     """blocks[i][j]: the (output leaf i, input leaf j) block, input leaves of all arguments in
     order; assembled as the output's structure of (tuples of) the arguments' structures."""
@@ -80,12 +91,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     from loom.frontend.vmap import vmap
 
     def jacfun(*args: Any) -> Any:
-        nums = _argnums(argnums, len(args), "jacrev")
-        f = _partial(fun, args, nums)
-        dyn = tuple(args[i] for i in nums)
-        in_leaves, _ = tree_flatten(dyn)
-        in_avals = [_aval(x) for x in in_leaves]
-        _check_float(in_avals, "inputs", "jacrev")
+        f, dyn, _, in_avals = _prepare(fun, args, argnums, "jacrev")
         got = vjp(f, *dyn, has_aux=has_aux)
         y = got[0]
         y_leaves, y_tree = tree_flatten(y)
@@ -112,12 +118,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     from loom.frontend.vmap import vmap
 
     def jacfun(*args: Any) -> Any:
-        nums = _argnums(argnums, len(args), "jacfwd")
-        f = _partial(fun, args, nums)
-        dyn = tuple(args[i] for i in nums)
-        in_leaves, in_tree = tree_flatten(dyn)
-        in_avals = [_aval(x) for x in in_leaves]
-        _check_float(in_avals, "inputs", "jacfwd")
+        f, dyn, in_tree, in_avals = _prepare(fun, args, argnums, "jacfwd")
 
         def column(*t: Any) -> Any:
             return jvp(f, dyn, tree_unflatten(in_tree, list(t)), has_aux=has_aux)[1]
