@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 out="${1:-${OUT:-gpu_session_out}}"
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# jax and torch share the GPU in one process: jax must not take 75% of its memory up front
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
 steps="${STEPS:-info tests knn gpu}"
 summary="$out/summary.txt"
