@@ -288,3 +288,55 @@ def test_random_gathers_and_scatters_match_xla(seed):
     operands = [("%x", _tensor(shape, "f32")), ("%i", _tensor(idx.shape, "i32")), ("%u", _tensor(ushape, "f32"))]
     text = one_op("stablehlo.scatter", operands, _tensor(shape, "f32"), attrs, body="tensor<f32>")
     run_text(text, r.randn(*shape).astype(np.float32), idx, r.randint(-4, 5, size=ushape).astype(np.float32))
+
+
+# Scatters with any elementwise update computation: applied in rounds on torch, one update after
+# the other per target in update order, as XLA applies them.
+
+def test_scatter_apply_with_duplicates_matches_xla():
+    x = values((6,), np.float32)
+    run_both(lambda a, i: a.at[i].apply(lambda v: v * 2.0 + 1.0), x, np.array([1, 4, 1, 1, 9, -1], np.int32))
+
+
+def _custom_scatter(body: str, n: int) -> str:
+    """Scatter of `n` float32[6] operands by int32[5,1] indices and `n` float32[5] updates, rows
+    of elements (window-less), with the update computation `body` over %o0.., %u0.. (scalars)."""
+    t, s = "tensor<6xf32>", "tensor<f32>"
+    ins = ", ".join(f"%x{k}" for k in range(n))
+    ups = ", ".join(f"%v{k}" for k in range(n))
+    args = ", ".join([f"%x{k}: {t}" for k in range(n)] + ["%i: tensor<5x1xi32>"] + [f"%v{k}: tensor<5xf32>"
+                                                                                     for k in range(n)])
+    types = ", ".join([t] * n + ["tensor<5x1xi32>"] + ["tensor<5xf32>"] * n)
+    results = ", ".join([t] * n)
+    block_args = ", ".join([f"%o{k}: {s}" for k in range(n)] + [f"%u{k}: {s}" for k in range(n)])
+    rets = ", ".join(f"%r{k}" for k in range(n))
+    return (f'"builtin.module"() ({{\n"func.func"() <{{function_type = ({types}) -> {t}, sym_name = "main"}}> '
+            f'({{\n^bb0({args}):\n  %out:{n} = "stablehlo.scatter"({ins}, %i, {ups}) <{{scatter_dimension_numbers = '
+            f'#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = '
+            f'1>}}> ({{\n  ^bb0({block_args}):\n{body}    "stablehlo.return"({rets}) : ({", ".join([s] * n)}) -> ()\n'
+            f'  }}) : ({types}) -> ({results})\n  "func.return"(%out#0) : ({t}) -> ()\n}}) : () -> ()\n'
+            f'}}) : () -> ()\n')
+
+
+def test_scatter_with_an_order_dependent_body_matches_xla():
+    body = ('    %two = "stablehlo.constant"() <{value = dense<2.0> : tensor<f32>}> : () -> tensor<f32>\n'
+            '    %m = "stablehlo.multiply"(%o0, %two) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+            '    %r0 = "stablehlo.subtract"(%m, %u0) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n')
+    idx = np.array([[2], [5], [2], [7], [2]], np.int32)  # three updates of element 2, one out of bounds
+    run_text(_custom_scatter(body, 1), values((6,), np.float32), idx, values((5,), np.float32))
+
+
+def test_scatter_of_two_operands_with_a_custom_body_matches_xla():
+    """An argmax-style scatter: keep the larger value and the index that came with it."""
+    body = ('    %gt = "stablehlo.compare"(%u0, %o0) <{comparison_direction = #stablehlo<comparison_direction GT>}> : '
+            '(tensor<f32>, tensor<f32>) -> tensor<i1>\n'
+            '    %r0 = "stablehlo.select"(%gt, %u0, %o0) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+            '    %r1 = "stablehlo.select"(%gt, %u1, %o1) : (tensor<i1>, tensor<f32>, tensor<f32>) -> tensor<f32>\n')
+    idx = np.array([[3], [0], [3], [3], [6]], np.int32)
+    x = values((6,), np.float32)
+    for second in (False, True):
+        text = _custom_scatter(body, 2)
+        if second:  # return the second result instead of the first
+            text = text.replace('"func.return"(%out#0) : (tensor<6xf32>)', '"func.return"(%out#1) : (tensor<6xf32>)')
+        run_text(text, x, np.arange(6, dtype=np.float32), idx, values((5,), np.float32),
+                 np.arange(10, 15, dtype=np.float32))

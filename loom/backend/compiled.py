@@ -1561,8 +1561,18 @@ def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
             gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({gen.name(inputs[0])}, "
                          f"{gen.name(indices)}, {gen.name(updates[0])})")
             return
-    gen.numpy_island(op, "several operands, dynamic shapes, or an update computation other than overwrite, add, "
-                         "multiply, max or min (updates to one element would have to be applied one by one)")
+    static = all(getattr(v.type, "has_static_shape", False) for v in op.operands)
+    if static and not _has_shell_dtypes(op.operands) and _is_elementwise(op.regions[0]):
+        n_in = len(op.results)
+        plan = _kt().ScatterRounds(shape_of(op.operands[0].type), shape_of(op.operands[n_in].type),
+                                   shape_of(op.operands[n_in + 1].type),
+                                   kn.ScatterDims(op.get_attr("scatter_dimension_numbers")))
+        body = gen.region_function(op.regions[0], "update")
+        gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({body}, "
+                     f"{gen.packed(op.operands[:n_in])}, {gen.name(op.operands[n_in])}, "
+                     f"{gen.packed(op.operands[n_in + 1:])})", returns_tuple=True)
+        return
+    gen.numpy_island(op, "dynamic shapes, unsigned operands or an update computation that is not elementwise")
 
 
 # Executables ------------------------------------------------------------------------------------

@@ -1139,6 +1139,26 @@ def _gather(op: Operation) -> Kernel | None:
 _SCATTER_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 
 
+def scatter_flat_index(operand_shape: tuple[int, ...], idx_shape: tuple[int, ...], updates_shape: tuple[int, ...],
+                       dims: kn.ScatterDims) -> FlatIndex:
+    """The flat operand index of every update element of a scatter (its `FlatIndex` plan)."""
+    ivd = dims.index_vector_dim
+    rank = len(updates_shape)
+    batch_axes = kn._batch_coordinates((*idx_shape, 1) if ivd == len(idx_shape) else idx_shape, ivd)
+    scatter_axes = [a for a in range(rank) if a not in dims.update_window_dims]
+    window_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
+                   d not in dims.input_batching_dims]
+    stride = _strides(operand_shape)
+    sizes = {d: updates_shape[u] for d, u in zip(window_dims, dims.update_window_dims)}
+    terms = [(u, updates_shape[u], stride[d]) for d, u in zip(window_dims, dims.update_window_dims)]
+    for d, sd in zip(dims.input_batching_dims, dims.scatter_indices_batching_dims):
+        axis = scatter_axes[batch_axes.index(sd)]
+        terms.append((axis, updates_shape[axis], stride[d]))
+    starts = [(stride[d], operand_shape[d] - sizes.get(d, 1)) for d in dims.scatter_dims_to_operand_dims]
+    layout = tuple(_placed({a: updates_shape[a] for a in scatter_axes}, rank))
+    return FlatIndex(idx_shape, ivd, starts, _static_offsets(terms, rank), layout)
+
+
 class Scatter:
     """A scatter over static shapes whose update computation is overwrite (`kind` None) or add,
     mul, max, min: flat indices computed once per call, windows out of bounds (which XLA skips)
@@ -1150,21 +1170,7 @@ class Scatter:
 
     def __init__(self, operand_shape: tuple[int, ...], idx_shape: tuple[int, ...], updates_shape: tuple[int, ...],
                  dims: kn.ScatterDims, kind: str | None, unsigned: bool = False) -> None:
-        ivd = dims.index_vector_dim
-        rank = len(updates_shape)
-        batch_axes = kn._batch_coordinates((*idx_shape, 1) if ivd == len(idx_shape) else idx_shape, ivd)
-        scatter_axes = [a for a in range(rank) if a not in dims.update_window_dims]
-        window_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
-                       d not in dims.input_batching_dims]
-        stride = _strides(operand_shape)
-        sizes = {d: updates_shape[u] for d, u in zip(window_dims, dims.update_window_dims)}
-        terms = [(u, updates_shape[u], stride[d]) for d, u in zip(window_dims, dims.update_window_dims)]
-        for d, sd in zip(dims.input_batching_dims, dims.scatter_indices_batching_dims):
-            axis = scatter_axes[batch_axes.index(sd)]
-            terms.append((axis, updates_shape[axis], stride[d]))
-        starts = [(stride[d], operand_shape[d] - sizes.get(d, 1)) for d in dims.scatter_dims_to_operand_dims]
-        layout = tuple(_placed({a: updates_shape[a] for a in scatter_axes}, rank))
-        self.index = FlatIndex(idx_shape, ivd, starts, _static_offsets(terms, rank), layout)
+        self.index = scatter_flat_index(operand_shape, idx_shape, updates_shape, dims)
         self.updates_shape, self.kind, self.unsigned = tuple(updates_shape), kind, unsigned
         self.__name__ = "scatter_unsigned" if unsigned else "scatter"
 
@@ -1198,6 +1204,46 @@ class Scatter:
         else:
             out.scatter_reduce_(0, target, values, _SCATTER_REDUCE[kind])
         return out[:size].reshape(operand.shape)
+
+
+class ScatterRounds:
+    """A scatter over static shapes with any elementwise update computation `body` (and any
+    number of operands), applied as XLA does, one update after the other in update order: the
+    updates are grouped into rounds, round r holding each target's r-th update, so within a round
+    every target is distinct and `body` runs on whole vectors. One host read (the number of
+    rounds) per call; windows out of bounds are dropped."""
+
+    __slots__ = ("index", "updates_shape", "__name__")
+
+    def __init__(self, operand_shape: tuple[int, ...], idx_shape: tuple[int, ...], updates_shape: tuple[int, ...],
+                 dims: kn.ScatterDims) -> None:
+        self.index = scatter_flat_index(operand_shape, idx_shape, updates_shape, dims)
+        self.updates_shape = tuple(updates_shape)
+        self.__name__ = "scatter_rounds"
+
+    def __call__(self, body: Callable, inputs: tuple, indices, updates: tuple) -> tuple:
+        flat, valid = self.index(indices, clamp=False)
+        target = flat.expand(self.updates_shape).reshape(-1)
+        values = [u.reshape(-1) for u in updates]
+        if valid is not None:
+            keep = valid.expand(self.updates_shape).reshape(-1)
+            target, values = target[keep], [v[keep] for v in values]
+        outs = [x.reshape(-1).clone() for x in inputs]
+        n = target.numel()
+        if n == 0:
+            return tuple(o.reshape(x.shape) for o, x in zip(outs, inputs))
+        sorted_target, order = torch.sort(target, stable=True)
+        position = torch.arange(n, device=target.device)
+        first = torch.ones(n, dtype=torch.bool, device=target.device)
+        first[1:] = sorted_target[1:] != sorted_target[:-1]
+        rank = position - torch.cummax(torch.where(first, position, 0), 0).values
+        for r in range(int(rank.max()) + 1):
+            chosen = order[rank == r]
+            where = target[chosen]
+            new = body(*(o[where] for o in outs), *(v[chosen] for v in values))
+            for o, v in zip(outs, new):
+                o[where] = v
+        return tuple(o.reshape(x.shape) for o, x in zip(outs, inputs))
 
 
 # Sorting and top-k -----------------------------------------------------------------------------
