@@ -10,9 +10,11 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
+import jax.numpy as jnp  # noqa: E402
 from jax import lax as jlax  # noqa: E402
 
 import loom  # noqa: E402
+import loom.numpy as lnp  # noqa: E402
 from loom import lax  # noqa: E402
 
 rng = np.random.default_rng(3)
@@ -85,3 +87,39 @@ def test_composed_functions_match_jax():
     np.testing.assert_allclose(lax.scatter_sub(x[0], idx, upd, dn), jlax.scatter_sub(x[0], idx, upd, dn), rtol=1e-6)
     g = loom.grad(lambda u: lax.scatter_sub(x[0], idx, u, dn).sum())(upd)
     np.testing.assert_allclose(g, jax.grad(lambda u: jlax.scatter_sub(x[0], idx, u, dn).sum())(upd))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 8, 13])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan_matches_jax(n, reverse):
+    x = rng.standard_normal((3, n, 2)).astype(np.float32)
+    a = rng.uniform(0.5, 1.0, (3, n, 2)).astype(np.float32)
+
+    def linear(m):  # h_t = a_t * h_{t-1} + x_t as pairs: the scan of linear recurrences (SSMs)
+        return lambda e1, e2: (e1[0] * e2[0], e2[0] * e1[1] + e2[1])
+    for fn_l, fn_j, elems in ((lambda p, q: p + q, lambda p, q: p + q, x),
+                              (lnp.maximum, jnp.maximum, x),
+                              (linear(lnp), linear(jnp), (a, x)),
+                              (lambda p, q: p | q, lambda p, q: p | q, x > 0.5)):
+        want = jlax.associative_scan(fn_j, elems, reverse=reverse, axis=1)
+        for got in (lax.associative_scan(fn_l, elems, reverse=reverse, axis=1),
+                    loom.jit(lambda e, f=fn_l: lax.associative_scan(f, e, reverse=reverse, axis=1))(elems)):
+            for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+
+
+def test_associative_scan_gradients_and_vmap_match_jax():
+    x = rng.standard_normal((6, 3)).astype(np.float32)
+    a = rng.uniform(0.5, 1.0, (6, 3)).astype(np.float32)
+
+    def loss(m, scan):
+        def f(a, x):
+            _, h = scan(lambda e1, e2: (e1[0] * e2[0], e2[0] * e1[1] + e2[1]), (a, x))
+            return m.sum(h * h)
+        return f
+    got = loom.grad(loss(lnp, lax.associative_scan), argnums=(0, 1))(a, x)
+    want = jax.grad(loss(jnp, jlax.associative_scan), argnums=(0, 1))(a, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(loom.vmap(lambda v: lax.associative_scan(lambda p, q: p + q, v))(x.T),
+                               jax.vmap(lambda v: jlax.associative_scan(lambda p, q: p + q, v))(x.T), rtol=1e-6)

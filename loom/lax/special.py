@@ -137,6 +137,64 @@ def scatter_sub(operand: Array, scatter_indices: Array, updates: Array, dimensio
                            indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
 
 
-__all__ = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "batch_matmul", "collapse", "cosh", "digamma", "erf",
-           "erf_inv", "erfc", "exp2", "full", "full_like", "lgamma", "reciprocal", "scatter_sub", "select_n", "sinh",
-           "split"]
+def associative_scan(fn: Any, elems: Any, reverse: bool = False, axis: int = 0) -> Any:
+    """All prefix combinations of `elems` (a pytree of arrays of one length along `axis`) by the
+    associative `fn`, as `jax.lax.associative_scan`: the parallel odd/even recursion (Blelloch),
+    O(log n) steps of whole-array ops, each step combining every other element."""
+    from loom.frontend.pytree import tree_flatten, tree_unflatten
+    from loom.frontend.tracing import current_trace
+    leaves, tree = tree_flatten(elems)
+    if current_trace() is None:  # eagerly: trace and run once
+        from loom.frontend.jit import jit
+        return jit(lambda e: associative_scan(fn, e, reverse, axis))(elems)
+    if not leaves:
+        return elems
+    lengths = {np.shape(x)[axis] for x in leaves}
+    if len(lengths) != 1:
+        raise ValueError(f"associative_scan: the arrays must have one length along axis {axis}, got "
+                         f"{sorted(lengths)} (at {user_line()})")
+    axis %= np.ndim(leaves[0])
+    if reverse:
+        leaves = [ops.rev(x, [axis]) for x in leaves]
+
+    def combine(a: list, b: list) -> list:
+        out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
+        if out_tree != tree:
+            raise TypeError(f"associative_scan: fn must return the structure of elems, {tree}, got {out_tree} "
+                            f"(at {user_line()})")
+        return out
+
+    def part(xs: list, start: int, limit: int | None, stride: int = 1) -> list:
+        return [ops.slice_in_dim(x, start, limit, stride, axis) for x in xs]
+
+    def interleave(a: Any, b: Any) -> Any:  # a[0], b[0], a[1], b[1], ...
+        same = np.shape(a)[axis] == np.shape(b)[axis]
+        cfg_a = [(0, 0, 0)] * np.ndim(a)
+        cfg_b = [(0, 0, 0)] * np.ndim(b)
+        cfg_a[axis] = (0, 1 if same else 0, 1)
+        cfg_b[axis] = (1, 0 if same else 1, 1)
+        zero = np.zeros((), np.dtype(a.dtype))
+        join = ops.bitwise_or if np.dtype(a.dtype) == np.bool_ else ops.add
+        return join(ops.pad(a, zero, cfg_a), ops.pad(b, zero, cfg_b))
+
+    def scan(xs: list) -> list:
+        n = np.shape(xs[0])[axis]
+        if n < 2:
+            return xs
+        odd = scan(combine(part(xs, 0, -1, 2), part(xs, 1, None, 2)))
+        if n % 2 == 0:
+            even = combine(part(odd, 0, -1), part(xs, 2, None, 2))
+        else:
+            even = combine(odd, part(xs, 2, None, 2))
+        even = [ops.concatenate([ops.slice_in_dim(x, 0, 1, 1, axis), e], axis) for x, e in zip(xs, even)]
+        return [interleave(e, o) for e, o in zip(even, odd)]
+
+    out = scan(leaves)
+    if reverse:
+        out = [ops.rev(x, [axis]) for x in out]
+    return tree_unflatten(tree, out)
+
+
+__all__ = ["acos", "acosh", "asin", "asinh", "associative_scan", "atan", "atanh", "batch_matmul", "collapse",
+           "cosh", "digamma", "erf", "erf_inv", "erfc", "exp2", "full", "full_like", "lgamma", "reciprocal",
+           "scatter_sub", "select_n", "sinh", "split"]
