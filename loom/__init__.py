@@ -32,7 +32,7 @@ from loom import knn, lax, nn, numpy, random, tree_util  # noqa: E402  (`loom.la
 # `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
 from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
-from loom.frontend.custom_derivatives import custom_jvp, custom_vjp  # noqa: E402
+from loom.frontend.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jacobians import hessian, jacfwd, jacrev  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
@@ -43,7 +43,7 @@ from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",
-           "checkpoint_policies", "checkpoint_policy", "compile", "custom_jvp", "custom_vjp", "device_get",
-           "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad", "hessian", "jacfwd", "jacrev",
-           "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat", "tree_util", "value_and_grad",
-           "vjp", "vmap"]
+           "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "custom_jvp", "custom_vjp",
+           "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad", "hessian",
+           "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat",
+           "tree_util", "value_and_grad", "vjp", "vmap"]

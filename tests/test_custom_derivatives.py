@@ -377,3 +377,27 @@ def test_custom_jvp_before_defjvp_is_an_error():
         return x
     with pytest.raises(TypeError, match="called before defjvp"):
         loom.jit(f)(rand(3))
+
+
+def test_closure_convert_lets_a_custom_vjp_differentiate_what_it_closed_over():
+    """The pattern JAX documents: closure_convert hoists the closed-over `w` into an argument of
+    the custom_vjp function, whose bwd then gives it a cotangent (twice the true one, to show
+    that bwd ran), as in JAX."""
+    def loss(m, np_):
+        def inner(w, x):
+            fc, consts = m.closure_convert(lambda x: np_.sin(x * w), x)
+
+            @m.custom_vjp
+            def g(x, *consts):
+                return fc(x, *consts)
+
+            def bwd(res, ct):
+                x, consts = res
+                return tuple(2.0 * c for c in m.vjp(fc, x, *consts)[1](ct))
+            g.defvjp(lambda x, *consts: (fc(x, *consts), (x, consts)), bwd)
+            return np_.sum(g(x, *consts))
+        return inner
+    w, x = rand(3), rand(3)
+    close(loom.grad(loss(loom, lnp), argnums=(0, 1))(w, x), jax.grad(loss(jax, jnp), argnums=(0, 1))(w, x))
+    f = lambda x: x * 2.0  # noqa: E731
+    assert loom.closure_convert(f, x) == (f, [])  # nothing to hoist outside a trace

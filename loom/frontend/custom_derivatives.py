@@ -246,6 +246,29 @@ class custom_jvp(_CustomDerivative):  # noqa: N801 - jax.custom_jvp's name
         return tree_unflatten(out_tree, [Tracer(r, trace, t.weak) for r, t in zip(op.results, outputs)])
 
 
+def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable[..., Any], list[Any]]:
+    """`(converted, consts)`, as `jax.closure_convert`: the traced values `fun` closes over
+    (`consts`) become explicit trailing arguments, `converted(*args, *consts) == fun(*args)`, so
+    that a custom_vjp or custom_jvp function can take them as inputs (and differentiate them)
+    instead of closing over them. Outside any trace nothing is traced: `(fun, [])`.
+    `example_args` give the shapes and dtypes the converted function is called with."""
+    if current_trace() is None:
+        return fun, []
+    from loom.frontend.grad import _inline
+    from loom.frontend.jit import Jitted
+    lowered = Jitted(fun).lower(*example_args)
+    consts = list(lowered.captures)
+    n = len(consts)
+
+    def converted(*args: Any) -> Any:
+        if len(args) != len(example_args) + n:
+            raise TypeError(f"the closure-converted {getattr(fun, '__name__', 'function')} takes "
+                            f"{len(example_args)} arguments and {n} consts, got {len(args)} (at {user_line()})")
+        leaves = tree_flatten((list(args[:len(args) - n]), {}))[0]
+        return tree_unflatten(lowered.out_tree, _inline(lowered.module, [*leaves, *args[len(args) - n:]]))
+    return converted, consts
+
+
 def _tree_add(a: Any, b: Any) -> Any:
     from loom.frontend.pytree import tree_map
     from loom.numpy import add
@@ -256,4 +279,4 @@ def _kind(x: Any) -> str:
     return f"a {type(x).__name__} of length {len(x)}" if isinstance(x, (tuple, list)) else type(x).__name__
 
 
-__all__ = ["custom_jvp", "custom_vjp"]
+__all__ = ["closure_convert", "custom_jvp", "custom_vjp"]

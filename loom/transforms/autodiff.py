@@ -155,8 +155,8 @@ def _check_no_differentiated_closure(op: Operation) -> None:
         if owner is None:
             if is_active(v):
                 raise TypeError(f"the {op.name[3:]} function at {op.location} closes over a value being differentiated "
-                                "(not one of its arguments), whose derivative its bwd cannot give; pass that value "
-                                "as an argument instead")
+                                "(not one of its arguments), whose derivative its rule cannot give; pass that value "
+                                "as an argument instead (loom.closure_convert makes closed-over values arguments)")
             continue
         stack.extend(owner.operands)
         if owner.regions:
