@@ -170,13 +170,9 @@ def _custom_vjp(b, op, cts):
     _check_no_differentiated_closure(op)
     block = op.regions[0].entry
     seeds = [ct if ct is not None else full_like(b, 0, r) for ct, r in zip(cts, op.results)]
-    mapping = dict(zip(block.args, [*op.operands_of("residuals"), *seeds]))
-    for o in block.ops:
-        if o is block.last_op:
-            break
-        b.insert(o.clone(mapping))
+    got = _inline_body(b, block, dict(zip(block.args, [*op.operands_of("residuals"), *seeds])))
     inputs = op.operands_of("inputs")
-    in_cts = [mapping.get(v, v) if is_float(x.type) else None for v, x in zip(block.last_op.operands, inputs)]
+    in_cts = [ct if is_float(x.type) else None for ct, x in zip(got, inputs)]
     return [*in_cts, *[None] * (len(op.operands) - len(inputs))]
 
 
@@ -860,13 +856,14 @@ def region_function(region: Any, free: Sequence[Value], name: str = "region") ->
 
 
 def _inline_body(bb: Builder, fb: Any, mapping: dict, skip: int = 0) -> list[Value]:
-    """Clone the ops of a function body `fb` into `bb`; return the mapped operands of its
-    `func.return` after the first `skip`."""
+    """Clone the ops of a block `fb` (a function's or a region's body) into `bb`, all but its
+    terminator; return the terminator's mapped operands after the first `skip`."""
+    last = fb.last_op
     for o in fb.ops:
-        if o.name == "func.return":
+        if o is last:
             return [mapping.get(v, v) for v in o.operands[skip:]]
         bb.insert(o.clone(mapping))
-    raise ValueError("the function has no func.return")
+    raise ValueError("the block has no terminator")
 
 
 @_rule("ad.custom_jvp")

@@ -100,12 +100,8 @@ def _custom_jvp_rule(b, op, xs, ts):
     inputs = op.operands_of("inputs")
     block = op.regions[0].entry
     tangents = [t if t is not None else _like(b, 0, x) for x, t in zip(inputs, ts)]
-    mapping = dict(zip(block.args, [*inputs, *tangents]))
-    for o in block.ops:
-        if o is block.last_op:
-            break
-        b.insert(o.clone(mapping))
-    return [mapping.get(v, v) if is_float(r.type) else None for v, r in zip(block.last_op.operands, op.results)]
+    got = autodiff._inline_body(b, block, dict(zip(block.args, [*inputs, *tangents])))
+    return [t if is_float(r.type) else None for t, r in zip(got, op.results)]
 
 
 @_rule("ad.custom_vjp")
