@@ -63,6 +63,11 @@ def shape_of(t: Type) -> tuple[int, ...]:
     return tuple(getattr(t, "shape", ()))
 
 
+def static_operands(op: Any) -> bool:
+    """Whether every operand of `op` is a tensor of static shape."""
+    return all(getattr(v.type, "has_static_shape", False) for v in op.operands)
+
+
 def array_text(x: Any) -> str:
     """`float64[3]`, `int32[]`, the way jax names an array's type in error messages."""
     if isinstance(x, (np.ndarray, np.generic)):

@@ -1549,11 +1549,11 @@ _SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "ma
 @torch_codegen_rule("stablehlo.scatter")
 def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
     n = len(op.results)
+    static = common.static_operands(op)
     if n == 1:
         inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
         known, ufunc = scatter_update_ufunc(op.regions[0])
         complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
-        static = all(getattr(v.type, "has_static_shape", False) for v in op.operands)
         if known and ufunc in _SCATTER_KINDS and complex_ok and static:
             dims = kn.ScatterDims(op.get_attr("scatter_dimension_numbers"))
             plan = _kt().Scatter(shape_of(inputs[0].type), shape_of(indices.type), shape_of(updates[0].type), dims,
@@ -1561,16 +1561,14 @@ def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
             gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({gen.name(inputs[0])}, "
                          f"{gen.name(indices)}, {gen.name(updates[0])})")
             return
-    static = all(getattr(v.type, "has_static_shape", False) for v in op.operands)
     if static and not _has_shell_dtypes(op.operands) and _is_elementwise(op.regions[0]):
-        n_in = len(op.results)
-        plan = _kt().ScatterRounds(shape_of(op.operands[0].type), shape_of(op.operands[n_in].type),
-                                   shape_of(op.operands[n_in + 1].type),
+        plan = _kt().ScatterRounds(shape_of(op.operands[0].type), shape_of(op.operands[n].type),
+                                   shape_of(op.operands[n + 1].type),
                                    kn.ScatterDims(op.get_attr("scatter_dimension_numbers")))
         body = gen.region_function(op.regions[0], "update")
         gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({body}, "
-                     f"{gen.packed(op.operands[:n_in])}, {gen.name(op.operands[n_in])}, "
-                     f"{gen.packed(op.operands[n_in + 1:])})", returns_tuple=True)
+                     f"{gen.packed(op.operands[:n])}, {gen.name(op.operands[n])}, "
+                     f"{gen.packed(op.operands[n + 1:])})", returns_tuple=True)
         return
     gen.numpy_island(op, "dynamic shapes, unsigned operands or an update computation that is not elementwise")
 

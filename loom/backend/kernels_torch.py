@@ -1128,7 +1128,7 @@ class Gather:
 
 @torch_kernel("stablehlo.gather")
 def _gather(op: Operation) -> Kernel | None:
-    if not all(getattr(v.type, "has_static_shape", False) for v in op.operands):
+    if not common.static_operands(op):
         return None
     dims = kn.GatherDims(op.get_attr("dimension_numbers"))
     sizes = tuple(common.ints(op.get_attr("slice_sizes")))

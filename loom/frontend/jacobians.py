@@ -29,7 +29,8 @@ def _argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]
 
 
 def _aval(x: Any) -> tuple[tuple[int, ...], np.dtype]:
-    return tuple(np.shape(x)), np.dtype(getattr(x, "dtype", None) or np.asarray(x).dtype)
+    from loom.frontend.jit import _aval as aval
+    return aval(x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x))
 
 
 def _basis(avals: list[tuple[tuple[int, ...], np.dtype]]) -> list[np.ndarray]:

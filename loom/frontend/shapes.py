@@ -60,8 +60,7 @@ def block_until_ready(x: Any) -> Any:
 
 def device_get(x: Any) -> Any:
     """`x` (a pytree) with every array copied to the host as a numpy array."""
-    from loom.devices import Array
-    return tree_map(lambda leaf: np.asarray(leaf) if isinstance(leaf, Array) or hasattr(leaf, "__array__") else leaf, x)
+    return tree_map(lambda leaf: np.asarray(leaf) if hasattr(leaf, "__array__") else leaf, x)
 
 
 __all__ = ["ShapeDtypeStruct", "block_until_ready", "device_get", "eval_shape"]

@@ -16,16 +16,6 @@ import loom.numpy as lnp
 from loom.frontend.tracing import is_floating, user_line
 
 
-def _axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for a in axes:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"norm: axis {a} is out of bounds for an array of rank {ndim} (at {user_line()})")
-    return tuple(a % ndim for a in axes)
-
-
 def _float(x: Any) -> Any:
     dt = lnp.result_type(x)
     return x if is_floating(dt) else lnp.astype(x, lnp.float32)
@@ -34,7 +24,7 @@ def _float(x: Any) -> Any:
 def vector_norm(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
     """The vector `ord`-norm over `axis` (all axes flattened by default)."""
     x = _float(x)
-    axes = _axes(axis, lnp.ndim(x))
+    axes = lnp._axes(axis, lnp.ndim(x))
     a = lnp.abs(x)
     if ord is None or ord == 2:
         return lnp.sqrt(lnp.sum(a * a, axis=axes, keepdims=keepdims))
@@ -56,7 +46,7 @@ def matrix_norm(x: Any, axis: tuple[int, int] = (-2, -1), keepdims: bool = False
     """The matrix `ord`-norm over the two axes `axis`."""
     x = _float(x)
     nd = lnp.ndim(x)
-    rows, cols = _axes(axis, nd)
+    (rows,), (cols,) = lnp._axes(axis[0], nd), lnp._axes(axis[1], nd)
     if rows == cols:
         raise ValueError(f"norm: the two axes of a matrix norm must differ, got {axis} (at {user_line()})")
     a = lnp.abs(x)
