@@ -24,6 +24,7 @@ import argparse
 import os
 import statistics
 import time
+import traceback
 from collections.abc import Callable
 
 import numpy as np
@@ -244,19 +245,33 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
 
     contenders = {"loom (torch)": lambda: exe.call_unchecked(targs)}
     if front_end_fn is not None:
-        traced = loom.jit(front_end_fn)
-        mine = jax.tree_util.tree_leaves(traced(*targs))
-        worst = largest_relative_difference(mine, want)
-        print(f"  loom front end (the same Python traced by loom.jit) vs jax: largest relative difference "
-              f"{worst:.2e} ({'ok' if worst < tol else 'MISMATCH'})")
-        contenders["loom front end (jit, torch)"] = lambda: traced(*targs)
+        try:
+            traced = loom.jit(front_end_fn)
+            mine = jax.tree_util.tree_leaves(traced(*targs))
+            worst = largest_relative_difference(mine, want)
+            print(f"  loom front end (the same Python traced by loom.jit) vs jax: largest relative difference "
+                  f"{worst:.2e} ({'ok' if worst < tol else 'MISMATCH'})")
+            contenders["loom front end (jit, torch)"] = lambda: traced(*targs)
+        except Exception as e:  # report it and time the others
+            traceback.print_exc()
+            print(f"  loom front end failed: {type(e).__name__}: {e}")
+    graphed = None
     if device.type == "cuda":
-        graphed = CudaGraphExecutable(exe)
-        contenders["loom (torch) + CUDA graph"] = lambda: graphed.call_unchecked(targs)
+        try:
+            graphed = CudaGraphExecutable(exe)
+            graph_out = graphed(*targs)
+            graph_out = list(graph_out) if isinstance(graph_out, tuple) else [graph_out]
+            worst = largest_relative_difference(graph_out, want)
+            print(f"  loom + CUDA graph vs jax: largest relative difference {worst:.2e} "
+                  f"({'ok' if worst < tol else 'MISMATCH'}); captured: {graphed.captured}")
+            contenders["loom (torch) + CUDA graph"] = lambda: graphed.call_unchecked(targs)
+        except Exception as e:
+            traceback.print_exc()
+            print(f"  loom + CUDA graph failed: {type(e).__name__}: {e}")
     contenders["pytorch eager"] = lambda: torch_fn(*targs)
     contenders["jax.jit"] = lambda: jax.block_until_ready(jitted(*jargs))
     times = race(contenders, repeat, sync)
-    if device.type == "cuda":
+    if graphed is not None:
         print(f"  CUDA graph captured: {graphed.captured}")
     report(name, times)
 
@@ -293,9 +308,13 @@ def main() -> None:
 
     print(f"\n(a) transformer block forward+backward: batch {batch}, sequence {seq}, width {width}, {heads} heads, "
           f"{np.dtype(dtype).name}")
-    compare("  time per step", transformer_jax(jnp, jax, heads), transformer_torch(torch, heads),
-            transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol,
-            transformer_jax(*loom_front_end(), heads))
+    try:
+        compare("  time per step", transformer_jax(jnp, jax, heads), transformer_torch(torch, heads),
+                transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol,
+                transformer_jax(*loom_front_end(), heads))
+    except Exception as e:  # report it and go on to the MLP
+        traceback.print_exc()
+        print(f"  transformer block failed: {type(e).__name__}: {e}", flush=True)
     print(f"\n(b) MLP training step {'-'.join(map(str, sizes))}, batch {mlp_batch}, float32")
     compare("  time per step", mlp_jax(jnp, jax), mlp_torch(torch), mlp_inputs(mlp_batch, sizes), device, repeat,
             torch, jax, 1e-3, mlp_jax(*loom_front_end()))

@@ -7,8 +7,8 @@
 # Runs from the repository root with the machine's own python3 (torch, triton, jax); loom is
 # imported from the working tree. Each step has its own time limit so that one stuck step cannot
 # use up the others' time; each step's full output goes to OUTDIR/<step>.log, and the short
-# table of results is printed last (limits add up to 9 minutes: one call of the device tool). Set
-# STEPS to a subset (e.g. STEPS="tests knn") to rerun part.
+# table of results is printed last (limits add up to 9 minutes: one call of the device tool). Steps
+# run in order of what they are needed for; set STEPS to a subset (e.g. STEPS="tests knn") to rerun part.
 set -u
 cd "$(dirname "$0")/.."
 out="${1:-${OUT:-gpu_session_out}}"
@@ -17,7 +17,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
-steps="${STEPS:-info tests knn gpu}"
+steps="${STEPS:-info knn gpu tests}"
 summary="$out/summary.txt"
 : > "$summary"
 
@@ -31,19 +31,22 @@ step() {  # step NAME SECONDS COMMAND...
     echo "== $name: exit $rc in $((SECONDS - t0)) s (limit $limit s); log $out/$name.log" | tee -a "$summary"
 }
 
-step info 30 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
-# CUDA-only paths: device placement, DLPack, CUDA graphs, pinned offload, the torch backend on cuda.
-step tests 150 "$py" -m pytest -q -x -p no:cacheprovider tests/test_devices.py tests/test_offload_policy.py \
-    tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py
-step knn 180 "$py" benchmarks/knn.py --device gpu --gpu-suite --rounds 3
-step gpu 180 "$py" benchmarks/gpu.py --repeat 20
+step info 20 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
+# the kernel variants checked and timed, then the issue's sizes against torch and jax
+step knn 230 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --rounds 5
+step gpu 150 "$py" benchmarks/gpu.py --repeat 20
+# CUDA-only paths (device placement, DLPack, CUDA graphs, pinned offload) and the conformance
+# suite on CUDA tensors
+step tests 120 "$py" -m pytest -q -p no:cacheprovider tests/test_devices.py tests/test_offload_policy.py \
+    tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py \
+    tests/test_backend_conformance.py -k "cuda or not jax_conformance"
 
 {
     echo
-    for name in info tests knn gpu; do
+    for name in info knn gpu tests; do
         [ -f "$out/$name.log" ] || continue
         echo "---- $name (last lines)"
-        tail -n 25 "$out/$name.log"
+        tail -n 40 "$out/$name.log"
     done
     echo
     cat "$summary"

@@ -218,29 +218,114 @@ def run_one(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, 
 
 # GPU ------------------------------------------------------------------------------------------------
 
-def bench_gpu(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int,
-              sizes: Sequence[tuple[int, int, int]] = ()) -> None:
+# The GPU functions below run on DEVICE; a dry run of their logic on the CPU sets it to "cpu"
+# under TRITON_INTERPRET=1 (at tiny sizes: the interpreter is slow).
+DEVICE = "cuda"
+
+
+def sync_device() -> None:
     import torch
-    if not torch.cuda.is_available():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def bench_ms(fn: Callable[[], object]) -> float:
+    """Median milliseconds per call: Triton's do_bench (CUDA events) on the GPU, a host clock otherwise."""
+    if DEVICE == "cuda":
+        import triton
+        return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+    ts = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(ts)
+
+
+def bench_gpu(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int,
+              sizes: Sequence[tuple[int, int, int]] = (), tune: bool = False) -> None:
+    import torch
+    if DEVICE == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--device gpu needs a CUDA GPU (torch.cuda.is_available() is False)")
-    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print(f"GPU: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}")
+    if tune:
+        gpu_tune(n, d, nq, k, recall_target, seed)
     for n_, nq_, k_ in sizes or [(n, nq, k)]:
-        gpu_case(n_, d, nq_, k_, recall_target, rounds, seed)
+        try:
+            gpu_case(n_, d, nq_, k_, recall_target, rounds, seed)
+        except Exception as e:  # report and go on to the next size
+            import traceback
+            traceback.print_exc()
+            print(f"N={n_} Q={nq_} k={k_} failed: {type(e).__name__}: {e}", flush=True)
+
+
+def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -> None:
+    """Every kernel variant of `triton_knn.CANDIDATES` at several bin counts: checked against a
+    torch fp32 bin maximum (on the first 256 queries) and timed (median of Triton's do_bench)."""
+    import torch
+    import triton
+
+    from loom.backend import triton_knn
+    from loom.dialects.knn import num_bins
+    gen = torch.Generator(device=DEVICE).manual_seed(seed + 1)
+    db = torch.randn((n, d), device=DEVICE, generator=gen).to(torch.bfloat16)
+    q = torch.randn((nq, d), device=DEVICE, generator=gen).to(torch.bfloat16)
+    check_q = min(256, nq)
+    ref_scores = q[:check_q].float() @ db.float().T
+    xla = num_bins(n, 2, k, recall_target)
+    flops = 2.0 * nq * n * d
+    print(f"\nkernel variants, N={n} D={d} Q={nq} bf16 (XLA's bins {xla}); bin maximum alone, then + topk")
+    print(f"{'BLOCK_Q x BLOCK_L, warps, stages':34s} {'per SM':>6s} {'bins':>6s} {'ms':>7s} {'TFLOP/s':>8s} "
+          f"{'+topk ms':>9s} {'TFLOP/s':>8s} {'check':>6s}")
+    rows = []
+    for cfg in triton_knn.CANDIDATES:
+        name = f"{cfg['BLOCK_Q']} x {cfg['BLOCK_L']}, {cfg['num_warps']}, {cfg['num_stages']}"
+        try:
+            per_sm = triton_knn.programs_per_sm(q, db, None, cfg)
+            chosen = triton_knn.choose_bins(q, db, None, k, recall_target, cfg, "tf32")
+            least = triton.cdiv(xla, cfg["BLOCK_L"]) * cfg["BLOCK_L"]
+            for bins in sorted({least, chosen, 2 * chosen}):
+                values, indices = triton_knn.partial_reduce(q, db, None, bins, cfg)
+                sync_device()
+                v, i = values[:check_q].double(), indices[:check_q].long()
+                in_range = bool(((i >= 0) & (i < n) & (i % bins == torch.arange(bins, device=DEVICE))).all())
+                at_index = torch.gather(ref_scores, 1, i.clamp(0, n - 1)).double()
+                pad = torch.full((check_q, triton.cdiv(n, bins) * bins), float("-inf"), device=DEVICE)
+                pad[:, :n] = ref_scores
+                want = pad.view(check_q, -1, bins).amax(1).double()
+                err = float(((v - want).abs().max() + (at_index - want).abs().max()) / want.abs().max())
+                ok = in_range and not bool(torch.isnan(v).any()) and err < 1e-3
+                ms = bench_ms(lambda: triton_knn.partial_reduce(q, db, None, bins, cfg))  # noqa: B023
+                full = bench_ms(lambda: torch.topk(triton_knn.partial_reduce(q, db, None, bins, cfg)[0], k,  # noqa: B023
+                                                   dim=1))
+                rows.append((full, name, bins))
+                mark = " <- rule" if bins == chosen else ""
+                print(f"{name:34s} {per_sm:6d} {bins:6d} {ms:7.3f} {flops / ms / 1e9:8.1f} {full:9.3f} "
+                      f"{flops / full / 1e9:8.1f} {'ok' if ok else f'BAD {err:.1e}':>6s}{mark}", flush=True)
+        except Exception as e:  # report and go on: one variant the GPU cannot run must not end the table
+            print(f"{name:34s} failed: {type(e).__name__}: {str(e)[:200]}", flush=True)
+    if rows:
+        best = min(rows)
+        print(f"fastest: {best[1]}, bins {best[2]}: {best[0]:.3f} ms with topk, {flops / best[0] / 1e9:.1f} TFLOP/s, "
+              f"{nq / best[0] * 1e3 / 1e6:.2f}M queries/s")
+    del ref_scores
+    if DEVICE == "cuda":
+        torch.cuda.empty_cache()
 
 
 def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int) -> None:
     import torch
 
     from loom.backend import triton_knn
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    db = torch.randn((n, d), device="cuda", generator=gen).to(torch.bfloat16)
-    q = torch.randn((nq, d), device="cuda", generator=gen).to(torch.bfloat16)
-    print(f"\nN={n} D={d} Q={nq} k={k} bf16, recall_target={recall_target}")
+    gen = torch.Generator(device=DEVICE).manual_seed(seed)
+    db = torch.randn((n, d), device=DEVICE, generator=gen).to(torch.bfloat16)
+    q = torch.randn((nq, d), device=DEVICE, generator=gen).to(torch.bfloat16)
+    print(f"\nN={n} D={d} Q={nq} k={k} bf16, recall_target={recall_target}", flush=True)
 
     def sync(fn: Callable[[], object]) -> Callable[[], object]:
         def run() -> object:
             out = fn()
-            torch.cuda.synchronize()
+            sync_device()
             return out
         return run
 
@@ -248,41 +333,61 @@ def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int,
     contenders: dict[str, Callable[[], object]] = {}
 
     def loom_fn() -> None:
-        results["loom"] = triton_knn.search(q, db, k, recall_target=recall_target)
+        results["loom triton fused"] = triton_knn.search(q, db, k, recall_target=recall_target)[1]
+
+    if not triton_knn.INTERPRETING:
+        t0 = time.perf_counter()
+        cfg, bins = triton_knn.autotune(q, db, None, k, recall_target, "tf32")
+        print(f"(autotuned in {time.perf_counter() - t0:.1f} s: {cfg}, {bins} bins; untuned: "
+              f"{triton_knn.tile_config(nq, bins, d, q.dtype)})")
+
+    def loom_tuned_fn() -> None:
+        results["loom triton fused, autotuned"] = triton_knn.search(q, db, k, recall_target=recall_target,
+                                                                   autotune=True)[1]
+
+    step = max(1, int(8e9 // (2 * n)))
 
     def torch_fn() -> None:
         # in query blocks so that the bf16 score matrix fits in memory
-        step = max(1, int(8e9 // (2 * n)))
         parts = [torch.topk(q[a:a + step] @ db.T, k, dim=1).indices for a in range(0, nq, step)]
-        results["torch"] = torch.cat(parts)
+        results["torch bf16 matmul + topk"] = torch.cat(parts)
 
     def gemm_fn() -> None:
-        step = max(1, int(8e9 // (2 * n)))
         for a in range(0, nq, step):
             q[a:a + step] @ db.T
 
     contenders["loom triton fused"] = sync(loom_fn)
+    contenders["loom triton fused, autotuned"] = sync(loom_tuned_fn)
     contenders["torch bf16 matmul + topk"] = sync(torch_fn)
     contenders["torch bf16 GEMM (no selection)"] = sync(gemm_fn)
     try:
         import jax
-        if any(dev.platform == "gpu" for dev in jax.devices()) and nq * n * 4 <= 8e9:
+        if any(dev.platform == "gpu" for dev in jax.devices()) and n <= 2_000_000:
             import jax.numpy as jnp
             jq = jnp.asarray(q.float().cpu().numpy(), dtype=jnp.bfloat16)
             jdb = jnp.asarray(db.float().cpu().numpy(), dtype=jnp.bfloat16)
-            f = jax.jit(lambda a, b: jax.lax.approx_max_k(a @ b.T, k, recall_target=recall_target))
-            contenders["jax approx_max_k"] = lambda: jax.block_until_ready(f(jq, jdb))
+            jstep = max(1, int(8e9 // (4 * n)))  # fp32 scores (jax's bf16-score path is ~8x slower)
+            f = jax.jit(lambda a, b: jax.lax.approx_max_k(jnp.matmul(a, b.T, preferred_element_type=jnp.float32), k,
+                                                          recall_target=recall_target)[1])
+
+            def jax_fn() -> None:
+                parts = [f(jq[a:a + jstep], jdb) for a in range(0, nq, jstep)]
+                results["jax approx_max_k"] = np.concatenate([np.asarray(jax.block_until_ready(p)) for p in parts])
+
+            contenders["jax approx_max_k"] = jax_fn
     except Exception as e:  # jax without a GPU backend: no jax row
         print(f"(no jax row: {type(e).__name__}: {e})")
     for fn in contenders.values():
         fn()
+    # recall against an fp32 exact top-k on the first queries
+    check = min(nq, 2000)
+    tstep = max(1, int(4e9 // (4 * n)))
+    truth = torch.cat([torch.topk(q[a:min(a + tstep, check)].float() @ db.float().T, k, dim=1).indices
+                       for a in range(0, check, tstep)]).cpu().numpy()
     recalls = {}
-    if nq * n <= 2e10:
-        step = max(1, int(4e9 // (4 * n)))
-        truth = torch.cat([torch.topk(q[a:a + step].float() @ db.float().T, k, dim=1).indices
-                           for a in range(0, nq, step)]).cpu().numpy()
-        recalls["loom triton fused"] = recall(results["loom"][1].cpu().numpy(), truth)
-        recalls["torch bf16 matmul + topk"] = recall(results["torch"].cpu().numpy(), truth)
+    for name, found in results.items():
+        found = found.cpu().numpy() if hasattr(found, "cpu") else np.asarray(found)
+        recalls[name] = recall(found[:check], truth)
     times = run_rounds(contenders, rounds)
     report(times, recalls, nq, n, d, "torch bf16 matmul + topk", "torch bf16 GEMM (no selection)",
            unit="TFLOP/s", scale=1e12)
@@ -305,6 +410,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--only", help=argparse.SUPPRESS)  # one contender in this process (used by --isolated)
     p.add_argument("--gpu-suite", action="store_true",
                    help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the issue's sizes)")
+    p.add_argument("--gpu-tune", action="store_true",
+                   help="GPU: first check and time every kernel variant at several bin counts (N=1M Q=10k k=10)")
     args = p.parse_args(argv)
     if args.only:
         run_one(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.seed, args.only)
@@ -315,7 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         bench_cpu(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.rounds, args.seed)
     else:
         sizes = [(1_000_000, 10_000, 10), (1_000_000, 10_000, 100), (10_000_000, 10_000, 10)] if args.gpu_suite else ()
-        bench_gpu(args.n, args.d, args.q or 10_000, args.k, args.recall_target, args.rounds, args.seed, sizes)
+        bench_gpu(args.n, args.d, args.q or 10_000, args.k, args.recall_target, args.rounds, args.seed, sizes,
+                  args.gpu_tune)
     return 0
 
 

@@ -88,6 +88,26 @@ CHECKS = textwrap.dedent("""
     out.append({"torch_backend": "knn.fused_score_top_k" in module,
                 "same_indices": float((np.asarray(got[1]) == want[1]).mean()),
                 "value_error": float(np.abs(np.asarray(got[0]) - want[0]).max())})
+    # the bin maximum itself, for every mask case of the kernel: bins a multiple of the bin tile or
+    # not (FULL_TILES), the dimension a power of two or not (EVEN_D), a last partial row of bins or none
+    cfg = triton_knn.tile_config(8, 64, 16, torch.float32)
+    for n, d, bins in ((640, 16, 32), (650, 16, 32), (650, 20, 40), (640, 24, 40), (37, 16, 48)):
+        q = rng.standard_normal((19, d)).astype(np.float32)
+        db = rng.standard_normal((n, d)).astype(np.float32)
+        h = rng.standard_normal(n).astype(np.float32)
+        for norms in (None, h):
+            v, i = triton_knn.partial_reduce(torch.from_numpy(q), torch.from_numpy(db),
+                                             None if norms is None else torch.from_numpy(norms), bins, cfg, "ieee")
+            scores = q.astype(np.float64) @ db.astype(np.float64).T + (0 if norms is None else norms[None, :])
+            padded = np.full((19, -(-n // bins) * bins), -np.inf)
+            padded[:, :n] = scores
+            per_bin = padded.reshape(19, -1, bins)
+            want_v = per_bin.max(1)
+            want_i = per_bin.argmax(1) * bins + np.arange(bins)
+            want_i[want_v == -np.inf] = -1
+            out.append({"partial": [n, d, bins, norms is not None], "same_indices": float((i.numpy() == want_i).mean()),
+                        "value_error": float(np.abs(np.where(want_v == -np.inf, 0, v.numpy() - want_v)).max()),
+                        "empty_bins_are_minus_inf": bool(np.all(v.numpy()[want_v == -np.inf] == -np.inf))})
     print(json.dumps(out))
 """)
 
@@ -135,6 +155,38 @@ def test_streamed_database(results):
 def test_torch_backend_uses_the_kernel(results):
     (r,) = [r for r in results if "torch_backend" in r]
     assert r["torch_backend"] and r["same_indices"] == 1.0 and r["value_error"] <= 1e-4, r
+
+
+def test_bin_maximum_every_mask_case(results):
+    rows = [r for r in results if "partial" in r]
+    assert len(rows) == 10
+    for r in rows:
+        assert r["same_indices"] == 1.0 and r["value_error"] <= 1e-4 and r["empty_bins_are_minus_inf"], r
+
+
+def test_gpu_bin_count_fills_the_gpu():
+    from loom.backend import triton_knn
+    from loom.dialects.knn import num_bins
+    if triton_knn.INTERPRETING:
+        pytest.skip("the interpreter keeps XLA's bin count")
+    n, k, r = 1_000_000, 10, 0.95
+    xla = num_bins(n, 2, k, r)
+    for nq, block_q, block_l, slots in ((10_000, 256, 32, 264), (10_000, 128, 64, 264), (1024, 128, 64, 132),
+                                        (100_000, 256, 32, 264)):
+        bins = triton_knn.gpu_bins(n, k, r, nq, block_q, block_l, slots=slots)
+        tiles = bins // block_l
+        assert bins % block_l == 0 and xla <= bins <= 8 * -(-xla // block_l) * block_l
+        q_tiles = -(-nq // block_q)
+        least = -(-xla // block_l)
+        cost = {t: -(-(q_tiles * t) // slots) / t for t in range(least, 8 * least + 1)}  # waves x rows per bin
+        best = min(cost.values())
+        assert cost[tiles] <= 1.02 * best
+        assert all(cost[t] > 1.02 * best for t in range(least, tiles))
+    # 10k queries in 40 tiles of 256 over 264 slots: XLA's 8 bin tiles make 320 programs (2 waves,
+    # the second a fifth full); 13 tiles make 520 (2 waves, 98% full), within 2% of 33 tiles' 5 full waves
+    assert triton_knn.gpu_bins(n, k, r, 10_000, 256, 32, slots=264) == 13 * 32
+    # XLA's count is kept where it already covers the database, and a tiny database is not split further
+    assert triton_knn.gpu_bins(100, 10, 0.95, 10_000, 256, 32, slots=264) == num_bins(100, 2, 10, 0.95)
 
 
 def test_search_api_against_exact(results):

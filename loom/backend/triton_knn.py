@@ -35,10 +35,49 @@ INTERPRETING = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 @triton.jit
+def _db_tile(db_ptr, rows, dims, d, stride_db, valid, MASKED: tl.constexpr, EVEN_D: tl.constexpr):
+    ptrs = db_ptr + rows[:, None] * stride_db + dims[None, :]
+    if MASKED:
+        if EVEN_D:
+            return tl.load(ptrs, mask=valid[:, None], other=0.0)
+        return tl.load(ptrs, mask=valid[:, None] & (dims[None, :] < d), other=0.0)
+    if EVEN_D:
+        return tl.load(ptrs)
+    return tl.load(ptrs, mask=dims[None, :] < d, other=0.0)
+
+
+@triton.jit
+def _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, valid, MASKED: tl.constexpr, EVEN_D: tl.constexpr,
+                 HAS_NORMS: tl.constexpr, IEEE: tl.constexpr, WIDEN: tl.constexpr):
+    x = _db_tile(db_ptr, rows, dims, d, stride_db, valid, MASKED, EVEN_D)
+    if WIDEN:
+        x = x.to(tl.float32)
+    if IEEE:
+        s = tl.dot(q, tl.trans(x), input_precision="ieee")
+    else:
+        s = tl.dot(q, tl.trans(x))
+    if HAS_NORMS:
+        if MASKED:
+            s = s + tl.load(h_ptr + rows, mask=valid, other=0.0)[None, :]
+        else:
+            s = s + tl.load(h_ptr + rows)[None, :]
+    if MASKED:
+        s = tl.where(valid[None, :], s, float("-inf"))
+    return s
+
+
+@triton.jit
+def _merge(best, best_idx, s, rows):
+    better = s > best
+    return tl.where(better, s, best), tl.where(better, rows[None, :], best_idx)
+
+
+@triton.jit
 def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
                     nq, n, d, bins,
                     stride_q, stride_db, stride_out,
                     HAS_NORMS: tl.constexpr, IEEE: tl.constexpr, WIDEN: tl.constexpr,
+                    EVEN_D: tl.constexpr, FULL_TILES: tl.constexpr,
                     BLOCK_Q: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr):
     pid_q = tl.program_id(0)
     pid_l = tl.program_id(1)
@@ -53,25 +92,19 @@ def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
         q = q.to(tl.float32)
     best = tl.full((BLOCK_Q, BLOCK_L), float("-inf"), tl.float32)
     best_idx = tl.full((BLOCK_Q, BLOCK_L), -1, tl.int32)
-    steps = tl.cdiv(n, bins)
-    for m in range(0, steps):
+    # Steps m < n // bins hold a whole row of bins (m * bins + c < n for every bin c): with
+    # FULL_TILES (bins a multiple of BLOCK_L) they need no mask at all; the last step is masked.
+    full_steps = n // bins
+    for m in range(0, full_steps):
         rows = m * bins + cols_l
+        s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, bin_mask, not FULL_TILES, EVEN_D,
+                         HAS_NORMS, IEEE, WIDEN)
+        best, best_idx = _merge(best, best_idx, s, rows)
+    if full_steps * bins < n:
+        rows = full_steps * bins + cols_l
         valid = bin_mask & (rows < n)
-        x = tl.load(db_ptr + rows[:, None] * stride_db + dims[None, :],
-                    mask=valid[:, None] & (dims[None, :] < d), other=0.0)
-        if WIDEN:
-            x = x.to(tl.float32)
-        if IEEE:
-            s = tl.dot(q, tl.trans(x), input_precision="ieee")
-        else:
-            s = tl.dot(q, tl.trans(x))
-        if HAS_NORMS:
-            h = tl.load(h_ptr + rows, mask=valid, other=0.0)
-            s = s + h[None, :]
-        s = tl.where(valid[None, :], s, float("-inf"))
-        better = s > best
-        best = tl.where(better, s, best)
-        best_idx = tl.where(better, rows[None, :], best_idx)
+        s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, valid, True, EVEN_D, HAS_NORMS, IEEE, WIDEN)
+        best, best_idx = _merge(best, best_idx, s, rows)
     out_off = rows_q[:, None] * stride_out + cols_l[None, :]
     out_mask = q_mask[:, None] & bin_mask[None, :]
     tl.store(out_val_ptr + out_off, best, mask=out_mask)
@@ -79,83 +112,137 @@ def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
 
 
 def tile_config(nq: int, bins: int, d: int, dtype: torch.dtype) -> dict[str, int]:
-    """Tiles without timing: BLOCK_Q x BLOCK_L score tiles of 128 x 64 (the 30-line kernel of
-    the anchors ran best there; 256-wide bin tiles spilled registers), smaller when the problem is."""
+    """Tiles without timing: BLOCK_Q x BLOCK_L score tiles of 256 x 32 with 8 warps (the query tile
+    is what each database tile read from L2 is reused over, and 32-wide bin tiles keep the running
+    maximum and arg-max at ~126 registers, two programs per SM), smaller when the problem is."""
     if INTERPRETING:
         return {"BLOCK_Q": 16, "BLOCK_L": 16, "num_warps": 1, "num_stages": 1}
-    block_q = 128 if nq >= 128 else max(16, triton.next_power_of_2(nq))
-    block_l = 64 if bins >= 64 else max(16, triton.next_power_of_2(bins))
+    block_q = 256 if nq >= 256 else max(16, triton.next_power_of_2(nq))
+    block_l = 32 if bins >= 32 else 16
     if dtype == torch.float32 and d > 128:
         block_q = min(block_q, 64)
-    return {"BLOCK_Q": block_q, "BLOCK_L": block_l, "num_warps": 4, "num_stages": 3}
+    return {"BLOCK_Q": block_q, "BLOCK_L": block_l, "num_warps": 8 if block_q >= 256 else 4, "num_stages": 3}
 
 
-_TUNED: dict[tuple, dict[str, int]] = {}
-_CANDIDATES = [
-    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
-    {"BLOCK_Q": 128, "BLOCK_L": 128, "num_warps": 8, "num_stages": 3},
-    {"BLOCK_Q": 64, "BLOCK_L": 128, "num_warps": 4, "num_stages": 3},
-    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 4},
+_TUNED: dict[tuple, tuple[dict[str, int], int]] = {}
+_SLOTS: dict[tuple, int] = {}
+CANDIDATES = [
+    {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 4},
     {"BLOCK_Q": 256, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_Q": 128, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_Q": 128, "BLOCK_L": 128, "num_warps": 8, "num_stages": 3},
 ]
 
 
+def _launch(queries, database, norms, values, indices, bins, config, precision, warmup=False):
+    nq, d = queries.shape
+    block_d = max(16, triton.next_power_of_2(d))
+    grid = (triton.cdiv(nq, config["BLOCK_Q"]), triton.cdiv(bins, config["BLOCK_L"]))
+    h = norms if norms is not None else values
+    args = (queries, database, h, values, indices, nq, database.shape[0], d, bins,
+            queries.stride(0), database.stride(0), values.stride(0))
+    meta = dict(HAS_NORMS=norms is not None, IEEE=precision == "ieee" and queries.dtype == torch.float32,
+                WIDEN=INTERPRETING and queries.dtype == torch.bfloat16,
+                EVEN_D=d == block_d, FULL_TILES=bins % config["BLOCK_L"] == 0,
+                BLOCK_Q=config["BLOCK_Q"], BLOCK_L=config["BLOCK_L"], BLOCK_D=block_d,
+                num_warps=config["num_warps"], num_stages=config["num_stages"])
+    if warmup:
+        return _bin_max_kernel.warmup(*args, grid=grid, **meta)
+    return _bin_max_kernel[grid](*args, **meta)
+
+
+def programs_per_sm(queries: torch.Tensor, database: torch.Tensor, norms: torch.Tensor | None,
+                    config: dict[str, int], precision: str = "tf32") -> int:
+    """How many programs of this kernel variant an SM holds at once (registers, shared memory,
+    threads), read off the compiled kernel; 2 if Triton does not say."""
+    key = (tuple(sorted(config.items())), queries.dtype, queries.shape[1], norms is not None, precision)
+    if key not in _SLOTS:
+        per_sm = 2
+        try:
+            # outputs shaped as a real call's (a row stride divisible by 16: the same specialisation)
+            empty = torch.empty((1, config["BLOCK_L"]), dtype=torch.float32, device=queries.device)
+            kernel = _launch(queries, database, norms, empty, empty.to(torch.int32), config["BLOCK_L"], config,
+                             precision, warmup=True)
+            kernel._init_handles()
+            props = torch.cuda.get_device_properties(queries.device)
+            threads = 32 * config["num_warps"]
+            regs = -(-max(int(kernel.n_regs), 1) // 8) * 8 * threads
+            by_smem = props.shared_memory_per_multiprocessor // (kernel.metadata.shared + 1024)
+            per_sm = max(1, min(65536 // regs, by_smem, props.max_threads_per_multi_processor // threads))
+        except Exception:  # a Triton without these fields: keep the estimate
+            pass
+        _SLOTS[key] = per_sm
+    return _SLOTS[key]
+
+
 def gpu_bins(n: int, k: int, recall_target: float, nq: int, block_q: int, block_l: int,
-             override: int = -1, min_programs: int | None = None) -> int:
-    """XLA's bin count, doubled while the grid has fewer than `min_programs` programs (four per
-    SM by default) and each bin keeps at least 16 database rows: more bins only raise recall."""
+             override: int = -1, slots: int | None = None) -> int:
+    """XLA's bin count, raised to a whole number of BLOCK_L tiles (no masks in the kernel's loop)
+    and then to the tile count that best fills the GPU's `slots` (programs that run at once): the
+    time is about (waves of programs) x (database rows per bin), so the count minimising
+    ceil(programs / slots) / tiles is chosen, the smallest within 2% of the best; each bin keeps at
+    least 16 rows and at most 8x XLA's count. More bins only raise recall."""
     bins = num_bins(n, 2, k, recall_target, override)
     if INTERPRETING or bins >= n:
         return bins
-    if min_programs is None:
-        min_programs = 4 * torch.cuda.get_device_properties(0).multi_processor_count
+    if slots is None:
+        slots = 2 * torch.cuda.get_device_properties(0).multi_processor_count
     q_tiles = triton.cdiv(nq, block_q)
-    while q_tiles * triton.cdiv(bins, block_l) < min_programs and bins * 2 * 16 <= n:
-        bins *= 2
-    return bins
+    least = triton.cdiv(bins, block_l)
+    most = max(least, min(8 * least, n // (16 * block_l)))
+    cost = {t: triton.cdiv(q_tiles * t, slots) / t for t in range(least, most + 1)}
+    best = min(cost.values())
+    return block_l * min(t for t, c in cost.items() if c <= 1.02 * best)
 
 
 def partial_reduce(queries: torch.Tensor, database: torch.Tensor, half_squared_norms: torch.Tensor | None,
                    bins: int, config: dict[str, int], precision: str = "tf32") -> tuple[torch.Tensor, torch.Tensor]:
     """Per-bin maximum of `queries . database^T (+ half_squared_norms)` and its database row, (Q x
     bins) fp32 values and int32 indices."""
-    nq, d = queries.shape
-    n = database.shape[0]
+    nq = queries.shape[0]
     queries = queries.contiguous()
     database = database.contiguous()
     values = torch.empty((nq, bins), dtype=torch.float32, device=queries.device)
     indices = torch.empty((nq, bins), dtype=torch.int32, device=queries.device)
-    block_d = max(16, triton.next_power_of_2(d))
-    cfg = dict(config)
-    grid = (triton.cdiv(nq, cfg["BLOCK_Q"]), triton.cdiv(bins, cfg["BLOCK_L"]))
-    h = half_squared_norms.to(torch.float32).contiguous() if half_squared_norms is not None else values
-    _bin_max_kernel[grid](queries, database, h, values, indices, nq, n, d, bins,
-                          queries.stride(0), database.stride(0), values.stride(0),
-                          HAS_NORMS=half_squared_norms is not None,
-                          IEEE=precision == "ieee" and queries.dtype == torch.float32,
-                          WIDEN=INTERPRETING and queries.dtype == torch.bfloat16,
-                          BLOCK_Q=cfg["BLOCK_Q"], BLOCK_L=cfg["BLOCK_L"], BLOCK_D=block_d,
-                          num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+    norms = half_squared_norms.to(torch.float32).contiguous() if half_squared_norms is not None else None
+    _launch(queries, database, norms, values, indices, bins, config, precision)
     return values, indices
 
 
-def _autotuned(queries, database, norms, k, recall_target, precision) -> tuple[dict[str, int], int]:
+def choose_bins(queries, database, norms, k, recall_target, config, precision, override=-1) -> int:
+    """`gpu_bins` for this kernel variant on this GPU (its programs per SM read off the compiled kernel)."""
+    nq = queries.shape[0]
+    n = database.shape[0]
+    slots = None
+    if not INTERPRETING:
+        slots = programs_per_sm(queries, database, norms, config, precision) * \
+            torch.cuda.get_device_properties(queries.device).multi_processor_count
+    return gpu_bins(n, k, recall_target, nq, config["BLOCK_Q"], config["BLOCK_L"], override, slots)
+
+
+def autotune(queries, database, norms, k, recall_target, precision, candidates=None) -> tuple[dict[str, int], int]:
+    """The fastest of `candidates` (default `CANDIDATES`) on this problem, each with its own bin
+    count, by a short timing (cached per problem shape): (config, bins)."""
     nq, d = queries.shape
     n = database.shape[0]
     key = (nq, n, d, k, float(recall_target), queries.dtype, norms is not None, precision)
     if key not in _TUNED:
         timings = []
-        for cfg in _CANDIDATES:
-            bins = gpu_bins(n, k, recall_target, nq, cfg["BLOCK_Q"], cfg["BLOCK_L"])
+        for cfg in candidates or CANDIDATES:
             try:
+                bins = choose_bins(queries, database, norms, k, recall_target, cfg, precision)
                 ms = triton.testing.do_bench(lambda: partial_reduce(queries, database, norms, bins,  # noqa: B023
                                                                     cfg, precision), warmup=5, rep=20)  # noqa: B023
             except Exception:  # a config the GPU cannot run (shared memory, registers): skip it
                 continue
-            timings.append((ms, cfg))
-        _TUNED[key] = min(timings, key=lambda t: t[0])[1]
-    cfg = _TUNED[key]
-    return cfg, gpu_bins(n, k, recall_target, nq, cfg["BLOCK_Q"], cfg["BLOCK_L"])
+            timings.append((ms, cfg, bins))
+        if not timings:
+            raise RuntimeError("no kernel configuration of knn.fused_score_top_k ran on this GPU")
+        _, cfg, bins = min(timings, key=lambda t: t[0])
+        _TUNED[key] = (cfg, bins)
+    return _TUNED[key]
 
 
 def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_squared_norms: torch.Tensor | None,
@@ -188,10 +275,10 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
         database = database.to(q.dtype)
     override = reduction_input_size_override
     if autotune and not INTERPRETING and override < 0:
-        config, nbins = _autotuned(q, database, norms, k, recall_target, precision)
+        config, nbins = autotune(q, database, norms, k, recall_target, precision)
     else:
         config = tile_config(nq, num_bins(n, 2, k, recall_target, override), d, q.dtype)
-        nbins = gpu_bins(n, k, recall_target, nq, config["BLOCK_Q"], config["BLOCK_L"], override)
+        nbins = choose_bins(q, database, norms, k, recall_target, config, precision, override)
     if bins is not None:
         nbins = min(n, max(nbins, int(bins)))
     if not aggregate_to_topk:
@@ -307,4 +394,5 @@ def register_torch_kernel() -> None:
 
 register_torch_kernel()
 
-__all__ = ["fused_score_top_k", "gpu_bins", "partial_reduce", "register_torch_kernel", "search", "tile_config"]
+__all__ = ["CANDIDATES", "autotune", "choose_bins", "fused_score_top_k", "gpu_bins", "partial_reduce",
+           "programs_per_sm", "register_torch_kernel", "search", "tile_config"]
