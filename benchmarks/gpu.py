@@ -14,8 +14,9 @@ one XLA compiles are the same program), and written by hand in PyTorch:
 
 Contenders, round-robin after warm-up: loom (torch backend), loom with the program captured as a
 CUDA graph (CUDA only), loom's front end (the same Python source traced by `loom.jit` with
-`loom.numpy` in place of `jax.numpy`, on torch tensors), PyTorch eager (autograd), jax.jit (on
-jax's default device, printed).
+`loom.numpy` in place of `jax.numpy`, on torch tensors), loom's program fused by torch.compile
+(TorchInductor; `loom.jit(..., fuse=True)`), with and without CUDA graphs, PyTorch eager
+(autograd), jax.jit (on jax's default device, printed).
 """
 
 from __future__ import annotations
@@ -61,10 +62,9 @@ def report(title: str, times: dict) -> None:
     base = times["pytorch eager"][0]
     for name, (med, mn) in times.items():
         print(f"  {name:26s} {fmt(med):>10s} (min {fmt(mn)})   x{med / base:.2f} of PyTorch eager")
-    if "loom (torch)" in times and "jax.jit" in times:
-        print(f"  loom/jax = {times['loom (torch)'][0] / times['jax.jit'][0]:.2f}x"
-              + (f", loom+graph/jax = {times['loom (torch) + CUDA graph'][0] / times['jax.jit'][0]:.2f}x"
-                 if "loom (torch) + CUDA graph" in times else ""))
+    if "jax.jit" in times:
+        print("  vs jax.jit: " + ", ".join(f"{n} {times[n][0] / times['jax.jit'][0]:.2f}x" for n in times
+                                           if n.startswith("loom")))
 
 
 # (a) Transformer block ------------------------------------------------------------------------------
@@ -211,10 +211,10 @@ def loom_front_end():
 
 
 def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat: int, torch, jax, tol: float,
-            front_end_fn=None) -> None:
+            front_end_fn=None, fuse: bool = True) -> None:
     import loom
     import loom.ir
-    from loom.backend.compiled import CudaGraphExecutable, Executable
+    from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
     from loom.backend.kernels_torch import to_numpy, to_torch
 
     text = jax.jit(jax_fn).lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
@@ -268,6 +268,23 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
         except Exception as e:
             traceback.print_exc()
             print(f"  loom + CUDA graph failed: {type(e).__name__}: {e}")
+    for label, cuda_graph in (("loom + inductor", False), ("loom + inductor + graphs", True)):
+        if not fuse or (cuda_graph and device.type != "cuda"):
+            continue
+        try:  # the generated program fused by torch.compile (TorchInductor)
+            fused = InductorExecutable(exe, cuda_graph=cuda_graph)
+            t0 = time.perf_counter()
+            fused_out = fused(*targs)
+            sync()
+            seconds = time.perf_counter() - t0
+            fused_out = list(fused_out) if isinstance(fused_out, tuple) else [fused_out]
+            worst = largest_relative_difference(fused_out, want)
+            print(f"  {label}: compiled in {seconds:.1f} s; vs jax: largest relative difference {worst:.2e} "
+                  f"({'ok' if worst < tol else 'MISMATCH'})", flush=True)
+            contenders[label] = lambda fused=fused: fused.call_unchecked(targs)
+        except Exception as e:
+            traceback.print_exc()
+            print(f"  {label} failed: {type(e).__name__}: {e}")
     contenders["pytorch eager"] = lambda: torch_fn(*targs)
     contenders["jax.jit"] = lambda: jax.block_until_ready(jitted(*jargs))
     times = race(contenders, repeat, sync)
@@ -282,6 +299,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="with --small: the transformer in bf16, as on the GPU")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
+    parser.add_argument("--no-fuse", action="store_true", help="without the torch.compile (Inductor) contenders")
     parser.add_argument("--torch-threads", type=int, default=None,
                         help="torch intra-op threads (on a loaded CPU, 1 avoids threads spinning against each other)")
     args = parser.parse_args()
@@ -311,13 +329,13 @@ def main() -> None:
     try:
         compare("  time per step", transformer_jax(jnp, jax, heads), transformer_torch(torch, heads),
                 transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol,
-                transformer_jax(*loom_front_end(), heads))
+                transformer_jax(*loom_front_end(), heads), not args.no_fuse)
     except Exception as e:  # report it and go on to the MLP
         traceback.print_exc()
         print(f"  transformer block failed: {type(e).__name__}: {e}", flush=True)
     print(f"\n(b) MLP training step {'-'.join(map(str, sizes))}, batch {mlp_batch}, float32")
     compare("  time per step", mlp_jax(jnp, jax), mlp_torch(torch), mlp_inputs(mlp_batch, sizes), device, repeat,
-            torch, jax, 1e-3, mlp_jax(*loom_front_end()))
+            torch, jax, 1e-3, mlp_jax(*loom_front_end()), not args.no_fuse)
 
 
 if __name__ == "__main__":

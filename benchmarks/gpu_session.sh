@@ -17,7 +17,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
-steps="${STEPS:-info knn gpu tests}"
+steps="${STEPS:-info knn tests gpu}"
 summary="$out/summary.txt"
 : > "$summary"
 
@@ -33,17 +33,18 @@ step() {  # step NAME SECONDS COMMAND...
 
 step info 20 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
 # the kernel variants checked and timed, then the sizes against torch and jax
-step knn 230 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --rounds 5
-step gpu 150 "$py" benchmarks/gpu.py --repeat 20
-# CUDA-only paths (device placement, DLPack, CUDA graphs, pinned offload) and the conformance
-# suite on CUDA tensors
-step tests 120 "$py" -m pytest -q -p no:cacheprovider tests/test_devices.py tests/test_offload_policy.py \
-    tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py \
-    tests/test_backend_conformance.py -k "cuda or not jax_conformance"
+step knn 120 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --rounds 5
+# CUDA-only paths (device placement, DLPack, CUDA graphs, pinned offload, fused programs) and the
+# conformance suite on CUDA tensors; in 4 worker processes, so that a crash is one failed test
+step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests/test_devices.py \
+    tests/test_offload_policy.py tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py \
+    tests/test_fuse.py tests/test_backend_conformance.py -k "cuda or not jax_conformance"
+# whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
+step gpu 240 "$py" benchmarks/gpu.py --repeat 20
 
 {
     echo
-    for name in info knn gpu tests; do
+    for name in info knn tests gpu; do
         [ -f "$out/$name.log" ] || continue
         echo "---- $name (last lines)"
         tail -n 40 "$out/$name.log"

@@ -337,7 +337,7 @@ def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int,
 
     if not triton_knn.INTERPRETING:
         t0 = time.perf_counter()
-        cfg, bins = triton_knn.autotune(q, db, None, k, recall_target, "tf32")
+        cfg, bins = triton_knn.tune(q, db, None, k, recall_target, "tf32")
         print(f"(autotuned in {time.perf_counter() - t0:.1f} s: {cfg}, {bins} bins; untuned: "
               f"{triton_knn.tile_config(nq, bins, d, q.dtype)})")
 

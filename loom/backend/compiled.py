@@ -1829,6 +1829,46 @@ class CudaGraphExecutable:
         self._graph, self._outputs, self.captured = graph, out, True
 
 
+class InductorExecutable:
+    """A TorchExecutable whose generated function is compiled by `torch.compile` (TorchInductor):
+    chains of elementwise ops and reductions fuse into generated kernels (Triton on CUDA, C++ on
+    the CPU) instead of running as one torch call each, as XLA fuses. The generated function is
+    plain torch calls, so it is captured whole; programs that read values on the host split into
+    several graphs and stay correct. Compiling happens on the first call and takes seconds to
+    minutes (the price of fusion). With `cuda_graph` (CUDA only) the fused program is also
+    replayed as CUDA graphs (torch.compile's "reduce-overhead" mode); results are then copied out
+    of the graph's buffers, as `CudaGraphExecutable` does."""
+
+    def __init__(self, executable: TorchExecutable, cuda_graph: bool = False) -> None:
+        import torch
+        self.executable = executable
+        self.device = executable.device
+        self.input_types = executable.input_types
+        self.result_types = executable.result_types
+        self.source = executable.source
+        self.cuda_graph = cuda_graph and executable.device.type == "cuda"
+        self._fn = torch.compile(executable._fn, dynamic=False,
+                                 mode="reduce-overhead" if self.cuda_graph else "default")
+
+    def __call__(self, *args: Any) -> Any:
+        exe = self.executable
+        if len(args) != len(exe._fast) or not all(type(a) is exe._tensor and a.dtype == d and a.shape == s and
+                                                  a.device == exe.device for a, (d, s) in zip(args, exe._fast)):
+            args = exe.convert_arguments(args)
+        return self.call_unchecked(args)
+
+    def call_unchecked(self, args: Sequence[Any]) -> Any:
+        exe = self.executable
+        out = self._fn(*args)
+        if self.cuda_graph:  # the next replay overwrites the graph's outputs
+            return tuple(o.clone() for o in out) if isinstance(out, tuple) else out.clone()
+        if exe.donate:
+            args = [a for i, a in enumerate(args) if i not in exe.donate]
+        if exe._single:
+            return _own_tensor(out, args, exe._constants)
+        return tuple(_own_tensor(o, args, exe._constants) for o in out)
+
+
 def _own_tensor(x: Any, args: Sequence[Any], constants: frozenset) -> Any:
     """A result the caller may keep and modify: a dense tensor sharing memory with no argument
     and no constant of the program."""

@@ -112,27 +112,27 @@ def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
 
 
 def tile_config(nq: int, bins: int, d: int, dtype: torch.dtype) -> dict[str, int]:
-    """Tiles without timing: BLOCK_Q x BLOCK_L score tiles of 256 x 32 with 8 warps (the query tile
-    is what each database tile read from L2 is reused over, and 32-wide bin tiles keep the running
-    maximum and arg-max at ~126 registers, two programs per SM), smaller when the problem is."""
+    """Tiles without timing: BLOCK_Q x BLOCK_L score tiles of 128 x 64, 4 warps, 3 stages (the
+    fastest on an H200 at N=1M, Q=10k, D=128 bf16 of the variants timed; benchmarks/NOTES.md),
+    smaller when the problem is."""
     if INTERPRETING:
         return {"BLOCK_Q": 16, "BLOCK_L": 16, "num_warps": 1, "num_stages": 1}
-    block_q = 256 if nq >= 256 else max(16, triton.next_power_of_2(nq))
-    block_l = 32 if bins >= 32 else 16
+    block_q = 128 if nq >= 128 else max(16, triton.next_power_of_2(nq))
+    block_l = 64 if bins >= 64 else max(16, triton.next_power_of_2(bins))
     if dtype == torch.float32 and d > 128:
         block_q = min(block_q, 64)
-    return {"BLOCK_Q": block_q, "BLOCK_L": block_l, "num_warps": 8 if block_q >= 256 else 4, "num_stages": 3}
+    return {"BLOCK_Q": block_q, "BLOCK_L": block_l, "num_warps": 4, "num_stages": 3}
 
 
 _TUNED: dict[tuple, tuple[dict[str, int], int]] = {}
 _SLOTS: dict[tuple, int] = {}
 CANDIDATES = [
-    {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 3},
-    {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 4},
-    {"BLOCK_Q": 256, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3},
     {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
-    {"BLOCK_Q": 128, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3},
-    {"BLOCK_Q": 128, "BLOCK_L": 128, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 4},
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 3},
+    {"BLOCK_Q": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
+    {"BLOCK_Q": 64, "BLOCK_L": 128, "num_warps": 4, "num_stages": 3},
 ]
 
 
@@ -222,7 +222,7 @@ def choose_bins(queries, database, norms, k, recall_target, config, precision, o
     return gpu_bins(n, k, recall_target, nq, config["BLOCK_Q"], config["BLOCK_L"], override, slots)
 
 
-def autotune(queries, database, norms, k, recall_target, precision, candidates=None) -> tuple[dict[str, int], int]:
+def tune(queries, database, norms, k, recall_target, precision, candidates=None) -> tuple[dict[str, int], int]:
     """The fastest of `candidates` (default `CANDIDATES`) on this problem, each with its own bin
     count, by a short timing (cached per problem shape): (config, bins)."""
     nq, d = queries.shape
@@ -275,7 +275,7 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
         database = database.to(q.dtype)
     override = reduction_input_size_override
     if autotune and not INTERPRETING and override < 0:
-        config, nbins = autotune(q, database, norms, k, recall_target, precision)
+        config, nbins = tune(q, database, norms, k, recall_target, precision)
     else:
         config = tile_config(nq, num_bins(n, 2, k, recall_target, override), d, q.dtype)
         nbins = choose_bins(q, database, norms, k, recall_target, config, precision, override)
@@ -394,5 +394,5 @@ def register_torch_kernel() -> None:
 
 register_torch_kernel()
 
-__all__ = ["CANDIDATES", "autotune", "choose_bins", "fused_score_top_k", "gpu_bins", "partial_reduce",
-           "programs_per_sm", "register_torch_kernel", "search", "tile_config"]
+__all__ = ["CANDIDATES", "choose_bins", "fused_score_top_k", "gpu_bins", "partial_reduce",
+           "programs_per_sm", "register_torch_kernel", "search", "tile_config", "tune"]

@@ -168,7 +168,10 @@ class Lowered:
                 exe = Executable(module, "main", donate=donate)
             else:
                 exe = Executable(module, "main", backend="torch", device=device.torch_device, donate=donate)
-                if jitted.cuda_graph:
+                if jitted.fuse:
+                    from loom.backend.compiled import InductorExecutable
+                    exe = InductorExecutable(exe, cuda_graph=jitted.cuda_graph)
+                elif jitted.cuda_graph:
                     from loom.backend.compiled import CudaGraphExecutable
                     exe = CudaGraphExecutable(exe)
             compiled = self._jitted._cache[self._key] = Compiled(exe, self, device, module)
@@ -229,7 +232,8 @@ class Jitted:
 
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-                 device: Any = None, cuda_graph: bool = False, pipeline: str | None = None) -> None:
+                 device: Any = None, cuda_graph: bool = False, pipeline: str | None = None,
+                 fuse: bool = False) -> None:
         functools.update_wrapper(self, fun)  # first: it copies fun's __dict__, which may hold a `fun` too
         self.fun = fun
         try:
@@ -261,6 +265,10 @@ class Jitted:
         self.cuda_graph = cuda_graph
         if cuda_graph and (self.device is None or self.device.platform != "cuda"):
             raise ValueError("cuda_graph=True needs device='cuda' (or 'cuda:N')")
+        self.fuse = fuse
+        if fuse and (self.device is None or self.device.backend != "torch"):
+            raise ValueError("fuse=True compiles the program with torch.compile: it needs a torch device "
+                             "(device='cuda', 'cuda:N' or 'torch:cpu')")
         self.pipeline = pipeline or DEFAULT_PIPELINE
         self._cache: dict[Hashable, Compiled] = {}
         # Fast paths: flat positional arrays of one kind -> a runner, keyed by (shape, dtype) pairs.
@@ -603,16 +611,19 @@ def _tree_runner(jitted: Jitted, compiled: Compiled) -> Callable[[tuple, list], 
 
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-        device: Any = None, cuda_graph: bool = False) -> Any:
+        device: Any = None, cuda_graph: bool = False, fuse: bool = False) -> Any:
     """Compile `fun` with loom: usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(...)`.
 
     `device` pins the function to a device ("cpu", "torch:cpu", "cuda", "cuda:N"; by default it
     runs where its arguments live). `donate_argnums` lets results reuse the donated arguments'
     buffers. `cuda_graph=True` (with a CUDA device) captures the program once per signature as a
     CUDA graph and replays it (programs that read values on the host, such as data-dependent
-    while loops, run op by op instead)."""
+    while loops, run op by op instead). `fuse=True` (with a torch device) compiles the program
+    with torch.compile (TorchInductor), fusing elementwise chains into generated kernels; the first
+    call per signature compiles (seconds to minutes); with `cuda_graph=True` too, the fused program
+    is replayed as CUDA graphs."""
     def make(f: Callable[..., Any]) -> Jitted:
-        return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph)
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph, fuse=fuse)
     if fun is None:
         return make
     return make(fun)
