@@ -772,3 +772,28 @@ def test_canonicalize_and_cse_keep_operand_order_like_mlir():
     module = lir.parse(generic)
     PassManager.parse("builtin.module(canonicalize,cse)").run(module)
     assert lir.print(module, generic=True) == expected
+
+
+def test_chlo_top_k_is_stable_attribute():
+    """Newer JAX marks chlo.top_k `is_stable`; loom keeps the attribute through print and parse
+    and its kernels put the smaller index first among equal values, as a stable top-k must."""
+    text = _func("(%a: tensor<6xi32>) -> (tensor<4xi32>, tensor<4xi32>)",
+                 '  %0:2 = "chlo.top_k"(%a) <{is_stable = true, k = 4 : i64}> : (tensor<6xi32>) -> '
+                 '(tensor<4xi32>, tensor<4xi32>)\n  return %0#0, %0#1 : tensor<4xi32>, tensor<4xi32>')
+    module = lir.parse(text)
+    module.verify()
+    printed = lir.print(module, generic=True)
+    assert "is_stable = true" in printed and lir.print(lir.parse(printed), generic=True) == printed
+    x = np.array([3, 7, 3, 7, 1, 3], np.int32)
+    want = np.argsort(-x, kind="stable")[:4]  # equal values in index order
+    import loom
+    for backend in ("numpy", "torch"):
+        if backend == "torch":
+            pytest.importorskip("torch")
+        values, indices = loom.compile(module, entry="f", backend=backend)(x)
+        values = values if isinstance(values, np.ndarray) else values.cpu().numpy()
+        indices = indices if isinstance(indices, np.ndarray) else indices.cpu().numpy()
+        np.testing.assert_array_equal(indices, want)
+        np.testing.assert_array_equal(values, x[want])
+    with pytest.raises(VerifyError, match="is_stable"):
+        lir.parse(text.replace("is_stable = true", "is_stable = 1 : i64")).verify()

@@ -15,8 +15,11 @@ through the reference interpreter.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
+import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -88,6 +91,9 @@ BINARY_UFUNCS = {"stablehlo.add": np.add, "stablehlo.multiply": np.multiply, "st
 
 # Module-level code generation -------------------------------------------------------------------
 
+_PROGRAM_NUMBERS = itertools.count()
+
+
 class ModuleCodegen:
     """Generates the Python module for the functions reachable from one entry function."""
 
@@ -103,7 +109,11 @@ class ModuleCodegen:
         self.torch_kernels = torch_kernels
         self.donate: tuple[int, ...] = ()    # entry parameters whose buffers results may reuse
         self.functions = functions_of(module)
-        self.globals: dict[str, Any] = {"np": np, "__name__": "loom_generated"}
+        # the generated code's globals are a module's, under a name of its own, so that tools
+        # that import a function's module by name (torch.compile) can register and find it
+        self.namespace = types.ModuleType(f"loom_generated_{next(_PROGRAM_NUMBERS)}")
+        self.globals: dict[str, Any] = self.namespace.__dict__
+        self.globals["np"] = np
         self._by_id: dict[int, str] = {}
         self._keep: list[Any] = []  # hoisted objects stay alive, so their ids stay unique
         self.constant_notes: list[str] = []
@@ -1612,6 +1622,7 @@ class Executable:
         exec(code, mod.globals)
         self._fn = mod.globals[entry_name]
         self.globals = mod.globals
+        self.namespace = mod.namespace
         ftype = self.func.get_attr("function_type").value
         self.input_types = tuple(ftype.inputs)
         self.result_types = tuple(ftype.results)
@@ -1847,6 +1858,7 @@ class InductorExecutable:
         self.result_types = executable.result_types
         self.source = executable.source
         self.cuda_graph = cuda_graph and executable.device.type == "cuda"
+        sys.modules.setdefault(executable.namespace.__name__, executable.namespace)
         self._fn = torch.compile(executable._fn, dynamic=False,
                                  mode="reduce-overhead" if self.cuda_graph else "default")
 

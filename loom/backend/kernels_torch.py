@@ -1195,7 +1195,13 @@ class Scatter:
         values = updates.reshape(-1)
         kind = self.kind
         if kind is None:
-            out.index_put_((target,), values)
+            # XLA applies colliding updates in order, the last one staying; torch's index_put_
+            # picks any of them on CUDA: keep only each target's last update
+            position = torch.arange(target.numel(), device=target.device)
+            last = torch.full((size + 1,), -1, dtype=position.dtype, device=target.device)
+            last.scatter_reduce_(0, target, position, "amax")
+            keep = last[target] == position
+            out.index_put_((target[keep],), values[keep])
         elif kind == "add" and operand.dtype != torch.bool:
             out.index_put_((target,), values, accumulate=True)
         elif operand.dtype == torch.bool:

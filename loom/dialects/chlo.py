@@ -255,11 +255,14 @@ class BroadcastSelectOp(StableHLOOp):
 # Other ops ---------------------------------------------------------------------------------------
 
 class TopKOp(StableHLOOp):
-    """The `k` largest entries along the last dimension (sorted, descending) and their indices."""
+    """The `k` largest entries along the last dimension (sorted, descending) and their indices.
+    `is_stable` (newer JAX sets it) asks for the smaller index first among equal values, which
+    loom's kernels always give."""
 
     name = "chlo.top_k"
     operand = operand_def(AnyTensor)
     k = prop(I64Attr)
+    is_stable = opt_prop(BoolAttr_)
     values = result_def(AnyTensor)
     indices = result_def(TensorOf("i"))
     traits = (Pure,)
