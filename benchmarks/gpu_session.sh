@@ -7,7 +7,7 @@
 # Runs from the repository root with the machine's own python3 (torch, triton, jax); loom is
 # imported from the working tree. Each step has its own time limit so that one stuck step cannot
 # use up the others' time; each step's full output goes to OUTDIR/<step>.log, and the short
-# table of results is printed last (limits add up to 9 minutes: one call of the device tool). Steps
+# table of results is printed last (limits add up to under 10 minutes: one call of the device tool). Steps
 # run in order of what they are needed for; set STEPS to a subset (e.g. STEPS="tests knn") to rerun part.
 set -u
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
-steps="${STEPS:-info knn tests gpu}"
+steps="${STEPS:-info knn tests gpu profile}"
 summary="$out/summary.txt"
 : > "$summary"
 
@@ -40,11 +40,17 @@ step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests
     tests/test_offload_policy.py tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py \
     tests/test_fuse.py tests/test_backend_conformance.py -k "cuda or not jax_conformance"
 # whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
-step gpu 240 "$py" benchmarks/gpu.py --repeat 20
+step gpu 200 "$py" benchmarks/gpu.py --repeat 20
+# hardware counters of the KNN kernel (the untuned tiles and the first q-in-registers variant):
+# second launches only (the first compiles)
+ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
+    --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0
 
 {
     echo
-    for name in info knn tests gpu; do
+    for name in info knn tests gpu profile; do
         [ -f "$out/$name.log" ] || continue
         echo "---- $name (last lines)"
         tail -n 40 "$out/$name.log"

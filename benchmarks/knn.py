@@ -279,7 +279,8 @@ def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -
           f"{'+topk ms':>9s} {'TFLOP/s':>8s} {'check':>6s}")
     rows = []
     for cfg in triton_knn.CANDIDATES:
-        name = f"{cfg['BLOCK_Q']} x {cfg['BLOCK_L']}, {cfg['num_warps']}, {cfg['num_stages']}"
+        name = (f"{cfg['BLOCK_Q']} x {cfg['BLOCK_L']}, {cfg['num_warps']}, {cfg['num_stages']}"
+                + (", q in regs" if cfg.get("q_in_registers") else ""))
         try:
             per_sm = triton_knn.programs_per_sm(q, db, None, cfg)
             chosen = triton_knn.choose_bins(q, db, None, k, recall_target, cfg, "tf32")

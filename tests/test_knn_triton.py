@@ -90,8 +90,9 @@ CHECKS = textwrap.dedent("""
                 "value_error": float(np.abs(np.asarray(got[0]) - want[0]).max())})
     # the bin maximum itself, for every mask case of the kernel: bins a multiple of the bin tile or
     # not (FULL_TILES), the dimension a power of two or not (EVEN_D), a last partial row of bins or none
-    cfg = triton_knn.tile_config(8, 64, 16, torch.float32)
-    for n, d, bins in ((640, 16, 32), (650, 16, 32), (650, 20, 40), (640, 24, 40), (37, 16, 48)):
+    base = triton_knn.tile_config(8, 64, 16, torch.float32)
+    for case, (n, d, bins) in enumerate(((640, 16, 32), (650, 16, 32), (650, 20, 40), (640, 24, 40), (37, 16, 48))):
+        cfg = dict(base, q_in_registers=case % 2 == 1)  # both ways of feeding the query tile
         q = rng.standard_normal((19, d)).astype(np.float32)
         db = rng.standard_normal((n, d)).astype(np.float32)
         h = rng.standard_normal(n).astype(np.float32)
