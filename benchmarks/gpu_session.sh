@@ -41,12 +41,12 @@ step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests
     tests/test_fuse.py tests/test_backend_conformance.py -k "cuda or not jax_conformance"
 # whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
 step gpu 200 "$py" benchmarks/gpu.py --repeat 20
-# hardware counters of the KNN kernel (the untuned tiles and the first q-in-registers variant):
-# second launches only (the first compiles)
+# hardware counters of the KNN kernel (the untuned tiles, then the first q-in-registers variant):
+# all launches but the very first (which compiles)
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
-    --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0
+    --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0 5
 
 {
     echo
