@@ -27,6 +27,7 @@ def training_step(np_, grad_fn):
 
 
 def test_fused_training_step_matches_jax():
+    # Inductor reorders the fp32 reductions (mean, sum): answers agree to rounding, not bit for bit
     rs = np.random.RandomState(0)
     args = [rs.randn(16, 8).astype(np.float32), rs.randn(8).astype(np.float32),
             rs.randn(32, 16).astype(np.float32), rs.randn(32, 8).astype(np.float32)]
@@ -34,13 +35,13 @@ def test_fused_training_step_matches_jax():
     got = fused(*args)
     want = jax.jit(training_step(jnp, jax.value_and_grad))(*args)
     for g, w in zip(got, want):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)
     assert str(got[1].device) == "torch:cpu"  # results stay on the device
     assert isinstance(fused.lower(*args).compile().executable, InductorExecutable)
     # the compiled program is kept: new values of the same signature run it again
     args2 = [a + 0.5 for a in args]
     for g, w in zip(fused(*args2), jax.jit(training_step(jnp, jax.value_and_grad))(*args2)):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-5)
 
 
 def test_fused_data_dependent_loop_matches_jax():
