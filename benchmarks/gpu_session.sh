@@ -17,7 +17,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
-steps="${STEPS:-info knn tests gpu profile}"
+steps="${STEPS:-info knn profile tests gpu}"
 summary="$out/summary.txt"
 : > "$summary"
 
@@ -34,6 +34,12 @@ step() {  # step NAME SECONDS COMMAND...
 step info 20 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
 # the kernel variants checked and timed, then the sizes against torch and jax
 step knn 120 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --rounds 5
+# hardware counters of the KNN kernel (the untuned tiles, then packed scores with 3 programs per SM):
+# all launches but the very first (which compiles)
+ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
+    --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0 5
 # CUDA-only paths (device placement, DLPack, CUDA graphs, pinned offload, fused programs) and the
 # conformance suite on CUDA tensors; in 4 worker processes, so that a crash is one failed test
 step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests/test_devices.py \
@@ -41,16 +47,10 @@ step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests
     tests/test_fuse.py tests/test_backend_conformance.py -k "cuda or not jax_conformance"
 # whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
 step gpu 200 "$py" benchmarks/gpu.py --repeat 20
-# hardware counters of the KNN kernel (the untuned tiles, then the first q-in-registers variant):
-# all launches but the very first (which compiles)
-ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
-step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
-    --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0 5
 
 {
     echo
-    for name in info knn tests gpu profile; do
+    for name in info knn profile tests gpu; do
         [ -f "$out/$name.log" ] || continue
         echo "---- $name (last lines)"
         tail -n 40 "$out/$name.log"

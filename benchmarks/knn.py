@@ -274,13 +274,14 @@ def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -
     ref_scores = q[:check_q].float() @ db.float().T
     xla = num_bins(n, 2, k, recall_target)
     flops = 2.0 * nq * n * d
-    print(f"\nkernel variants, N={n} D={d} Q={nq} bf16 (XLA's bins {xla}); bin maximum alone, then + topk")
+    print(f"\nkernel variants, N={n} D={d} Q={nq} bf16 (XLA's bins {xla}); bin maximum alone, then + top-k of the "
+          "bins (+ exact rescoring of the k winners where packed)")
     print(f"{'BLOCK_Q x BLOCK_L, warps, stages':34s} {'per SM':>6s} {'bins':>6s} {'ms':>7s} {'TFLOP/s':>8s} "
           f"{'+topk ms':>9s} {'TFLOP/s':>8s} {'check':>6s}")
     rows = []
     for cfg in triton_knn.CANDIDATES:
         name = (f"{cfg['BLOCK_Q']} x {cfg['BLOCK_L']}, {cfg['num_warps']}, {cfg['num_stages']}"
-                + (", q in regs" if cfg.get("q_in_registers") else ""))
+                + (", packed" if cfg.get("packed") else "") + (f", regs {cfg['maxnreg']}" if "maxnreg" in cfg else ""))
         try:
             per_sm = triton_knn.programs_per_sm(q, db, None, cfg)
             chosen = triton_knn.choose_bins(q, db, None, k, recall_target, cfg, "tf32")
@@ -297,8 +298,9 @@ def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -
                 err = float(((v - want).abs().max() + (at_index - want).abs().max()) / want.abs().max())
                 ok = in_range and not bool(torch.isnan(v).any()) and err < 1e-3
                 ms = bench_ms(lambda: triton_knn.partial_reduce(q, db, None, bins, cfg))  # noqa: B023
-                full = bench_ms(lambda: torch.topk(triton_knn.partial_reduce(q, db, None, bins, cfg)[0], k,  # noqa: B023
-                                                   dim=1))
+                packed = triton_knn.use_packed(cfg, n, bins)
+                full = bench_ms(lambda: triton_knn.select_top_k(  # noqa: B023
+                    q, db, None, *triton_knn.partial_reduce(q, db, None, bins, cfg), k, packed))  # noqa: B023
                 rows.append((full, name, bins))
                 mark = " <- rule" if bins == chosen else ""
                 print(f"{name:34s} {per_sm:6d} {bins:6d} {ms:7.3f} {flops / ms / 1e9:8.1f} {full:9.3f} "

@@ -73,11 +73,19 @@ def _merge(best, best_idx, s, rows):
 
 
 @triton.jit
+def _pack(s, step, keep, valid, MASKED: tl.constexpr):
+    packed = ((s.to(tl.int32, bitcast=True) & keep) | step).to(tl.float32, bitcast=True)
+    if MASKED:  # -inf with a step in its mantissa would be a NaN
+        packed = tl.where(valid[None, :], packed, float("-inf"))
+    return packed
+
+
+@triton.jit
 def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
-                    nq, n, d, bins, one,
+                    nq, n, d, bins, step_bits,
                     stride_q, stride_db, stride_out,
                     HAS_NORMS: tl.constexpr, IEEE: tl.constexpr, WIDEN: tl.constexpr,
-                    EVEN_D: tl.constexpr, FULL_TILES: tl.constexpr, Q_IN_REGISTERS: tl.constexpr,
+                    EVEN_D: tl.constexpr, FULL_TILES: tl.constexpr, PACKED: tl.constexpr,
                     BLOCK_Q: tl.constexpr, BLOCK_L: tl.constexpr, BLOCK_D: tl.constexpr):
     pid_q = tl.program_id(0)
     pid_l = tl.program_id(1)
@@ -90,30 +98,93 @@ def _bin_max_kernel(q_ptr, db_ptr, h_ptr, out_val_ptr, out_idx_ptr,
                 mask=q_mask[:, None] & (dims[None, :] < d), other=0.0)
     if WIDEN:
         q = q.to(tl.float32)
-    if Q_IN_REGISTERS:
-        # an elementwise op on the query tile (a multiply by the runtime 1.0 `one`: a constant
-        # would be folded away) makes Triton feed it to wgmma from registers rather than shared
-        # memory, halving the shared-memory reads of each product; it costs the registers
-        q = (q.to(tl.float32) * one).to(q.dtype)
     best = tl.full((BLOCK_Q, BLOCK_L), float("-inf"), tl.float32)
-    best_idx = tl.full((BLOCK_Q, BLOCK_L), -1, tl.int32)
     # Steps m < n // bins hold a whole row of bins (m * bins + c < n for every bin c): with
     # FULL_TILES (bins a multiple of BLOCK_L) they need no mask at all; the last step is masked.
     full_steps = n // bins
-    for m in range(0, full_steps):
-        rows = m * bins + cols_l
-        s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, bin_mask, not FULL_TILES, EVEN_D,
-                         HAS_NORMS, IEEE, WIDEN)
-        best, best_idx = _merge(best, best_idx, s, rows)
-    if full_steps * bins < n:
-        rows = full_steps * bins + cols_l
-        valid = bin_mask & (rows < n)
-        s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, valid, True, EVEN_D, HAS_NORMS, IEEE, WIDEN)
-        best, best_idx = _merge(best, best_idx, s, rows)
+    if PACKED:
+        # Each score carries its step in its low `step_bits` mantissa bits, so that one maximum
+        # keeps both the value and where it came from: one running tile instead of two (registers
+        # for more programs per SM) and two instructions per score instead of three. Values are
+        # truncated to 23 - step_bits bits; the caller rescored the winners exactly.
+        low = (1 << step_bits) - 1
+        keep = ~low
+        for m in range(0, full_steps):
+            s = _tile_scores(q, db_ptr, h_ptr, m * bins + cols_l, dims, d, stride_db, bin_mask, not FULL_TILES,
+                             EVEN_D, HAS_NORMS, IEEE, WIDEN)
+            best = tl.maximum(best, _pack(s, m, keep, bin_mask, not FULL_TILES))
+        if full_steps * bins < n:
+            rows = full_steps * bins + cols_l
+            valid = bin_mask & (rows < n)
+            s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, valid, True, EVEN_D, HAS_NORMS, IEEE, WIDEN)
+            best = tl.maximum(best, _pack(s, full_steps, keep, valid, True))
+        bits = best.to(tl.int32, bitcast=True)
+        best_idx = tl.where(best == float("-inf"), -1, (bits & low) * bins + cols_l[None, :])
+        best = (bits & keep).to(tl.float32, bitcast=True)
+    else:
+        best_idx = tl.full((BLOCK_Q, BLOCK_L), -1, tl.int32)
+        for m in range(0, full_steps):
+            rows = m * bins + cols_l
+            s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, bin_mask, not FULL_TILES, EVEN_D,
+                             HAS_NORMS, IEEE, WIDEN)
+            best, best_idx = _merge(best, best_idx, s, rows)
+        if full_steps * bins < n:
+            rows = full_steps * bins + cols_l
+            valid = bin_mask & (rows < n)
+            s = _tile_scores(q, db_ptr, h_ptr, rows, dims, d, stride_db, valid, True, EVEN_D, HAS_NORMS, IEEE,
+                             WIDEN)
+            best, best_idx = _merge(best, best_idx, s, rows)
     out_off = rows_q[:, None] * stride_out + cols_l[None, :]
     out_mask = q_mask[:, None] & bin_mask[None, :]
     tl.store(out_val_ptr + out_off, best, mask=out_mask)
     tl.store(out_idx_ptr + out_off, best_idx, mask=out_mask)
+
+
+@triton.jit
+def _rescore_kernel(q_ptr, db_ptr, h_ptr, idx_ptr, out_ptr, k, d, stride_q, stride_db,
+                    HAS_NORMS: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_D: tl.constexpr):
+    """out[i, j] = q[i] . db[idx[i, j]] (+ h[idx[i, j]]) in fp32: one program per query."""
+    i = tl.program_id(0)
+    ks = tl.arange(0, BLOCK_K)
+    dims = tl.arange(0, BLOCK_D)
+    kmask = ks < k
+    rows = tl.load(idx_ptr + i * k + ks, mask=kmask, other=0)
+    qv = tl.load(q_ptr + i * stride_q + dims, mask=dims < d, other=0.0).to(tl.float32)
+    x = tl.load(db_ptr + rows[:, None].to(tl.int64) * stride_db + dims[None, :],
+                mask=kmask[:, None] & (dims[None, :] < d), other=0.0).to(tl.float32)
+    s = tl.sum(x * qv[None, :], axis=1)
+    if HAS_NORMS:
+        s = s + tl.load(h_ptr + rows, mask=kmask, other=0.0)
+    tl.store(out_ptr + i * k + ks, s, mask=kmask)
+
+
+def select_top_k(queries: torch.Tensor, database: torch.Tensor, norms: torch.Tensor | None, values: torch.Tensor,
+                 indices: torch.Tensor, k: int, packed: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k best of the bins (exact top-k, sorted); bins from the packed kernel hold truncated
+    values, so their winners are rescored exactly (fp32 dots of the k rows) and sorted again."""
+    values, which = torch.topk(values, k, dim=1, largest=True, sorted=True)
+    indices = torch.gather(indices, 1, which)
+    if not packed:
+        return values, indices
+    nq, d = queries.shape
+    queries, database, indices = queries.contiguous(), database.contiguous(), indices.contiguous()
+    exact = torch.empty((nq, k), dtype=torch.float32, device=queries.device)
+    _rescore_kernel[(nq,)](queries, database, norms if norms is not None else exact, indices, exact, k, d,
+                           queries.stride(0), database.stride(0), HAS_NORMS=norms is not None,
+                           BLOCK_K=max(16, triton.next_power_of_2(k)), BLOCK_D=max(16, triton.next_power_of_2(d)))
+    exact, order = torch.sort(exact, dim=1, descending=True, stable=True)
+    return exact, torch.gather(indices, 1, order)
+
+
+def step_bits(n: int, bins: int) -> int:
+    """Bits that hold a step number (0 .. n // bins) in the packed kernel's scores."""
+    return max(1, (n // bins).bit_length())
+
+
+def use_packed(config: dict[str, Any], n: int, bins: int) -> bool:
+    """Whether the packed kernel runs: asked for by the config, each bin has rows to compete, and
+    the step number leaves at least 9 bits of mantissa (bf16's precision) to the score."""
+    return bool(config.get("packed")) and bins < n and step_bits(n, bins) <= 14
 
 
 def tile_config(nq: int, bins: int, d: int, dtype: torch.dtype) -> dict[str, int]:
@@ -134,12 +205,14 @@ _SLOTS: dict[tuple, int] = {}
 CANDIDATES = [
     {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
     {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 4},
-    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3},
     {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 3},
     {"BLOCK_Q": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3},
-    {"BLOCK_Q": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3, "q_in_registers": True},
-    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3, "q_in_registers": True},
-    {"BLOCK_Q": 128, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3, "q_in_registers": True},
+    # packed scores (`use_packed`): one running tile, fewer registers, two instructions per score
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3, "packed": True},
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 2, "packed": True, "maxnreg": 168},
+    {"BLOCK_Q": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3, "packed": True},
+    {"BLOCK_Q": 128, "BLOCK_L": 32, "num_warps": 4, "num_stages": 3, "packed": True},
+    {"BLOCK_Q": 256, "BLOCK_L": 32, "num_warps": 8, "num_stages": 3, "packed": True},
 ]
 
 
@@ -148,14 +221,18 @@ def _launch(queries, database, norms, values, indices, bins, config, precision, 
     block_d = max(16, triton.next_power_of_2(d))
     grid = (triton.cdiv(nq, config["BLOCK_Q"]), triton.cdiv(bins, config["BLOCK_L"]))
     h = norms if norms is not None else values
-    args = (queries, database, h, values, indices, nq, database.shape[0], d, bins, 1.0,
+    n = database.shape[0]
+    packed = use_packed(config, n, bins)
+    args = (queries, database, h, values, indices, nq, n, d, bins, step_bits(n, bins),
             queries.stride(0), database.stride(0), values.stride(0))
     meta = dict(HAS_NORMS=norms is not None, IEEE=precision == "ieee" and queries.dtype == torch.float32,
                 WIDEN=INTERPRETING and queries.dtype == torch.bfloat16,
                 EVEN_D=d == block_d, FULL_TILES=bins % config["BLOCK_L"] == 0,
-                Q_IN_REGISTERS=bool(config.get("q_in_registers", False)),
+                PACKED=packed,
                 BLOCK_Q=config["BLOCK_Q"], BLOCK_L=config["BLOCK_L"], BLOCK_D=block_d,
                 num_warps=config["num_warps"], num_stages=config["num_stages"])
+    if "maxnreg" in config:  # a register cap that lets one more program fit per SM
+        meta["maxnreg"] = config["maxnreg"]
     if warmup:
         return _bin_max_kernel.warmup(*args, grid=grid, **meta)
     return _bin_max_kernel[grid](*args, **meta)
@@ -208,7 +285,9 @@ def gpu_bins(n: int, k: int, recall_target: float, nq: int, block_q: int, block_
 def partial_reduce(queries: torch.Tensor, database: torch.Tensor, half_squared_norms: torch.Tensor | None,
                    bins: int, config: dict[str, int], precision: str = "tf32") -> tuple[torch.Tensor, torch.Tensor]:
     """Per-bin maximum of `queries . database^T (+ half_squared_norms)` and its database row, (Q x
-    bins) fp32 values and int32 indices."""
+    bins) fp32 values and int32 indices. With a "packed" config (`use_packed`) the values are
+    truncated to 23 - step_bits(n, bins) mantissa bits and, among scores equal to that precision,
+    any of their rows may be returned; `select_top_k` rescores the winners."""
     nq = queries.shape[0]
     queries = queries.contiguous()
     database = database.contiguous()
@@ -241,8 +320,10 @@ def tune(queries, database, norms, k, recall_target, precision, candidates=None)
         for cfg in candidates or CANDIDATES:
             try:
                 bins = choose_bins(queries, database, norms, k, recall_target, cfg, precision)
-                ms = triton.testing.do_bench(lambda: partial_reduce(queries, database, norms, bins,  # noqa: B023
-                                                                    cfg, precision), warmup=5, rep=20)  # noqa: B023
+                packed = use_packed(cfg, n, bins)
+                ms = triton.testing.do_bench(lambda: select_top_k(  # noqa: B023
+                    queries, database, norms, *partial_reduce(queries, database, norms, bins, cfg, precision),  # noqa: B023
+                    k, packed), warmup=5, rep=20)  # noqa: B023
             except Exception:  # a config the GPU cannot run (shared memory, registers): skip it
                 continue
             timings.append((ms, cfg, bins))
@@ -294,10 +375,11 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
         if bins is not None:
             raise ValueError("bins cannot be raised when aggregate_to_topk is False (the bins are the result)")
         nbins = num_bins(n, 2, k, recall_target, override)
+    if not aggregate_to_topk:
+        config = {key: v for key, v in config.items() if key != "packed"}  # the bins are the result: exact
     values, indices = partial_reduce(q, database, norms, nbins, config, precision)
     if aggregate_to_topk:
-        values, which = torch.topk(values, k, dim=1, largest=True, sorted=True)
-        indices = torch.gather(indices, 1, which)
+        values, indices = select_top_k(q, database, norms, values, indices, k, use_packed(config, n, nbins))
     if not is_max_k:
         values = -values
     return values.to(queries.dtype), indices
