@@ -260,7 +260,7 @@ def bench_gpu(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int
 
 
 def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -> None:
-    """Every kernel variant of `triton_knn.CANDIDATES` at several bin counts: checked against a
+    """Every kernel variant of `triton_knn.CANDIDATES` and `TRIAL_CANDIDATES` at several bin counts: checked against a
     torch fp32 bin maximum (on the first 256 queries) and timed (median of Triton's do_bench)."""
     import torch
     import triton
@@ -279,7 +279,7 @@ def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -
     print(f"{'BLOCK_Q x BLOCK_L, warps, stages':34s} {'per SM':>6s} {'bins':>6s} {'ms':>7s} {'TFLOP/s':>8s} "
           f"{'+topk ms':>9s} {'TFLOP/s':>8s} {'check':>6s}")
     rows = []
-    for cfg in triton_knn.CANDIDATES:
+    for cfg in triton_knn.CANDIDATES + triton_knn.TRIAL_CANDIDATES:
         name = (f"{cfg['BLOCK_Q']} x {cfg['BLOCK_L']}, {cfg['num_warps']}, {cfg['num_stages']}"
                 + (", packed" if cfg.get("packed") else "") + (f", regs {cfg['maxnreg']}" if "maxnreg" in cfg else ""))
         try:

@@ -2,9 +2,9 @@
 
     ncu --clock-control none --section SpeedOfLight ... python benchmarks/knn_profile.py
 
-N=1M, D=128, Q=10k, bf16; each variant of `triton_knn.CANDIDATES` named on the command line by
-its index (default: 0, the untuned tiles), with its own bin count, launched twice (the first
-launch compiles)."""
+N=1M, D=128, Q=10k, bf16; each variant of `triton_knn.CANDIDATES + TRIAL_CANDIDATES` named on
+the command line by its index (default: 0, the untuned tiles), with its own bin count, launched
+twice (the first launch compiles)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def main(argv: list[str]) -> None:
     db = torch.randn((1_000_000, 128), device="cuda", generator=gen).to(torch.bfloat16)
     q = torch.randn((10_000, 128), device="cuda", generator=gen).to(torch.bfloat16)
     for which in map(int, argv or ["0"]):
-        cfg = triton_knn.CANDIDATES[which]
+        cfg = (triton_knn.CANDIDATES + triton_knn.TRIAL_CANDIDATES)[which]
         bins = triton_knn.choose_bins(q, db, None, 10, 0.95, cfg, "tf32")
         for _ in range(2):
             triton_knn.partial_reduce(q, db, None, bins, cfg)
