@@ -34,12 +34,12 @@ step() {  # step NAME SECONDS COMMAND...
 step info 20 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
 # the kernel variants checked and timed, then the sizes against torch and jax
 step knn 120 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --rounds 5
-# hardware counters of the KNN kernel (the untuned tiles, then packed scores with 3 programs per SM):
+# hardware counters of the KNN kernel (the untuned tiles, then packed scores, 16 warps per SM):
 # all launches but the very first (which compiles)
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
     --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0 5
+    --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0 4
 # CUDA-only paths (device placement, DLPack, CUDA graphs, pinned offload, fused programs) and the
 # conformance suite on CUDA tensors; in 4 worker processes, so that a crash is one failed test
 step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests/test_devices.py \

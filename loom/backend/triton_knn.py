@@ -213,6 +213,9 @@ CANDIDATES = [
 # choose them. Packed scores (`use_packed`): one running tile, fewer registers, two instructions
 # per score.
 TRIAL_CANDIDATES = [
+    # 110 registers: two programs of two warpgroups per SM (16 warps) sharing each database tile
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 8, "num_stages": 3, "packed": True},
+    {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 8, "num_stages": 4, "packed": True},
     {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3, "packed": True},
     {"BLOCK_Q": 128, "BLOCK_L": 64, "num_warps": 4, "num_stages": 2, "packed": True, "maxnreg": 168},
     {"BLOCK_Q": 64, "BLOCK_L": 64, "num_warps": 4, "num_stages": 3, "packed": True},
