@@ -12,7 +12,8 @@ one XLA compiles are the same program), and written by hand in PyTorch:
 (b) an MLP training step: 784-2048-2048-10 (relu, log-softmax cross-entropy), batch 512, f32:
     loss, gradients and the SGD update of every parameter.
 
-Contenders, round-robin after warm-up: loom (torch backend), loom with the program captured as a
+Contenders, round-robin after warm-up: loom (torch backend, on JAX's module after loom's default
+pipeline: inline, canonicalize, cse, dce; `--raw` runs it as exported), loom with the program captured as a
 CUDA graph (CUDA only), loom's front end (the same Python source traced by `loom.jit` with
 `loom.numpy` in place of `jax.numpy`, on torch tensors), loom's program fused by torch.compile
 (TorchInductor; `loom.jit(..., fuse=True)`), with and without CUDA graphs, PyTorch eager
@@ -211,21 +212,28 @@ def loom_front_end():
 
 
 def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat: int, torch, jax, tol: float,
-            front_end_fn=None, fuse: bool = True) -> None:
+            front_end_fn=None, fuse: bool = True, optimize: bool = True) -> None:
     import loom
     import loom.ir
     from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
     from loom.backend.kernels_torch import to_numpy, to_torch
+    from loom.frontend.jit import DEFAULT_PIPELINE
+    from loom.rewrite.pass_manager import PassManager
 
     text = jax.jit(jax_fn).lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
     t0 = time.perf_counter()
     module = loom.ir.parse(text)
+    ops_before = sum(1 for _ in module.walk())
+    if optimize:  # loom's default pipeline (what `loom-opt` and loom.jit run): inline, canonicalize, cse, dce
+        PassManager.parse(DEFAULT_PIPELINE).run(module)
     exe = Executable(module, backend="torch", device=device)
     compile_time = time.perf_counter() - t0
     fallbacks = sorted({line.split("# ")[-1] for line in exe.source.splitlines()
                         if "numpy_" in line or "to_numpy(" in line})
-    print(f"  loom: {len(text.splitlines())} lines of StableHLO, parsed and compiled in {compile_time:.2f} s; "
-          f"ops on numpy fallbacks: {fallbacks or 'none'}")
+    after = "loom's default pipeline" if optimize else "parsing"
+    print(f"  loom: {len(text.splitlines())} lines of StableHLO ({ops_before} ops, {sum(1 for _ in module.walk())} "
+          f"after {after}), compiled in "
+          f"{compile_time:.2f} s; ops on numpy fallbacks: {fallbacks or 'none'}")
 
     targs = [to_torch(a, device) for a in args]
     jargs = [jax.device_put(a) for a in args]
@@ -300,6 +308,8 @@ def main() -> None:
     parser.add_argument("--bf16", action="store_true", help="with --small: the transformer in bf16, as on the GPU")
     parser.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     parser.add_argument("--no-fuse", action="store_true", help="without the torch.compile (Inductor) contenders")
+    parser.add_argument("--raw", action="store_true",
+                        help="run JAX's module as exported, without loom's default pipeline first")
     parser.add_argument("--torch-threads", type=int, default=None,
                         help="torch intra-op threads (on a loaded CPU, 1 avoids threads spinning against each other)")
     args = parser.parse_args()
@@ -329,13 +339,13 @@ def main() -> None:
     try:
         compare("  time per step", transformer_jax(jnp, jax, heads), transformer_torch(torch, heads),
                 transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol,
-                transformer_jax(*loom_front_end(), heads), not args.no_fuse)
+                transformer_jax(*loom_front_end(), heads), not args.no_fuse, not args.raw)
     except Exception as e:  # report it and go on to the MLP
         traceback.print_exc()
         print(f"  transformer block failed: {type(e).__name__}: {e}", flush=True)
     print(f"\n(b) MLP training step {'-'.join(map(str, sizes))}, batch {mlp_batch}, float32")
     compare("  time per step", mlp_jax(jnp, jax), mlp_torch(torch), mlp_inputs(mlp_batch, sizes), device, repeat,
-            torch, jax, 1e-3, mlp_jax(*loom_front_end()), not args.no_fuse)
+            torch, jax, 1e-3, mlp_jax(*loom_front_end()), not args.no_fuse, not args.raw)
 
 
 if __name__ == "__main__":

@@ -3205,6 +3205,99 @@ UniformDequantizeOp = _loose("uniform_dequantize", "UniformDequantizeOp", "",
 UniformQuantizeOp = _loose("uniform_quantize", "UniformQuantizeOp", "", "Quantizes values.", pure=True)
 
 
+# Canonicalization patterns -----------------------------------------------------------------------
+
+def _single_op_body(op: Operation) -> str | None:
+    """The name of the binary op a one-input reduction's body applies to its two arguments
+    (`return f(acc, x)` or `return f(x, acc)`), else None."""
+    block = op.regions[0].entry
+    ops = list(block.ops)
+    if len(ops) != 2 or len(ops[0].operands) != 2 or set(ops[0].operands) != set(block.args) or \
+            len(block.args) != 2 or tuple(ops[1].operands) != (ops[0].results[0],):
+        return None
+    return ops[0].name
+
+
+def _is_identity(body: str, v: Any) -> bool:
+    """Whether `v` (a numpy scalar) is the identity of the reduction `body`."""
+    dtype = np.asarray(v).dtype
+    if body == "stablehlo.add" or body == "stablehlo.or":
+        return bool(v == 0)
+    if body == "stablehlo.multiply":
+        return bool(v == 1)
+    if body == "stablehlo.and":
+        return bool(v == np.invert(np.zeros((), dtype))) if dtype.kind in "biu" else False
+    if body in ("stablehlo.maximum", "stablehlo.minimum"):
+        low = body == "stablehlo.maximum"
+        if dtype.kind == "f" or dtype.kind == "V":  # bf16 and the small floats are numpy 'V'
+            return bool(np.isinf(np.float64(v)) and (np.float64(v) < 0) == low)
+        if dtype.kind == "b":
+            return bool(v) != low
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return bool(v == (info.min if low else info.max))
+    return False
+
+
+def _reduce_over_unit_dims(op: Operation, rewriter: Any) -> bool:
+    """`reduce(x, init)` over dimensions that all have size 1, with a one-op body and `init` that
+    op's identity, is `reshape(x)` (XLA's simplifier does the same; a sum then keeps the sign of a
+    zero where `0 + -0` would not). JAX emits such reduces in the gradients of broadcasts."""
+    if len(op.operands) != 2:
+        return False
+    x, init = op.operands
+    t = x.type
+    if not isinstance(t, RankedTensorType) or not t.has_static_shape or \
+            any(t.shape[d] != 1 for d in _ints(op.properties, "dimensions", ())):
+        return False
+    body = _single_op_body(op)
+    owner = init.owner_op
+    if body is None or not isinstance(owner, ConstantOp):
+        return False
+    v = _splat_value(owner.properties.get("value"))
+    if v is None or not _is_identity(body, v):
+        return False
+    rewriter.set_insertion_point_before(op)
+    rewriter.replace_op(op, ReshapeOp.insert(rewriter, [x], result_types=[op.results[0].type], location=op.location))
+    return True
+
+
+def _transpose_of_matmul(op: Operation, rewriter: Any) -> bool:
+    """`transpose(dot_general(a, b), [1, 0])` of a plain matrix product (no batching) used only
+    there is `dot_general(b, a)` with the contracting dimensions swapped: one product, no
+    transpose. JAX emits it in the gradients of `x @ w`."""
+    dot = op.operands[0].owner_op
+    if list(_ints(op.properties, "permutation", ())) != [1, 0] or not isinstance(dot, DotGeneralOp) or \
+            len(dot.results[0].uses) != 1 or "algorithm" in dot.properties:
+        return False
+    dn = dot.properties["dot_dimension_numbers"]
+    lhs, rhs = dot.operands
+    if dn.lhs_batching_dimensions or dn.rhs_batching_dimensions or \
+            not all(isinstance(v.type, RankedTensorType) and v.type.rank == 2 for v in (lhs, rhs)):
+        return False
+    props: dict[str, Attribute] = {"dot_dimension_numbers": dn.replace(
+        lhs_contracting_dimensions=dn.rhs_contracting_dimensions,
+        rhs_contracting_dimensions=dn.lhs_contracting_dimensions)}
+    precision = dot.properties.get("precision_config")
+    if precision is not None:
+        props["precision_config"] = ArrayAttr(tuple(reversed(precision.elements)))
+    rewriter.set_insertion_point_before(op)
+    rewriter.replace_op(op, DotGeneralOp.insert(rewriter, [rhs, lhs], props, [op.results[0].type],
+                                                location=op.location))
+    return True
+
+
+def _patterns(fn: Callable) -> classmethod:
+    def canonicalization_patterns(cls: type) -> list:
+        from loom.rewrite import FunctionPattern
+        return [FunctionPattern(fn, cls.name)]
+    return classmethod(canonicalization_patterns)
+
+
+ReduceOp.canonicalization_patterns = _patterns(_reduce_over_unit_dims)
+TransposeOp.canonicalization_patterns = _patterns(_transpose_of_matmul)
+
+
 # Registration and value builders -------------------------------------------------------------------
 
 DIALECT = register_dialect(Dialect("stablehlo", attribute_parser=parse_attribute,

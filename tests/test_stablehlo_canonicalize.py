@@ -1,0 +1,124 @@
+"""StableHLO canonicalization patterns: a reduce over unit dimensions is a reshape, and the
+transpose of a matrix product is the product with its operands swapped. Each rewrite is checked
+by the ops it leaves and by the values of the program before and after, against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import loom
+import loom.ir as lir
+from loom.rewrite.pass_manager import PassManager
+
+
+def _canonicalized(text: str):
+    module = lir.parse(text)
+    PassManager.parse("builtin.module(canonicalize)").run(module)
+    module.verify()
+    return module
+
+
+def _op_names(module) -> list[str]:
+    return [op.name for op in module.walk() if op.name.startswith("stablehlo.")]
+
+
+def _reduce(body: str, init: str, et: str, shape: str, dims: str, out: str) -> str:
+    return f"""func.func @main(%x: tensor<{shape}x{et}>) -> tensor<{out}{et}> {{
+  %init = "stablehlo.constant"() <{{value = dense<{init}> : tensor<{et}>}}> : () -> tensor<{et}>
+  %r = "stablehlo.reduce"(%x, %init) <{{dimensions = array<i64: {dims}>}}> ({{
+  ^bb0(%a: tensor<{et}>, %b: tensor<{et}>):
+    %c = "{body}"(%a, %b) : (tensor<{et}>, tensor<{et}>) -> tensor<{et}>
+    "stablehlo.return"(%c) : (tensor<{et}>) -> ()
+  }}) : (tensor<{shape}x{et}>, tensor<{et}>) -> tensor<{out}{et}>
+  return %r : tensor<{out}{et}>
+}}"""
+
+
+REDUCES = [  # body, identity, element type, numpy reduction
+    ("stablehlo.add", "0.0", "f32", np.sum),
+    ("stablehlo.multiply", "1.0", "f32", np.prod),
+    ("stablehlo.maximum", "0xFF800000", "f32", np.max),
+    ("stablehlo.minimum", "0x7F800000", "f32", np.min),
+    ("stablehlo.add", "0", "i32", np.sum),
+    ("stablehlo.maximum", "-2147483648", "i32", np.max),
+    ("stablehlo.minimum", "2147483647", "i32", np.min),
+    ("stablehlo.and", "true", "i1", np.all),
+    ("stablehlo.or", "false", "i1", np.any),
+    ("stablehlo.and", "-1", "i32", np.bitwise_and.reduce),
+]
+
+
+def _values(et: str, shape: tuple[int, ...], rng) -> np.ndarray:
+    if et == "i1":
+        return rng.random(shape) < 0.5
+    if et == "i32":
+        return rng.integers(-50, 50, shape).astype(np.int32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[0] = np.nan  # NaN passes through max/min/add as the reduce would pass it
+    return x
+
+
+@pytest.mark.parametrize("body,init,et,reduction", REDUCES, ids=[f"{r[0][10:]}-{r[2]}" for r in REDUCES])
+def test_reduce_over_unit_dims_is_a_reshape(body, init, et, reduction):
+    text = _reduce(body, init, et, "3x1x4x1", "1, 3", "3x4x")
+    module = _canonicalized(text)
+    assert "stablehlo.reduce" not in _op_names(module) and "stablehlo.reshape" in _op_names(module)
+    x = _values(et, (3, 1, 4, 1), np.random.default_rng(0))
+    got = loom.compile(module)(x)
+    want = reduction(x, axis=(1, 3)) if reduction is not np.bitwise_and.reduce else x.reshape(3, 4)
+    np.testing.assert_array_equal(got, want.astype(got.dtype))
+    np.testing.assert_array_equal(got, loom.compile(text)(x))
+
+
+@pytest.mark.parametrize("case", ["not identity", "not unit", "two bodies"])
+def test_reduce_kept_where_it_is_not_a_reshape(case):
+    if case == "not identity":  # 1 + x is not x
+        text = _reduce("stablehlo.add", "1.0", "f32", "3x1", "1", "3x")
+    elif case == "not unit":
+        text = _reduce("stablehlo.add", "0.0", "f32", "3x2", "1", "3x")
+    else:  # max(acc, x) + 0: not a one-op body
+        text = _reduce("stablehlo.add", "0.0", "f32", "3x1", "1", "3x").replace(
+            '"stablehlo.return"(%c)', '%d = "stablehlo.maximum"(%c, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+            '    "stablehlo.return"(%d)')
+    module = _canonicalized(text)
+    assert "stablehlo.reduce" in _op_names(module)
+    x = np.random.default_rng(1).standard_normal((3, 1 if case != "not unit" else 2)).astype(np.float32)
+    np.testing.assert_allclose(loom.compile(module)(x), loom.compile(text)(x))
+    want = {"not identity": 1 + x[:, 0], "not unit": x.sum(1), "two bodies": np.maximum(x[:, 0], 0)}[case]
+    np.testing.assert_allclose(loom.compile(module)(x), want, rtol=1e-6)
+
+
+def _matmul_transposed(lc: int, rc: int, extra_use: bool = False, precision: bool = False) -> str:
+    a = "4x3" if lc == 1 else "3x4"
+    b = "3x5" if rc == 0 else "5x3"
+    prec = ', precision_config = [#stablehlo<precision HIGH>, #stablehlo<precision DEFAULT>]' if precision else ""
+    ret = "%t, %d : tensor<5x4xf32>, tensor<4x5xf32>" if extra_use else "%t : tensor<5x4xf32>"
+    rtype = "tensor<5x4xf32>, tensor<4x5xf32>" if extra_use else "tensor<5x4xf32>"
+    return f"""func.func @main(%a: tensor<{a}xf32>, %b: tensor<{b}xf32>) -> ({rtype}) {{
+  %d = "stablehlo.dot_general"(%a, %b) <{{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [{lc}],
+    rhs_contracting_dimensions = [{rc}]>{prec}}}> : (tensor<{a}xf32>, tensor<{b}xf32>) -> tensor<4x5xf32>
+  %t = "stablehlo.transpose"(%d) <{{permutation = array<i64: 1, 0>}}> : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return {ret}
+}}"""
+
+
+@pytest.mark.parametrize("lc,rc", [(1, 0), (0, 0), (1, 1), (0, 1)])
+def test_transpose_of_a_matrix_product_swaps_its_operands(lc, rc):
+    text = _matmul_transposed(lc, rc, precision=True)
+    module = _canonicalized(text)
+    names = _op_names(module)
+    assert "stablehlo.transpose" not in names and names.count("stablehlo.dot_general") == 1
+    (dot,) = [op for op in module.walk() if op.name == "stablehlo.dot_general"]
+    assert [str(p) for p in dot.properties["precision_config"]] == ["#stablehlo<precision DEFAULT>",
+                                                                    "#stablehlo<precision HIGH>"]
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 3) if lc == 1 else (3, 4)).astype(np.float32)
+    b = rng.standard_normal((3, 5) if rc == 0 else (5, 3)).astype(np.float32)
+    want = ((a if lc == 1 else a.T).astype(np.float64) @ (b if rc == 0 else b.T)).T
+    np.testing.assert_allclose(loom.compile(module)(a, b), want, rtol=1e-5, atol=1e-6)
+
+
+def test_transpose_kept_when_the_product_is_used_elsewhere():
+    module = _canonicalized(_matmul_transposed(1, 0, extra_use=True))
+    assert "stablehlo.transpose" in _op_names(module)
