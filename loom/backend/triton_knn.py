@@ -4,15 +4,19 @@ an exact `torch.topk` over the Q x L bins follows.
 
 Grid: (query tiles of BLOCK_Q rows, bin tiles of BLOCK_L bins). A program loads its query tile
 once, then walks the database in strides of L rows: step m loads rows m*L + [b0, b0 + BLOCK_L)
-(element j is in bin j mod L), does one `tl.dot` (BLOCK_Q x D by D x BLOCK_L, fp32 accumulation),
-adds the scaled half squared norms for L2, and merges the tile into its running (value, index)
-per (query, bin) with a compare and two selects: about 3-4 vector ops per score, which the
-tensor cores' throughput leaves room for. Only the Q x L bins are written.
+(element j is in bin j mod L), does one `tl.dot` (BLOCK_Q x D by D x BLOCK_L, fp32 accumulation,
+wgmma on Hopper), adds the scaled half squared norms for L2, and merges the tile into its running
+(value, index) per (query, bin) with a compare and two selects. Steps that hold a whole row of
+bins run without masks; only the last, partial one is masked. Only the Q x L bins are written.
+With a "packed" config the step number rides in the low mantissa bits of each score, so one
+maximum keeps both (one running tile, two instructions per score) and the k winners per query
+are rescored exactly afterwards (`select_top_k`).
 
 Inputs may be bf16, fp16 or fp32 (fp32 uses TF32 tensor cores unless `precision="ieee"`).
-`L` starts at XLA's bin count and may be raised (never lowered) so that the grid fills the GPU:
-more bins only raise recall. Tiles come from `tile_config`, or from a short timing of a few
-candidates when `autotune=True` (cached per problem shape).
+`L` starts at XLA's bin count and may be raised (never lowered) to a whole number of bin tiles
+and to fill whole waves of programs on the GPU (`gpu_bins`): more bins only raise recall. Tiles
+come from `tile_config` (measured on an H200), or from a short timing of `CANDIDATES` when
+`autotune=True` (cached per problem shape). benchmarks/NOTES.md has the measurements.
 
 Runs on CUDA tensors, and on CPU tensors under `TRITON_INTERPRET=1` (Triton's interpreter: how
 the tests check it on machines without a GPU). The interpreter computes `tl.dot` of bf16 tiles
@@ -383,8 +387,7 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
         if bins is not None:
             raise ValueError("bins cannot be raised when aggregate_to_topk is False (the bins are the result)")
         nbins = num_bins(n, 2, k, recall_target, override)
-    if not aggregate_to_topk:
-        config = {key: v for key, v in config.items() if key != "packed"}  # the bins are the result: exact
+        config = {key: v for key, v in config.items() if key != "packed"}  # exact values in the bins
     values, indices = partial_reduce(q, database, norms, nbins, config, precision)
     if aggregate_to_topk:
         values, indices = select_top_k(q, database, norms, values, indices, k, use_packed(config, n, nbins))
