@@ -17,7 +17,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
-steps="${STEPS:-info knn profile tests gpu}"
+steps="${STEPS:-info knn profile tests demo gpu}"
 summary="$out/summary.txt"
 : > "$summary"
 
@@ -37,7 +37,7 @@ step knn 120 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --round
 # hardware counters of the KNN kernel (the untuned tiles, then packed scores, 16 warps per SM):
 # all launches but the very first (which compiles)
 ncu_bin=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
-step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
+step profile 60 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_max_kernel --launch-skip 1 \
     --launch-count 3 --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --section WarpStateStats --section Occupancy --section LaunchStats "$py" benchmarks/knn_profile.py 0 4
 # CUDA-only paths (device placement, DLPack, CUDA graphs, pinned offload, fused programs) and the
@@ -45,12 +45,14 @@ step profile 90 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_
 step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests/test_devices.py \
     tests/test_offload_policy.py tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py \
     tests/test_fuse.py tests/test_backend_conformance.py -k "cuda or not jax_conformance"
+# the demo, which finds the GPU and runs its parts there
+step demo 40 "$py" -c "import sys; from loom.tools.loom_main import main; sys.exit(main(['demo']))"
 # whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
-step gpu 200 "$py" benchmarks/gpu.py --repeat 20
+step gpu 170 "$py" benchmarks/gpu.py --repeat 20
 
 {
     echo
-    for name in info knn profile tests gpu; do
+    for name in info knn profile tests demo gpu; do
         [ -f "$out/$name.log" ] || continue
         echo "---- $name (last lines)"
         tail -n 40 "$out/$name.log"
