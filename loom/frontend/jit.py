@@ -41,8 +41,10 @@ DEFAULT_PIPELINE = "builtin.module(inline,func.func(canonicalize,cse),dce)"
 
 # Passes that only change how a program runs, applied to a copy of the module when it is compiled,
 # so `lower().as_text()` and the transformations (grad of a jitted function) see the program as
-# traced and optimized, and `compile().as_text()` shows what runs.
-EXECUTION_PIPELINE = "builtin.module(func.func(knn-fusion))"
+# traced and optimized, and `compile().as_text()` shows what runs. The differentiation markers
+# (ad.stop_gradient, ad.custom_vjp, ad.custom_jvp) become their primal values there: their rules
+# served when the program was differentiated, and the executor need not carry their regions.
+EXECUTION_PIPELINE = "builtin.module(lower-stop-gradient,func.func(knn-fusion))"
 
 
 def _pass_manager(pipeline: str | None = None) -> Any:
