@@ -606,4 +606,9 @@ from loom.numpy._common import __all__ as _common_all  # noqa: E402
 
 __all__ += _common_all
 
+from loom.numpy._extra import *  # noqa: E402, F403 - the array-API names and the rest of the common API
+from loom.numpy._extra import __all__ as _extra_all  # noqa: E402
+
+__all__ += _extra_all
+
 from loom.numpy import linalg  # noqa: E402, F401 - built from the functions above

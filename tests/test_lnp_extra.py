@@ -1,0 +1,161 @@
+"""The array-API names and the rest of jax.numpy's everyday API in loom.numpy (loom/numpy/_extra.py),
+against jax.numpy's values and dtypes, eagerly on numpy arrays and under loom.jit; gradients
+against jax.grad."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import loom
+import loom.numpy as lnp
+
+jax.config.update("jax_platforms", "cpu")
+
+RNG = np.random.default_rng(11)
+F = RNG.normal(size=(3, 4)).astype(np.float32)
+F3 = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+V4 = RNG.normal(size=(4,)).astype(np.float32)
+V3 = RNG.normal(size=(3,)).astype(np.float32)
+M34 = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+I = RNG.integers(-5, 6, size=(3, 4)).astype(np.int32)
+NANS = F.copy()
+NANS[0, 1] = NANS[2, :] = np.nan
+INF = np.array([-np.inf, -1.0, 0.0, np.inf, np.nan], np.float32)
+P1 = np.array([1.0, -2.0, 3.0], np.float32)
+P2 = np.array([0.5, 4.0], np.float32)
+PI = np.array([3, 0, -2, 5], np.int32)
+Y = RNG.normal(size=(2, 5)).astype(np.float32)
+XS = np.sort(RNG.uniform(0, 3, size=5)).astype(np.float32)
+FLAT = np.array([0, 5, 11, 7, 3], np.int32)
+ROWS = np.array([0, 2, 1, 2], np.int32)
+COLS = np.array([3, 0, 1, 4], np.int32)
+
+# name, args, keyword arguments
+CASES = [
+    ("permute_dims", (F3, (2, 0, 1)), {}), ("concat", ([F, F],), {"axis": 1}), ("concat", ([F, V4],), {"axis": None}),
+    ("matrix_transpose", (F3,), {}), ("vecdot", (F, V4), {}), ("vecdot", (F3, M34), {"axis": 1}),
+    ("matvec", (M34, V4), {}), ("vecmat", (V3, M34), {}),
+    ("cumulative_sum", (F,), {"axis": 1}), ("cumulative_sum", (V4,), {"include_initial": True}),
+    ("cumulative_sum", (I,), {"axis": 0, "include_initial": True}), ("cumulative_prod", (F,), {"axis": 0}),
+    ("cumulative_prod", (V4,), {"include_initial": True}),
+    ("isneginf", (INF,), {}), ("isposinf", (INF,), {}), ("isreal", (F,), {}), ("iscomplex", (I,), {}),
+    ("nanprod", (NANS,), {"axis": 1}), ("nanprod", (NANS,), {}), ("nanvar", (NANS,), {"axis": 0}),
+    ("nanvar", (NANS,), {"axis": 1, "ddof": 1, "keepdims": True}), ("nanstd", (NANS,), {}),
+    ("nanvar", (I,), {"axis": 1}),
+    ("nanargmax", (NANS,), {"axis": 0}), ("nanargmin", (NANS,), {"axis": 1}), ("nanargmax", (NANS,), {}),
+    ("nancumsum", (NANS,), {"axis": 1}), ("nancumprod", (NANS,), {"axis": 0}),
+    ("ravel_multi_index", ((ROWS, np.clip(COLS, 0, 3)), (3, 4)), {}),
+    ("ravel_multi_index", ((ROWS, COLS), (3, 4)), {"mode": "clip"}),
+    ("ravel_multi_index", ((ROWS, COLS), (3, 4)), {"mode": "wrap", "order": "F"}),
+    ("unravel_index", (FLAT, (3, 4)), {}), ("unravel_index", (np.array([-1, 12, 40, -30], np.int32), (3, 4)), {}),
+    ("append", (F, V4), {}), ("append", (F, F[:1], 0), {}), ("delete", (F, 1, 1), {}),
+    ("delete", (F,), {"obj": np.array([0, 2])}), ("delete", (F3, slice(0, 3, 2), 2), {}), ("diagflat", (P1,), {}),
+    ("diagflat", (P2, -1), {}), ("rollaxis", (F3, 2), {}), ("rollaxis", (F3, 0, 2), {}),
+    ("rollaxis", (F3, 1, 3), {}), ("vander", (P1,), {}), ("vander", (PI, 3), {"increasing": True}),
+    ("trapezoid", (Y,), {}), ("trapezoid", (Y, XS), {}), ("trapezoid", (Y.T,), {"dx": 0.5, "axis": 0}),
+    ("divmod", (I, np.int32(3)), {}), ("divmod", (F, 0.75), {}),
+    ("polyadd", (P1, P2), {}), ("polysub", (P2, P1), {}), ("polymul", (P1, P2), {}), ("polyder", (P1,), {}),
+    ("polyder", (PI, 2), {}), ("polyint", (P1,), {}), ("polyint", (P2, 2), {"k": np.array([1.0, -1.0], np.float32)}),
+    ("copy", (F,), {}),
+]
+
+
+def _leaves(x):
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def _check(name, ours, theirs, same_dtype=True):
+    """Values (and with `same_dtype` dtypes: under jit; eagerly loom.numpy runs NumPy, whose
+    integer and float results may be wider) as jax.numpy's."""
+    ours, theirs = _leaves(ours), _leaves(theirs)
+    assert len(ours) == len(theirs), name
+    for o, t in zip(ours, theirs):
+        o, t = np.asarray(o), np.asarray(t)
+        assert o.dtype == t.dtype if same_dtype else o.dtype.kind == t.dtype.kind, (name, o.dtype, t.dtype)
+        assert o.shape == t.shape, (name, o.shape, t.shape)
+        if o.dtype.kind in "biu":
+            np.testing.assert_array_equal(o, t, err_msg=name)
+        else:
+            np.testing.assert_allclose(o, t, rtol=2e-5, atol=2e-6, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("name,args,kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_against_jax(name, args, kwargs):
+    want = getattr(jnp, name)(*args, **kwargs)
+    _check(name, getattr(lnp, name)(*args, **kwargs), want, same_dtype=False)
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+    def traced(*xs):
+        full = list(args)
+        for i, x in zip(arrays, xs):
+            full[i] = x
+        return getattr(lnp, name)(*full, **kwargs)
+
+    _check(name, loom.jit(traced)(*[args[i] for i in arrays]), want)
+
+
+def test_unstack_and_size_and_shapes():
+    for axis in (0, 1, -1):
+        got = loom.jit(lambda x, axis=axis: lnp.unstack(x, axis=axis))(F3)
+        want = jnp.unstack(F3, axis=axis)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert lnp.size(F3) == jnp.size(F3) and lnp.size(F3, 1) == jnp.size(F3, 1)
+    assert lnp.broadcast_shapes((3, 1), (4,), (2, 1, 1)) == jnp.broadcast_shapes((3, 1), (4,), (2, 1, 1))
+    assert lnp.newaxis is None and F[:, lnp.newaxis].shape == (3, 1, 4)
+    for x in (1.0, np.float32(2), np.array(3.0), F):
+        assert lnp.isscalar(x) == jnp.isscalar(x), x
+    assert loom.jit(lambda x: lnp.array(lnp.isscalar(x)))(np.float32(1.0)) == jnp.isscalar(np.float32(1.0))
+    assert lnp.isrealobj(F) and not lnp.iscomplexobj(F) and lnp.iscomplexobj(np.zeros(2, np.complex64))
+
+
+def test_static_index_helpers_and_windows():
+    for name, args in [("tril_indices", (4,)), ("tril_indices", (3, 1, 5)), ("triu_indices", (4, -1)),
+                       ("triu_indices", (3, 0, 2)), ("diag_indices", (3,)), ("diag_indices", (2, 3))]:
+        _check(name, getattr(lnp, name)(*args), getattr(jnp, name)(*args))
+    _check("tril_indices_from", lnp.tril_indices_from(F, 1), jnp.tril_indices_from(F, 1))
+    _check("triu_indices_from", lnp.triu_indices_from(F), jnp.triu_indices_from(F))
+    sq = np.zeros((3, 3, 3), np.float32)
+    _check("diag_indices_from", lnp.diag_indices_from(sq), jnp.diag_indices_from(sq))
+    for m in (0, 1, 5, 8):
+        for name in ("bartlett", "blackman", "hamming", "hanning"):
+            _check(name, getattr(lnp, name)(m), getattr(jnp, name)(m))
+    _check("geomspace", lnp.geomspace(1.0, 1000.0, 4), jnp.geomspace(1.0, 1000.0, 4))
+    _check("geomspace", lnp.geomspace(2.0, 32.0, 4, endpoint=False), jnp.geomspace(2.0, 32.0, 4, endpoint=False))
+
+
+GRADS = [  # name, args (the first is differentiated), kwargs
+    ("vecdot", (F, V4), {}), ("matvec", (M34, V4), {}), ("cumulative_sum", (F,), {"axis": 1}),
+    ("nanvar", (NANS,), {"axis": 1}), ("nanprod", (NANS,), {"axis": 0}), ("trapezoid", (Y, XS), {}),
+    ("vander", (P1,), {}), ("polymul", (P1, P2), {}), ("polyint", (P1,), {}), ("delete", (F, 1, 1), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", GRADS, ids=[g[0] for g in GRADS])
+def test_gradients_against_jax(name, args, kwargs):
+    def loss(np_, x):
+        out = getattr(np_, name)(x, *args[1:], **kwargs)
+        return np_.sum(np_.where(np_.isnan(out), 0.0, out) ** 2)
+
+    got = loom.jit(loom.grad(lambda x: loss(lnp, x)))(args[0])
+    want = jax.grad(lambda x: loss(jnp, x))(args[0])
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=1e-5, equal_nan=True)
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="matrix_transpose: x must have at least 2 dimensions"):
+        lnp.matrix_transpose(V4)
+    with pytest.raises(ValueError, match="cumulative_sum: axis must be given"):
+        lnp.cumulative_sum(F)
+    with pytest.raises(ValueError, match="vecdot: axis -1 has size 4 in a and 3 in b"):
+        lnp.vecdot(F, V3)
+    with pytest.raises(ValueError, match="index 1 has values outside"):
+        lnp.ravel_multi_index((ROWS, COLS), (3, 4))
+    with pytest.raises(TypeError, match="mode='raise' needs concrete indices"):
+        loom.jit(lambda r, c: lnp.ravel_multi_index((r, c), (3, 4)))(ROWS, COLS)
+    with pytest.raises(ValueError, match="unstack: axis 3 is out of bounds"):
+        lnp.unstack(F3, axis=3)
+    with pytest.raises(ValueError, match="vander: x must be 1-D"):
+        lnp.vander(F)
