@@ -1,5 +1,11 @@
-"""`loom.numpy.linalg`: the norms of `jax.numpy.linalg`, built from `loom.numpy` (so they trace,
-differentiate and batch like everything else, and run NumPy on plain arrays).
+"""`loom.numpy.linalg`: the norms, products and solvers of `jax.numpy.linalg`, built from
+`loom.numpy` (so they trace, differentiate and batch like everything else, and run NumPy on plain
+arrays).
+
+`solve`, `inv`, `det` and `slogdet` factor the (stacked) matrices by LU with partial pivoting,
+unrolled over the columns (n steps of whole-matrix ops, each O(n^2)): no LAPACK call, so the
+program stays StableHLO that every loom backend runs and that reverse and forward mode
+differentiate; meant for the small and medium matrices of ML programs (the program grows with n).
 
 Vector norms: any `ord` (None and 2 the Euclidean norm, inf/-inf, 0 the count of nonzeros, and
 any other p). Matrix norms (`axis` a pair): "fro", 1, -1, inf, -inf. The spectral and nuclear
@@ -9,11 +15,14 @@ clear error rather than a wrong answer.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 import loom.numpy as lnp
-from loom.frontend.tracing import is_floating, user_line
+from loom.frontend.tracing import Tracer, is_floating, user_line
 
 
 def _float(x: Any) -> Any:
@@ -86,4 +95,217 @@ def norm(x: Any, ord: Any = None, axis: int | Sequence[int] | None = None, keepd
     raise ValueError(f"norm: axis must name one or two axes, got {axis} (at {user_line()})")
 
 
-__all__ = ["matrix_norm", "norm", "vector_norm"]
+# --- products ------------------------------------------------------------------------------------
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """`a @ b` (the array API's linalg.matmul)."""
+    return lnp.matmul(a, b)
+
+
+def matrix_transpose(x: Any) -> Any:
+    """Swap the last two axes."""
+    return lnp.matrix_transpose(x)
+
+
+def outer(a: Any, b: Any) -> Any:
+    """The outer product of two vectors."""
+    if lnp.ndim(a) != 1 or lnp.ndim(b) != 1:
+        raise ValueError(f"outer: a and b must be 1-D, but got shapes {lnp.shape(a)} and {lnp.shape(b)} "
+                         f"(at {user_line()})")
+    return lnp.outer(a, b)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """`loom.numpy.tensordot`."""
+    return lnp.tensordot(a, b, axes)
+
+
+def vecdot(a: Any, b: Any, axis: int = -1) -> Any:
+    """The dot products of the vectors along `axis`."""
+    return lnp.vecdot(a, b, axis=axis)
+
+
+def cross(a: Any, b: Any, axis: int = -1) -> Any:
+    """The cross product of 3-vectors along `axis`."""
+    if lnp.shape(a)[axis] != 3 or lnp.shape(b)[axis] != 3:
+        raise ValueError(f"cross: vectors must have 3 components along axis {axis}, but got shapes "
+                         f"{lnp.shape(a)} and {lnp.shape(b)} (at {user_line()})")
+    return lnp.cross(a, b, axis=axis)
+
+
+def diagonal(x: Any, offset: int = 0) -> Any:
+    """The diagonals of the matrices in the last two axes."""
+    return lnp.diagonal(x, offset, -2, -1)
+
+
+def trace(x: Any, offset: int = 0) -> Any:
+    """The traces of the matrices in the last two axes."""
+    return lnp.sum(diagonal(x, offset), axis=-1)
+
+
+def multi_dot(arrays: Sequence[Any]) -> Any:
+    """The chained product of matrices (a 1-D first or last array is a row or column vector),
+    multiplied in the cheaper of the two orders for three; left to right otherwise."""
+    arrays = list(arrays)
+    if len(arrays) < 2:
+        raise ValueError(f"multi_dot needs at least two arrays, but got {len(arrays)} (at {user_line()})")
+    if len(arrays) == 3:
+        a, b, c = arrays
+        (p, q), (r,) = lnp.shape(lnp.atleast_2d(a)), lnp.shape(lnp.atleast_2d(c))[-1:]
+        left = p * q * lnp.shape(lnp.atleast_2d(b))[-1] + p * lnp.shape(lnp.atleast_2d(b))[-1] * r
+        right = q * lnp.shape(lnp.atleast_2d(b))[-1] * r + p * q * r
+        return lnp.matmul(lnp.matmul(a, b), c) if left <= right else lnp.matmul(a, lnp.matmul(b, c))
+    out = arrays[0]
+    for x in arrays[1:]:
+        out = lnp.matmul(out, x)
+    return out
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """The integer power `n` of the (stacked) square matrices `a` by repeated squaring; a
+    negative power inverts first."""
+    size = _square(a, "matrix_power")
+    n = operator.index(n)
+    if n < 0:
+        a, n = inv(a), -n
+    result = None
+    while n:
+        if n & 1:
+            result = a if result is None else lnp.matmul(result, a)
+        n >>= 1
+        if n:
+            a = lnp.matmul(a, a)
+    if result is None:
+        eye = lnp.broadcast_to(lnp.eye(size, dtype=lnp.result_type(a)), tuple(lnp.shape(a)))
+        return eye if isinstance(a, Tracer) else np.array(eye)
+    return result
+
+
+# --- LU: solve, inv, det, slogdet ------------------------------------------------------------------
+
+
+def _square(a: Any, name: str) -> int:
+    s = tuple(lnp.shape(a))
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ValueError(f"{name}: a must be a square matrix or a stack of them, but got shape {s} "
+                         f"(at {user_line()})")
+    return s[-1]
+
+
+def _lu(a: Any) -> tuple[Any, Any, Any]:
+    """LU with partial pivoting of the stacked square matrices `a` (..., n, n), unrolled over the
+    columns: (L below the diagonal, unit diagonal implied, and U on and above it, in one array;
+    the row permutation (..., n), P a = L U with P[i, perm[i]] = 1; its sign (...))."""
+    n = lnp.shape(a)[-1]
+    rows = np.arange(n)
+    batch = tuple(lnp.shape(a)[:-2])
+    perm = lnp.broadcast_to(np.arange(n, dtype=np.int32), batch + (n,))
+    sign = lnp.ones(batch, lnp.result_type(a))
+    for k in range(n):
+        # the pivot: the largest magnitude in column k on or below the diagonal; swap it up
+        p = lnp.argmax(lnp.where(rows < k, -1, lnp.abs(a[..., :, k])), axis=-1)
+        at_p = lnp.equal(rows, lnp.expand_dims(p, -1))                                   # (..., n)
+        row_k, row_p = a[..., k, :], lnp.sum(lnp.where(lnp.expand_dims(at_p, -1), a, 0), axis=-2)
+        a = lnp.where((rows == k)[:, None], lnp.expand_dims(row_p, -2),
+                      lnp.where(lnp.expand_dims(at_p, -1), lnp.expand_dims(row_k, -2), a))
+        perm_p = lnp.sum(lnp.where(at_p, perm, 0), axis=-1)
+        perm = lnp.where(rows == k, lnp.expand_dims(perm_p, -1),
+                         lnp.where(at_p, lnp.expand_dims(perm[..., k], -1), perm))
+        sign = lnp.where(lnp.equal(p, k), sign, -sign)
+        # eliminate below the pivot; the multipliers are L's column k
+        below = rows > k
+        multipliers = lnp.where(below, a[..., :, k] / lnp.expand_dims(a[..., k, k], -1), 0)
+        update = lnp.expand_dims(multipliers, -1) * lnp.expand_dims(a[..., k, :], -2)
+        a = a - lnp.where((rows > k)[None, :], update, 0)
+        a = lnp.where(below[:, None] & (rows == k)[None, :], lnp.expand_dims(multipliers, -1), a)
+    return a, perm, sign
+
+
+def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
+    """x with L U x = P b, for b (..., n, m)."""
+    n = lnp.shape(lu)[-1]
+    rows = np.arange(n)
+    permutation = lnp.astype(lnp.equal(lnp.expand_dims(perm, -1), rows), lnp.result_type(lu))
+    x = lnp.matmul(permutation, b)
+    for k in range(n - 1):  # L y = P b (unit lower triangular), column by column
+        x = x - lnp.where((rows > k)[:, None],
+                          lnp.expand_dims(lu[..., :, k], -1) * lnp.expand_dims(x[..., k, :], -2), 0)
+    for k in reversed(range(n)):  # U x = y
+        xk = x[..., k, :] / lnp.expand_dims(lu[..., k, k], -1)
+        x = lnp.where((rows == k)[:, None], lnp.expand_dims(xk, -2),
+                      x - lnp.where((rows < k)[:, None], lnp.expand_dims(lu[..., :, k], -1) * lnp.expand_dims(xk, -2),
+                                    0))
+    return x
+
+
+def _traced(*xs: Any) -> bool:
+    return any(isinstance(x, Tracer) for x in xs)
+
+
+def solve(a: Any, b: Any) -> Any:
+    """x with a @ x = b for the (stacked) square matrices `a`: `b` is a vector (n,) when 1-D, a
+    (stack of) n x m matrices otherwise (batch dimensions broadcast)."""
+    n = _square(a, "solve")
+    a, b = _float(a), _float(b)
+    vector = lnp.ndim(b) == 1
+    if lnp.shape(b)[0 if vector else -2] != n:
+        raise ValueError(f"solve: b has {lnp.shape(b)[0 if vector else -2]} rows for a {n} x {n} matrix "
+                         f"(shapes {lnp.shape(a)} and {lnp.shape(b)}; at {user_line()})")
+    dtype = lnp.result_type(a, b)
+    if not _traced(a, b):
+        return np.linalg.solve(np.asarray(a, dtype), np.asarray(b, dtype))
+    a, b = lnp.astype(a, dtype), lnp.astype(b, dtype)
+    lu, perm, _ = _lu(a)
+    if vector:
+        return _lu_solve(lu, perm, lnp.expand_dims(b, -1))[..., 0]
+    batch = np.broadcast_shapes(tuple(lnp.shape(a)[:-2]), tuple(lnp.shape(b)[:-2]))
+    lu = lnp.broadcast_to(lu, batch + (n, n))
+    perm = lnp.broadcast_to(perm, batch + (n,))
+    return _lu_solve(lu, perm, lnp.broadcast_to(b, batch + tuple(lnp.shape(b)[-2:])))
+
+
+def inv(a: Any) -> Any:
+    """The inverses of the (stacked) square matrices `a`."""
+    n = _square(a, "inv")
+    a = _float(a)
+    if not _traced(a):
+        return np.linalg.inv(np.asarray(a))
+    lu, perm, _ = _lu(a)
+    eye = np.eye(n, dtype=lnp.result_type(a))
+    return _lu_solve(lu, perm, lnp.broadcast_to(eye, tuple(lnp.shape(a))))
+
+
+def slogdet(a: Any) -> tuple[Any, Any]:
+    """(sign, log |det|) of the (stacked) square matrices `a`."""
+    _square(a, "slogdet")
+    a = _float(a)
+    if not _traced(a):
+        sign, logdet = np.linalg.slogdet(np.asarray(a))
+        return SlogdetResult(sign, logdet)
+    lu, _, sign = _lu(a)
+    diag = lnp.diagonal(lu, 0, -2, -1)
+    sign = sign * lnp.prod(lnp.sign(diag), axis=-1)
+    return SlogdetResult(sign, lnp.sum(lnp.log(lnp.abs(diag)), axis=-1))
+
+
+def det(a: Any) -> Any:
+    """The determinants of the (stacked) square matrices `a`."""
+    _square(a, "det")
+    a = _float(a)
+    if not _traced(a):
+        return np.asarray(np.linalg.det(np.asarray(a)), lnp.result_type(a))
+    lu, _, sign = _lu(a)
+    return sign * lnp.prod(lnp.diagonal(lu, 0, -2, -1), axis=-1)
+
+
+class SlogdetResult(NamedTuple):
+    """`slogdet`'s result, as JAX's: `sign` and `logabsdet`."""
+
+    sign: Any
+    logabsdet: Any
+
+
+__all__ = ["SlogdetResult", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm", "matrix_power",
+           "matrix_transpose", "multi_dot", "norm", "outer", "slogdet", "solve", "tensordot", "trace", "vecdot",
+           "vector_norm"]

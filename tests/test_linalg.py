@@ -1,0 +1,124 @@
+"""loom.numpy.linalg's products and LU-based solvers against jax.numpy.linalg: values and dtypes
+(under loom.jit, and eagerly on numpy arrays), reverse- and forward-mode derivatives against
+jax.grad / jax.jvp, vmap against jax.vmap, and the errors for bad shapes."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import loom
+import loom.numpy as lnp
+
+jax.config.update("jax_platforms", "cpu")
+
+RNG = np.random.default_rng(5)
+A4 = RNG.normal(size=(4, 4)).astype(np.float32)
+A4S = RNG.normal(size=(3, 4, 4)).astype(np.float32)
+A1 = RNG.normal(size=(1, 1)).astype(np.float32)
+PIVOT = np.array([[0.0, 2.0, 1.0], [1.0, 0.0, 3.0], [4.0, 1.0, 0.0]], np.float32)  # needs row swaps
+B4 = RNG.normal(size=(4,)).astype(np.float32)
+B43 = RNG.normal(size=(4, 3)).astype(np.float32)
+B3 = np.array([1.0, -2.0, 0.5], np.float32)
+I3 = np.array([[2, 1, 0], [1, 3, 1], [0, 1, 4]], np.int32)
+V3 = RNG.normal(size=(3,)).astype(np.float32)
+W3 = RNG.normal(size=(2, 3)).astype(np.float32)
+M23 = RNG.normal(size=(2, 3)).astype(np.float32)
+M35 = RNG.normal(size=(3, 5)).astype(np.float32)
+M54 = RNG.normal(size=(5, 4)).astype(np.float32)
+
+CASES = [  # name, args, kwargs, tolerance
+    ("solve", (A4, B4), {}, 1e-4), ("solve", (A4, B43), {}, 1e-4), ("solve", (A4S, B43), {}, 1e-4),
+    ("solve", (PIVOT, B3), {}, 1e-5), ("solve", (I3, np.array([1, 2, 3], np.int32)), {}, 1e-5),
+    ("solve", (A1, np.ones((1, 2), np.float32)), {}, 1e-5),
+    ("inv", (A4,), {}, 1e-4), ("inv", (A4S,), {}, 1e-4), ("inv", (PIVOT,), {}, 1e-5), ("inv", (I3,), {}, 1e-5),
+    ("det", (A4,), {}, 1e-4), ("det", (A4S,), {}, 1e-4), ("det", (PIVOT,), {}, 1e-5), ("det", (I3,), {}, 1e-4),
+    ("slogdet", (A4S,), {}, 1e-4), ("slogdet", (PIVOT,), {}, 1e-5),
+    ("matrix_power", (A4, 3), {}, 1e-4), ("matrix_power", (A4S, 0), {}, 0), ("matrix_power", (A4, 1), {}, 0),
+    ("matrix_power", (PIVOT, -2), {}, 1e-5), ("trace", (A4S,), {}, 1e-5), ("trace", (A4,), {"offset": 1}, 1e-5),
+    ("diagonal", (A4S,), {"offset": -1}, 0), ("outer", (V3, B4), {}, 1e-6), ("cross", (V3, W3), {}, 1e-6),
+    ("multi_dot", ([M23, M35, M54],), {}, 1e-5), ("multi_dot", ([V3, M35, M54],), {}, 1e-5),
+    ("multi_dot", ([M23, M35, M54, B4],), {}, 1e-5), ("vecdot", (A4S, A4), {}, 1e-5),
+    ("tensordot", (A4S, A4), {"axes": 2}, 1e-5), ("matmul", (A4S, B43), {}, 1e-5),
+    ("matrix_transpose", (A4S,), {}, 0),
+]
+
+
+def _leaves(x):
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def _check(name, got, want, tol, same_dtype=True):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want), name
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (name, g.shape, w.shape)
+        assert not same_dtype or g.dtype == w.dtype, (name, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
+
+
+@pytest.mark.parametrize("name,args,kwargs,tol", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_against_jax(name, args, kwargs, tol):
+    want = getattr(jnp.linalg, name)(*args, **kwargs)
+    _check(name, getattr(lnp.linalg, name)(*args, **kwargs), want, tol, same_dtype=False)
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+    def traced(*xs):
+        full = list(args)
+        for i, x in zip(arrays, xs):
+            full[i] = x
+        return getattr(lnp.linalg, name)(*full, **kwargs)
+
+    if arrays:
+        _check(name, loom.jit(traced)(*[args[i] for i in arrays]), want, tol)
+
+
+def test_solve_recovers_b():
+    x = loom.jit(lnp.linalg.solve)(A4S, B43)
+    np.testing.assert_allclose(np.einsum("bij,bjk->bik", A4S.astype(np.float64), np.asarray(x)),
+                               np.broadcast_to(B43, (3, 4, 3)), atol=1e-4)
+
+
+GRADS = [  # name, function of the differentiated matrix
+    ("solve a", lambda la, a: la.solve(a, B43)), ("solve b", lambda la, b: la.solve(A4, b)),
+    ("solve pivoted", lambda la, a: la.solve(a, B3)), ("inv", lambda la, a: la.inv(a)),
+    ("det", lambda la, a: la.det(a)), ("slogdet", lambda la, a: la.slogdet(a)[1]),
+    ("matrix_power", lambda la, a: la.matrix_power(a, 3)), ("matrix_power -1", lambda la, a: la.matrix_power(a, -1)),
+]
+GRAD_ARGS = {"solve a": A4, "solve b": B43, "solve pivoted": PIVOT, "inv": A4S, "det": A4S, "slogdet": A4,
+             "matrix_power": A4, "matrix_power -1": PIVOT}
+
+
+@pytest.mark.parametrize("name,fn", GRADS, ids=[g[0] for g in GRADS])
+def test_derivatives_against_jax(name, fn):
+    x = GRAD_ARGS[name]
+    weights = RNG.normal(size=np.shape(fn(jnp.linalg, x))).astype(np.float32)
+    got = loom.jit(loom.grad(lambda x: lnp.sum(fn(lnp.linalg, x) * weights)))(x)
+    want = jax.grad(lambda x: jnp.sum(fn(jnp.linalg, x) * weights))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=2e-4)
+    tangent = RNG.normal(size=x.shape).astype(np.float32)
+    _, got_t = loom.jvp(lambda x: fn(lnp.linalg, x), (x,), (tangent,))
+    _, want_t = jax.jvp(lambda x: fn(jnp.linalg, x), (x,), (tangent,))
+    np.testing.assert_allclose(np.asarray(got_t), np.asarray(want_t), rtol=2e-3, atol=2e-4)
+
+
+def test_vmap_of_solve_against_jax():
+    got = loom.vmap(lnp.linalg.solve, in_axes=(0, None))(A4S, B4)
+    want = jax.vmap(jnp.linalg.solve, in_axes=(0, None))(A4S, B4)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)
+
+
+def test_bad_shapes_are_clear_errors():
+    with pytest.raises(ValueError, match=r"solve: a must be a square matrix or a stack of them, but got shape \(2, 3\)"):
+        lnp.linalg.solve(M23, V3)
+    with pytest.raises(ValueError, match="solve: b has 3 rows for a 4 x 4 matrix"):
+        loom.jit(lnp.linalg.solve)(A4, V3)
+    with pytest.raises(ValueError, match="inv: a must be a square matrix"):
+        loom.jit(lnp.linalg.inv)(V3)
+    with pytest.raises(ValueError, match="cross: vectors must have 3 components"):
+        lnp.linalg.cross(B4, B4)
+    with pytest.raises(ValueError, match="outer: a and b must be 1-D"):
+        lnp.linalg.outer(M23, V3)
+    with pytest.raises(ValueError, match="multi_dot needs at least two arrays"):
+        lnp.linalg.multi_dot([A4])
