@@ -26,6 +26,8 @@ W3 = RNG.normal(size=(2, 3)).astype(np.float32)
 M23 = RNG.normal(size=(2, 3)).astype(np.float32)
 M35 = RNG.normal(size=(3, 5)).astype(np.float32)
 M54 = RNG.normal(size=(5, 4)).astype(np.float32)
+SPD = (A4S @ np.swapaxes(A4S, -1, -2) + 4 * np.eye(4)).astype(np.float32)
+NOT_SPD = np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)
 
 CASES = [  # name, args, kwargs, tolerance
     ("solve", (A4, B4), {}, 1e-4), ("solve", (A4, B43), {}, 1e-4), ("solve", (A4S, B43), {}, 1e-4),
@@ -40,7 +42,8 @@ CASES = [  # name, args, kwargs, tolerance
     ("multi_dot", ([M23, M35, M54],), {}, 1e-5), ("multi_dot", ([V3, M35, M54],), {}, 1e-5),
     ("multi_dot", ([M23, M35, M54, B4],), {}, 1e-5), ("vecdot", (A4S, A4), {}, 1e-5),
     ("tensordot", (A4S, A4), {"axes": 2}, 1e-5), ("matmul", (A4S, B43), {}, 1e-5),
-    ("matrix_transpose", (A4S,), {}, 0),
+    ("matrix_transpose", (A4S,), {}, 0), ("cholesky", (SPD,), {}, 1e-4), ("cholesky", (SPD[0],), {"upper": True}, 1e-4),
+    ("cholesky", (NOT_SPD,), {}, 0), ("cholesky", (SPD + np.triu(A4, 1),), {}, 1e-4),
 ]
 
 
@@ -55,7 +58,7 @@ def _check(name, got, want, tol, same_dtype=True):
         g, w = np.asarray(g), np.asarray(w)
         assert g.shape == w.shape, (name, g.shape, w.shape)
         assert not same_dtype or g.dtype == w.dtype, (name, g.dtype, w.dtype)
-        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True, err_msg=name)
 
 
 @pytest.mark.parametrize("name,args,kwargs,tol", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
@@ -85,9 +88,10 @@ GRADS = [  # name, function of the differentiated matrix
     ("solve pivoted", lambda la, a: la.solve(a, B3)), ("inv", lambda la, a: la.inv(a)),
     ("det", lambda la, a: la.det(a)), ("slogdet", lambda la, a: la.slogdet(a)[1]),
     ("matrix_power", lambda la, a: la.matrix_power(a, 3)), ("matrix_power -1", lambda la, a: la.matrix_power(a, -1)),
+    ("cholesky", lambda la, a: la.cholesky(a)),
 ]
 GRAD_ARGS = {"solve a": A4, "solve b": B43, "solve pivoted": PIVOT, "inv": A4S, "det": A4S, "slogdet": A4,
-             "matrix_power": A4, "matrix_power -1": PIVOT}
+             "matrix_power": A4, "matrix_power -1": PIVOT, "cholesky": SPD}
 
 
 @pytest.mark.parametrize("name,fn", GRADS, ids=[g[0] for g in GRADS])

@@ -3,7 +3,8 @@
 arrays).
 
 `solve`, `inv`, `det` and `slogdet` factor the (stacked) matrices by LU with partial pivoting,
-unrolled over the columns (n steps of whole-matrix ops, each O(n^2)): no LAPACK call, so the
+and `cholesky` by the column algorithm, unrolled over the columns (n steps of whole-matrix ops,
+each O(n^2)): no LAPACK call, so the
 program stays StableHLO that every loom backend runs and that reverse and forward mode
 differentiate; meant for the small and medium matrices of ML programs (the program grows with n).
 
@@ -299,6 +300,36 @@ def det(a: Any) -> Any:
     return sign * lnp.prod(lnp.diagonal(lu, 0, -2, -1), axis=-1)
 
 
+def cholesky(a: Any, *, upper: bool = False) -> Any:
+    """The Cholesky factor L (a = L L^T, lower triangular; U = L^T with `upper`) of the
+    (stacked) symmetric positive definite matrices `a`, unrolled over the columns. As JAX, `a` is
+    symmetrised first ((a + a^T) / 2, so derivatives reach both triangles), and a matrix that is
+    not positive definite gets NaN on and below the diagonal."""
+    n = _square(a, "cholesky")
+    a = _float(a)
+    rows = np.arange(n)
+    lower = rows[:, None] >= rows[None, :]
+    if not _traced(a):
+        a = np.asarray(a)
+        sym = (a + np.swapaxes(a, -1, -2)) / 2
+        definite = np.all(np.linalg.eigvalsh(sym) > 0, axis=-1)[..., None, None]
+        factor = np.linalg.cholesky(np.where(definite, sym, np.eye(n, dtype=sym.dtype)))
+        factor = np.where(definite, factor, np.where(lower, np.nan, 0)).astype(sym.dtype)
+        return np.swapaxes(factor, -1, -2) if upper else factor
+    a = (a + lnp.matrix_transpose(a)) / 2
+    factor = lnp.zeros_like(a)
+    for k in range(n):
+        row = factor[..., k, :]                                            # L[k, j], j < k
+        d = lnp.sqrt(a[..., k, k] - lnp.sum(row * row, axis=-1))
+        column = (a[..., :, k] - lnp.matmul(factor, lnp.expand_dims(row, -1))[..., 0]) / lnp.expand_dims(d, -1)
+        factor = lnp.where((rows == k)[None, :] & (rows == k)[:, None], lnp.expand_dims(lnp.expand_dims(d, -1), -1),
+                           lnp.where((rows > k)[:, None] & (rows == k)[None, :], lnp.expand_dims(column, -1), factor))
+    definite = lnp.all(lnp.isfinite(lnp.diagonal(factor, 0, -2, -1)), axis=-1)
+    failed = np.where(lower, np.nan, 0.0).astype(lnp.result_type(a))
+    factor = lnp.where(lnp.expand_dims(lnp.expand_dims(definite, -1), -1), factor, failed)
+    return lnp.matrix_transpose(factor) if upper else factor
+
+
 class SlogdetResult(NamedTuple):
     """`slogdet`'s result, as JAX's: `sign` and `logabsdet`."""
 
@@ -306,6 +337,6 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
-__all__ = ["SlogdetResult", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm", "matrix_power",
+__all__ = ["SlogdetResult", "cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_transpose", "multi_dot", "norm", "outer", "slogdet", "solve", "tensordot", "trace", "vecdot",
            "vector_norm"]
