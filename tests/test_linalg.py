@@ -44,6 +44,8 @@ CASES = [  # name, args, kwargs, tolerance
     ("tensordot", (A4S, A4), {"axes": 2}, 1e-5), ("matmul", (A4S, B43), {}, 1e-5),
     ("matrix_transpose", (A4S,), {}, 0), ("cholesky", (SPD,), {}, 1e-4), ("cholesky", (SPD[0],), {"upper": True}, 1e-4),
     ("cholesky", (NOT_SPD,), {}, 0), ("cholesky", (SPD + np.triu(A4, 1),), {}, 1e-4),
+    ("qr", (M54,), {}, 1e-5), ("qr", (M35,), {}, 1e-5), ("qr", (A4S,), {"mode": "complete"}, 1e-5),
+    ("qr", (M54,), {"mode": "complete"}, 1e-5), ("qr", (M35,), {"mode": "r"}, 1e-5), ("qr", (I3,), {}, 1e-5),
 ]
 
 
@@ -88,10 +90,10 @@ GRADS = [  # name, function of the differentiated matrix
     ("solve pivoted", lambda la, a: la.solve(a, B3)), ("inv", lambda la, a: la.inv(a)),
     ("det", lambda la, a: la.det(a)), ("slogdet", lambda la, a: la.slogdet(a)[1]),
     ("matrix_power", lambda la, a: la.matrix_power(a, 3)), ("matrix_power -1", lambda la, a: la.matrix_power(a, -1)),
-    ("cholesky", lambda la, a: la.cholesky(a)),
+    ("cholesky", lambda la, a: la.cholesky(a)), ("qr", lambda la, a: la.qr(a)[0] + la.qr(a)[1][0]),
 ]
 GRAD_ARGS = {"solve a": A4, "solve b": B43, "solve pivoted": PIVOT, "inv": A4S, "det": A4S, "slogdet": A4,
-             "matrix_power": A4, "matrix_power -1": PIVOT, "cholesky": SPD}
+             "matrix_power": A4, "matrix_power -1": PIVOT, "cholesky": SPD, "qr": M54}
 
 
 @pytest.mark.parametrize("name,fn", GRADS, ids=[g[0] for g in GRADS])
@@ -124,5 +126,7 @@ def test_bad_shapes_are_clear_errors():
         lnp.linalg.cross(B4, B4)
     with pytest.raises(ValueError, match="outer: a and b must be 1-D"):
         lnp.linalg.outer(M23, V3)
+    with pytest.raises(ValueError, match="qr: mode must be 'reduced', 'complete' or 'r'"):
+        lnp.linalg.qr(A4, mode="full")
     with pytest.raises(ValueError, match="multi_dot needs at least two arrays"):
         lnp.linalg.multi_dot([A4])

@@ -3,10 +3,11 @@
 arrays).
 
 `solve`, `inv`, `det` and `slogdet` factor the (stacked) matrices by LU with partial pivoting,
-and `cholesky` by the column algorithm, unrolled over the columns (n steps of whole-matrix ops,
-each O(n^2)): no LAPACK call, so the
-program stays StableHLO that every loom backend runs and that reverse and forward mode
-differentiate; meant for the small and medium matrices of ML programs (the program grows with n).
+`cholesky` by the column algorithm and `qr` by Householder reflections (LAPACK's conventions,
+so the factors equal JAX's), each unrolled over the columns (n steps of whole-matrix ops, each
+O(n^2)): no LAPACK call, so the program stays StableHLO that every loom backend runs and that
+reverse and forward mode differentiate; meant for the small and medium matrices of ML programs
+(the program grows with n). Eigen- and singular value decompositions are not there yet.
 
 Vector norms: any `ord` (None and 2 the Euclidean norm, inf/-inf, 0 the count of nonzeros, and
 any other p). Matrix norms (`axis` a pair): "fro", 1, -1, inf, -inf. The spectral and nuclear
@@ -330,6 +331,52 @@ def cholesky(a: Any, *, upper: bool = False) -> Any:
     return lnp.matrix_transpose(factor) if upper else factor
 
 
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """The QR decomposition of the (stacked) m x n matrices `a` by Householder reflections
+    (LAPACK's sign convention: R's diagonal is -sign(a_jj') |column|), unrolled over the min(m, n)
+    columns. `mode`: "reduced" (Q m x k, R k x n), "complete" (Q m x m, R m x n) or "r" (R only)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', but got {mode!r} (at {user_line()})")
+    s = tuple(lnp.shape(a))
+    if len(s) < 2:
+        raise ValueError(f"qr: a must be a matrix or a stack of them, but got shape {s} (at {user_line()})")
+    a = _float(a)
+    m, n = s[-2:]
+    k = min(m, n)
+    if not _traced(a):
+        out = np.linalg.qr(np.asarray(a), mode=mode)
+        return out if mode == "r" else QRResult(*out)
+    rows = np.arange(m)
+    dtype = lnp.result_type(a)
+    r = a
+    q = lnp.broadcast_to(np.eye(m, dtype=dtype), s[:-2] + (m, m))
+    for j in range(k):
+        x = lnp.where(rows >= j, r[..., :, j], 0)
+        norm = lnp.sqrt(lnp.sum(x * x, axis=-1))
+        sign = lnp.astype(lnp.where(r[..., j, j] >= 0, 1, -1), dtype)
+        v = x + lnp.where(rows == j, lnp.expand_dims(sign * norm, -1), 0)
+        length = lnp.sum(v * v, axis=-1)
+        # no reflection where nothing is below the diagonal (LAPACK's dlarfg: H = I)
+        reflect = lnp.sum(lnp.where(rows > j, x * x, 0), axis=-1) > 0
+        tau = lnp.expand_dims(lnp.expand_dims(lnp.where(reflect, 2 / lnp.where(reflect, length, 1), 0), -1), -1)
+        column, row = lnp.expand_dims(v, -1), lnp.expand_dims(v, -2)
+        r = r - tau * column * lnp.matmul(row, r)
+        q = q - tau * lnp.matmul(q, column) * row
+    r = lnp.where(rows[:, None] > np.arange(n)[None, :], 0, r)  # exact zeros below the diagonal
+    if mode == "r":
+        return r[..., :k, :]
+    if mode == "reduced":
+        return QRResult(q[..., :, :k], r[..., :k, :])
+    return QRResult(q, r)
+
+
+class QRResult(NamedTuple):
+    """`qr`'s result, as JAX's: `Q` and `R`."""
+
+    Q: Any
+    R: Any
+
+
 class SlogdetResult(NamedTuple):
     """`slogdet`'s result, as JAX's: `sign` and `logabsdet`."""
 
@@ -337,6 +384,6 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
-__all__ = ["SlogdetResult", "cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm", "matrix_power",
-           "matrix_transpose", "multi_dot", "norm", "outer", "slogdet", "solve", "tensordot", "trace", "vecdot",
+__all__ = ["QRResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm", "matrix_power",
+           "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet", "solve", "tensordot", "trace", "vecdot",
            "vector_norm"]
