@@ -384,6 +384,6 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
-__all__ = ["QRResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm", "matrix_power",
-           "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet", "solve", "tensordot", "trace", "vecdot",
-           "vector_norm"]
+__all__ = ["QRResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm",
+           "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet", "solve", "tensordot",
+           "trace", "vecdot", "vector_norm"]
