@@ -41,9 +41,10 @@ from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.shapes import ShapeDtypeStruct, block_until_ready, device_get, eval_shape  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
+from loom import scipy  # noqa: E402  (after custom_jvp, which loom.scipy.special uses)
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",
            "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "custom_jvp", "custom_vjp",
            "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad", "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat",
-           "tree_util", "value_and_grad", "vjp", "vmap"]
+           "scipy", "tree_util", "value_and_grad", "vjp", "vmap"]

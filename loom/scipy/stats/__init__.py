@@ -1,0 +1,5 @@
+"""`loom.scipy.stats`: probability distributions (`norm`)."""
+
+from loom.scipy.stats import norm
+
+__all__ = ["norm"]

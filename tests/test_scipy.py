@@ -1,0 +1,124 @@
+"""loom.scipy against jax.scipy: special functions, the normal distribution and the triangular
+and Cholesky solvers, values and dtypes under loom.jit (and eagerly), derivatives against jax.grad."""
+
+import jax
+import jax.numpy as jnp
+import jax.scipy as jsp
+import numpy as np
+import pytest
+
+import loom
+import loom.numpy as lnp
+import loom.scipy as lsp
+
+jax.config.update("jax_platforms", "cpu")
+
+RNG = np.random.default_rng(3)
+X = RNG.normal(size=(3, 4)).astype(np.float32) * 2
+P = RNG.uniform(0.01, 0.99, size=(3, 4)).astype(np.float32)
+POS = RNG.uniform(0.1, 5.0, size=(3, 4)).astype(np.float32)
+ZEROS = np.array([0.0, 0.0, 1.5, 2.0], np.float32)
+YS = np.array([0.0, 3.0, 0.0, -0.5], np.float32)
+TAIL = np.array([-40.0, -12.0, -6.0, -4.0, 0.0, 3.0], np.float32)
+B = RNG.normal(size=(3, 4)).astype(np.float32)
+LOW = np.tril(RNG.normal(size=(4, 4))).astype(np.float32) + 3 * np.eye(4, dtype=np.float32)
+UP = LOW.T.copy()
+S = RNG.normal(size=(2, 4, 4)).astype(np.float32)
+SPD = (S @ np.swapaxes(S, -1, -2) + 4 * np.eye(4)).astype(np.float32)
+B4 = RNG.normal(size=(4,)).astype(np.float32)
+B42 = RNG.normal(size=(4, 2)).astype(np.float32)
+
+CASES = [  # module, name, args, kwargs, tolerance
+    ("special", "logsumexp", (X,), {"axis": 1}, 1e-5), ("special", "logsumexp", (X,), {"b": B, "axis": 0}, 1e-5),
+    ("special", "logsumexp", (X,), {"b": B, "return_sign": True}, 1e-5),
+    ("special", "logsumexp", (X,), {"axis": 1, "keepdims": True}, 1e-5),
+    ("special", "expit", (X,), {}, 1e-6), ("special", "logit", (P,), {}, 1e-5), ("special", "erf", (X,), {}, 1e-6),
+    ("special", "erfc", (X,), {}, 1e-5), ("special", "erfinv", (P * 2 - 1,), {}, 1e-4),
+    ("special", "gammaln", (POS,), {}, 1e-5), ("special", "digamma", (POS,), {}, 1e-4),
+    ("special", "xlogy", (ZEROS, YS), {}, 1e-6), ("special", "xlog1py", (ZEROS, YS), {}, 1e-6),
+    ("special", "entr", (np.array([0.0, 0.5, 2.0, -1.0], np.float32),), {}, 1e-6),
+    ("special", "ndtr", (X,), {}, 1e-6), ("special", "ndtri", (P,), {}, 1e-4), ("special", "log_ndtr", (TAIL,), {}, 1e-4),
+    ("stats.norm", "logpdf", (X, 0.5, POS), {}, 1e-5), ("stats.norm", "pdf", (X,), {}, 1e-6),
+    ("stats.norm", "cdf", (X, 1.0, 2.0), {}, 1e-6), ("stats.norm", "logcdf", (TAIL,), {}, 1e-4),
+    ("stats.norm", "sf", (X,), {}, 1e-6), ("stats.norm", "ppf", (P, 1.0, 3.0), {}, 1e-4),
+    ("linalg", "solve_triangular", (LOW, B4), {"lower": True}, 1e-5),
+    ("linalg", "solve_triangular", (UP, B42), {}, 1e-5),
+    ("linalg", "solve_triangular", (LOW, B42), {"lower": True, "trans": "T"}, 1e-5),
+    ("linalg", "solve_triangular", (UP + np.tril(np.outer(B4, B4), -1), B4), {"trans": 1}, 1e-5),
+    ("linalg", "solve_triangular", (LOW, B4), {"lower": True, "unit_diagonal": True}, 1e-5),
+    ("linalg", "cholesky", (SPD,), {}, 1e-4), ("linalg", "cholesky", (SPD[0],), {"lower": True}, 1e-4),
+    ("linalg", "solve", (SPD[0], B42), {"assume_a": "pos"}, 1e-4), ("linalg", "solve", (SPD[1], B4), {}, 1e-4),
+    ("linalg", "qr", (B,), {}, 1e-5), ("linalg", "qr", (B,), {"mode": "economic"}, 1e-5),
+    ("linalg", "det", (SPD,), {}, 1e-3), ("linalg", "inv", (SPD[0],), {}, 1e-4),
+]
+
+
+def _get(root, module, name):
+    for part in module.split("."):
+        root = getattr(root, part)
+    return getattr(root, name)
+
+
+def _leaves(x):
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def _check(name, got, want, tol, same_dtype=True):
+    got, want = _leaves(got), _leaves(want)
+    assert len(got) == len(want), name
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, (name, g.shape, w.shape)
+        assert not same_dtype or g.dtype == w.dtype, (name, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol, equal_nan=True, err_msg=name)
+
+
+@pytest.mark.parametrize("module,name,args,kwargs,tol", CASES, ids=[f"{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_against_jax_scipy(module, name, args, kwargs, tol):
+    want = _get(jsp, module, name)(*args, **kwargs)
+    fn = _get(lsp, module, name)
+    _check(name, fn(*args, **kwargs), want, tol, same_dtype=False)
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+
+    def traced(*xs):
+        full = list(args)
+        for i, x in zip(arrays, xs):
+            full[i] = x
+        return fn(*full, **kwargs)
+
+    _check(name, loom.jit(traced)(*[args[i] for i in arrays]), want, tol)
+
+
+def test_cho_factor_and_solve():
+    c = lsp.linalg.cho_factor(SPD[0], lower=True)
+    got = loom.jit(lambda a, b: lsp.linalg.cho_solve(lsp.linalg.cho_factor(a, lower=True), b))(SPD[0], B42)
+    want = jsp.linalg.cho_solve(jsp.linalg.cho_factor(SPD[0], lower=True), B42)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(lsp.linalg.cho_solve(c, B42)), np.asarray(want), rtol=1e-4, atol=1e-4)
+
+
+GRADS = [  # module, name, function of the differentiated array, the array
+    ("logsumexp", lambda m, x: m.special.logsumexp(x, axis=1, b=B), X), ("logit", lambda m, x: m.special.logit(x), P),
+    ("gammaln", lambda m, x: m.special.gammaln(x), POS), ("xlogy", lambda m, x: m.special.xlogy(x, POS), ZEROS[None]),
+    ("log_ndtr", lambda m, x: m.special.log_ndtr(x), TAIL), ("norm.logpdf", lambda m, x: m.stats.norm.logpdf(x, 0.5, 2.0), X),
+    ("norm.ppf", lambda m, x: m.stats.norm.ppf(x), P),
+    ("solve_triangular", lambda m, a: m.linalg.solve_triangular(a, B42, lower=True), LOW),
+    ("cho_solve", lambda m, a: m.linalg.solve(a, B42, assume_a="pos"), SPD[0]),
+]
+
+
+@pytest.mark.parametrize("name,fn,x", GRADS, ids=[g[0] for g in GRADS])
+def test_gradients_against_jax(name, fn, x):
+    w = RNG.normal(size=np.shape(fn(jsp, x))).astype(np.float32)
+    got = loom.jit(loom.grad(lambda x: lnp.sum(fn(lsp, x) * w)))(x)
+    want = jax.grad(lambda x: jnp.sum(fn(jsp, x) * w))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=2e-4)
+
+
+def test_bad_input_errors():
+    with pytest.raises(ValueError, match="solve_triangular: trans must be"):
+        lsp.linalg.solve_triangular(LOW, B4, trans=3)
+    with pytest.raises(ValueError, match="solve_triangular: b has 3 rows for a 4 x 4 matrix"):
+        lsp.linalg.solve_triangular(LOW, B[:, :2])
+    with pytest.raises(ValueError, match="qr: mode must be 'full', 'economic' or 'r'"):
+        lsp.linalg.qr(B, mode="reduced")
