@@ -27,7 +27,15 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
     return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device)
 
 
-from loom import knn, lax, nn, numpy, random, tree_util  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import loom`)
+from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import loom`)
+    knn,
+    lax,
+    nn,
+    numpy,
+    random,
+    scipy,  # noqa: E402  (after custom_jvp, which loom.scipy.special uses)
+    tree_util,
+)
 
 # `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
 from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
@@ -41,7 +49,6 @@ from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.shapes import ShapeDtypeStruct, block_until_ready, device_get, eval_shape  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
-from loom import scipy  # noqa: E402  (after custom_jvp, which loom.scipy.special uses)
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",
            "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "custom_jvp", "custom_vjp",
