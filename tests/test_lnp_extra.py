@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax_parity import check, check_call
 
 import loom
 import loom.numpy as lnp
@@ -61,38 +62,9 @@ CASES = [
 ]
 
 
-def _leaves(x):
-    return list(x) if isinstance(x, (tuple, list)) else [x]
-
-
-def _check(name, ours, theirs, same_dtype=True):
-    """Values (and with `same_dtype` dtypes: under jit; eagerly loom.numpy runs NumPy, whose
-    integer and float results may be wider) as jax.numpy's."""
-    ours, theirs = _leaves(ours), _leaves(theirs)
-    assert len(ours) == len(theirs), name
-    for o, t in zip(ours, theirs):
-        o, t = np.asarray(o), np.asarray(t)
-        assert o.dtype == t.dtype if same_dtype else o.dtype.kind == t.dtype.kind, (name, o.dtype, t.dtype)
-        assert o.shape == t.shape, (name, o.shape, t.shape)
-        if o.dtype.kind in "biu":
-            np.testing.assert_array_equal(o, t, err_msg=name)
-        else:
-            np.testing.assert_allclose(o, t, rtol=2e-5, atol=2e-6, equal_nan=True, err_msg=name)
-
-
 @pytest.mark.parametrize("name,args,kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_against_jax(name, args, kwargs):
-    want = getattr(jnp, name)(*args, **kwargs)
-    _check(name, getattr(lnp, name)(*args, **kwargs), want, same_dtype=False)
-    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
-
-    def traced(*xs):
-        full = list(args)
-        for i, x in zip(arrays, xs):
-            full[i] = x
-        return getattr(lnp, name)(*full, **kwargs)
-
-    _check(name, loom.jit(traced)(*[args[i] for i in arrays]), want)
+    check_call(name, getattr(lnp, name), getattr(jnp, name), args, kwargs)
 
 
 def test_unstack_and_size_and_shapes():
@@ -114,16 +86,16 @@ def test_unstack_and_size_and_shapes():
 def test_static_index_helpers_and_windows():
     for name, args in [("tril_indices", (4,)), ("tril_indices", (3, 1, 5)), ("triu_indices", (4, -1)),
                        ("triu_indices", (3, 0, 2)), ("diag_indices", (3,)), ("diag_indices", (2, 3))]:
-        _check(name, getattr(lnp, name)(*args), getattr(jnp, name)(*args))
-    _check("tril_indices_from", lnp.tril_indices_from(F, 1), jnp.tril_indices_from(F, 1))
-    _check("triu_indices_from", lnp.triu_indices_from(F), jnp.triu_indices_from(F))
+        check(name, getattr(lnp, name)(*args), getattr(jnp, name)(*args))
+    check("tril_indices_from", lnp.tril_indices_from(F, 1), jnp.tril_indices_from(F, 1))
+    check("triu_indices_from", lnp.triu_indices_from(F), jnp.triu_indices_from(F))
     sq = np.zeros((3, 3, 3), np.float32)
-    _check("diag_indices_from", lnp.diag_indices_from(sq), jnp.diag_indices_from(sq))
+    check("diag_indices_from", lnp.diag_indices_from(sq), jnp.diag_indices_from(sq))
     for m in (0, 1, 5, 8):
         for name in ("bartlett", "blackman", "hamming", "hanning"):
-            _check(name, getattr(lnp, name)(m), getattr(jnp, name)(m))
-    _check("geomspace", lnp.geomspace(1.0, 1000.0, 4), jnp.geomspace(1.0, 1000.0, 4))
-    _check("geomspace", lnp.geomspace(2.0, 32.0, 4, endpoint=False), jnp.geomspace(2.0, 32.0, 4, endpoint=False))
+            check(name, getattr(lnp, name)(m), getattr(jnp, name)(m))
+    check("geomspace", lnp.geomspace(1.0, 1000.0, 4), jnp.geomspace(1.0, 1000.0, 4))
+    check("geomspace", lnp.geomspace(2.0, 32.0, 4, endpoint=False), jnp.geomspace(2.0, 32.0, 4, endpoint=False))
 
 
 GRADS = [  # name, args (the first is differentiated), kwargs
