@@ -131,3 +131,42 @@ def test_bad_input_errors():
         lnp.unstack(F3, axis=3)
     with pytest.raises(ValueError, match="vander: x must be 1-D"):
         lnp.vander(F)
+
+
+VECTORIZED = [  # loom function, jax function, signature, args
+    (lambda a, b: lnp.sum(a * b), lambda a, b: jnp.sum(a * b), "(n),(n)->()", (F3, V4)),
+    (lambda a: lnp.where(a > 0, a, 0.0) * 2, lambda a: jnp.where(a > 0, a, 0.0) * 2, None, (F,)),
+    (lambda m, v: m @ v, lambda m, v: m @ v, "(m,n),(n)->(m)", (M34, F3[:, 0, :])),
+    (lambda a: (lnp.max(a), lnp.argmax(a)), lambda a: (jnp.max(a), jnp.argmax(a)), "(n)->(),()", (F3,)),
+    (lambda a, b: a * b + 1, lambda a, b: a * b + 1, None, (F, V4)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(VECTORIZED)))
+def test_vectorize_against_jax(case):
+    fn, jax_fn, signature, args = VECTORIZED[case]
+    want = jnp.vectorize(jax_fn, signature=signature)(*args)
+    check("vectorize", loom.jit(lnp.vectorize(fn, signature=signature))(*args), want)
+    check("vectorize", lnp.vectorize(fn, signature=signature)(*args), want, same_dtype=False)
+
+
+def test_vectorize_excluded_and_errors():
+    fn = lnp.vectorize(lambda a, power: lnp.sum(a ** power), excluded={1}, signature="(n)->()")
+    check("vectorize", loom.jit(lambda a: fn(a, 3))(F3),
+          jnp.vectorize(lambda a, power: jnp.sum(a ** power), excluded={1}, signature="(n)->()")(F3, 3))
+    with pytest.raises(TypeError, match="has 2 inputs, but the call has 1 array arguments"):
+        lnp.vectorize(lambda a, b: a, signature="(n),(n)->()")(F)
+    with pytest.raises(ValueError, match="has no '->'"):
+        lnp.vectorize(lambda a: a, signature="(n)")(F)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, 2])
+def test_apply_along_axis_against_jax(axis):
+    for fn, jax_fn in [(lambda r: lnp.cumsum(r) * r[0], lambda r: jnp.cumsum(r) * r[0]),
+                       (lambda r: lnp.sum(r ** 2), lambda r: jnp.sum(r ** 2)),
+                       (lambda r: lnp.outer(r, r[:2]), lambda r: jnp.outer(r, r[:2]))]:
+        want = jnp.apply_along_axis(jax_fn, axis, F3)
+        check("apply_along_axis", loom.jit(lambda a, fn=fn: lnp.apply_along_axis(fn, axis, a))(F3), want)
+    grad = loom.grad(lambda a: lnp.sum(lnp.apply_along_axis(lambda r: lnp.cumsum(r) * r[0], axis, a)))(F3)
+    want = jax.grad(lambda a: jnp.sum(jnp.apply_along_axis(lambda r: jnp.cumsum(r) * r[0], axis, a)))(F3)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(want), rtol=1e-5, atol=1e-5)

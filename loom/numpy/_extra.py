@@ -1,7 +1,8 @@
 """The rest of `jax.numpy`'s everyday API in `loom.numpy`: the array-API names (`permute_dims`,
 `concat`, `matrix_transpose`, `unstack`, `vecdot`, `matvec`, `vecmat`, `cumulative_sum`, ...),
 NaN-ignoring reductions (`nanprod`, `nanvar`, `nanargmax`, ...), index helpers (`tril_indices`,
-`unravel_index`, `ravel_multi_index`, ...), polynomials, windows and a few more. Each is composed
+`unravel_index`, `ravel_multi_index`, ...), `vectorize` and `apply_along_axis` (by `loom.vmap`),
+polynomials, windows and a few more. Each is composed
 from other `loom.numpy` functions, so inside `loom.jit` it lowers to StableHLO and is
 differentiable wherever its parts are, with JAX's dtypes; on plain arrays it runs NumPy directly
 (NumPy's dtypes), as the rest of loom.numpy. Index helpers and windows take static sizes and
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ from loom.numpy import (
     argmax,
     argmin,
     astype,
+    broadcast_to,
     clip,
     concatenate,
     convolve,
@@ -42,6 +45,7 @@ from loom.numpy import (
     prod,
     ravel,
     remainder,
+    reshape,
     sqrt,
     sum,
     swapaxes,
@@ -446,6 +450,80 @@ def copy(x: ArrayLike) -> Any:
     return x if isinstance(x, Tracer) else np.array(x, copy=True)
 
 
+# --- vectorize and apply_along_axis (through loom.vmap) -----------------------------------------
+
+
+def _parse_signature(signature: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    def dims(part: str) -> list[tuple[str, ...]]:
+        groups = re.findall(r"\(([^()]*)\)", part)
+        return [tuple(d.strip() for d in g.split(",") if d.strip()) for g in groups]
+    if "->" not in signature:
+        raise ValueError(f"vectorize: signature {signature!r} has no '->'")
+    ins, outs = signature.split("->")
+    return dims(ins), dims(outs)
+
+
+def vectorize(pyfunc: Any, *, excluded: Any = frozenset(), signature: str | None = None) -> Any:
+    """JAX's `vectorize`: `pyfunc` applied over the broadcast leading dimensions of its array
+    arguments (those beyond the core dimensions of `signature`, e.g. "(n),(n)->()"), by one
+    `loom.vmap` over the flattened loop dimensions. Arguments named in `excluded` (positions or
+    keywords) pass through unchanged."""
+    from loom.frontend.vmap import vmap
+    in_core, out_core = _parse_signature(signature) if signature else (None, None)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        positions = [i for i in range(len(args)) if i not in excluded]
+        arrays = [args[i] for i in positions]
+        core = in_core if in_core is not None else [()] * len(arrays)
+        if len(core) != len(arrays):
+            raise TypeError(f"vectorize: signature {signature!r} has {len(core)} inputs, but the call has "
+                            f"{len(arrays)} array arguments")
+        loop_shapes = []
+        for x, c in zip(arrays, core):
+            s = tuple(shape_(x))
+            if len(s) < len(c):
+                raise ValueError(f"vectorize: an argument of shape {s} has fewer dimensions than its core {c}")
+            loop_shapes.append(s[:len(s) - len(c)])
+        loop = np.broadcast_shapes(*loop_shapes)
+        size = int(np.prod(loop, dtype=np.int64))
+        flat = []
+        for x, c in zip(arrays, core):
+            s = tuple(shape_(x))
+            core_shape = s[len(s) - len(c):]
+            flat.append(reshape(broadcast_to(x, loop + core_shape), (size,) + core_shape))
+
+        def one(*xs: Any) -> Any:
+            full = list(args)
+            for i, x in zip(positions, xs):
+                full[i] = x
+            return pyfunc(*full, **kwargs)
+
+        out = vmap(one)(*flat)
+        results = list(out) if isinstance(out, tuple) else [out]
+        shaped = [reshape(r, loop + tuple(shape_(r))[1:]) for r in results]
+        return tuple(shaped) if isinstance(out, tuple) else shaped[0]
+
+    excluded = frozenset(excluded)
+    return wrapped
+
+
+def apply_along_axis(func1d: Any, axis: int, arr: ArrayLike, *args: Any, **kwargs: Any) -> Any:
+    """`func1d` applied to every 1-D slice of `arr` along `axis` (by `loom.vmap`); the dimensions
+    of its result take the place of `axis`."""
+    from loom.frontend.vmap import vmap
+    rank = ndim_(arr)
+    axis = _positive_axis(axis, rank, "apply_along_axis")
+    moved = moveaxis(arr, axis, -1)
+    others = tuple(shape_(moved))[:-1]
+    rows = reshape(moved, (int(np.prod(others, dtype=np.int64)), shape_(arr)[axis]))
+    out = vmap(lambda row: func1d(row, *args, **kwargs))(rows)
+    extra = tuple(shape_(out))[1:]
+    out = reshape(out, others + extra)
+    # the result's own dimensions go where `axis` was
+    order = list(range(axis)) + list(range(len(others), len(others) + len(extra))) + list(range(axis, len(others)))
+    return transpose(out, tuple(order))
+
+
 # --- polynomials (coefficients highest power first, as NumPy) -----------------------------------
 
 
@@ -521,11 +599,11 @@ def hanning(M: int) -> np.ndarray:  # noqa: N803
 
 
 __all__ = [
-    "append", "bartlett", "blackman", "broadcast_shapes", "concat", "copy", "cumulative_prod", "cumulative_sum",
-    "delete", "diag_indices", "diag_indices_from", "diagflat", "divmod", "geomspace", "hamming", "hanning",
-    "iscomplex", "iscomplexobj", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar", "matrix_transpose",
-    "matvec", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanprod", "nanstd", "nanvar", "newaxis",
-    "permute_dims", "polyadd", "polyder", "polyint", "polymul", "polysub", "ravel_multi_index", "rollaxis", "size",
-    "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "unravel_index",
-    "unstack", "vander", "vecdot", "vecmat",
+    "append", "apply_along_axis", "bartlett", "blackman", "broadcast_shapes", "concat", "copy", "cumulative_prod",
+    "cumulative_sum", "delete", "diag_indices", "diag_indices_from", "diagflat", "divmod", "geomspace", "hamming",
+    "hanning", "iscomplex", "iscomplexobj", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar",
+    "matrix_transpose", "matvec", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanprod", "nanstd", "nanvar",
+    "newaxis", "permute_dims", "polyadd", "polyder", "polyint", "polymul", "polysub", "ravel_multi_index",
+    "rollaxis", "size", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
+    "unravel_index", "unstack", "vander", "vecdot", "vecmat", "vectorize",
 ]
