@@ -58,7 +58,14 @@ CASES = [
     ("divmod", (I, np.int32(3)), {}), ("divmod", (F, 0.75), {}),
     ("polyadd", (P1, P2), {}), ("polysub", (P2, P1), {}), ("polymul", (P1, P2), {}), ("polyder", (P1,), {}),
     ("polyder", (PI, 2), {}), ("polyint", (P1,), {}), ("polyint", (P2, 2), {"k": np.array([1.0, -1.0], np.float32)}),
-    ("copy", (F,), {}),
+    ("copy", (F,), {}), ("isin", (I, np.array([0, 3, -2], np.int32)), {}),
+    ("isin", (I, np.array([[1, 2], [5, 5]], np.int32)), {"invert": True}),
+    ("digitize", (F, np.array([-1.0, 0.0, 0.5, 2.0], np.float32)), {}),
+    ("digitize", (F, np.array([2.0, 0.5, 0.0, -1.0], np.float32)), {"right": True}),
+    ("digitize", (np.array([0.0, 0.5, 1.0], np.float32), np.array([0.0, 0.5, 1.0], np.float32)), {"right": True}),
+    ("bincount", (np.array([0, 1, 1, 3, 3, 3], np.int32),), {"length": 5}),
+    ("bincount", (np.array([2, 0, 2, 6], np.int32), np.array([0.5, 1.0, 2.0, 4.0], np.float32)), {"length": 4}),
+    ("resize", (F, (5, 3)), {}), ("resize", (V4, 10), {}), ("ix_", (np.array([0, 2], np.int32), V4), {}),
 ]
 
 
@@ -170,3 +177,23 @@ def test_apply_along_axis_against_jax(axis):
     grad = loom.grad(lambda a: lnp.sum(lnp.apply_along_axis(lambda r: lnp.cumsum(r) * r[0], axis, a)))(F3)
     want = jax.grad(lambda a: jnp.sum(jnp.apply_along_axis(lambda r: jnp.cumsum(r) * r[0], axis, a)))(F3)
     np.testing.assert_allclose(np.asarray(grad), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+def test_bincount_eager_length_and_traced_error():
+    x = np.array([1, 4, 1, 0], np.int32)
+    check("bincount", lnp.bincount(x), jnp.bincount(x), same_dtype=False)
+    check("bincount", lnp.bincount(x, minlength=7), jnp.bincount(x, minlength=7), same_dtype=False)
+    with pytest.raises(TypeError, match="length="):
+        loom.jit(lnp.bincount)(x)
+
+
+def test_ix_indexes_an_open_mesh_and_dtype_predicates():
+    rows, cols = np.array([0, 2], np.int32), np.array([1, 3], np.int32)
+    np.testing.assert_array_equal(loom.jit(lambda f: f[lnp.ix_(rows, cols)])(F), F[np.ix_(rows, cols)])
+    np.testing.assert_array_equal(loom.jit(lambda f: f[lnp.s_[1:, ::2]])(F), F[1:, ::2])
+    assert lnp.index_exp[1:2] == np.index_exp[1:2]
+    import ml_dtypes
+    for a, b in [(ml_dtypes.bfloat16, np.floating), (ml_dtypes.bfloat16, np.integer), ("bfloat16", np.inexact),
+                 (np.float32, np.floating), (np.int32, np.floating), (np.int8, np.signedinteger),
+                 (ml_dtypes.bfloat16, ml_dtypes.bfloat16), (np.floating, np.inexact), (np.uint8, np.integer)]:
+        assert lnp.issubdtype(a, b) == jnp.issubdtype(a, b), (a, b)

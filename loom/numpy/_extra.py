@@ -1,8 +1,9 @@
 """The rest of `jax.numpy`'s everyday API in `loom.numpy`: the array-API names (`permute_dims`,
 `concat`, `matrix_transpose`, `unstack`, `vecdot`, `matvec`, `vecmat`, `cumulative_sum`, ...),
 NaN-ignoring reductions (`nanprod`, `nanvar`, `nanargmax`, ...), index helpers (`tril_indices`,
-`unravel_index`, `ravel_multi_index`, ...), `vectorize` and `apply_along_axis` (by `loom.vmap`),
-polynomials, windows and a few more. Each is composed
+`unravel_index`, `ravel_multi_index`, `ix_`, ...), membership and binning (`isin`, `digitize`,
+`bincount` with a static length), `vectorize` and `apply_along_axis` (by `loom.vmap`),
+polynomials, windows, `issubdtype` (bfloat16 is floating, as in JAX) and a few more. Each is composed
 from other `loom.numpy` functions, so inside `loom.jit` it lowers to StableHLO and is
 differentiable wherever its parts are, with JAX's dtypes; on plain arrays it runs NumPy directly
 (NumPy's dtypes), as the rest of loom.numpy. Index helpers and windows take static sizes and
@@ -33,11 +34,14 @@ from loom.numpy import (
     cumprod,
     cumsum,
     diag,
+    equal,
     expand_dims,
+    flip,
     floor_divide,
     isinf,
     isnan,
     logical_and,
+    logical_not,
     matmul,
     moveaxis,
     multiply,
@@ -46,6 +50,7 @@ from loom.numpy import (
     ravel,
     remainder,
     reshape,
+    searchsorted,
     sqrt,
     sum,
     swapaxes,
@@ -55,6 +60,7 @@ from loom.numpy import (
     zeros_like,
 )
 from loom.numpy import all as all_
+from loom.numpy import any as any_
 from loom.numpy import ndim as ndim_
 from loom.numpy import shape as shape_
 
@@ -450,6 +456,88 @@ def copy(x: ArrayLike) -> Any:
     return x if isinstance(x, Tracer) else np.array(x, copy=True)
 
 
+# --- membership, binning, resizing ---------------------------------------------------------------
+
+
+def isin(element: ArrayLike, test_elements: ArrayLike, assume_unique: bool = False, invert: bool = False) -> Any:
+    """Whether each element of `element` is in `test_elements` (the shape of `element`)."""
+    found = any_(equal(expand_dims(element, -1), ravel(test_elements)), axis=-1)
+    return logical_not(found) if invert else found
+
+
+def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Any:
+    """The index of the bin of each x in the monotonic `bins` (NumPy's convention at the edges)."""
+    if ndim_(bins) != 1:
+        raise ValueError(f"digitize: bins must be 1-D, but got shape {shape_(bins)}")
+    side = "left" if right else "right"
+    if isinstance(bins, Tracer) or isinstance(x, Tracer):
+        increasing = bins[-1] >= bins[0]
+        forward = searchsorted(bins, x, side=side)
+        backward = shape_(bins)[0] - searchsorted(flip(bins, 0), x, side="right" if right else "left")
+        return astype(where(increasing, forward, backward), np.int32)
+    return np.digitize(np.asarray(x), np.asarray(bins), right=right)
+
+
+def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0, *, length: int | None = None) -> Any:
+    """Counts (or summed `weights`) of each non-negative integer in `x`; under jit the number of
+    bins must be static (`length`), as in JAX; negative values count nowhere and values past the
+    last bin are dropped."""
+    if length is None:
+        if isinstance(x, Tracer):
+            raise TypeError("bincount: the number of bins of a traced x must be given as length=... (the "
+                            "output shape cannot depend on values)")
+        length = builtins.max(int(minlength), int(np.max(np.asarray(x), initial=-1)) + 1)
+    hits = equal(expand_dims(x, -1), np.arange(length, dtype=np.int32))
+    if weights is None:
+        return sum(astype(hits, np.int32), axis=tuple(range(ndim_(x))))
+    return sum(where(hits, expand_dims(weights, -1), 0), axis=tuple(range(ndim_(x))))
+
+
+def resize(a: ArrayLike, new_shape: int | Sequence[int]) -> Any:
+    """`a` flattened, repeated as often as needed and cut to `new_shape`."""
+    new_shape = (operator.index(new_shape),) if not isinstance(new_shape, Sequence) else tuple(new_shape)
+    total = int(np.prod(new_shape, dtype=np.int64))
+    flat = ravel(a)
+    n = shape_(flat)[0]
+    if n == 0:
+        raise ValueError("resize: a is empty")
+    return reshape(take(flat, (np.arange(total) % n).astype(np.int32), axis=0), new_shape)
+
+
+def ix_(*args: ArrayLike) -> tuple[Any, ...]:
+    """Open-mesh index arrays from 1-D sequences (for `x[ix_(rows, cols)]`)."""
+    out = []
+    for i, a in enumerate(args):
+        if ndim_(a) != 1:
+            raise ValueError(f"ix_: argument {i} must be 1-D, but got shape {shape_(a)}")
+        shape = [1] * len(args)
+        shape[i] = shape_(a)[0]
+        out.append(reshape(a, tuple(shape)))
+    return tuple(out)
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """NumPy's `issubdtype`, with ml_dtypes' bfloat16 and float8 types counted as floating (as
+    JAX does)."""
+    import ml_dtypes
+    abstract = isinstance(arg1, type) and issubclass(arg1, np.generic) and arg1.__module__ == "numpy" \
+        and arg1 in (np.generic, np.number, np.inexact, np.floating, np.integer, np.signedinteger,
+                     np.unsignedinteger, np.complexfloating, np.bool_)
+    if not abstract and np.dtype(arg1) in {np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn,
+                                                                   ml_dtypes.float8_e5m2)}:
+        if arg2 in (np.floating, np.inexact, np.number, np.generic):
+            return True
+        try:
+            return np.dtype(arg1) == np.dtype(arg2)
+        except TypeError:  # another abstract type: not a supertype of a float
+            return False
+    return bool(np.issubdtype(arg1, arg2))
+
+
+s_ = np.s_
+index_exp = np.index_exp
+
+
 # --- vectorize and apply_along_axis (through loom.vmap) -----------------------------------------
 
 
@@ -599,11 +687,12 @@ def hanning(M: int) -> np.ndarray:  # noqa: N803
 
 
 __all__ = [
-    "append", "apply_along_axis", "bartlett", "blackman", "broadcast_shapes", "concat", "copy", "cumulative_prod",
-    "cumulative_sum", "delete", "diag_indices", "diag_indices_from", "diagflat", "divmod", "geomspace", "hamming",
-    "hanning", "iscomplex", "iscomplexobj", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar",
-    "matrix_transpose", "matvec", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanprod", "nanstd", "nanvar",
-    "newaxis", "permute_dims", "polyadd", "polyder", "polyint", "polymul", "polysub", "ravel_multi_index",
-    "rollaxis", "size", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
-    "unravel_index", "unstack", "vander", "vecdot", "vecmat", "vectorize",
+    "append", "apply_along_axis", "bartlett", "bincount", "blackman", "broadcast_shapes", "concat", "copy",
+    "cumulative_prod", "cumulative_sum", "delete", "diag_indices", "diag_indices_from", "diagflat", "digitize",
+    "divmod", "geomspace", "hamming", "hanning", "index_exp", "iscomplex", "iscomplexobj", "isin", "isneginf",
+    "isposinf", "isreal", "isrealobj", "isscalar", "issubdtype", "ix_", "matrix_transpose", "matvec", "nanargmax",
+    "nanargmin", "nancumprod", "nancumsum", "nanprod", "nanstd", "nanvar", "newaxis", "permute_dims", "polyadd",
+    "polyder", "polyint", "polymul", "polysub", "ravel_multi_index", "resize", "rollaxis", "s_", "size", "trapezoid",
+    "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "unravel_index", "unstack", "vander",
+    "vecdot", "vecmat", "vectorize",
 ]
