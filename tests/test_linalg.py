@@ -106,3 +106,42 @@ def test_bad_shapes_are_clear_errors():
         lnp.linalg.qr(A4, mode="full")
     with pytest.raises(ValueError, match="multi_dot needs at least two arrays"):
         lnp.linalg.multi_dot([A4])
+
+
+SYM = (A4S + np.swapaxes(A4S, -1, -2)).astype(np.float32)
+
+
+def _aligned(v, reference):
+    """Eigenvectors flipped to the reference's signs (each is defined up to its sign)."""
+    return v * np.sign(np.sum(v * reference, axis=-2, keepdims=True))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"symmetrize_input": False}, {"symmetrize_input": False, "UPLO": "U"}])
+def test_eigh_against_jax(kwargs):
+    a = A4S + 0.1 * np.triu(A4S, 1) if kwargs else SYM  # one triangle differs where it is not read
+    w, v = jnp.linalg.eigh(a if kwargs else SYM, **kwargs)
+    for got in (loom.jit(lambda x: lnp.linalg.eigh(x, **kwargs))(a), lnp.linalg.eigh(a, **kwargs)):
+        np.testing.assert_allclose(np.asarray(got.eigenvalues), np.asarray(w), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(_aligned(np.asarray(got.eigenvectors), np.asarray(v)), np.asarray(v), atol=1e-4)
+        assert np.asarray(got.eigenvalues).dtype == np.float32
+    np.testing.assert_allclose(np.asarray(loom.jit(lnp.linalg.eigvalsh)(SYM)), np.asarray(jnp.linalg.eigvalsh(SYM)),
+                               rtol=1e-4, atol=1e-4)
+
+
+def test_eigh_derivatives_and_vmap_against_jax():
+    weights = RNG.normal(size=(3, 4)).astype(np.float32)
+    vweights = RNG.normal(size=(3, 4, 4)).astype(np.float32)
+    for loss_l, loss_j in [(lambda a: lnp.sum(lnp.linalg.eigh(a)[0] * weights),
+                            lambda a: jnp.sum(jnp.linalg.eigh(a)[0] * weights)),
+                           (lambda a: lnp.sum(lnp.linalg.eigh(a)[1] ** 2 * vweights),  # invariant to signs
+                            lambda a: jnp.sum(jnp.linalg.eigh(a)[1] ** 2 * vweights))]:
+        np.testing.assert_allclose(np.asarray(loom.jit(loom.grad(loss_l))(SYM)), np.asarray(jax.grad(loss_j)(SYM)),
+                                   rtol=1e-3, atol=1e-4)
+    tangent = RNG.normal(size=SYM.shape).astype(np.float32)
+    _, got = loom.jvp(lambda a: lnp.linalg.eigh(a)[0], (SYM,), (tangent,))
+    _, want = jax.jvp(lambda a: jnp.linalg.eigh(a)[0], (SYM,), (tangent,))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(loom.vmap(lnp.linalg.eigvalsh)(SYM)),
+                               np.asarray(jax.vmap(jnp.linalg.eigvalsh)(SYM)), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="eigh: UPLO must be 'L' or 'U'"):
+        lnp.linalg.eigh(SYM, UPLO="X")

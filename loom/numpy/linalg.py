@@ -7,7 +7,8 @@ arrays).
 so the factors equal JAX's), each unrolled over the columns (n steps of whole-matrix ops, each
 O(n^2)): no LAPACK call, so the program stays StableHLO that every loom backend runs and that
 reverse and forward mode differentiate; meant for the small and medium matrices of ML programs
-(the program grows with n). Eigen- and singular value decompositions are not there yet.
+(the program grows with n). `eigh` runs cyclic Jacobi sweeps in a `fori_loop` and differentiates
+by the analytic rule (as JAX). Singular value decompositions are not there yet.
 
 Vector norms: any `ord` (None and 2 the Euclidean norm, inf/-inf, 0 the count of nonzeros, and
 any other p). Matrix norms (`axis` a pair): "fro", 1, -1, inf, -inf. The spectral and nuclear
@@ -377,6 +378,112 @@ class QRResult(NamedTuple):
     R: Any
 
 
+JACOBI_SWEEPS = 10  # cyclic Jacobi converges quadratically: float32 needs 5-8 sweeps for n <= 100
+
+
+def _jacobi(a: Any) -> tuple[Any, Any]:
+    """Eigenvalues (ascending) and eigenvectors (columns) of the (stacked) symmetric matrices
+    `a` by cyclic Jacobi rotations: `JACOBI_SWEEPS` sweeps over the n (n - 1) / 2 pairs in one
+    `fori_loop`, each rotation applied as a dense n x n product."""
+    from loom import lax
+    n = lnp.shape(a)[-1]
+    pairs = [(p, q) for p in range(n) for q in range(p + 1, n)]
+    if not pairs:
+        return lnp.diagonal(a, 0, -2, -1), lnp.ones_like(a)
+    first = np.array([p for p, _ in pairs], np.int32)
+    second = np.array([q for _, q in pairs], np.int32)
+    rows = np.arange(n, dtype=np.int32)
+    dtype = lnp.result_type(a)
+    eye = np.eye(n, dtype=dtype)
+
+    def entry(a: Any, at_i: Any, at_j: Any) -> Any:  # a[..., i, j] for one-hot row masks
+        return lnp.sum(lnp.where(at_j, lnp.sum(lnp.where(at_i[:, None], a, 0), axis=-2), 0), axis=-1)
+
+    def rotate(step: Any, state: Any) -> Any:
+        a, v = state
+        k = step % len(pairs)
+        at_p, at_q = lnp.equal(rows, lnp.take(first, k)), lnp.equal(rows, lnp.take(second, k))
+        app, aqq, apq = entry(a, at_p, at_p), entry(a, at_q, at_q), entry(a, at_p, at_q)
+        zero = lnp.abs(apq) <= np.finfo(dtype).tiny
+        theta = (aqq - app) / (2 * lnp.where(zero, 1, apq))
+        t = lnp.where(theta == 0, 1, lnp.sign(theta) / (lnp.abs(theta) + lnp.sqrt(theta * theta + 1)))
+        t = lnp.where(zero, 0, t)
+        c = lnp.expand_dims(lnp.expand_dims(1 / lnp.sqrt(t * t + 1), -1), -1)
+        s = c * lnp.expand_dims(lnp.expand_dims(t, -1), -1)
+        pp, qq = at_p[:, None] & at_p[None, :], at_q[:, None] & at_q[None, :]
+        pq, qp = at_p[:, None] & at_q[None, :], at_q[:, None] & at_p[None, :]
+        j = lnp.where(pp | qq, c, lnp.where(pq, s, lnp.where(qp, -s, eye)))
+        return lnp.matmul(lnp.matmul(lnp.matrix_transpose(j), a), j), lnp.matmul(v, j)
+
+    a, v = lax.fori_loop(0, JACOBI_SWEEPS * len(pairs), rotate, (a, lnp.broadcast_to(eye, lnp.shape(a)) * 1))
+    w = lnp.diagonal(a, 0, -2, -1)
+    order = lnp.argsort(w, axis=-1)
+    columns = lnp.broadcast_to(lnp.expand_dims(order, -2), lnp.shape(v))
+    return lnp.take_along_axis(w, order, axis=-1), lnp.take_along_axis(v, columns, axis=-1)
+
+
+def _eigh_jvp(primals: Any, tangents: Any) -> Any:
+    (a,), (da,) = primals, tangents
+    w, v = _eigh_symmetric(a)
+    vt_da_v = lnp.matmul(lnp.matrix_transpose(v), lnp.matmul(da, v))
+    n = lnp.shape(a)[-1]
+    eye = np.eye(n, dtype=bool)
+    gaps = lnp.expand_dims(w, -2) - lnp.expand_dims(w, -1)  # w_j - w_i
+    inverse_gaps = lnp.where(eye, 0, 1 / lnp.where(eye, 1, gaps))
+    return (w, v), (lnp.diagonal(vt_da_v, 0, -2, -1), lnp.matmul(v, inverse_gaps * vt_da_v))
+
+
+_EIGH: list = []
+
+
+def _eigh_symmetric(a: Any) -> Any:
+    """`_jacobi` with `_eigh_jvp` as its derivative (built on first use: loom.numpy is imported
+    before loom's custom derivatives)."""
+    if not _EIGH:
+        from loom.frontend.custom_derivatives import custom_jvp
+        fn = custom_jvp(_jacobi)
+        fn.defjvp(_eigh_jvp)
+        _EIGH.append(fn)
+    return _EIGH[0](a)
+
+
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803 - JAX's name
+    """Eigenvalues (ascending) and eigenvectors (the columns) of the (stacked) symmetric matrices
+    `a`, by cyclic Jacobi rotations (for the small matrices of ML programs: O(n^5) work; use
+    loom outside jit, which runs LAPACK, for large ones). Derivatives by the analytic rule (as
+    JAX's: defined for distinct eigenvalues). `symmetrize_input` uses (a + a^T) / 2; otherwise
+    the `UPLO` ("L", the default, or "U") triangle is read."""
+    n = _square(a, "eigh")
+    a = _float(a)
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', but got {UPLO!r} (at {user_line()})")
+    if not _traced(a):
+        a = np.asarray(a)
+        if symmetrize_input:
+            a = (a + np.swapaxes(a, -1, -2)) / 2
+        return EighResult(*np.linalg.eigh(a, UPLO=UPLO or "L"))
+    if symmetrize_input:
+        a = (a + lnp.matrix_transpose(a)) / 2
+    else:
+        lower = np.arange(n)[:, None] >= np.arange(n)[None, :]
+        tri = lnp.where(lower if UPLO != "U" else lower.T, a, 0)
+        a = tri + lnp.matrix_transpose(lnp.where(lower if UPLO != "U" else lower.T, tri, 0)) - \
+            lnp.where(np.eye(n, dtype=bool), a, 0)
+    return EighResult(*_eigh_symmetric(a))
+
+
+def eigvalsh(a: Any, UPLO: str | None = "L") -> Any:  # noqa: N803 - JAX's name
+    """The eigenvalues (ascending) of the (stacked) symmetric matrices `a`."""
+    return eigh(a, UPLO=UPLO).eigenvalues
+
+
+class EighResult(NamedTuple):
+    """`eigh`'s result, as JAX's: `eigenvalues` and `eigenvectors`."""
+
+    eigenvalues: Any
+    eigenvectors: Any
+
+
 class SlogdetResult(NamedTuple):
     """`slogdet`'s result, as JAX's: `sign` and `logabsdet`."""
 
@@ -384,6 +491,6 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
-__all__ = ["QRResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal", "inv", "matmul", "matrix_norm",
-           "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet", "solve", "tensordot",
-           "trace", "vecdot", "vector_norm"]
+__all__ = ["EighResult", "QRResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr",
+           "slogdet", "solve", "tensordot", "trace", "vecdot", "vector_norm"]

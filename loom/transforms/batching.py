@@ -149,10 +149,12 @@ def _stop_gradient_rule(b, op, args, dims):
 @_rule("ad.custom_vjp", "ad.custom_jvp")
 def _custom_derivative_rule(b, op, args, dims):
     """Every operand batched at axis 0 (unbatched ones broadcast), the region batched over the
-    same axis: the op keeps its derivative under vmap."""
+    same axis; the values the region captures keep their own batching (an unbatched constant
+    stays one: a reduce's initial value, say, must not become batched). The op keeps its
+    derivative under vmap."""
     size = _STATES[-1].size
     operands = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
-    free, fvals, fdims = _captured(b, op, all_batched=True)
+    free, fvals, fdims = _captured(b, op)
     block = op.regions[0].entry
     fn, _ = _vmapped(op.regions[0], free, [0] * len(block.args), fdims, size, 0)
     region = stablehlo._build_region([_batched_type(a.type, size) for a in block.args],
