@@ -54,6 +54,17 @@ def silu(x: ArrayLike) -> Any:
 swish = silu
 
 
+def softplus(x: ArrayLike) -> Any:
+    """`log(1 + exp(x))`, stably (as `logaddexp(x, 0)`)."""
+    x = _float(x)
+    return lnp.logaddexp(x, lnp.zeros_like(x))
+
+
+def log_sigmoid(x: ArrayLike) -> Any:
+    """`log(sigmoid(x)) = -softplus(-x)`."""
+    return lnp.negative(softplus(lnp.negative(_float(x))))
+
+
 def gelu(x: ArrayLike, approximate: bool = True) -> Any:
     """The Gaussian error linear unit; `approximate=True` (the default, as JAX) uses the tanh
     formula, `False` the exact one `x * (1 + erf(x / sqrt(2))) / 2`."""
@@ -122,4 +133,5 @@ def one_hot(x: ArrayLike, num_classes: int, dtype: Any = np.float32, axis: int =
     return lnp.astype(lnp.equal(x_e, classes), dtype)
 
 
-__all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax", "swish"]
+__all__ = ["gelu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "silu", "softmax",
+           "softplus", "swish"]

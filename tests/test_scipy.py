@@ -100,3 +100,50 @@ def test_bad_input_errors():
         lsp.linalg.solve_triangular(LOW, B[:, :2])
     with pytest.raises(ValueError, match="qr: mode must be 'full', 'economic' or 'r'"):
         lsp.linalg.qr(B, mode="reduced")
+
+
+XS2 = np.array([-1.0, 0.0, 0.3, 0.9, 1.0, 2.5, 7.0], np.float32)
+KS = np.array([-1.0, 0.0, 1.0, 2.0, 2.5, 5.0, 12.0], np.float32)
+MEAN = RNG.normal(size=(4,)).astype(np.float32)
+POINTS = RNG.normal(size=(5, 4)).astype(np.float32)
+
+DISTRIBUTIONS = [  # distribution, function, args, tolerance
+    ("expon", "logpdf", (XS2, 0.5, 2.0), 1e-5), ("expon", "pdf", (XS2,), 1e-6), ("expon", "cdf", (XS2, 0.2), 1e-6),
+    ("uniform", "logpdf", (XS2, -0.5, 2.0), 1e-6), ("uniform", "pdf", (XS2,), 1e-6),
+    ("uniform", "cdf", (XS2, 0.0, 3.0), 1e-6),
+    ("laplace", "logpdf", (XS2, 1.0, 0.5), 1e-5), ("laplace", "cdf", (XS2, 0.5), 1e-6),
+    ("logistic", "logpdf", (X, 0.3, 2.0), 1e-5), ("logistic", "pdf", (XS2,), 1e-6), ("logistic", "cdf", (X,), 1e-6),
+    ("cauchy", "logpdf", (X, 0.5, 1.5), 1e-5), ("cauchy", "cdf", (X,), 1e-6),
+    ("gamma", "logpdf", (XS2, 2.5), 1e-5), ("gamma", "logpdf", (XS2, 1.0, 0.0, 2.0), 1e-5),
+    ("gamma", "pdf", (XS2, 3.0), 1e-6), ("beta", "logpdf", (XS2, 2.0, 3.0), 1e-5),
+    ("beta", "logpdf", (XS2, 1.0, 1.0), 1e-5), ("beta", "pdf", (XS2, 0.5, 2.0), 1e-5),
+    ("poisson", "logpmf", (KS, 3.0), 1e-5), ("poisson", "pmf", (KS, 0.5), 1e-6),
+    ("poisson", "logpmf", (KS, 2.0, 1), 1e-5),
+    ("bernoulli", "logpmf", (KS, 0.3), 1e-6), ("bernoulli", "pmf", (KS, 0.8), 1e-6),
+    ("multivariate_normal", "logpdf", (POINTS, MEAN, SPD[0]), 1e-4),
+    ("multivariate_normal", "logpdf", (MEAN, MEAN * 0, SPD[1]), 1e-4),
+    ("multivariate_normal", "pdf", (POINTS[:2], MEAN, SPD[0] / 4), 1e-4),
+]
+
+
+@pytest.mark.parametrize("dist,fn,args,tol", DISTRIBUTIONS,
+                         ids=[f"{d[0]}.{d[1]}-{i}" for i, d in enumerate(DISTRIBUTIONS)])
+def test_distributions_against_jax(dist, fn, args, tol):
+    check_call(f"{dist}.{fn}", getattr(getattr(lsp.stats, dist), fn), getattr(getattr(jsp.stats, dist), fn), args, {},
+               tol)
+
+
+def test_distribution_gradients_against_jax():
+    for fn_l, fn_j, x in [(lambda m: lsp.stats.multivariate_normal.logpdf(POINTS, m, SPD[0]),
+                           lambda m: jsp.stats.multivariate_normal.logpdf(POINTS, m, SPD[0]), MEAN),
+                          (lambda c: lsp.stats.multivariate_normal.logpdf(POINTS, MEAN, c),
+                           lambda c: jsp.stats.multivariate_normal.logpdf(POINTS, MEAN, c), SPD[0]),
+                          (lambda a: lsp.stats.gamma.logpdf(XS2[2:], a), lambda a: jsp.stats.gamma.logpdf(XS2[2:], a),
+                           np.float32(2.5)),
+                          (lambda mu: lsp.stats.poisson.logpmf(KS[1:], mu),
+                           lambda mu: jsp.stats.poisson.logpmf(KS[1:], mu), np.float32(3.0)),
+                          (lambda x: loom.nn.softplus(x) + loom.nn.log_sigmoid(x),
+                           lambda x: jax.nn.softplus(x) + jax.nn.log_sigmoid(x), X)]:
+        got = loom.jit(loom.grad(lambda v, f=fn_l: lnp.sum(lnp.where(lnp.isfinite(f(v)), f(v), 0.0))))(x)
+        want = jax.grad(lambda v, f=fn_j: jnp.sum(jnp.where(jnp.isfinite(f(v)), f(v), 0.0)))(x)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=2e-4)

@@ -1,5 +1,19 @@
-"""`loom.scipy.stats`: probability distributions (`norm`)."""
+"""`loom.scipy.stats`: probability distributions, as `jax.scipy.stats` (log densities and
+masses, densities, CDFs where JAX has them)."""
 
-from loom.scipy.stats import norm
+from loom.scipy.stats import (
+    bernoulli,
+    beta,
+    cauchy,
+    expon,
+    gamma,
+    laplace,
+    logistic,
+    multivariate_normal,
+    norm,
+    poisson,
+    uniform,
+)
 
-__all__ = ["norm"]
+__all__ = ["bernoulli", "beta", "cauchy", "expon", "gamma", "laplace", "logistic", "multivariate_normal", "norm",
+           "poisson", "uniform"]
