@@ -31,6 +31,7 @@ from loom.backend.common import MissingRuleError, check_arguments, dtype_of, sha
 from loom.backend.custom_calls import custom_call_kernel
 from loom.backend.interpreter import INTERPRETER_RULES, RETURN_OPS, Interpreter, functions_of
 from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.dialects import stablehlo
 from loom.ir.core import Block, Operation, Region, Value
 
 EXECUTOR = "compiled executor"
@@ -813,22 +814,8 @@ def _is_elementwise(region: Region) -> bool:
     return True
 
 
-def _single_op_body(region: Region) -> Operation | None:
-    """The one op of a body `{ %r = op(%a, %b); return %r }` over two scalar arguments."""
-    block = region.blocks[0]
-    ops = list(block.ops)
-    if len(ops) != 2 or len(block.args) != 2:
-        return None
-    op, ret = ops
-    if len(op.results) != 1 or ret.operands != (op.results[0],):
-        return None
-    if set(op.operands) != set(block.args) or len(op.operands) != 2:
-        return None
-    return op
-
-
 def reducer_ufunc(region: Region) -> np.ufunc | None:
-    op = _single_op_body(region)
+    op = stablehlo.single_op_body(region)
     if op is None:
         return None
     return BINARY_UFUNCS.get(op.name)

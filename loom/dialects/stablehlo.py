@@ -3207,15 +3207,26 @@ UniformQuantizeOp = _loose("uniform_quantize", "UniformQuantizeOp", "", "Quantiz
 
 # Canonicalization patterns -----------------------------------------------------------------------
 
-def _single_op_body(op: Operation) -> str | None:
-    """The name of the binary op a one-input reduction's body applies to its two arguments
-    (`return f(acc, x)` or `return f(x, acc)`), else None."""
-    block = op.regions[0].entry
+def single_op_body(region: Any) -> Operation | None:
+    """The one op of a reduction body `{ %r = op(%a, %b); return %r }` over its two arguments
+    (in either order), else None: how reduce, reduce_window and scatter bodies are recognised."""
+    block = region.blocks[0]
     ops = list(block.ops)
-    if len(ops) != 2 or len(ops[0].operands) != 2 or set(ops[0].operands) != set(block.args) or \
-            len(block.args) != 2 or tuple(ops[1].operands) != (ops[0].results[0],):
+    if len(ops) != 2 or len(block.args) != 2:
         return None
-    return ops[0].name
+    op, ret = ops
+    if len(op.results) != 1 or tuple(ret.operands) != (op.results[0],):
+        return None
+    if len(op.operands) != 2 or set(op.operands) != set(block.args):
+        return None
+    return op
+
+
+def reduction_body(op: Operation) -> str | None:
+    """The name of the one binary op of a one-input reduction's body (reduce, reduce_window), else
+    None."""
+    body = single_op_body(op.regions[0]) if len(op.operands) == 2 else None
+    return None if body is None else body.name
 
 
 def _is_identity(body: str, v: Any) -> bool:
@@ -3250,7 +3261,7 @@ def _reduce_over_unit_dims(op: Operation, rewriter: Any) -> bool:
     if not isinstance(t, RankedTensorType) or not t.has_static_shape or \
             any(t.shape[d] != 1 for d in _ints(op.properties, "dimensions", ())):
         return False
-    body = _single_op_body(op)
+    body = reduction_body(op)
     owner = init.owner_op
     if body is None or not isinstance(owner, ConstantOp):
         return False

@@ -46,12 +46,15 @@ from loom.numpy import (
     moveaxis,
     multiply,
     ones_like,
+    pad,
+    power,
     prod,
     ravel,
     remainder,
     reshape,
     searchsorted,
     sqrt,
+    stack,
     sum,
     swapaxes,
     take,
@@ -405,20 +408,7 @@ def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Any:
     powers = np.arange(n)
     if not increasing:
         powers = powers[::-1]
-    columns = [ones_like(x) if p == 0 else x if p == 1 else _power(x, int(p)) for p in powers]
-    return moveaxis(_stack(columns), 0, 1)
-
-
-def _power(x: Any, p: int) -> Any:
-    """x ** p for a positive integer p by repeated multiplication (exact for integers)."""
-    out = x
-    for _ in range(p - 1):
-        out = multiply(out, x)
-    return out
-
-
-def _stack(xs: list[Any]) -> Any:
-    return concatenate([expand_dims(x, 0) for x in xs], axis=0)
+    return stack([power(x, int(p)) for p in powers], axis=1)
 
 
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Any:
@@ -616,10 +606,7 @@ def apply_along_axis(func1d: Any, axis: int, arr: ArrayLike, *args: Any, **kwarg
 
 
 def _pad_front(p: Any, n: int) -> Any:
-    extra = n - shape_(p)[0]
-    if extra == 0:
-        return p
-    return concatenate([zeros_like(take(p, np.zeros(extra, np.int32), axis=0)), p], axis=0)
+    return pad(p, (n - shape_(p)[0], 0))
 
 
 def polyadd(a1: ArrayLike, a2: ArrayLike) -> Any:
@@ -646,7 +633,7 @@ def polyder(p: ArrayLike, m: int = 1) -> Any:
     for _ in range(operator.index(m)):
         n = shape_(p)[0]
         if n <= 1:
-            return zeros_like(take(p, np.zeros(1, np.int32), axis=0)) if n == 1 else p
+            return zeros_like(p)
         p = take(p, np.arange(n - 1), axis=0) * np.arange(n - 1, 0, -1).astype(_dtype_of(p))
     return p
 

@@ -26,6 +26,7 @@ import numpy as np
 
 import loom.numpy as lnp
 from loom.frontend.tracing import Tracer, is_floating, user_line
+from loom.numpy._common import _traced
 
 
 def _float(x: Any) -> Any:
@@ -240,10 +241,6 @@ def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
                       x - lnp.where((rows < k)[:, None], lnp.expand_dims(lu[..., :, k], -1) * lnp.expand_dims(xk, -2),
                                     0))
     return x
-
-
-def _traced(*xs: Any) -> bool:
-    return any(isinstance(x, Tracer) for x in xs)
 
 
 def solve(a: Any, b: Any) -> Any:

@@ -13,10 +13,7 @@ from loom import lax
 from loom.frontend.custom_derivatives import custom_jvp
 from loom.nn import logsumexp as _logsumexp
 from loom.nn import sigmoid
-
-
-def _float(x: Any) -> Any:
-    return lnp.astype(x, np.float32) if np.dtype(lnp.result_type(x)).kind in "biu" else x
+from loom.numpy.linalg import _float
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:

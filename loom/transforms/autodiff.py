@@ -435,18 +435,6 @@ def _dot_general(b, op, cts):
     return [gx, gy]
 
 
-def _reduce_body_op(op: Operation) -> str | None:
-    """The name of the single binary op in a one-input reduce body that combines its two
-    arguments, or None."""
-    block = op.regions[0].entry
-    ops = list(block.ops)
-    if len(ops) != 2 or len(ops[0].operands) != 2 or set(ops[0].operands) != set(block.args):
-        return None
-    if ops[1].operands != (ops[0].results[0],):
-        return None
-    return ops[0].name
-
-
 @_rule("stablehlo.reduce")
 def _reduce(b, op, cts):
     if len(op.operands) == 4 and not is_float(op.operands[1].type):
@@ -456,7 +444,7 @@ def _reduce(b, op, cts):
             return [None] * 4
         return [_extremum_ct(op.operands[0], cts[0], op.results[0], props_ints(op, "dimensions"), b),
                 None, None, None]
-    body = _reduce_body_op(op) if len(op.operands) == 2 else None
+    body = stablehlo.reduction_body(op)
     if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
         raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with "
                                f"body {body or '(not a single add/maximum/minimum)'}")
@@ -519,7 +507,7 @@ def _clamp(b, op, cts):
 
 @_rule("stablehlo.reduce_window")
 def _reduce_window(b, op, cts):
-    body = _reduce_body_op(op) if len(op.operands) == 2 else None
+    body = stablehlo.reduction_body(op)
     x, g = op.operands[0], cts[0]
     rank = len(_shape(x))
     window = props_ints(op, "window_dimensions")

@@ -266,17 +266,6 @@ def _dot_general(b, op, xs, ts):
     return [_add(b, tx, ty)]
 
 
-def _reduce_body_op(op: Operation) -> str | None:
-    """The name of the single binary op combining the two arguments of a one-input reduce body."""
-    block = op.regions[0].entry
-    ops = list(block.ops)
-    if len(ops) != 2 or len(ops[0].operands) != 2 or set(ops[0].operands) != set(block.args):
-        return None
-    if tuple(ops[1].operands) != (ops[0].results[0],):
-        return None
-    return ops[0].name
-
-
 def _sum(b: Builder, v: Value, dims: Sequence[int]) -> Value:
     zero = full(b, 0, RankedTensorType((), v.type.element_type, None))
     return stablehlo.reduce(b, [v], [zero], list(dims), lambda bb, args: [stablehlo.add(bb, args[0], args[1])])
@@ -284,7 +273,7 @@ def _sum(b: Builder, v: Value, dims: Sequence[int]) -> Value:
 
 @_rule("stablehlo.reduce")
 def _reduce(b, op, xs, ts):
-    body = _reduce_body_op(op) if len(xs) == 2 else None
+    body = stablehlo.reduction_body(op)
     if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
         raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with body "
                                f"{body or '(not a single add/maximum/minimum)'} (at {op.location})")
@@ -306,7 +295,7 @@ def _reduce(b, op, xs, ts):
 
 @_rule("stablehlo.reduce_window")
 def _reduce_window(b, op, xs, ts):
-    body = _reduce_body_op(op) if len(xs) == 2 else None
+    body = stablehlo.reduction_body(op)
     if body != "stablehlo.add" or ts[1] is not None:
         raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce_window with "
                                f"body {body or '(not a single add/maximum/minimum)'} or a differentiated initial "

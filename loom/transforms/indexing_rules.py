@@ -799,16 +799,6 @@ JVP_RULES.setdefault("stablehlo.bitcast_convert", _zero_tangent)
 # --- products (reduce and reduce_window with a multiply body) -----------------------------------
 
 
-def _body_op(op: Operation) -> str | None:
-    block = op.regions[0].entry
-    ops = list(block.ops)
-    if len(op.operands) != 2 or len(ops) != 2 or len(ops[0].operands) != 2 or set(ops[0].operands) != set(block.args):
-        return None
-    if tuple(ops[1].operands) != (ops[0].results[0],):
-        return None
-    return ops[0].name
-
-
 def _cumprod(b: Builder, v: Value, axis: int) -> Value:
     """The inclusive cumulative product of `v` along `axis` (a reduce_window)."""
     n = _shape(v)[axis]
@@ -867,7 +857,7 @@ _core_reduce_jvp = JVP_RULES.get("stablehlo.reduce")
 
 @_rule(VJP_RULES, "stablehlo.reduce")
 def _reduce_vjp(b, op, cts):
-    if _body_op(op) != "stablehlo.multiply" or not is_float(op.operands[0].type):
+    if stablehlo.reduction_body(op) != "stablehlo.multiply" or not is_float(op.operands[0].type):
         if _core_reduce_vjp is None:
             raise _fail("vjp", op, "with this body")
         return _core_reduce_vjp(b, op, cts)
@@ -882,7 +872,7 @@ def _reduce_vjp(b, op, cts):
 
 @_rule(JVP_RULES, "stablehlo.reduce")
 def _reduce_jvp(b, op, xs, ts):
-    if _body_op(op) != "stablehlo.multiply" or not is_float(xs[0].type):
+    if stablehlo.reduction_body(op) != "stablehlo.multiply" or not is_float(xs[0].type):
         if _core_reduce_jvp is None:
             raise _fail("jvp", op, "with this body")
         return _core_reduce_jvp(b, op, xs, ts)
@@ -914,7 +904,7 @@ def _reduce_window_jvp(b, op, xs, ts):
 
 def _cumulative_product_axis(op: Operation) -> int | None:
     """The axis of a reduce_window computing a cumulative product (as lnp.cumprod emits), or None."""
-    if _body_op(op) != "stablehlo.multiply" or not is_float(op.operands[0].type):
+    if stablehlo.reduction_body(op) != "stablehlo.multiply" or not is_float(op.operands[0].type):
         return None
     x = op.operands[0]
     shape = _shape(x)
@@ -990,7 +980,7 @@ _unary_rules("stablehlo.cbrt", _cbrt_derivative)
 def _window_chooser(op: Operation) -> tuple[str, list[int], list[int], list[tuple[int, int]]] | None:
     """('GE' for max / 'LE' for min, window, strides, padding) of a one-input reduce_window with a
     maximum or minimum body and no dilation, else None."""
-    body = _body_op(op)
+    body = stablehlo.reduction_body(op)
     if body not in ("stablehlo.maximum", "stablehlo.minimum") or not is_float(op.operands[0].type):
         return None
     rank = len(_shape(op.operands[0]))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 import loom.numpy as lnp
-from loom.scipy.special import _float
+from loom.numpy.linalg import _float
 
 NEG_INF = np.float32(-np.inf)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import loom.numpy as lnp
-from loom.scipy.special import _float, gammaln, xlogy
+from loom.numpy.linalg import _float
+from loom.scipy.special import gammaln, xlogy
 from loom.scipy.stats._support import NEG_INF, standard
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 import loom.numpy as lnp
+from loom.numpy.linalg import _float
 from loom.scipy.linalg import solve_triangular
-from loom.scipy.special import _float
 
 
 def logpdf(x: Any, mean: Any, cov: Any) -> Any:

@@ -9,19 +9,15 @@ import numpy as np
 
 import loom.numpy as lnp
 from loom.scipy import special
+from loom.scipy.stats._support import standard
 
 _LOG_SQRT_2PI = np.float32(0.5 * np.log(2 * np.pi))
 
 
-def _standard(x: Any, loc: Any, scale: Any) -> Any:
-    x = special._float(x)
-    return (x - loc) / scale
-
-
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """The log density."""
-    z = _standard(x, loc, scale)
-    return -0.5 * z * z - _LOG_SQRT_2PI - lnp.log(special._float(scale) * lnp.ones_like(z))
+    z, log_scale = standard(x, loc, scale)
+    return -0.5 * z * z - _LOG_SQRT_2PI - log_scale
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -31,17 +27,17 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
 
 def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """The cumulative distribution function."""
-    return special.ndtr(_standard(x, loc, scale))
+    return special.ndtr(standard(x, loc, scale)[0])
 
 
 def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """log of the CDF (accurate far in the left tail)."""
-    return special.log_ndtr(_standard(x, loc, scale))
+    return special.log_ndtr(standard(x, loc, scale)[0])
 
 
 def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """The survival function 1 - cdf."""
-    return special.ndtr(-_standard(x, loc, scale))
+    return special.ndtr(-standard(x, loc, scale)[0])
 
 
 def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
