@@ -1712,13 +1712,26 @@ class TorchExecutable(Executable):
             out.append(kt.to_torch(check_arguments([a], [t], [name], self.entry)[0], self.device))
         return out
 
-    def __call__(self, *args: Any) -> Any:
-        fast = self._fast
-        device = self.device
-        tensor = self._tensor
+    def device_arguments(self, args: Sequence[Any]) -> Sequence[Any]:
+        """`args` as they are when they are tensors of the signature on the device (the fast
+        check), else `convert_arguments(args)`."""
+        fast, device, tensor = self._fast, self.device, self._tensor
         if len(args) != len(fast) or not all(type(a) is tensor and a.dtype == d and a.shape == s and
                                               a.device == device for a, (d, s) in zip(args, fast)):
-            args = self.convert_arguments(args)
+            return self.convert_arguments(args)
+        return args
+
+    def owned_results(self, out: Any, args: Sequence[Any]) -> Any:
+        """The program's results `out` as the caller may keep them (copies of any that share
+        memory with a non-donated argument or a constant)."""
+        if self.donate:
+            args = [a for i, a in enumerate(args) if i not in self.donate]
+        if self._single:
+            return _own_tensor(out, args, self._constants)
+        return tuple(_own_tensor(o, args, self._constants) for o in out)
+
+    def __call__(self, *args: Any) -> Any:
+        args = self.device_arguments(args)
         if _ERRSTATE is None:
             with np.errstate(all="ignore"):
                 out = self._fn(*args)
@@ -1728,11 +1741,7 @@ class TorchExecutable(Executable):
                 out = self._fn(*args)
             finally:
                 _ERRSTATE.reset(token)
-        if self.donate:
-            args = [a for i, a in enumerate(args) if i not in self.donate]
-        if self._single:
-            return _own_tensor(out, args, self._constants)
-        return tuple(_own_tensor(o, args, self._constants) for o in out)
+        return self.owned_results(out, args)
 
     def call_unchecked(self, args: Sequence[Any]) -> Any:
         """Run on tensors already known to match the signature and device (loom.jit's fast path)."""
@@ -1745,11 +1754,7 @@ class TorchExecutable(Executable):
                     _ERRSTATE.reset(token)
         else:
             out = self._fn(*args)
-        if self.donate:
-            args = [a for i, a in enumerate(args) if i not in self.donate]
-        if self._single:
-            return _own_tensor(out, args, self._constants)
-        return tuple(_own_tensor(o, args, self._constants) for o in out)
+        return self.owned_results(out, args)
 
     @property
     def reads_values_on_host(self) -> bool:
@@ -1784,12 +1789,7 @@ class CudaGraphExecutable:
         self._outputs: Any = None
 
     def __call__(self, *args: Any) -> Any:
-        exe = self.executable
-        fast = exe._fast
-        if len(args) != len(fast) or not all(type(a) is exe._tensor and a.dtype == d and a.shape == s and
-                                              a.device == exe.device for a, (d, s) in zip(args, fast)):
-            args = exe.convert_arguments(args)
-        return self.call_unchecked(args)
+        return self.call_unchecked(self.executable.device_arguments(args))
 
     def call_unchecked(self, args: Sequence[Any]) -> Any:
         if not self.static:
@@ -1850,22 +1850,13 @@ class InductorExecutable:
                                  mode="reduce-overhead" if self.cuda_graph else "default")
 
     def __call__(self, *args: Any) -> Any:
-        exe = self.executable
-        if len(args) != len(exe._fast) or not all(type(a) is exe._tensor and a.dtype == d and a.shape == s and
-                                                  a.device == exe.device for a, (d, s) in zip(args, exe._fast)):
-            args = exe.convert_arguments(args)
-        return self.call_unchecked(args)
+        return self.call_unchecked(self.executable.device_arguments(args))
 
     def call_unchecked(self, args: Sequence[Any]) -> Any:
-        exe = self.executable
         out = self._fn(*args)
         if self.cuda_graph:  # the next replay overwrites the graph's outputs
             return tuple(o.clone() for o in out) if isinstance(out, tuple) else out.clone()
-        if exe.donate:
-            args = [a for i, a in enumerate(args) if i not in exe.donate]
-        if exe._single:
-            return _own_tensor(out, args, exe._constants)
-        return tuple(_own_tensor(o, args, exe._constants) for o in out)
+        return self.executable.owned_results(out, args)
 
 
 def _own_tensor(x: Any, args: Sequence[Any], constants: frozenset) -> Any:
