@@ -403,19 +403,17 @@ def test_fused_kernel_equals_reference_across_tilings():
                                             ("ip", True, 10, 1.0, True)]:
         norms = half if metric == "l2" else None
         rv, ri = knn_kernels.fused_score_top_k_reference(q, db, norms, metric, k, r, is_max, -1, aggregate)
-        for tiling in ({}, {"fold_norms": True}, {"chunk_bytes": 1 << 13}, {"query_tile": 200, "group_rows": 3},
+        for tiling in ({}, {"chunk_bytes": 1 << 13}, {"query_tile": 200, "group_rows": 3},
                        {"chunk_bytes": 1 << 16, "query_tile": 32, "group_rows": 4},
                        {"query_tile": 300, "chunk_bytes": 1 << 16}, {"query_tile": 300, "chunk_bytes": 1 << 20}):
             fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, aggregate, **tiling)
             np.testing.assert_allclose(fv, rv, rtol=1e-5, atol=1e-4)
             # Tiles round their dot products differently from the whole-matrix reference: two
-            # near-equal scores may swap places (or, with the norms folded into the GEMM, a bin
-            # may pick its other near-best element); the true score of every pick must still be
-            # the reference's value within rounding.
+            # near-equal scores may swap places; the true score of every pick must still be the
+            # reference's value within rounding.
             assert (fi != ri).mean() < 1e-3
             true = q.astype(np.float64) @ db.astype(np.float64).T
             if metric == "l2":
                 true = half[None, :] - true
             np.testing.assert_allclose(np.take_along_axis(true, fi.astype(np.int64), 1), rv, rtol=1e-5, atol=1e-4)
-            if "fold_norms" not in tiling:
-                np.testing.assert_array_equal(np.sort(fi, 1), np.sort(ri, 1))
+            np.testing.assert_array_equal(np.sort(fi, 1), np.sort(ri, 1))

@@ -10,15 +10,14 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
 - one worker per core, each with a single-threaded BLAS (the thread count is process-wide, so it
   is lowered for the search and restored after): query tiles on the workers when there are enough
   queries, database slices otherwise; one GEMM per (tile, chunk), reduced while the tile is in
-  cache by one contiguous `max` over its rows of bins, the group's running maximum carried in a
-  spare row of the score buffer; when L is too large for several rows of bins per tile, each
+  cache by one contiguous `max` over its rows of bins, the group's running maximum carried in the
+  first row of the score buffer; when L is too large for several rows of bins per tile, each
   chunk is one row of bins, swept in cache-sized pieces and merged elementwise;
 - only the unit that gave each bin its maximum is remembered, not the position, so the
   hot loop does one pass over the scores and no arg-max; after the sweep the exact top-k of the L
   bins is taken, and only for the k chosen bins is the winning position found again, by
   recomputing that bin's few scores in its unit (about GROUP_ROWS dot products per chosen bin);
-- for L2 with many queries the half squared norms are folded into the GEMM (`[q, 1] . [x, h]`)
-  instead of being added to every score tile.
+- for L2 the half squared norms are added to each score tile while it is in cache.
 
 benchmarks/NOTES.md (knn section) records the measurements behind these choices.
 """
@@ -51,7 +50,6 @@ _LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 QUERY_TILE = 256
 CHUNK_BYTES = 1 << 20
 GROUP_ROWS = 16
-FOLD_NORMS_MIN_QUERIES = 512
 
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -274,11 +272,11 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     Scores are computed transposed, database rows x queries, so that the rows of one bin are
     whole contiguous rows: with `chunk` a multiple of `bins`, a chunk's scores are `chunk / bins`
     contiguous (bins x queries) blocks, reduced by one `max` over the outer axis (numpy's fastest
-    reduction: elementwise over long contiguous runs, 2.5x a reduction over a middle axis). Two
-    score buffers alternate, each with one spare block after the chunk: the reduction of chunk c
-    writes its result (the group's running maximum) into the spare block of the other buffer,
-    where the reduction of chunk c + 1 includes it as one more block. So the group's maximum costs
-    no pass of its own; the running (value, unit) state is updated once per group. With
+    reduction: elementwise over long contiguous runs, 2.5x a reduction over a middle axis). The
+    score buffer starts with one more block, the group's running maximum, which each chunk's
+    reduction includes and overwrites: the group's maximum costs no pass of its own, and one
+    buffer (1.25 MiB at the default tile) stays in cache where two alternating ones did not (7%
+    faster, benchmarks/NOTES.md). The running (value, unit) state is updated once per group. With
     `chunk == bins` (bins too many for one cached tile), each chunk is one block, swept in
     cache-sized pieces and merged elementwise (`group` is 1 then)."""
     n = db.shape[0]
@@ -286,35 +284,31 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     qt_t = np.ascontiguousarray(q.T)  # BLAS measured ~10% faster with this operand contiguous
     best = np.full((bins, qt), -np.inf, dtype=q.dtype)
     best_unit = np.zeros((bins, qt), dtype=np.int32)
-    if chunk > bins:
-        blocks = chunk // bins
-        buffers = (np.empty((chunk + bins, qt), dtype=q.dtype), np.empty((chunk + bins, qt), dtype=q.dtype))
+    if chunk > bins or group > 1:
+        buffer = np.empty((bins + chunk, qt), dtype=q.dtype)
+        run, flat_run = buffer[:bins], buffer[:bins].reshape(-1)
         count = -(-n // chunk)
         for c in range(count):
             start, stop = c * chunk, min(c * chunk + chunk, n)
             width = stop - start
-            scores, spare = buffers[c & 1], buffers[(c + 1) & 1][chunk:]
-            s = scores[:width]
+            s = buffer[bins:bins + width]
             np.matmul(db[start:stop], qt_t, out=s)
             if h is not None:
                 s += h[start:stop, None]
             first = c % group == 0
-            if width == chunk:
-                (s if first else scores).reshape(blocks + (not first), bins * qt).max(axis=0, out=spare.reshape(-1))
-            else:  # the database's last, partial chunk
-                full = width // bins
-                if full:
-                    s[:full * bins].reshape(full, bins * qt).max(axis=0, out=spare.reshape(-1))
-                else:
-                    spare.fill(-np.inf)
-                if not first:
-                    np.maximum(spare, scores[chunk:], out=spare)
-                rest = width - full * bins
-                if rest:
-                    np.maximum(spare[:rest], s[full * bins:], out=spare[:rest])
+            full = width // bins
+            if full:
+                # the running maximum is the first block in and the output (numpy resolves the
+                # overlap; measured 2% of the GEMM, less than a second buffer's cache misses)
+                buffer[bins if first else 0:bins + full * bins].reshape(-1, bins * qt).max(axis=0, out=flat_run)
+            elif first:
+                run.fill(-np.inf)
+            rest = width - full * bins
+            if rest:  # the database's last, partial row of bins
+                np.maximum(run[:rest], s[full * bins:], out=run[:rest])
             if c % group == group - 1 or c == count - 1:
-                better = spare > best
-                np.copyto(best, spare, where=better)
+                better = run > best
+                np.copyto(best, run, where=better)
                 np.copyto(best_unit, first_unit + c // group, where=better)
     else:
         piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
@@ -393,12 +387,10 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
 def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
                       is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
                       bins: int | None = None, query_tile: int | None = None,
-                      chunk_bytes: int | None = None, group_rows: int | None = None,
-                      fold_norms: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      chunk_bytes: int | None = None, group_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
     `bins` may raise the bin count above XLA's (more bins only raise recall); `query_tile`,
-    `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS);
-    `fold_norms` (default: from FOLD_NORMS_MIN_QUERIES queries on) folds the L2 norms into the GEMM."""
+    `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS)."""
     q, db = np.asarray(queries), np.asarray(database)
     dtype = q.dtype
     ct = _compute_dtype(dtype)
@@ -418,13 +410,6 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     h = None
     if norm_sign != 0.0:
         h = np.asarray(half_squared_norms, dtype=ct) * ct.type(norm_sign)
-        if fold_norms if fold_norms is not None else nq >= FOLD_NORMS_MIN_QUERIES:
-            # Fold the norms into the GEMM, [q, 1] . [x, h] = q.x + h: one more column (~5% more
-            # GEMM) instead of a pass over every score tile (~13%), for a copy of the database,
-            # which many queries amortise.
-            qc = np.concatenate([qc, np.ones((nq, 1), ct)], axis=1)
-            dbc = np.concatenate([dbc, h[:, None]], axis=1)
-            h = None
     best = np.empty((nq, L), dtype=ct)
     best_unit = np.empty((nq, L), dtype=np.int32)
     workers = _workers()
