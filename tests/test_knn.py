@@ -123,6 +123,33 @@ def test_vector_check_finds_each_kind_of_non_finite_value_and_accepts_huge_finit
             check_vectors(bad, "database")
 
 
+@pytest.mark.parametrize("metric", ["ip", "l2"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_search_finds_each_non_finite_database_row_in_its_sweep(metric, dtype):
+    # search checks the database in the sweep (probe queries of all ones and minus ones): each kind
+    # of non-finite value must be found, also where every real query's score of the row is -inf
+    # (all queries positive, the row holding -inf) and with the queries in batches.
+    q = RNG.uniform(0.1, 1.0, (40, 8)).astype(dtype)
+    for row, values in [(0, [np.nan]), (150, [np.inf]), (299, [np.inf, -np.inf]), (17, [-np.inf]), (5, [np.inf])]:
+        bad = RNG.standard_normal((300, 8)).astype(dtype)
+        bad[row, :len(values)] = values
+        for batch in (None, 16):
+            with pytest.raises(ValueError, match=rf"database contain NaN or inf \(row {row}\)"):
+                loom.knn.search(q, bad, 5, metric=metric, batch_size=batch)
+
+
+def test_search_accepts_a_finite_database_whose_row_sums_overflow():
+    # The probe scores overflow (a false alarm the exact per-row check clears); the answer must be
+    # the exact top-k of the true scores.
+    big = float(np.finfo(np.float32).max) / 8
+    db = (RNG.choice([-1.0, 1.0], (500, 64)) * big).astype(np.float32)
+    db[:, :40] = big  # every row sums to at least 16 * big: the probes overflow
+    q = RNG.uniform(-1e-3, 1e-3, (30, 64)).astype(np.float32)
+    scores, idx = loom.knn.search(q, db, 5, recall_target=1.0)
+    truth = np.argsort(-(q.astype(np.float64) @ db.astype(np.float64).T), axis=1, kind="stable")[:, :5]
+    np.testing.assert_array_equal(idx, truth)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_half_squared_norms_against_float64(dtype):
     from loom.knn.search import half_squared_norms

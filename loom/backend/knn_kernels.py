@@ -262,6 +262,18 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
+def _improve(best: np.ndarray, best_unit: np.ndarray, values: np.ndarray, unit: Any) -> None:
+    """best, best_unit = values, unit where `values` is larger, or NaN (a NaN, once in, stays: the
+    per-bin `max` propagates NaN too, as the reference's arg-max picks it, and the search's
+    finiteness check reads it). Ties keep the earlier unit, the smaller position."""
+    better = ~(values <= best)
+    better &= best == best
+    np.copyto(best, values, where=better)
+    np.copyto(best_unit, unit, where=better)
+
+
+# inf - inf and overflow from a non-finite or huge database row: reported by the search
+@np.errstate(invalid="ignore", over="ignore")
 def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, group: int,
            first_unit: int) -> tuple[np.ndarray, np.ndarray]:
     """Running per-bin maximum of `q . x (+ h)` over `db` (a slice of the database starting at a
@@ -307,9 +319,7 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
             if rest:  # the database's last, partial row of bins
                 np.maximum(run[:rest], s[full * bins:], out=run[:rest])
             if c % group == group - 1 or c == count - 1:
-                better = run > best
-                np.copyto(best, run, where=better)
-                np.copyto(best_unit, first_unit + c // group, where=better)
+                _improve(best, best_unit, run, first_unit + c // group)
     else:
         piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
         scratch = np.empty((piece, qt), dtype=q.dtype)
@@ -321,10 +331,7 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
                 np.matmul(db[start:stop], qt_t, out=s)
                 if h is not None:
                     s += h[start:stop, None]
-                view = best[b0:b0 + width]
-                better = s > view
-                np.copyto(view, s, where=better)
-                np.copyto(best_unit[b0:b0 + width], first_unit + c, where=better)
+                _improve(best[b0:b0 + width], best_unit[b0:b0 + width], s, first_unit + c)
     return best, best_unit
 
 
@@ -378,19 +385,22 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
         if lo == 0:
             best[a:b], best_unit[a:b] = values.T, units.T
         else:
-            better = values.T > best[a:b]
-            np.copyto(best[a:b], values.T, where=better)
-            np.copyto(best_unit[a:b], units.T, where=better)
+            _improve(best[a:b], best_unit[a:b], values.T, units.T)
     return unit
 
 
 def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int, recall_target: float,
                       is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
                       bins: int | None = None, query_tile: int | None = None,
-                      chunk_bytes: int | None = None, group_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      chunk_bytes: int | None = None, group_rows: int | None = None,
+                      check_finite: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
     `bins` may raise the bin count above XLA's (more bins only raise recall); `query_tile`,
-    `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS)."""
+    `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS).
+    With `check_finite` (the database's name in the message), a database row holding NaN or inf
+    raises ValueError: the sweep, which reads the database anyway, carries two more queries, all
+    ones and all minus ones, whose scores +-sum(x) (+ h) are NaN or +inf for one of them exactly
+    when x is not finite (or its sum overflows: then the exact per-row check finds nothing)."""
     q, db = np.asarray(queries), np.asarray(database)
     dtype = q.dtype
     ct = _compute_dtype(dtype)
@@ -406,16 +416,27 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     qc = np.ascontiguousarray(q, dtype=ct)
     if dot_sign < 0:
         qc = -qc
+    if check_finite:
+        probes = np.ones((2, db.shape[1]), ct)
+        probes[1] = -1
+        qc = np.concatenate([qc, probes])
     dbc = np.ascontiguousarray(db, dtype=ct)
     h = None
     if norm_sign != 0.0:
         h = np.asarray(half_squared_norms, dtype=ct) * ct.type(norm_sign)
-    best = np.empty((nq, L), dtype=ct)
-    best_unit = np.empty((nq, L), dtype=np.int32)
+    best = np.empty((qc.shape[0], L), dtype=ct)
+    best_unit = np.empty((qc.shape[0], L), dtype=np.int32)
     workers = _workers()
     # The workers' GEMMs (sweep and locate) run on one BLAS thread each (see _BlasThreads).
     with _BLAS.single():
         positions_unit = _sweep_all(qc, dbc, h, L, best, best_unit, query_tile, chunk_bytes, group_rows)
+        if check_finite:
+            suspect = not np.isfinite(best[nq:]).all()
+            qc, best, best_unit = qc[:nq], best[:nq], best_unit[:nq]
+            if suspect:
+                finite = np.isfinite(db).all(axis=1)
+                if not finite.all():
+                    raise ValueError(f"{check_finite} contain NaN or inf (row {int(np.argmin(finite))})")
         # Select bins, then find the winning position inside each chosen bin's chunk.
         bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
         if aggregate_to_topk:
