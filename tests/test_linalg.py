@@ -29,6 +29,10 @@ M35 = RNG.normal(size=(3, 5)).astype(np.float32)
 M54 = RNG.normal(size=(5, 4)).astype(np.float32)
 SPD = (A4S @ np.swapaxes(A4S, -1, -2) + 4 * np.eye(4)).astype(np.float32)
 NOT_SPD = np.array([[1.0, 2.0], [2.0, 1.0]], np.float32)
+M43S = RNG.normal(size=(2, 4, 3)).astype(np.float32)
+B52 = RNG.normal(size=(5, 2)).astype(np.float32)
+RANK2 = (M54[:, :2] @ M23[:, :2].T @ M35[:2, :4]).astype(np.float32)  # 5 x 4 of rank 2
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
 
 CASES = [  # name, args, kwargs, tolerance
     ("solve", (A4, B4), {}, 1e-4), ("solve", (A4, B43), {}, 1e-4), ("solve", (A4S, B43), {}, 1e-4),
@@ -47,6 +51,20 @@ CASES = [  # name, args, kwargs, tolerance
     ("cholesky", (NOT_SPD,), {}, 0), ("cholesky", (SPD + np.triu(A4, 1),), {}, 1e-4),
     ("qr", (M54,), {}, 1e-5), ("qr", (M35,), {}, 1e-5), ("qr", (A4S,), {"mode": "complete"}, 1e-5),
     ("qr", (M54,), {"mode": "complete"}, 1e-5), ("qr", (M35,), {"mode": "r"}, 1e-5), ("qr", (I3,), {}, 1e-5),
+    ("svdvals", (M54,), {}, 1e-5), ("svdvals", (M43S,), {}, 1e-5), ("svdvals", (I3,), {}, 1e-5),
+    ("svd", (M35,), {"compute_uv": False}, 1e-5), ("svd", (RANK2,), {"compute_uv": False}, 1e-5),
+    ("svd", (SPD - 5 * np.eye(4, dtype=np.float32),), {"compute_uv": False, "hermitian": True}, 1e-5),
+    ("lstsq", (M54, B52), {}, 1e-4), ("lstsq", (M54, B52[:, 0]), {"rcond": 0.5}, 1e-4),
+    ("lstsq", (M35, B3), {}, 1e-4), ("lstsq", (RANK2, B52), {}, 1e-4),
+    ("pinv", (M54,), {}, 1e-4), ("pinv", (M43S,), {}, 1e-4), ("pinv", (RANK2,), {}, 1e-4),
+    ("pinv", (SPD,), {"hermitian": True}, 1e-4), ("pinv", (M35,), {"rtol": 0.5}, 1e-4),
+    ("matrix_rank", (RANK2,), {}, 0), ("matrix_rank", (M43S,), {}, 0), ("matrix_rank", (M54,), {"rtol": 1.0}, 0),
+    ("matrix_rank", (V3,), {}, 0), ("matrix_rank", (SINGULAR,), {}, 0),
+    ("cond", (A4,), {}, 1e-4), ("cond", (M43S,), {"p": -2}, 1e-4), ("cond", (A4S,), {"p": "fro"}, 1e-4),
+    ("cond", (PIVOT,), {"p": 1}, 1e-4), ("cond", (SINGULAR,), {"p": np.inf}, 0),
+    ("norm", (M54,), {"ord": 2}, 1e-5), ("norm", (M43S,), {"ord": -2, "axis": (1, 2)}, 1e-5),
+    ("norm", (M43S,), {"ord": "nuc", "axis": (2, 0), "keepdims": True}, 1e-5),
+    ("matrix_norm", (M43S,), {"ord": 2, "keepdims": True}, 1e-5),
 ]
 
 
@@ -145,3 +163,111 @@ def test_eigh_derivatives_and_vmap_against_jax():
                                np.asarray(jax.vmap(jnp.linalg.eigvalsh)(SYM)), rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError, match="eigh: UPLO must be 'L' or 'U'"):
         lnp.linalg.eigh(SYM, UPLO="X")
+
+
+def _matched_factors(u, vh, ju, jvh, k):
+    """loom's singular vectors against JAX's (each pair defined up to one sign, which is flipped
+    to JAX's): the first k columns of U and rows of Vh, and where a factor is complete, the
+    subspace its other columns span (any orthonormal basis of it is right)."""
+    sign = np.sign(np.sum(u[..., :, :k] * ju[..., :, :k], axis=-2, keepdims=True))
+    np.testing.assert_allclose(u[..., :, :k] * sign, ju[..., :, :k], atol=1e-4)
+    np.testing.assert_allclose(vh[..., :k, :] * np.swapaxes(sign, -1, -2), jvh[..., :k, :], atol=1e-4)
+    for got, want in [(u, ju), (np.swapaxes(vh, -1, -2), np.swapaxes(jvh, -1, -2))]:
+        rest, jrest = got[..., :, k:], want[..., :, k:]
+        np.testing.assert_allclose(rest @ np.swapaxes(rest, -1, -2), jrest @ np.swapaxes(jrest, -1, -2), atol=1e-4)
+
+
+@pytest.mark.parametrize("a", [M54, M35, M43S], ids=["5x4", "3x5", "2x4x3"])
+def test_svd_against_jax(a):
+    k = min(a.shape[-2:])
+    for full in (True, False):
+        ju, js, jvh = (np.asarray(x) for x in jnp.linalg.svd(a, full_matrices=full))
+        for got in (loom.jit(lambda x, full=full: lnp.linalg.svd(x, full_matrices=full))(a),
+                    lnp.linalg.svd(a, full_matrices=full)):
+            u, s, vh = (np.asarray(x) for x in got)
+            assert (u.shape, s.shape, vh.shape) == (ju.shape, js.shape, jvh.shape)
+            assert u.dtype == s.dtype == vh.dtype == np.float32
+            np.testing.assert_allclose(s, js, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :], a, atol=1e-5)
+            _matched_factors(u, vh, ju, jvh, k)
+
+
+def test_hermitian_svd_against_jax():
+    sym = SPD - 5 * np.eye(4, dtype=np.float32)  # eigenvalues of both signs
+    ju, js, jvh = (np.asarray(x) for x in jnp.linalg.svd(sym, hermitian=True))
+    u, s, vh = (np.asarray(x) for x in loom.jit(lambda x: lnp.linalg.svd(x, hermitian=True))(sym))
+    np.testing.assert_allclose(s, js, rtol=1e-4, atol=1e-5)
+    _matched_factors(u, vh, ju, jvh, 4)
+
+
+def _pairs(la, a):
+    """Each left singular vector times the first entry of its right one, and each right one
+    times the first entry of its left one, multiplied: the signs cancel."""
+    u, _, vh = la.svd(a, full_matrices=False)
+    return (u * vh[..., :, :1].swapaxes(-1, -2)) @ (vh * u[..., :1, :].swapaxes(-1, -2))
+
+
+SVD_GRADS = [  # name, function of the differentiated matrix, the matrix
+    ("svdvals", lambda la, a: la.svdvals(a), M43S), ("svd uv 5x4", _pairs, M54), ("svd uv 3x5", _pairs, M35),
+    ("pinv", lambda la, a: la.pinv(a), M35), ("pinv square", lambda la, a: la.pinv(a), A4),
+    ("lstsq", lambda la, a: la.lstsq(a, B52)[0], M54), ("norm nuc", lambda la, a: la.norm(a, "nuc"), M54),
+    ("cond", lambda la, a: la.cond(a), A4S),
+]
+
+
+@pytest.mark.parametrize("name,fn,x", SVD_GRADS, ids=[g[0] for g in SVD_GRADS])
+def test_svd_derivatives_against_jax(name, fn, x):
+    weights = RNG.normal(size=np.shape(fn(jnp.linalg, x))).astype(np.float32)
+    got = loom.jit(loom.grad(lambda x: lnp.sum(fn(lnp.linalg, x) * weights)))(x)
+    want = jax.grad(lambda x: jnp.sum(fn(jnp.linalg, x) * weights))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=2e-4)
+    tangent = RNG.normal(size=x.shape).astype(np.float32)
+    _, got_t = loom.jvp(lambda x: fn(lnp.linalg, x), (x,), (tangent,))
+    _, want_t = jax.jvp(lambda x: fn(jnp.linalg, x), (x,), (tangent,))
+    np.testing.assert_allclose(np.asarray(got_t), np.asarray(want_t), rtol=2e-3, atol=2e-4)
+
+
+def test_full_matrices_derivative():
+    """JAX has no derivative for the complete factors of a non-square matrix: loom's thin part
+    is JAX's thin derivative, the rest keeps the factor orthogonal (u^T du antisymmetric)."""
+    tangent = RNG.normal(size=M54.shape).astype(np.float32)
+    (u, _, _), (du, ds, _) = loom.jvp(lambda a: lnp.linalg.svd(a), (M54,), (tangent,))
+    (ju, _, _), (jdu, jds, _) = jax.jvp(lambda a: jnp.linalg.svd(a, full_matrices=False), (M54,), (tangent,))
+    u, du, ju, jdu = (np.asarray(x) for x in (u, du, ju, jdu))
+    sign = np.sign(np.sum(u[:, :4] * ju, axis=0))
+    np.testing.assert_allclose(du[:, :4] * sign, jdu, rtol=2e-3, atol=2e-4)
+    np.testing.assert_allclose(np.asarray(ds), np.asarray(jds), rtol=2e-3, atol=2e-4)
+    omega = u.T @ du
+    np.testing.assert_allclose(omega, -omega.T, atol=1e-4)
+
+
+def test_vmap_of_svd_against_jax():
+    np.testing.assert_allclose(np.asarray(loom.vmap(lnp.linalg.svdvals)(M43S)),
+                               np.asarray(jax.vmap(jnp.linalg.svdvals)(M43S)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(loom.vmap(lnp.linalg.pinv)(M43S)),
+                               np.asarray(jax.vmap(jnp.linalg.pinv)(M43S)), rtol=1e-4, atol=1e-4)
+    u, s, vh = (np.asarray(x) for x in loom.vmap(lnp.linalg.svd)(M43S))
+    _matched_factors(u, vh, *(np.asarray(x) for x in jax.vmap(jnp.linalg.svd)(M43S)[::2]), 3)
+
+
+def test_svd_errors():
+    with pytest.raises(ValueError, match=r"svd: a must be a matrix or a stack of them, but got shape \(3,\)"):
+        loom.jit(lnp.linalg.svd)(V3)
+    with pytest.raises(ValueError, match="svdvals: a must be a matrix"):
+        lnp.linalg.svdvals(V3)
+    with pytest.raises(ValueError, match="pinv: a must be a matrix"):
+        lnp.linalg.pinv(V3)
+    with pytest.raises(ValueError, match="cond: a must be a matrix"):
+        lnp.linalg.cond(V3)
+    with pytest.raises(ValueError, match="cond: for p=1 x must be square"):
+        lnp.linalg.cond(M54, p=1)
+    with pytest.raises(TypeError, match=r"lstsq: a must be a matrix \(2-D\), but got shape \(2, 4, 3\)"):
+        lnp.linalg.lstsq(M43S, B4)
+    with pytest.raises(ValueError, match="lstsq: b has 4 rows for a 5 x 4 matrix"):
+        loom.jit(lnp.linalg.lstsq)(M54, B4)
+    with pytest.raises(ValueError, match="svd: a hermitian matrix must be square"):
+        lnp.linalg.svd(M54, hermitian=True)
+    with pytest.raises(ValueError, match="pinv: only one of rtol and rcond"):
+        lnp.linalg.pinv(A4, rtol=0.1, rcond=0.1)
+    with pytest.raises(NotImplementedError, match="svd: subset_by_index is not implemented"):
+        lnp.linalg.svd(A4, subset_by_index=(0, 2))

@@ -8,12 +8,14 @@ so the factors equal JAX's), each unrolled over the columns (n steps of whole-ma
 O(n^2)): no LAPACK call, so the program stays StableHLO that every loom backend runs and that
 reverse and forward mode differentiate; meant for the small and medium matrices of ML programs
 (the program grows with n). `eigh` runs cyclic Jacobi sweeps in a `fori_loop` and differentiates
-by the analytic rule (as JAX). Singular value decompositions are not there yet.
+by the analytic rule (as JAX). `svd` runs one-sided (Hestenes) Jacobi sweeps in a `fori_loop`
+(the singular values to high relative accuracy, unlike an eigendecomposition of a^T a), completes
+the left factor by `qr`, and differentiates by JAX's rule; `svdvals`, `lstsq`, `pinv`,
+`matrix_rank`, `cond` and the spectral and nuclear norms are built on it.
 
 Vector norms: any `ord` (None and 2 the Euclidean norm, inf/-inf, 0 the count of nonzeros, and
-any other p). Matrix norms (`axis` a pair): "fro", 1, -1, inf, -inf. The spectral and nuclear
-norms (2, -2, "nuc") need a singular value decomposition, which loom does not have: they are a
-clear error rather than a wrong answer.
+any other p). Matrix norms (`axis` a pair): "fro", 1, -1, inf, -inf, and by the singular values
+2, -2 and "nuc".
 """
 
 from __future__ import annotations
@@ -71,9 +73,10 @@ def matrix_norm(x: Any, axis: tuple[int, int] = (-2, -1), keepdims: bool = False
     elif ord in (lnp.inf, -lnp.inf):  # largest (smallest) row sum
         sums = lnp.sum(a, axis=cols, keepdims=True)
         out = (lnp.max if ord == lnp.inf else lnp.min)(sums, axis=rows, keepdims=True)
-    elif ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"norm: ord={ord!r} needs singular values, which loom does not compute; "
-                                  f"use ord='fro', 1, -1, inf or -inf (at {user_line()})")
+    elif ord in (2, -2, "nuc"):  # the largest, smallest and summed singular values (as JAX)
+        s = svdvals(lnp.moveaxis(x, (rows, cols), (-2, -1)))
+        y = lnp.max(s, axis=-1) if ord == 2 else lnp.min(s, axis=-1) if ord == -2 else lnp.sum(s, axis=-1)
+        return lnp.expand_dims(y, (rows, cols)) if keepdims else y
     else:
         raise ValueError(f"invalid ord {ord!r} for a matrix norm (at {user_line()})")
     return out if keepdims else lnp.squeeze(out, (rows, cols))
@@ -271,8 +274,14 @@ def inv(a: Any) -> Any:
     a = _float(a)
     if not _traced(a):
         return np.linalg.inv(np.asarray(a))
+    return _lu_inverse(a)
+
+
+def _lu_inverse(a: Any) -> Any:
+    """`inv` by `_lu`, also on plain arrays (where a singular matrix gets infinities and NaNs, as
+    under jit and in JAX, rather than NumPy's error)."""
     lu, perm, _ = _lu(a)
-    eye = np.eye(n, dtype=lnp.result_type(a))
+    eye = np.eye(lnp.shape(a)[-1], dtype=lnp.result_type(a))
     return _lu_solve(lu, perm, lnp.broadcast_to(eye, tuple(lnp.shape(a))))
 
 
@@ -474,6 +483,323 @@ def eigvalsh(a: Any, UPLO: str | None = "L") -> Any:  # noqa: N803 - JAX's name
     return eigh(a, UPLO=UPLO).eigenvalues
 
 
+# --- singular values: svd, svdvals, lstsq, pinv, matrix_rank, cond --------------------------------
+
+
+def _matrix(a: Any, name: str) -> tuple[int, int]:
+    s = tuple(lnp.shape(a))
+    if len(s) < 2:
+        raise ValueError(f"{name}: a must be a matrix or a stack of them, but got shape {s} (at {user_line()})")
+    return s[-2], s[-1]
+
+
+def _hestenes(g: Any) -> tuple[Any, Any]:
+    """One-sided (Hestenes) Jacobi on the (stacked) r x k matrices `g`, r >= k: (w, v) with
+    w = g v, v orthogonal and w's columns orthogonal (their norms are the singular values).
+    `JACOBI_SWEEPS` sweeps over the k (k - 1) / 2 column pairs in one `fori_loop`; each rotation
+    updates two columns by masks (O(r k), not a dense product), and is the Jacobi rotation of
+    the 2 x 2 block of g^T g, computed from the columns so that g^T g is never formed (which
+    would square the condition number)."""
+    from loom import lax
+    k = lnp.shape(g)[-1]
+    dtype = lnp.result_type(g)
+    eye = np.eye(k, dtype=dtype)
+    pairs = [(p, q) for p in range(k) for q in range(p + 1, k)]
+    if not pairs:
+        return g, lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
+    first = np.array([p for p, _ in pairs], np.int32)
+    second = np.array([q for _, q in pairs], np.int32)
+    columns = np.arange(k, dtype=np.int32)
+
+    def column(x: Any, at: Any) -> Any:  # x[..., :, j] for a one-hot column mask
+        return lnp.sum(lnp.where(at, x, 0), axis=-1)
+
+    def rotate(step: Any, state: Any) -> Any:
+        w, v = state
+        i = step % len(pairs)
+        at_p, at_q = lnp.equal(columns, lnp.take(first, i)), lnp.equal(columns, lnp.take(second, i))
+        wp, wq = column(w, at_p), column(w, at_q)
+        alpha, beta, gamma = lnp.sum(wp * wp, axis=-1), lnp.sum(wq * wq, axis=-1), lnp.sum(wp * wq, axis=-1)
+        zero = lnp.abs(gamma) <= np.finfo(dtype).tiny
+        theta = (beta - alpha) / (2 * lnp.where(zero, 1, gamma))
+        t = lnp.where(theta == 0, 1, lnp.sign(theta) / (lnp.abs(theta) + lnp.sqrt(theta * theta + 1)))
+        t = lnp.where(zero, 0, t)
+        c = lnp.expand_dims(1 / lnp.sqrt(t * t + 1), -1)
+        s = c * lnp.expand_dims(t, -1)
+
+        def apply(x: Any) -> Any:
+            xp, xq = column(x, at_p), column(x, at_q)
+            return lnp.where(at_p, lnp.expand_dims(c * xp - s * xq, -1),
+                             lnp.where(at_q, lnp.expand_dims(s * xp + c * xq, -1), x))
+        return apply(w), apply(v)
+
+    v0 = lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
+    return lax.fori_loop(0, JACOBI_SWEEPS * len(pairs), rotate, (g, v0))
+
+
+def _svd_factors(a: Any, full_matrices: bool, compute_uv: bool) -> Any:
+    """(u, s, vh) (or s alone) of the (stacked) m x n matrices `a` by `_hestenes` on the
+    narrower of a and a^T, the singular values descending. The other factor is Q of the QR
+    decomposition of the rotated columns (signs matched to them): orthonormal even where a
+    singular value is zero, and complete (m x m) for `full_matrices` at no extra cost."""
+    m, n = lnp.shape(a)[-2:]
+    wide = m < n
+    g = lnp.matrix_transpose(a) if wide else a
+    # scaled to a largest magnitude of 1: the squared column norms neither overflow nor underflow
+    scale = lnp.max(lnp.abs(g), axis=(-2, -1), keepdims=True)
+    scale = lnp.where(scale > 0, scale, 1)
+    w, v = _hestenes(g / scale)
+    s = lnp.sqrt(lnp.sum(w * w, axis=-2))
+    order = lnp.argsort(-s, axis=-1)
+    s = lnp.take_along_axis(s, order, axis=-1) * scale[..., 0]
+    if not compute_uv:
+        return s
+    by_column = lnp.broadcast_to(lnp.expand_dims(order, -2), tuple(lnp.shape(v)))
+    v = lnp.take_along_axis(v, by_column, axis=-1)
+    w = lnp.take_along_axis(w, lnp.broadcast_to(lnp.expand_dims(order, -2), tuple(lnp.shape(w))), axis=-1)
+    q, r = qr(w, mode="complete" if full_matrices else "reduced")
+    k = min(m, n)
+    sign = lnp.sign(lnp.diagonal(r[..., :k, :], 0, -2, -1))
+    sign = lnp.where(sign == 0, 1, sign)
+    if full_matrices:
+        sign = lnp.concatenate([sign, lnp.ones(tuple(lnp.shape(sign)[:-1]) + (max(m, n) - k,), sign.dtype)], -1)
+    q = q * lnp.expand_dims(sign, -2)
+    return (v, s, lnp.matrix_transpose(q)) if wide else (q, s, lnp.matrix_transpose(v))
+
+
+def _svd_jvp(full_matrices: bool, compute_uv: bool, primals: Any, tangents: Any) -> Any:
+    """JAX's SVD derivative (defined for distinct nonzero singular values; real matrices, where
+    its term in the antisymmetric part of u^T da v vanishes). With `full_matrices` the complement
+    of the thin factor turns by the least rotation that keeps the factor orthogonal (JAX has no
+    rule there)."""
+    (a,), (da,) = primals, tangents
+    m, n = lnp.shape(a)[-2:]
+    k = min(m, n)
+    full = _svd_factors(a, full_matrices and compute_uv, True)
+    u, s, vh = full[0][..., :, :k], full[1], full[2][..., :k, :]
+    ut, v = lnp.matrix_transpose(u), lnp.matrix_transpose(vh)
+    ds_matrix = lnp.matmul(ut, lnp.matmul(da, v))
+    ds = lnp.diagonal(ds_matrix, 0, -2, -1)
+    if not compute_uv:
+        return s, ds
+    s_row = lnp.expand_dims(s, -2)
+    s_column = lnp.matrix_transpose(s_row)
+    eye = np.eye(k, dtype=lnp.result_type(a))
+    f = 1 / ((s_row + s_column) * (s_row - s_column) + eye) - eye
+    dss, sds = s_row * ds_matrix, s_column * ds_matrix
+    du = lnp.matmul(u, f * (dss + lnp.matrix_transpose(dss)))
+    dv = lnp.matmul(v, f * (sds + lnp.matrix_transpose(sds)))
+    if m > n:
+        dav = lnp.matmul(da, v)
+        du = du + (dav - lnp.matmul(u, lnp.matmul(ut, dav))) / s_row
+    if n > m:
+        dau = lnp.matmul(lnp.matrix_transpose(da), u)
+        dv = dv + (dau - lnp.matmul(v, lnp.matmul(vh, dau))) / s_row
+    if full_matrices and m > n:
+        rest = full[0][..., :, k:]
+        du = lnp.concatenate([du, -lnp.matmul(u, lnp.matmul(lnp.matrix_transpose(du), rest))], -1)
+    if full_matrices and n > m:
+        rest = lnp.matrix_transpose(full[2][..., k:, :])
+        dv = lnp.concatenate([dv, -lnp.matmul(v, lnp.matmul(lnp.matrix_transpose(dv), rest))], -1)
+    return full, (du, ds, lnp.matrix_transpose(dv))
+
+
+_SVD: list = []
+
+
+def _svd_differentiable(a: Any, full_matrices: bool, compute_uv: bool) -> Any:
+    """`_svd_factors` with `_svd_jvp` as its derivative (built on first use, as `_EIGH`)."""
+    if not _SVD:
+        from loom.frontend.custom_derivatives import custom_jvp
+        fn = custom_jvp(_svd_factors, nondiff_argnums=(1, 2))
+        fn.defjvp(_svd_jvp)
+        _SVD.append(fn)
+    return _SVD[0](a, full_matrices, compute_uv)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
+        subset_by_index: tuple[int, int] | None = None) -> Any:
+    """The singular value decomposition a = u diag(s) vh of the (stacked) m x n matrices `a`:
+    `SVDResult(U, S, Vh)` (u m x m and vh n x n with `full_matrices`, else m x k and k x n, k =
+    min(m, n)), or the singular values alone (descending) without `compute_uv`. By one-sided
+    Jacobi sweeps (O(k^3 max(m, n)) work, for the small and medium matrices of ML programs; loom
+    outside jit runs LAPACK). `hermitian` takes them from `eigh` of (a + a^T) / 2, as JAX.
+    Derivatives by JAX's rule (defined for distinct singular values). `subset_by_index` is, as on
+    JAX's CPU backend, not implemented."""
+    m, n = _matrix(a, "svd")
+    if subset_by_index is not None:
+        raise NotImplementedError(f"svd: subset_by_index is not implemented (nor on JAX's CPU backend; "
+                                  f"at {user_line()})")
+    if hermitian and m != n:
+        raise ValueError(f"svd: a hermitian matrix must be square, but got shape {tuple(lnp.shape(a))} "
+                         f"(at {user_line()})")
+    a = _float(a)
+    if hermitian:  # the eigenvalues' magnitudes, descending as JAX sorts them (ascending, then reversed)
+        w, v = eigh(a)
+        s = lnp.abs(w)
+        order = lnp.flip(lnp.argsort(s, axis=-1), -1)
+        s = lnp.take_along_axis(s, order, axis=-1)
+        if not compute_uv:
+            return s
+        u = lnp.take_along_axis(v, lnp.broadcast_to(lnp.expand_dims(order, -2), tuple(lnp.shape(v))), axis=-1)
+        sign = lnp.take_along_axis(lnp.sign(w), order, axis=-1)
+        return SVDResult(u, s, lnp.matrix_transpose(u * lnp.expand_dims(sign, -2)))
+    if not _traced(a):
+        out = np.linalg.svd(np.asarray(a), full_matrices=full_matrices, compute_uv=compute_uv)
+    else:
+        out = _svd_differentiable(a, full_matrices, compute_uv)
+    return SVDResult(*out) if compute_uv else out
+
+
+def svdvals(x: Any, /) -> Any:
+    """The singular values (descending) of the (stacked) matrices `x`."""
+    _matrix(x, "svdvals")
+    return svd(x, compute_uv=False)
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = False) -> tuple[Any, Any, Any, Any]:
+    """The least-squares solution x of a @ x = b for one m x n matrix `a` and `b` (m,) or (m, p),
+    by the SVD as JAX: (x, the squared residual norms per column of b, the rank (the singular
+    values above `rcond` (default eps max(m, n)) times the largest), the singular values). The
+    residuals are always there, as JAX's; `numpy_resid` empties them where NumPy does (rank < n
+    or m <= n), which needs concrete values."""
+    a, b = _float(a), _float(b)
+    if lnp.ndim(a) != 2:
+        raise TypeError(f"lstsq: a must be a matrix (2-D), but got shape {tuple(lnp.shape(a))} (at {user_line()})")
+    if lnp.ndim(b) not in (1, 2):
+        raise TypeError(f"lstsq: b must be 1-D or 2-D, but got shape {tuple(lnp.shape(b))} (at {user_line()})")
+    m, n = lnp.shape(a)
+    if lnp.shape(b)[0] != m:
+        raise ValueError(f"lstsq: b has {lnp.shape(b)[0]} rows for a {m} x {n} matrix (at {user_line()})")
+    dtype = lnp.result_type(a, b)
+    a, b = lnp.astype(a, dtype), lnp.astype(b, dtype)
+    vector = lnp.ndim(b) == 1
+    if vector:
+        b = lnp.expand_dims(b, -1)
+    eps = float(np.finfo(dtype).eps)
+    if rcond is None:
+        rcond = eps * max(m, n)
+    else:
+        rcond = lnp.where(lnp.less(rcond, 0), eps, rcond)
+    u, s, vt = svd(a, full_matrices=False)
+    keep = lnp.greater(s, 0) & lnp.greater_equal(s, lnp.astype(rcond, dtype) * s[0])
+    rank = lnp.sum(keep)
+    s_inv = lnp.expand_dims(lnp.where(keep, 1 / lnp.where(keep, s, 1), 0), -1)
+    x = lnp.matmul(lnp.matrix_transpose(vt), s_inv * lnp.matmul(lnp.matrix_transpose(u), b))
+    residuals = vector_norm(b - lnp.matmul(a, x), axis=0) ** 2
+    if numpy_resid:  # the residuals' shape depends on the rank: concrete values only, as JAX's
+        if _traced(rank):
+            raise ValueError(f"lstsq: numpy_resid=True needs concrete arrays, not traced ones (at {user_line()})")
+        if int(rank) < n or m <= n:
+            residuals = np.zeros((0,), dtype)
+    return x[:, 0] if vector else x, residuals, rank, s
+
+
+def _pinv_factors(a: Any, rtol: Any, hermitian: bool) -> Any:
+    """The pseudo-inverse from the thin SVD, singular values at or below `rtol` times the
+    largest dropped (as NumPy and JAX)."""
+    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    cutoff = lnp.expand_dims(rtol, -1) * s[..., 0:1]
+    s = lnp.where(s > cutoff, s, lnp.inf)
+    return lnp.matmul(lnp.matrix_transpose(vh), lnp.matrix_transpose(u) / lnp.expand_dims(s, -1))
+
+
+def _pinv_jvp(hermitian: bool, primals: Any, tangents: Any) -> Any:
+    """JAX's rule (Golub and Pereyra): defined where the rank is locally constant, repeated
+    singular values included. `rtol` gets no derivative."""
+    (a, rtol), (da, _) = primals, tangents
+    p = _pinv_factors(a, rtol, hermitian)
+    if hermitian:  # svd(hermitian=True) symmetrises its input, and so must the derivative
+        a, da = (a + lnp.matrix_transpose(a)) / 2, (da + lnp.matrix_transpose(da)) / 2
+    m, n = lnp.shape(a)[-2:]
+    t_ = lnp.matrix_transpose
+    mm = lnp.matmul
+    if m >= n:
+        s = mm(mm(p, t_(p)), t_(da))
+        t = mm(mm(t_(da), t_(p)), p)
+        dp = -mm(mm(p, da), p) + s - mm(mm(s, a), p) + t - mm(mm(p, a), t)
+    else:
+        s = mm(p, mm(t_(p), t_(da)))
+        t = mm(t_(da), mm(t_(p), p))
+        dp = -mm(p, mm(da, p)) + s - mm(s, mm(a, p)) + t - mm(p, mm(a, t))
+    return p, dp
+
+
+_PINV: list = []
+
+
+def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
+    """The Moore-Penrose pseudo-inverses (n x m) of the (stacked) m x n matrices `a`, by the SVD;
+    singular values at or below `rtol` (default 10 max(m, n) eps; `rcond` is its old name) times
+    the largest count as zero. Derivatives by JAX's rule."""
+    _matrix(a, "pinv")
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError(f"pinv: only one of rtol and rcond may be given (at {user_line()})")
+        rtol = rcond
+    a = _float(a)
+    dtype = lnp.result_type(a)
+    if rtol is None:
+        rtol = 10.0 * max(lnp.shape(a)[-2:]) * float(np.finfo(dtype).eps)
+    rtol = lnp.astype(rtol if isinstance(rtol, Tracer) else np.asarray(rtol), dtype)
+    if not _traced(a, rtol):
+        return _pinv_factors(np.asarray(a), np.asarray(rtol), hermitian)
+    if not _PINV:
+        from loom.frontend.custom_derivatives import custom_jvp
+        fn = custom_jvp(_pinv_factors, nondiff_argnums=(2,))
+        fn.defjvp(_pinv_jvp)
+        _PINV.append(fn)
+    return _PINV[0](a, rtol, hermitian)
+
+
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:  # noqa: N803 - JAX's
+    """The ranks of the (stacked) matrices `M`: the singular values above the threshold, by
+    default max(m, n) eps times the largest. As JAX, a given `rtol` (or its old name `tol`) is
+    the threshold itself, not relative; a vector or scalar has rank 1 unless it is all zeros."""
+    if tol is not None:
+        if rtol is not None:
+            raise ValueError(f"matrix_rank: only one of tol or rtol may be given (at {user_line()})")
+        rtol = tol
+    M = _float(M)  # noqa: N806
+    if lnp.ndim(M) < 2:
+        return lnp.astype(lnp.any(lnp.not_equal(M, 0)), lnp.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if rtol is None:
+        rtol = lnp.max(s, axis=-1) * (max(lnp.shape(M)[-2:]) * np.finfo(lnp.result_type(s)).eps)
+    return lnp.sum(s > lnp.expand_dims(rtol, lnp.ndim(rtol)), axis=-1)
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """The condition numbers of the (stacked) matrices `x` in the `p`-norm: the ratio of the
+    extreme singular values for None, 2 and -2 (any shape), norm(x) norm(inv(x)) for the other
+    orders (square only; inf, not NaN, for a singular matrix without NaNs, as JAX)."""
+    m, n = _matrix(x, "cond")
+    if m == 0 or n == 0:
+        raise ValueError(f"cond: x must not be empty, but got shape {tuple(lnp.shape(x))} (at {user_line()})")
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if m != n:
+            raise ValueError(f"cond: for p={p!r} x must be square, but got shape {tuple(lnp.shape(x))} "
+                             f"(at {user_line()})")
+        x = _float(x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a singular x: inf, as JAX
+            r = matrix_norm(x, ord=p) * matrix_norm(_lu_inverse(x), ord=p)
+    return lnp.where(lnp.isnan(r) & lnp.logical_not(lnp.any(lnp.isnan(x), axis=(-2, -1))), lnp.inf, r)
+
+
+class SVDResult(NamedTuple):
+    """`svd`'s result, as JAX's: `U`, `S` and `Vh`."""
+
+    U: Any
+    S: Any
+    Vh: Any
+
+
 class EighResult(NamedTuple):
     """`eigh`'s result, as JAX's: `eigenvalues` and `eigenvectors`."""
 
@@ -488,6 +814,7 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
-__all__ = ["EighResult", "QRResult", "SlogdetResult", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "matmul", "matrix_norm", "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr",
-           "slogdet", "solve", "tensordot", "trace", "vecdot", "vector_norm"]
+__all__ = ["EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det", "diagonal",
+           "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
+           "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+           "tensordot", "trace", "vecdot", "vector_norm"]
