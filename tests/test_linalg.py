@@ -51,20 +51,16 @@ CASES = [  # name, args, kwargs, tolerance
     ("cholesky", (NOT_SPD,), {}, 0), ("cholesky", (SPD + np.triu(A4, 1),), {}, 1e-4),
     ("qr", (M54,), {}, 1e-5), ("qr", (M35,), {}, 1e-5), ("qr", (A4S,), {"mode": "complete"}, 1e-5),
     ("qr", (M54,), {"mode": "complete"}, 1e-5), ("qr", (M35,), {"mode": "r"}, 1e-5), ("qr", (I3,), {}, 1e-5),
-    ("svdvals", (M54,), {}, 1e-5), ("svdvals", (M43S,), {}, 1e-5), ("svdvals", (I3,), {}, 1e-5),
-    ("svd", (M35,), {"compute_uv": False}, 1e-5), ("svd", (RANK2,), {"compute_uv": False}, 1e-5),
-    ("svd", (SPD - 5 * np.eye(4, dtype=np.float32),), {"compute_uv": False, "hermitian": True}, 1e-5),
-    ("lstsq", (M54, B52), {}, 1e-4), ("lstsq", (M54, B52[:, 0]), {"rcond": 0.5}, 1e-4),
-    ("lstsq", (M35, B3), {}, 1e-4), ("lstsq", (RANK2, B52), {}, 1e-4),
-    ("pinv", (M54,), {}, 1e-4), ("pinv", (M43S,), {}, 1e-4), ("pinv", (RANK2,), {}, 1e-4),
-    ("pinv", (SPD,), {"hermitian": True}, 1e-4), ("pinv", (M35,), {"rtol": 0.5}, 1e-4),
-    ("matrix_rank", (RANK2,), {}, 0), ("matrix_rank", (M43S,), {}, 0), ("matrix_rank", (M54,), {"rtol": 1.0}, 0),
-    ("matrix_rank", (V3,), {}, 0), ("matrix_rank", (SINGULAR,), {}, 0),
+    ("svdvals", (M43S,), {}, 1e-5), ("svdvals", (I3,), {}, 1e-5), ("svd", (M35,), {"compute_uv": False}, 1e-5),
+    ("lstsq", (M54, B52[:, 0]), {"rcond": 0.5}, 1e-4), ("lstsq", (M35, B3), {}, 1e-4),
+    ("lstsq", (RANK2, B52), {}, 1e-4),
+    ("pinv", (M43S,), {}, 1e-4), ("pinv", (RANK2,), {}, 1e-4), ("pinv", (SPD,), {"hermitian": True}, 1e-4),
+    ("pinv", (M35,), {"rtol": 0.5}, 1e-4), ("matrix_rank", (np.stack([RANK2, M54]),), {}, 0),
+    ("matrix_rank", (M54,), {"rtol": 1.0}, 0), ("matrix_rank", (V3,), {}, 0), ("matrix_rank", (SINGULAR,), {}, 0),
     ("cond", (A4,), {}, 1e-4), ("cond", (M43S,), {"p": -2}, 1e-4), ("cond", (A4S,), {"p": "fro"}, 1e-4),
-    ("cond", (PIVOT,), {"p": 1}, 1e-4), ("cond", (SINGULAR,), {"p": np.inf}, 0),
-    ("norm", (M54,), {"ord": 2}, 1e-5), ("norm", (M43S,), {"ord": -2, "axis": (1, 2)}, 1e-5),
+    ("cond", (SINGULAR,), {"p": np.inf}, 0), ("norm", (M54,), {"ord": 2}, 1e-5),
+    ("norm", (M43S,), {"ord": -2, "axis": (1, 2)}, 1e-5),
     ("norm", (M43S,), {"ord": "nuc", "axis": (2, 0), "keepdims": True}, 1e-5),
-    ("matrix_norm", (M43S,), {"ord": 2, "keepdims": True}, 1e-5),
 ]
 
 
@@ -207,23 +203,23 @@ def _pairs(la, a):
     return (u * vh[..., :, :1].swapaxes(-1, -2)) @ (vh * u[..., :1, :].swapaxes(-1, -2))
 
 
-SVD_GRADS = [  # name, function of the differentiated matrix, the matrix
+SVD_GRADS = [  # name, function of the differentiated matrix, the matrix (lstsq, norm and cond are svd's)
     ("svdvals", lambda la, a: la.svdvals(a), M43S), ("svd uv 5x4", _pairs, M54), ("svd uv 3x5", _pairs, M35),
-    ("pinv", lambda la, a: la.pinv(a), M35), ("pinv square", lambda la, a: la.pinv(a), A4),
-    ("lstsq", lambda la, a: la.lstsq(a, B52)[0], M54), ("norm nuc", lambda la, a: la.norm(a, "nuc"), M54),
-    ("cond", lambda la, a: la.cond(a), A4S),
+    ("pinv 3x5", lambda la, a: la.pinv(a), M35), ("pinv 4x4", lambda la, a: la.pinv(a), A4),
 ]
 
 
 @pytest.mark.parametrize("name,fn,x", SVD_GRADS, ids=[g[0] for g in SVD_GRADS])
 def test_svd_derivatives_against_jax(name, fn, x):
+    """As test_derivatives_against_jax, JAX's side under jax.jit (op by op, its SVD derivative
+    takes seconds)."""
     weights = RNG.normal(size=np.shape(fn(jnp.linalg, x))).astype(np.float32)
     got = loom.jit(loom.grad(lambda x: lnp.sum(fn(lnp.linalg, x) * weights)))(x)
-    want = jax.grad(lambda x: jnp.sum(fn(jnp.linalg, x) * weights))(x)
+    want = jax.jit(jax.grad(lambda x: jnp.sum(fn(jnp.linalg, x) * weights)))(x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-3, atol=2e-4)
     tangent = RNG.normal(size=x.shape).astype(np.float32)
     _, got_t = loom.jvp(lambda x: fn(lnp.linalg, x), (x,), (tangent,))
-    _, want_t = jax.jvp(lambda x: fn(jnp.linalg, x), (x,), (tangent,))
+    _, want_t = jax.jit(lambda x, t: jax.jvp(lambda x: fn(jnp.linalg, x), (x,), (t,)))(x, tangent)
     np.testing.assert_allclose(np.asarray(got_t), np.asarray(want_t), rtol=2e-3, atol=2e-4)
 
 
@@ -244,8 +240,6 @@ def test_full_matrices_derivative():
 def test_vmap_of_svd_against_jax():
     np.testing.assert_allclose(np.asarray(loom.vmap(lnp.linalg.svdvals)(M43S)),
                                np.asarray(jax.vmap(jnp.linalg.svdvals)(M43S)), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(loom.vmap(lnp.linalg.pinv)(M43S)),
-                               np.asarray(jax.vmap(jnp.linalg.pinv)(M43S)), rtol=1e-4, atol=1e-4)
     u, s, vh = (np.asarray(x) for x in loom.vmap(lnp.linalg.svd)(M43S))
     _matched_factors(u, vh, *(np.asarray(x) for x in jax.vmap(jnp.linalg.svd)(M43S)[::2]), 3)
 

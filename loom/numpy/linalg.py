@@ -270,7 +270,7 @@ def solve(a: Any, b: Any) -> Any:
 
 def inv(a: Any) -> Any:
     """The inverses of the (stacked) square matrices `a`."""
-    n = _square(a, "inv")
+    _square(a, "inv")
     a = _float(a)
     if not _traced(a):
         return np.linalg.inv(np.asarray(a))
@@ -504,9 +504,10 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
     k = lnp.shape(g)[-1]
     dtype = lnp.result_type(g)
     eye = np.eye(k, dtype=dtype)
+    v0 = lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
     pairs = [(p, q) for p in range(k) for q in range(p + 1, k)]
     if not pairs:
-        return g, lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
+        return g, v0
     first = np.array([p for p, _ in pairs], np.int32)
     second = np.array([q for _, q in pairs], np.int32)
     columns = np.arange(k, dtype=np.int32)
@@ -533,7 +534,6 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
                              lnp.where(at_q, lnp.expand_dims(s * xp + c * xq, -1), x))
         return apply(w), apply(v)
 
-    v0 = lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
     return lax.fori_loop(0, JACOBI_SWEEPS * len(pairs), rotate, (g, v0))
 
 
@@ -697,8 +697,12 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
 
 def _pinv_factors(a: Any, rtol: Any, hermitian: bool) -> Any:
     """The pseudo-inverse from the thin SVD, singular values at or below `rtol` times the
-    largest dropped (as NumPy and JAX)."""
-    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+    largest dropped (as NumPy and JAX). `_pinv_jvp` differentiates it, so the traced SVD is the
+    plain one (`svd`'s own rule would be traced for nothing)."""
+    if _traced(a) and not hermitian:
+        u, s, vh = _svd_factors(a, False, True)
+    else:
+        u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
     cutoff = lnp.expand_dims(rtol, -1) * s[..., 0:1]
     s = lnp.where(s > cutoff, s, lnp.inf)
     return lnp.matmul(lnp.matrix_transpose(vh), lnp.matrix_transpose(u) / lnp.expand_dims(s, -1))
