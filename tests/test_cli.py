@@ -434,3 +434,15 @@ def test_loom_bench_ir_small() -> None:
                            "1", "--tools", "loom"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "machine:" in proc.stdout and "parse+print" in proc.stdout
+
+
+def test_loom_bench_knn_small_reports_recall_against_faiss() -> None:
+    proc = subprocess.run([sys.executable, "-m", "loom.tools.loom_main", "bench", "knn", "--n", "3000", "--d", "16",
+                           "--q", "50", "--k", "5", "--rounds", "1", "--no-numpy"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split("  ")[0]: line.split() for line in proc.stdout.splitlines() if "  " in line}
+    assert "numpy matmul + argpartition" not in rows and "faiss IndexFlatIP" in rows
+    # recall is measured against faiss's exact answer in the same run
+    loom_recall = float(rows["loom knn.search (r=0.95)"][7])
+    assert 0.95 <= loom_recall <= 1.0
