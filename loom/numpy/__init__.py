@@ -611,4 +611,9 @@ from loom.numpy._extra import __all__ as _extra_all  # noqa: E402
 
 __all__ += _extra_all
 
+from loom.numpy._parity import *  # noqa: E402, F403 - more of jax.numpy's names, checked against it
+from loom.numpy._parity import __all__ as _parity_all  # noqa: E402
+
+__all__ += _parity_all
+
 from loom.numpy import linalg  # noqa: E402, F401 - built from the functions above
