@@ -14,6 +14,7 @@ it runs NumPy (NumPy's dtypes), as the rest of loom.numpy. Static index tables (
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
@@ -24,16 +25,31 @@ from loom.numpy import (
     ArrayLike,
     _floating,
     _trace_of,
+    abs,
     astype,
+    broadcast_to,
+    concatenate,
+    cumsum,
+    diff,
+    equal,
+    expand_dims,
     isnan,
+    logical_and,
     logical_not,
+    ravel,
+    remainder,
     reshape,
     sort,
     stack,
     sum,
+    take,
     take_along_axis,
     where,
 )
+from loom.numpy import all as all_
+from loom.numpy import ndim as ndim_
+from loom.numpy import shape as shape_
+from loom.numpy._common import _first_true, _sized_message
 
 # --- dtype names: NumPy's own scalar types, as jax.numpy exposes them --------------------------------
 
@@ -187,9 +203,236 @@ def nanmedian(a: ArrayLike, axis: int | tuple[int, ...] | None = None, out: None
     return _nanquantile(a, np.asarray(0.5), axis, keepdims, "nanmedian")
 
 
+# --- differences ---------------------------------------------------------------------------------------
+
+
+def _slice(x: Any, axis: int, start: int, stop: int) -> Any:
+    return take(x, np.arange(start, stop, dtype=np.int32), axis=axis)
+
+
+def _along(v: Any, axis: int, rank: int) -> Any:
+    """The vector `v` shaped to broadcast along `axis` of a rank-`rank` array."""
+    return reshape(v, tuple(-1 if i == axis else 1 for i in range(rank)))
+
+
+def _gradient_1d(f: Any, h: Any, axis: int) -> Any:
+    n = shape_(f)[axis]
+    if n < 2:
+        raise ValueError(f"gradient: the axis {axis} has {n} element(s); at least 2 are needed (at {user_line()})")
+    first = (_slice(f, axis, 1, 2) - _slice(f, axis, 0, 1))
+    last = (_slice(f, axis, n - 1, n) - _slice(f, axis, n - 2, n - 1))
+    if ndim_(h) == 0:
+        inner = (_slice(f, axis, 2, n) - _slice(f, axis, 0, n - 2)) / (h * 2.0)
+        return concatenate([first / h, inner, last / h], axis=axis)
+    if shape_(h) != (n,):
+        raise ValueError(f"gradient: the coordinates of axis {axis} must have shape ({n},), got {shape_(h)} "
+                         f"(at {user_line()})")
+    dx = diff(h)
+    rank = ndim_(f)
+    dx1, dx2 = _along(_slice(dx, 0, 0, n - 2), axis, rank), _along(_slice(dx, 0, 1, n - 1), axis, rank)
+    # NumPy's second-order differences on an uneven grid
+    a = -dx2 / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    inner = a * _slice(f, axis, 0, n - 2) + b * _slice(f, axis, 1, n - 1) + c * _slice(f, axis, 2, n)
+    return concatenate([first / _slice(dx, 0, 0, 1), inner, last / _slice(dx, 0, n - 2, n - 1)], axis=axis)
+
+
+def gradient(f: ArrayLike, *varargs: ArrayLike, axis: int | Sequence[int] | None = None,
+             edge_order: int | None = None) -> Any:
+    """The gradient of `f` by central differences inside and one-sided ones at the edges, along
+    `axis` (all axes by default: a list, one array per axis); `varargs` are the spacings, one for
+    all axes or one per axis, each a scalar or the coordinates along its axis."""
+    if edge_order is not None:
+        raise NotImplementedError(f"gradient: edge_order is not supported, as in JAX (at {user_line()})")
+    rank = ndim_(f)
+    axes = list(range(rank)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise ValueError(f"gradient: axis {a} is out of bounds for an array of rank {rank} (at {user_line()})")
+    axes = [a % rank for a in axes]
+    if len(varargs) == 0:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1:
+        spacings = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        spacings = list(varargs)
+    else:
+        raise TypeError(f"gradient: {len(varargs)} spacings for {len(axes)} axes (at {user_line()})")
+    if _dtype_of(f).kind in "biu":
+        f = astype(f, np.float32)
+    out = [_gradient_1d(f, h, a) for h, a in zip(spacings, axes)]
+    return out[0] if len(out) == 1 else out
+
+
+def unwrap(p: ArrayLike, discont: ArrayLike | None = None, axis: int = -1, period: ArrayLike = 2 * np.pi) -> Any:
+    """`p` with jumps of more than `discont` (`period / 2` by default) along `axis` taken back by
+    multiples of `period`."""
+    if _dtype_of(p).kind == "c":
+        raise ValueError(f"unwrap: complex input is not supported, as in JAX (at {user_line()})")
+    integral = _dtype_of(p).kind in "biu"
+    if integral and _dtype_of(period).kind == "f":
+        # JAX promotes p with a float period (2 pi by default): float32
+        p, integral = astype(p, np.float32), False
+    if discont is None:
+        discont = period / 2
+    interval = period // 2 if integral else period / 2
+    axis = axis % builtins.max(ndim_(p), 1)
+    dd = diff(p, axis=axis)
+    ddmod = remainder(dd + interval, period) - interval
+    ddmod = where(logical_and(ddmod == -interval, dd > 0), interval, ddmod)
+    correct = where(abs(dd) < discont, 0, ddmod - dd)
+    n = shape_(p)[axis]
+    return concatenate([_slice(p, axis, 0, 1), _slice(p, axis, 1, n) + cumsum(correct, axis=axis)], axis=axis)
+
+
+# --- building and selecting ------------------------------------------------------------------------------
+
+
+def _static(x: Any, name: str, what: str) -> None:
+    if _traced(x):
+        raise TracerError(f"{name}: `{what}` must be static (concrete) inside loom.jit, not a traced value "
+                          f"(at {user_line()})")
+
+
+def _gather_ids(arrays: Sequence[Any], ids: np.ndarray, dtype: np.dtype) -> Any:
+    """The elements of the flattened `arrays`, joined, at the static positions `ids` (shaped as `ids`)."""
+    flat = concatenate([ravel(astype(a, dtype)) for a in arrays], axis=0)
+    return reshape(take(flat, ids.reshape(-1).astype(np.int32), axis=0), ids.shape)
+
+
+def insert(arr: ArrayLike, obj: ArrayLike | slice, values: ArrayLike, axis: int | None = None) -> Any:
+    """`arr` with `values` inserted before the positions `obj` (static: an index, indices or a
+    slice) along `axis` (of the flattened array when None), as NumPy's `insert`."""
+    _static(obj, "insert", "obj")
+    d = _dtype_of(arr)
+    # NumPy's insert on the element numbers of arr and values says where each output element comes from
+    size = int(np.prod(shape_(arr), dtype=np.int64))
+    ids = np.arange(size).reshape(shape_(arr))
+    value_ids = size + np.arange(int(np.prod(shape_(values), dtype=np.int64))).reshape(shape_(values))
+    out = np.insert(ids, obj, value_ids, axis=axis)
+    return _gather_ids([arr, values], out, d)
+
+
+def fill_diagonal(a: ArrayLike, val: ArrayLike, wrap: builtins.bool = False, *,
+                  inplace: builtins.bool = True) -> Any:
+    """`a` with its main diagonal set to `val` (repeated as needed), returned as a new array; JAX's
+    functional form: pass `inplace=False` (the default `True` is an error, as in JAX)."""
+    if inplace:
+        raise ValueError(f"fill_diagonal: inplace=True is not supported; arrays are immutable, pass inplace=False "
+                         f"and use the result (at {user_line()})")
+    if ndim_(a) < 2:
+        raise ValueError(f"fill_diagonal: a must be at least 2-D, got shape {shape_(a)} (at {user_line()})")
+    s = shape_(a)
+    size = int(np.prod(s, dtype=np.int64))
+    ids = np.arange(size).reshape(s)
+    np.fill_diagonal(ids, size + np.arange(builtins.max(int(np.prod(shape_(val), dtype=np.int64)), 1)), wrap=wrap)
+    return _gather_ids([a, val], ids, _dtype_of(a))
+
+
+def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: str = "raise") -> Any:
+    """`choices[a]` elementwise (all broadcast together); out-of-range indices are an error
+    ('raise', concrete `a` only), wrapped ('wrap') or clipped ('clip')."""
+    if out is not None:
+        raise ValueError(f"choose: out= is not supported; use the result (at {user_line()})")
+    n = len(choices)
+    if mode == "raise":
+        if _traced(a):
+            raise TracerError(f"choose: mode='raise' needs a concrete `a`; inside loom.jit use mode='wrap' or "
+                              f"mode='clip' (at {user_line()})")
+        c = np.asarray(a)
+        if c.size and (c.min() < 0 or c.max() >= n):
+            raise ValueError(f"choose: `a` has values outside [0, {n}) (at {user_line()})")
+    elif mode == "wrap":
+        a = remainder(a, n)
+    elif mode == "clip":
+        a = where(a < 0, 0, where(a >= n, n - 1, a))
+    else:
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r} (at {user_line()})")
+    result = choices[0]
+    for i in range(1, n):
+        result = where(equal(a, i), choices[i], result)
+    return broadcast_to(result, np.broadcast_shapes(shape_(a), *(shape_(c) for c in choices)))
+
+
+def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, size: int | None = None,
+             fill_value: ArrayLike = 0, out: None = None) -> Any:
+    """The slices of `a` along `axis` (of the flattened `a` when None) where the 1-D `condition`
+    holds; a shorter `condition` drops the rest. Inside `loom.jit` `size` is required: the first
+    `size` slices, padded with `fill_value`."""
+    if out is not None:
+        raise ValueError(f"compress: out= is not supported; use the result (at {user_line()})")
+    if ndim_(condition) != 1:
+        raise ValueError(f"compress: condition must be 1-D, got shape {shape_(condition)} (at {user_line()})")
+    if axis is None:
+        a, axis = ravel(a), 0
+    rank = ndim_(a)
+    if not -rank <= axis < rank:
+        raise ValueError(f"compress: axis {axis} is out of bounds for an array of rank {rank} (at {user_line()})")
+    axis %= rank
+    c, n = shape_(condition)[0], shape_(a)[axis]
+    if c > n:
+        raise ValueError(f"compress: condition has {c} entries, more than the {n} of axis {axis} (at {user_line()})")
+    a = _slice(a, axis, 0, c)
+    if not _traced(condition) and size is None:
+        return take(a, np.flatnonzero(np.asarray(condition)).astype(np.int32), axis=axis)
+    if size is None:
+        raise TracerError(_sized_message("compress"))
+    if not 0 < size <= c:
+        raise ValueError(f"compress: size must be positive and at most the length of the condition ({c}), as in "
+                         f"JAX; got size={size} (at {user_line()})")
+    from loom.numpy import not_equal
+    mask = not_equal(condition, 0)
+    if not _traced(mask):
+        keep = np.flatnonzero(mask)[:size]
+        picked = take(a, np.concatenate([keep, np.zeros(size - len(keep), np.int64)]).astype(np.int32), axis=axis)
+        valid = np.arange(size) < len(keep)
+    else:
+        pos, valid = _first_true(mask, int(size))
+        picked = take(a, where(pos < c, pos, 0), axis=axis) if c else broadcast_to(
+            astype(np.asarray(fill_value), _dtype_of(a)), shape_(a)[:axis] + (size,) + shape_(a)[axis + 1:])
+    return where(_along(valid, axis, rank), picked, astype(np.asarray(fill_value), _dtype_of(a)))
+
+
+def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fill_value: ArrayLike = 0) -> Any:
+    """The elements of `arr` where `condition` is nonzero, flattened (`size` required inside `loom.jit`)."""
+    return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
+
+
+def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Any:
+    """Whether `a1` and `a2` broadcast together and are equal everywhere."""
+    try:
+        np.broadcast_shapes(shape_(a1), shape_(a2))
+    except ValueError:
+        return np.False_
+    return all_(equal(a1, a2))
+
+
+def apply_over_axes(func: Callable[[Any, int], Any], a: ArrayLike, axes: Sequence[int]) -> Any:
+    """`func(a, axis)` applied for each of `axes` in turn, a reduced axis put back with length 1."""
+    for axis in axes:
+        b = func(a, axis)
+        if ndim_(b) == ndim_(a) - 1:
+            b = expand_dims(b, axis)
+        elif ndim_(b) != ndim_(a):
+            raise ValueError(f"apply_over_axes: func must keep the rank or reduce one axis, but rank {ndim_(a)} "
+                             f"became {ndim_(b)} (at {user_line()})")
+        a = b
+    return a
+
+
+def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: int | Sequence[int] | None = None) -> Any:
+    """`filt` without its leading ('f') and/or trailing ('b') zeros; concrete input only, since the
+    result's shape depends on the values (as in JAX)."""
+    _static(filt, "trim_zeros", "filt")
+    return np.trim_zeros(np.asarray(filt), trim, axis=axis)
+
+
 # `bool` is left out of the star-export: loom/numpy/__init__.py tests `type(x) in (bool, ...)` at call
 # time, and exporting NumPy's bool there would rebind that global
 __all__ = [
+    "apply_over_axes", "array_equiv", "choose", "compress", "extract", "fill_diagonal", "gradient", "insert",
+    "trim_zeros", "unwrap",
     "can_cast", "complexfloating", "double", "dtype", "float_", "floating", "generic", "inexact", "int_",
     "integer", "isdtype", "nanmedian", "nanpercentile", "nanquantile", "number", "signedinteger", "single", "uint",
     "uint16", "uint64", "unsignedinteger",
