@@ -193,3 +193,40 @@ def test_gradients_against_jax_2(name, args, kwargs):
     got = loom.jit(loom.grad(lambda x: loss(lnp, x)))(x0)
     want = jax.grad(lambda x: loss(jnp, x))(x0)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=1e-4)
+
+
+A1 = np.array([3, 1, 5, 7, 1, 9, 5], np.int32)
+A2 = np.array([[5, 1], [2, 8], [5, 0]], np.int32)
+FD = np.array([2.5, -1.0, 2.5, 0.0, -1.0], np.float32)
+SETS = [  # name, args, keyword arguments (size given, so each also runs under loom.jit)
+    ("unique_values", (A2,), {"size": 6}), ("unique_values", (FD,), {"size": 2, "fill_value": 9.0}),
+    ("unique_counts", (A1,), {"size": 7}), ("unique_counts", (FD,), {"size": 2}),
+    ("unique_inverse", (A2,), {"size": 5}), ("unique_inverse", (FD,), {"size": 4, "fill_value": -7.0}),
+    ("unique_all", (A1,), {"size": 8}), ("unique_all", (A2,), {"size": 3}),
+    ("unique_all", (FD,), {"size": 5, "fill_value": 4.0}),
+    ("union1d", (A1, A2), {"size": 10}), ("union1d", (FD, A1), {"size": 4, "fill_value": -1}),
+    ("intersect1d", (A1, A2), {"size": 4}), ("intersect1d", (A1, A2), {"size": 3, "fill_value": -1}),
+    ("intersect1d", (A1, A1 + 100), {"size": 2}), ("intersect1d", (FD, np.array([0.0, 2.5], np.float32)), {"size": 3}),
+    ("setdiff1d", (A1, A2), {"size": 5}), ("setdiff1d", (A2, A1), {"size": 2, "fill_value": 42}),
+    ("setxor1d", (A1, A2), {"size": 9}), ("setxor1d", (A1, A1), {"size": 2}),
+    ("setxor1d", (FD, np.array([0.0, 3.0], np.float32)), {"size": 5, "fill_value": 0.5}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", SETS, ids=[f"{c[0]}-{i}" for i, c in enumerate(SETS)])
+def test_set_operations_against_jax(name, args, kwargs):
+    check_call(name, getattr(lnp, name), getattr(jnp, name), args, kwargs)
+    # and without size on plain arrays, NumPy's sizes
+    free = {k: v for k, v in kwargs.items() if k not in ("size", "fill_value")}
+    check(name, getattr(lnp, name)(*args, **free), getattr(jnp, name)(*args, **free), same_dtype=False)
+
+
+def test_set_operation_errors_and_fields():
+    with pytest.raises(TracerError, match="unique_counts: the output shape depends"):
+        loom.jit(lnp.unique_counts)(A1)
+    with pytest.raises(TracerError, match="setdiff1d: the output shape depends"):
+        loom.jit(lnp.setdiff1d)(A1, A2)
+    out = loom.jit(lambda x: lnp.unique_all(x, size=6))(A1)
+    assert out._fields == jnp.unique_all(A1)._fields
+    check("intersect1d", lnp.intersect1d(A1, A2, return_indices=True), jnp.intersect1d(A1, A2, return_indices=True),
+          same_dtype=False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
@@ -26,6 +26,7 @@ from loom.numpy import (
     _floating,
     _trace_of,
     abs,
+    argsort,
     astype,
     broadcast_to,
     concatenate,
@@ -33,9 +34,12 @@ from loom.numpy import (
     diff,
     equal,
     expand_dims,
+    isin,
     isnan,
     logical_and,
     logical_not,
+    logical_xor,
+    not_equal,
     ravel,
     remainder,
     reshape,
@@ -49,6 +53,7 @@ from loom.numpy import (
 from loom.numpy import all as all_
 from loom.numpy import ndim as ndim_
 from loom.numpy import shape as shape_
+from loom.numpy import unique as unique_
 from loom.numpy._common import _first_true, _sized_message
 
 # --- dtype names: NumPy's own scalar types, as jax.numpy exposes them --------------------------------
@@ -428,9 +433,172 @@ def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: int | Sequence[int] | No
     return np.trim_zeros(np.asarray(filt), trim, axis=axis)
 
 
+# --- set operations (static sizes inside loom.jit, as JAX) -----------------------------------------------
+
+
+class UniqueCountsResult(NamedTuple):
+    """The result of `unique_counts`."""
+    values: Any
+    counts: Any
+
+
+class UniqueInverseResult(NamedTuple):
+    """The result of `unique_inverse`."""
+    values: Any
+    inverse_indices: Any
+
+
+class UniqueAllResult(NamedTuple):
+    """The result of `unique_all`."""
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+def _pad(out: np.ndarray, size: int | None, fill: Any) -> np.ndarray:
+    """The concrete `out` cut or padded to `size` with `fill`."""
+    if size is None:
+        return out
+    return np.concatenate([out[:size], np.full(builtins.max(size - len(out), 0), fill, out.dtype)])
+
+
+def _sorted_groups(x: Any) -> tuple[Any, Any, Any]:
+    """The flattened traced `x` sorted (stably), the sorting order, and where each run of equal values starts."""
+    flat = ravel(x)
+    n = shape_(flat)[0]
+    order = argsort(flat)
+    s = take(flat, order)
+    starts = concatenate([np.ones(1, np.bool_), not_equal(_slice(s, 0, 1, n), _slice(s, 0, 0, n - 1))], axis=0)
+    return s, order, starts
+
+
+def _first_values(s: Any, mask: Any, size: int, fill_value: Any, default: Any) -> Any:
+    """The first `size` entries of the sorted `s` where `mask` holds, padded with `fill_value`, by
+    default `default(values, valid)`."""
+    n = shape_(s)[0]
+    pos, valid = _first_true(mask, int(size))
+    values = take(s, where(pos < n, pos, n - 1))
+    fill = default(values, valid) if fill_value is None else astype(np.asarray(fill_value), _dtype_of(s))
+    return where(valid, values, fill)
+
+
+def _smallest(values: Any, valid: Any) -> Any:
+    # JAX's default fill: the smallest value found (0 when there is none)
+    return where(valid[0], values[0], zeros_like_scalar(values))
+
+
+def zeros_like_scalar(values: Any) -> Any:
+    return astype(np.zeros((), np.int8), _dtype_of(values))
+
+
+def _check_size(name: str, x: Any, size: int | None) -> None:
+    if size is None and _traced(x):
+        raise TracerError(_sized_message(name))
+    if _traced(x) and int(np.prod(shape_(x), dtype=np.int64)) == 0:
+        raise ValueError(f"{name}: an empty array has no values (at {user_line()})")
+
+
+def unique_values(x: ArrayLike, /, *, size: int | None = None, fill_value: ArrayLike | None = None) -> Any:
+    """The sorted unique values of the flattened `x` (the array API's name for `unique`); `size`
+    required inside `loom.jit`, padding with `fill_value` (by default the smallest value)."""
+    _check_size("unique_values", x, size)
+    return unique_(x, size=size, fill_value=fill_value)
+
+
+def unique_all(x: ArrayLike, /, *, size: int | None = None, fill_value: ArrayLike | None = None) -> UniqueAllResult:
+    """The sorted unique values of `x`, the index of the first occurrence of each, the index of each
+    element's value among them (shaped as `x`), and the counts; `size` required inside `loom.jit`
+    (values padded with `fill_value`, indices with the first one's, counts with 0)."""
+    _check_size("unique_all", x, size)
+    if not _traced(x):
+        v, i, inv, c = np.unique(np.asarray(x), return_index=True, return_inverse=True, return_counts=True)
+        fill = (v.min() if v.size else 0) if fill_value is None else fill_value
+        return UniqueAllResult(_pad(v, size, fill), _pad(i, size, i[0] if i.size else 0),
+                               inv.reshape(shape_(x)), _pad(c, size, 0))
+    s, order, starts = _sorted_groups(x)
+    n = shape_(s)[0]
+    values = _first_values(s, starts, size, fill_value, lambda v, ok: v[0])
+    pos, valid = _first_true(starts, int(size))
+    indices = take(order, where(pos < n, pos, n - 1))
+    indices = astype(where(valid, indices, indices[0]), np.int32)
+    group = cumsum(astype(starts, np.int32)) - 1  # the group of each sorted element
+    counts = sum(astype(equal(expand_dims(group, -1), np.arange(size, dtype=np.int32)), np.int32), axis=0)
+    inverse = reshape(take(group, argsort(order)), shape_(x))  # argsort(order) undoes the sort
+    return UniqueAllResult(values, indices, astype(inverse, np.int32), counts)
+
+
+def unique_counts(x: ArrayLike, /, *, size: int | None = None,
+                  fill_value: ArrayLike | None = None) -> UniqueCountsResult:
+    """The sorted unique values of `x` and how often each occurs (`size` required inside `loom.jit`;
+    counts padded with 0)."""
+    _check_size("unique_counts", x, size)
+    out = unique_all(x, size=size, fill_value=fill_value)
+    return UniqueCountsResult(out.values, out.counts)
+
+
+def unique_inverse(x: ArrayLike, /, *, size: int | None = None,
+                   fill_value: ArrayLike | None = None) -> UniqueInverseResult:
+    """The sorted unique values of `x` and the index of each element's value among them (shaped as
+    `x`; `size` required inside `loom.jit`)."""
+    _check_size("unique_inverse", x, size)
+    out = unique_all(x, size=size, fill_value=fill_value)
+    return UniqueInverseResult(out.values, out.inverse_indices)
+
+
+def union1d(ar1: ArrayLike, ar2: ArrayLike, *, size: int | None = None, fill_value: ArrayLike | None = None) -> Any:
+    """The sorted unique values in either array (`size` required inside `loom.jit`)."""
+    both = concatenate([ravel(ar1), ravel(ar2)], axis=0)
+    _check_size("union1d", both, size)
+    return unique_(both, size=size, fill_value=fill_value)
+
+
+def _set_op(name: str, ar1: Any, ar2: Any, size: int | None, fill_value: Any, default: Any, np_fn: Any,
+            np_default: Any, keep: Any, pool: Any) -> Any:
+    if not _traced(ar1, ar2):
+        out = np_fn(np.asarray(ar1), np.asarray(ar2))
+        return _pad(out, size, np_default(out) if fill_value is None else fill_value)
+    _check_size(name, pool, size)
+    s, _, starts = _sorted_groups(pool)
+    return _first_values(s, logical_and(starts, keep(s)), size, fill_value, default)
+
+
+def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = False,
+                return_indices: builtins.bool = False, *, size: int | None = None,
+                fill_value: ArrayLike | None = None) -> Any:
+    """The sorted unique values in both arrays (`size` required inside `loom.jit`, padding with
+    `fill_value`, by default the smallest one); `return_indices` only on concrete arrays without `size`."""
+    if return_indices:
+        if _traced(ar1, ar2) or size is not None:
+            raise NotImplementedError(f"intersect1d: return_indices is only supported on concrete arrays without "
+                                      f"size= (at {user_line()})")
+        return np.intersect1d(np.asarray(ar1), np.asarray(ar2), assume_unique, return_indices=True)
+    return _set_op("intersect1d", ar1, ar2, size, fill_value, _smallest, np.intersect1d,
+                   lambda o: o.min() if o.size else 0, lambda s: isin(s, ar2), ar1)
+
+
+def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = False, *, size: int | None = None,
+              fill_value: ArrayLike | None = None) -> Any:
+    """The sorted unique values of `ar1` not in `ar2` (`size` required inside `loom.jit`, padding
+    with `fill_value`, 0 by default as in JAX)."""
+    return _set_op("setdiff1d", ar1, ar2, size, fill_value, lambda v, ok: zeros_like_scalar(v), np.setdiff1d,
+                   lambda o: 0, lambda s: logical_not(isin(s, ar2)), ar1)
+
+
+def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = False, *, size: int | None = None,
+             fill_value: ArrayLike | None = None) -> Any:
+    """The sorted unique values in exactly one of the arrays (`size` required inside `loom.jit`,
+    padding with `fill_value`, by default the smallest one)."""
+    both = concatenate([ravel(ar1), ravel(ar2)], axis=0) if _traced(ar1, ar2) else None
+    return _set_op("setxor1d", ar1, ar2, size, fill_value, _smallest, np.setxor1d,
+                   lambda o: o.min() if o.size else 0, lambda s: logical_xor(isin(s, ar1), isin(s, ar2)), both)
+
+
 # `bool` is left out of the star-export: loom/numpy/__init__.py tests `type(x) in (bool, ...)` at call
 # time, and exporting NumPy's bool there would rebind that global
 __all__ = [
+    "intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_all", "unique_counts", "unique_inverse",
+    "unique_values",
     "apply_over_axes", "array_equiv", "choose", "compress", "extract", "fill_diagonal", "gradient", "insert",
     "trim_zeros", "unwrap",
     "can_cast", "complexfloating", "double", "dtype", "float_", "floating", "generic", "inexact", "int_",
