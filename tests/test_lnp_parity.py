@@ -230,3 +230,32 @@ def test_set_operation_errors_and_fields():
     assert out._fields == jnp.unique_all(A1)._fields
     check("intersect1d", lnp.intersect1d(A1, A2, return_indices=True), jnp.intersect1d(A1, A2, return_indices=True),
           same_dtype=False)
+
+
+BESSEL = np.array([[0.0, 1e-3, -2.0, 7.9], [8.1, 15.0, -30.0, 60.0]], np.float32)
+SPECIAL = [
+    ("i0", (BESSEL,), {}), ("i0", (I,), {}),
+    ("spacing", (np.array([1.0, -1.0, 0.0, np.inf, 1e-40, np.nan, 3e38, -7.5], np.float32),), {}),
+    ("spacing", (I,), {}),
+    ("histogram_bin_edges", (F,), {}), ("histogram_bin_edges", (F, 4), {"range": (-1.0, 2.0)}),
+    ("histogram_bin_edges", (I, np.array([-3.0, 0.0, 1.0, 4.0], np.float32)), {}),
+    ("histogram_bin_edges", (np.ones(3, np.float32), 2), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", SPECIAL, ids=[f"{c[0]}-{i}" for i, c in enumerate(SPECIAL)])
+def test_special_against_jax(name, args, kwargs):
+    check_call(name, getattr(lnp, name), getattr(jnp, name), args, kwargs, tol=1e-5 if name != "i0" else 3e-6)
+
+
+def test_kaiser_and_i0_gradients_against_jax():
+    for m in (0, 1, 2, 7):
+        for beta in (0.0, 3.0, 14.0):
+            check("kaiser", lnp.kaiser(m, beta), jnp.kaiser(m, beta))
+            check("kaiser", loom.jit(lambda b, m=m: lnp.kaiser(m, b))(np.float32(beta)), jnp.kaiser(m, beta))
+    got = loom.jit(loom.grad(lambda x: lnp.sum(lnp.i0(x) * x)))(BESSEL)
+    want = jax.grad(lambda x: jnp.sum(jnp.i0(x) * x))(BESSEL)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=1e-4)
+    got = loom.jit(loom.grad(lambda b: lnp.sum(lnp.kaiser(7, b))))(np.float32(3.0))
+    want = jax.grad(lambda b: jnp.sum(jnp.kaiser(7, b)))(np.float32(3.0))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=1e-5)

@@ -14,6 +14,7 @@ it runs NumPy (NumPy's dtypes), as the rest of loom.numpy. Static index tables (
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -33,17 +34,20 @@ from loom.numpy import (
     cumsum,
     diff,
     equal,
+    exp,
     expand_dims,
     isin,
     isnan,
     logical_and,
     logical_not,
     logical_xor,
+    nextafter,
     not_equal,
     ravel,
     remainder,
     reshape,
     sort,
+    sqrt,
     stack,
     sum,
     take,
@@ -51,6 +55,7 @@ from loom.numpy import (
     where,
 )
 from loom.numpy import all as all_
+from loom.numpy import histogram as histogram_
 from loom.numpy import ndim as ndim_
 from loom.numpy import shape as shape_
 from loom.numpy import unique as unique_
@@ -594,9 +599,90 @@ def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = Fals
                    lambda o: o.min() if o.size else 0, lambda s: logical_xor(isin(s, ar1), isin(s, ar2)), both)
 
 
+# --- special functions, windows, bins --------------------------------------------------------------------
+
+# Cephes' Chebyshev coefficients for exp(-x) I0(x) on [0, 8] and for exp(-x) sqrt(x) I0(x) on (8, inf),
+# the ones NumPy's i0 uses
+_I0A = (
+    -4.4153416464793395e-18, 3.3307945188222384e-17, -2.431279846547955e-16, 1.715391285555133e-15,
+    -1.1685332877993451e-14, 7.676185498604936e-14, -4.856446783111929e-13, 2.95505266312964e-12,
+    -1.726826291441556e-11, 9.675809035373237e-11, -5.189795601635263e-10, 2.6598237246823866e-09,
+    -1.300025009986248e-08, 6.046995022541919e-08, -2.670793853940612e-07, 1.1173875391201037e-06,
+    -4.4167383584587505e-06, 1.6448448070728896e-05, -5.754195010082104e-05, 0.00018850288509584165,
+    -0.0005763755745385824, 0.0016394756169413357, -0.004324309995050576, 0.010546460394594998,
+    -0.02373741480589947, 0.04930528423967071, -0.09490109704804764, 0.17162090152220877, -0.3046826723431984,
+    0.6767952744094761
+)
+_I0B = (
+    -7.233180487874754e-18, -4.830504485944182e-18, 4.46562142029676e-17, 3.461222867697461e-17,
+    -2.8276239805165836e-16, -3.425485619677219e-16, 1.7725601330565263e-15, 3.8116806693526224e-15,
+    -9.554846698828307e-15, -4.150569347287222e-14, 1.54008621752141e-14, 3.8527783827421426e-13,
+    7.180124451383666e-13, -1.7941785315068062e-12, -1.3215811840447713e-11, -3.1499165279632416e-11,
+    1.1889147107846439e-11, 4.94060238822497e-10, 3.3962320257083865e-09, 2.266668990498178e-08,
+    2.0489185894690638e-07, 2.8913705208347567e-06, 6.889758346916825e-05, 0.0033691164782556943,
+    0.8044904110141088
+)
+
+
+def _chbevl(x: Any, coefficients: Sequence[float]) -> Any:
+    b0, b1, b2 = coefficients[0], 0.0, 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return (b0 - b2) * 0.5
+
+
+def i0(x: ArrayLike) -> Any:
+    """The modified Bessel function of the first kind, order 0, elementwise (float32 for integer
+    input, as JAX), by Cephes' Chebyshev expansions as NumPy."""
+    if not _traced(x):
+        return np.i0(x)
+    if _dtype_of(x).kind in "biu":
+        x = astype(x, np.float32)
+    ax = abs(x)
+    small = ax <= 8.0
+    # each branch sees only arguments in its own range, so neither makes NaN or inf (nor their gradients)
+    a = where(small, ax, 8.0)
+    b = where(small, 9.0, ax)
+    return where(small, exp(a) * _chbevl(a / 2.0 - 2.0, _I0A), exp(b) * _chbevl(32.0 / b - 2.0, _I0B) / sqrt(b))
+
+
+def kaiser(M: int, beta: ArrayLike) -> Any:  # noqa: N803 - NumPy's name
+    """The Kaiser window of M points with shape parameter `beta` (float32, as JAX's; `beta` may be traced)."""
+    M = operator.index(M)  # noqa: N806
+    if not _traced(beta):
+        return np.kaiser(M, float(np.asarray(beta))).astype(np.float32)
+    if M <= 1:
+        return broadcast_to(astype(np.ones(()), np.float32), (builtins.max(M, 0),)) * astype(beta, np.float32) ** 0
+    alpha = (M - 1) / 2.0
+    n = np.arange(M, dtype=np.float32)
+    beta = astype(beta, np.float32)
+    return i0(beta * np.sqrt(1.0 - ((n - alpha) / alpha) ** 2).astype(np.float32)) / i0(beta)
+
+
+def spacing(x: ArrayLike, /) -> Any:
+    """The distance from each element to the next representable number away from zero (negative
+    for negative `x`; the smallest subnormal at zero, NaN at infinities)."""
+    if not _traced(x):
+        return np.spacing(x)
+    if _dtype_of(x).kind in "biu":
+        x = astype(x, np.float32)
+    return nextafter(x, where(x < 0, -np.inf, np.inf)) - x
+
+
+def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Any = None,  # noqa: A002 - NumPy's name
+                        weights: ArrayLike | None = None) -> Any:
+    """The edges `histogram` would use: `bins` equal bins over `range` (the data's minimum and
+    maximum by default), or the given edges."""
+    if not _traced(a, bins, weights):
+        return np.histogram_bin_edges(a, bins, range=range, weights=weights)
+    return histogram_(a, bins, range=range, weights=weights)[1]
+
+
 # `bool` is left out of the star-export: loom/numpy/__init__.py tests `type(x) in (bool, ...)` at call
 # time, and exporting NumPy's bool there would rebind that global
 __all__ = [
+    "histogram_bin_edges", "i0", "kaiser", "spacing",
     "intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_all", "unique_counts", "unique_inverse",
     "unique_values",
     "apply_over_axes", "array_equiv", "choose", "compress", "extract", "fill_diagonal", "gradient", "insert",
