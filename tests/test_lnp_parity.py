@@ -259,3 +259,69 @@ def test_kaiser_and_i0_gradients_against_jax():
     got = loom.jit(loom.grad(lambda b: lnp.sum(lnp.kaiser(7, b))))(np.float32(3.0))
     want = jax.grad(lambda b: jnp.sum(jnp.kaiser(7, b)))(np.float32(3.0))
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=1e-5)
+
+
+def _same(name, got, want):
+    check(name, got, want)  # static helpers: JAX's dtypes exactly, also outside loom.jit
+
+
+def test_index_tricks_against_jax():
+    for key in [(slice(1, 3),), (slice(1, 3), 7.5), (slice(3, 0, -1), np.array([4, 5], np.int32)),
+                (slice(0, 1, 4j), V5), ("0,2", [1, 2], [3, 4]), ("1,2,0", [1, 2], [3, 4]), ("-1", F, F[:, :1]),
+                ("0,3,-1", V5, V5), ("1,3,1", V5, V5)]:
+        _same("r_", lnp.r_[key], jnp.r_[key])
+    for key in [(slice(1, 3), np.array([4.0, 5.0], np.float32)), (V5, V5 * 2), (F, F), ("0,3,1", V5, V5)]:
+        _same("c_", lnp.c_[key], jnp.c_[key])
+    for key in [(slice(0, 3), slice(0, 2)), (slice(0, 3), slice(0, 1, 3j)), slice(0.5, 2), slice(0, 3),
+                (slice(-1, 1, 5j),), (slice(2, 8, 3), slice(0, 4), slice(1, 2))]:
+        _same("mgrid", lnp.mgrid[key], jnp.mgrid[key])
+        want = jnp.ogrid[key]
+        _same("ogrid", lnp.ogrid[key], list(want) if isinstance(want, (list, tuple)) else want)
+    got = loom.jit(lambda a, b: (lnp.r_[a, b, 1:3], lnp.c_[a, b], lnp.r_["0,2", a, b]))(V5[:2], V5[2:4])
+    want = (jnp.r_[V5[:2], V5[2:4], 1:3], jnp.c_[V5[:2], V5[2:4]], jnp.r_["0,2", V5[:2], V5[2:4]])
+    check("r_/c_ traced", got, want)
+    with pytest.raises(NotImplementedError, match="r_: the matrix directives"):
+        lnp.r_["r", V5]
+
+
+BLOCKS = [
+    [[F[:2, :2], F[:2, 2:]], [F[2:]]], [V5, V5], [[np.float32(1.0), np.float32(2.0)], [np.float32(3.0), V5[:1]]],
+    [[[F3[:, :, :2]], [F3[:, :, :2]]]], [I, F[:, :1]], [[I[:, :1], F[:, 1:]]],
+]
+
+
+@pytest.mark.parametrize("case", range(len(BLOCKS)))
+def test_block_against_jax(case):
+    blocks = BLOCKS[case]
+    want = jnp.block(blocks)
+    check("block", lnp.block(blocks), want, same_dtype=False)
+    leaves = []
+
+    def walk(x):
+        return [walk(e) for e in x] if isinstance(x, list) else leaves.append(x)
+
+    walk(blocks)
+
+    def rebuild(x, it):
+        return [rebuild(e, it) for e in x] if isinstance(x, list) else next(it)
+
+    check("block", loom.jit(lambda *xs: lnp.block(rebuild(blocks, iter(xs))))(*leaves), want)
+    if case == 0:
+        got = loom.jit(loom.grad(lambda x: lnp.sum(lnp.block([[x, x * 2], [x * 3, x]]) ** 2)))(V5)
+        want = jax.grad(lambda x: jnp.sum(jnp.block([[x, x * 2], [x * 3, x]]) ** 2))(V5)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_block_errors():
+    with pytest.raises(ValueError, match="block: the lists in arrays are nested to different depths"):
+        lnp.block([[V5], V5])
+    with pytest.raises(ValueError, match=r"block: arrays\[0\] is an empty list"):
+        lnp.block([[], [V5]])
+
+
+def test_fromfunction_against_jax():
+    for fn, shape, kw in [(lambda i, j: i * 10 + j, (3, 4), {}), (lambda i, j: i - j, (2, 5), {"dtype": int}),
+                          (lambda i: i ** 2, (4,), {"dtype": np.float32}), (lambda i, j, k: i + j * k, (2, 2, 3), {})]:
+        _same("fromfunction", lnp.fromfunction(fn, shape, **kw), jnp.fromfunction(fn, shape, **kw))
+    got = loom.jit(lambda s: lnp.fromfunction(lambda i, j: (i + j) * s, (2, 3)))(np.float32(1.5))
+    check("fromfunction", got, jnp.fromfunction(lambda i, j: (i + j) * np.float32(1.5), (2, 3)))

@@ -213,6 +213,147 @@ def nanmedian(a: ArrayLike, axis: int | tuple[int, ...] | None = None, out: None
     return _nanquantile(a, np.asarray(0.5), axis, keepdims, "nanmedian")
 
 
+# --- assembling arrays -------------------------------------------------------------------------------------
+
+
+def _nesting(x: Any, where_: str) -> int:
+    if isinstance(x, tuple):
+        raise TypeError(f"block: {where_} is a tuple; only lists nest blocks (at {user_line()})")
+    if not isinstance(x, list):
+        return 0
+    if not x:
+        raise ValueError(f"block: {where_} is an empty list (at {user_line()})")
+    depths = {_nesting(e, f"{where_}[{i}]") for i, e in enumerate(x)}
+    if len(depths) != 1:
+        raise ValueError(f"block: the lists in {where_} are nested to different depths {sorted(depths)} "
+                         f"(at {user_line()})")
+    return 1 + depths.pop()
+
+
+def _leaves(x: Any) -> list[Any]:
+    return [leaf for e in x for leaf in _leaves(e)] if isinstance(x, list) else [x]
+
+
+def block(arrays: ArrayLike | list[Any]) -> Any:
+    """The array assembled from nested lists of blocks: the innermost lists joined along the last
+    axis, the next ones along the one before, ... (blocks given leading axes of length 1 as needed)."""
+    depth = _nesting(arrays, "arrays")
+    leaves = [asarray_(a) for a in _leaves(arrays)]
+    rank = builtins.max([depth] + [ndim_(a) for a in leaves])
+    it = iter(leaves)
+
+    def build(x: Any, level: int) -> Any:
+        if not isinstance(x, list):
+            a = next(it)
+            return reshape(a, (1,) * (rank - ndim_(a)) + tuple(shape_(a)))
+        return concatenate([build(e, level + 1) for e in x], axis=rank - depth + level)
+
+    return build(arrays, 0)
+
+
+def result_type_(*xs: Any) -> np.dtype:
+    from loom.numpy import result_type
+    return np.dtype(result_type(*xs))
+
+
+def asarray_(x: Any) -> Any:
+    from loom.numpy import asarray
+    return asarray(x)
+
+
+def _slice_range(sl: slice) -> np.ndarray:
+    """The 1-D range a slice of an index trick stands for: a complex step is a count of points
+    (endpoints included), a real one a step; JAX's dtypes (int32 or float32)."""
+    from loom.numpy import arange, linspace
+    start = 0 if sl.start is None else sl.start
+    step = 1 if sl.step is None else sl.step
+    if isinstance(step, complex):
+        return linspace(start, sl.stop, int(builtins.abs(step)), endpoint=True, dtype=np.float32)
+    return arange(start, sl.stop, step)
+
+
+class _AxisConcatenator:
+    """`r_` and `c_`: slices (ranges), arrays and scalars joined along an axis; a leading string
+    'axis[,ndmin[,trans1d]]' sets the axis, the least rank of each piece, and where a piece's own
+    axes go when it is given more."""
+
+    def __init__(self, name: str, axis: int, ndmin: int, trans1d: int) -> None:
+        self.name, self.axis, self.ndmin, self.trans1d = name, axis, ndmin, trans1d
+
+    def __getitem__(self, key: Any) -> Any:
+        items = list(key) if isinstance(key, tuple) else [key]
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        if items and isinstance(items[0], str):
+            directive = items.pop(0)
+            if directive in ("r", "c"):
+                raise NotImplementedError(f"{self.name}: the matrix directives 'r' and 'c' are not supported, as in "
+                                          f"JAX (at {user_line()})")
+            try:
+                numbers = [int(v) for v in directive.split(",")]
+            except ValueError:
+                raise ValueError(f"{self.name}: could not understand the directive {directive!r} "
+                                 f"(at {user_line()})") from None
+            if not 1 <= len(numbers) <= 3:
+                raise ValueError(f"{self.name}: the directive {directive!r} must be 'axis[,ndmin[,trans1d]]' "
+                                 f"(at {user_line()})")
+            axis = numbers[0]
+            ndmin = numbers[1] if len(numbers) > 1 else ndmin
+            trans1d = numbers[2] if len(numbers) > 2 else trans1d
+        pieces = []
+        for item in items:
+            a = _slice_range(item) if isinstance(item, slice) else asarray_(item)
+            rank = ndim_(a)
+            if rank < ndmin:
+                a = reshape(a, (1,) * (ndmin - rank) + tuple(shape_(a)))
+                if trans1d != -1:
+                    # NumPy's rule: the piece's own axes start at position trans1d
+                    k2, k1 = ndmin - rank, trans1d
+                    k1 = k1 + k2 + 1 if k1 < 0 else k1
+                    order = list(range(ndmin))
+                    a = transpose_(a, order[:k1] + order[k2:] + order[k1:k2])
+            pieces.append(a)
+        if not pieces:
+            return np.zeros((0,), np.float32)
+        # JAX's promotion (int32 with float32 is float32), which NumPy's concatenate would widen
+        d = result_type_(*pieces)
+        pieces = [astype(reshape(p, (1,)) if ndim_(p) == 0 else p, d) for p in pieces]
+        return concatenate(pieces, axis=axis)
+
+
+r_ = _AxisConcatenator("r_", 0, 1, -1)
+c_ = _AxisConcatenator("c_", -1, 2, 0)
+
+
+class _Grid:
+    """`mgrid` (a dense grid: all coordinate arrays stacked) and `ogrid` (open: one broadcastable
+    array per axis), from slices as in `r_`; static NumPy arrays with JAX's dtypes."""
+
+    def __init__(self, sparse: builtins.bool) -> None:
+        self.sparse = sparse
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            return _slice_range(key)
+        ranges = [_slice_range(k) for k in key]
+        d = result_type_(*ranges) if ranges else np.dtype(np.int32)
+        grids = np.meshgrid(*[r.astype(d) for r in ranges], indexing="ij", sparse=self.sparse)
+        return list(grids) if self.sparse else np.stack(grids, axis=0) if grids else np.zeros((0,), d)
+
+
+mgrid = _Grid(sparse=False)
+ogrid = _Grid(sparse=True)
+
+
+def fromfunction(function: Callable[..., Any], shape: Sequence[int], *, dtype: Any = float, **kwargs: Any) -> Any:
+    """`function` called with one coordinate array per axis of `shape` (of `dtype`: float32 by
+    default, 64-bit types narrowed as JAX does), and `kwargs`."""
+    d = np.dtype(dtype)
+    d = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.int64): np.dtype(np.int32),
+         np.dtype(np.uint64): np.dtype(np.uint32), np.dtype(np.complex128): np.dtype(np.complex64)}.get(d, d)
+    shape = tuple(operator.index(n) for n in shape)
+    return function(*np.indices(shape, dtype=d), **kwargs)
+
+
 # --- differences ---------------------------------------------------------------------------------------
 
 
@@ -682,6 +823,7 @@ def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Any = None,  
 # `bool` is left out of the star-export: loom/numpy/__init__.py tests `type(x) in (bool, ...)` at call
 # time, and exporting NumPy's bool there would rebind that global
 __all__ = [
+    "block", "c_", "fromfunction", "mgrid", "ogrid", "r_",
     "histogram_bin_edges", "i0", "kaiser", "spacing",
     "intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_all", "unique_counts", "unique_inverse",
     "unique_values",
