@@ -140,7 +140,7 @@ def _nanquantile(x: Tracer, qs: np.ndarray, axis: Any, keepdims: builtins.bool, 
     if x.dtype.kind in "biu":
         x = astype(x, _floating(x.dtype))
     kept = [a for a in range(rank) if a not in axes]
-    moved = transpose_(x, kept + list(axes))
+    moved = _transpose(x, kept + list(axes))
     lead = tuple(x.shape[a] for a in kept)
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     flat = reshape(moved, lead + (n,))
@@ -165,7 +165,7 @@ def _nanquantile(x: Tracer, qs: np.ndarray, axis: Any, keepdims: builtins.bool, 
     return reshape(out, qs.shape + tuple(out.shape[1:]))
 
 
-def transpose_(x: Any, perm: list[int]) -> Any:
+def _transpose(x: Any, perm: list[int]) -> Any:
     from loom.numpy import transpose
     return x if perm == sorted(perm) else transpose(x, tuple(perm))
 
@@ -238,7 +238,7 @@ def block(arrays: ArrayLike | list[Any]) -> Any:
     """The array assembled from nested lists of blocks: the innermost lists joined along the last
     axis, the next ones along the one before, ... (blocks given leading axes of length 1 as needed)."""
     depth = _nesting(arrays, "arrays")
-    leaves = [asarray_(a) for a in _leaves(arrays)]
+    leaves = [_asarray(a) for a in _leaves(arrays)]
     rank = builtins.max([depth] + [ndim_(a) for a in leaves])
     it = iter(leaves)
 
@@ -251,12 +251,12 @@ def block(arrays: ArrayLike | list[Any]) -> Any:
     return build(arrays, 0)
 
 
-def result_type_(*xs: Any) -> np.dtype:
+def _result_type(*xs: Any) -> np.dtype:
     from loom.numpy import result_type
     return np.dtype(result_type(*xs))
 
 
-def asarray_(x: Any) -> Any:
+def _asarray(x: Any) -> Any:
     from loom.numpy import asarray
     return asarray(x)
 
@@ -301,7 +301,7 @@ class _AxisConcatenator:
             trans1d = numbers[2] if len(numbers) > 2 else trans1d
         pieces = []
         for item in items:
-            a = _slice_range(item) if isinstance(item, slice) else asarray_(item)
+            a = _slice_range(item) if isinstance(item, slice) else _asarray(item)
             rank = ndim_(a)
             if rank < ndmin:
                 a = reshape(a, (1,) * (ndmin - rank) + tuple(shape_(a)))
@@ -310,12 +310,12 @@ class _AxisConcatenator:
                     k2, k1 = ndmin - rank, trans1d
                     k1 = k1 + k2 + 1 if k1 < 0 else k1
                     order = list(range(ndmin))
-                    a = transpose_(a, order[:k1] + order[k2:] + order[k1:k2])
+                    a = _transpose(a, order[:k1] + order[k2:] + order[k1:k2])
             pieces.append(a)
         if not pieces:
             return np.zeros((0,), np.float32)
         # JAX's promotion (int32 with float32 is float32), which NumPy's concatenate would widen
-        d = result_type_(*pieces)
+        d = _result_type(*pieces)
         pieces = [astype(reshape(p, (1,)) if ndim_(p) == 0 else p, d) for p in pieces]
         return concatenate(pieces, axis=axis)
 
@@ -335,7 +335,7 @@ class _Grid:
         if isinstance(key, slice):
             return _slice_range(key)
         ranges = [_slice_range(k) for k in key]
-        d = result_type_(*ranges) if ranges else np.dtype(np.int32)
+        d = _result_type(*ranges) if ranges else np.dtype(np.int32)
         grids = np.meshgrid(*[r.astype(d) for r in ranges], indexing="ij", sparse=self.sparse)
         return list(grids) if self.sparse else np.stack(grids, axis=0) if grids else np.zeros((0,), d)
 
@@ -631,10 +631,10 @@ def _first_values(s: Any, mask: Any, size: int, fill_value: Any, default: Any) -
 
 def _smallest(values: Any, valid: Any) -> Any:
     # JAX's default fill: the smallest value found (0 when there is none)
-    return where(valid[0], values[0], zeros_like_scalar(values))
+    return where(valid[0], values[0], _zero_of(values))
 
 
-def zeros_like_scalar(values: Any) -> Any:
+def _zero_of(values: Any) -> Any:
     return astype(np.zeros((), np.int8), _dtype_of(values))
 
 
@@ -727,7 +727,7 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = Fal
               fill_value: ArrayLike | None = None) -> Any:
     """The sorted unique values of `ar1` not in `ar2` (`size` required inside `loom.jit`, padding
     with `fill_value`, 0 by default as in JAX)."""
-    return _set_op("setdiff1d", ar1, ar2, size, fill_value, lambda v, ok: zeros_like_scalar(v), np.setdiff1d,
+    return _set_op("setdiff1d", ar1, ar2, size, fill_value, lambda v, ok: _zero_of(v), np.setdiff1d,
                    lambda o: 0, lambda s: logical_not(isin(s, ar2)), ar1)
 
 
@@ -794,6 +794,7 @@ def kaiser(M: int, beta: ArrayLike) -> Any:  # noqa: N803 - NumPy's name
     if not _traced(beta):
         return np.kaiser(M, float(np.asarray(beta))).astype(np.float32)
     if M <= 1:
+        # ones, but built from beta so the window stays a traced value of beta (with a zero derivative)
         return broadcast_to(astype(np.ones(()), np.float32), (builtins.max(M, 0),)) * astype(beta, np.float32) ** 0
     alpha = (M - 1) / 2.0
     n = np.arange(M, dtype=np.float32)
