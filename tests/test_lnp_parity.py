@@ -241,6 +241,10 @@ def test_set_operation_errors_and_fields():
         loom.jit(lnp.unique_counts)(A1)
     with pytest.raises(TracerError, match="setdiff1d: the output shape depends"):
         loom.jit(lnp.setdiff1d)(A1, A2)
+    with pytest.raises(TracerError, match="intersect1d: the output shape depends"):
+        loom.jit(lambda b: lnp.intersect1d(A1, b))(A2)
+    # only the second array traced
+    check("setdiff1d", loom.jit(lambda b: lnp.setdiff1d(A1, b, size=4))(A2), jitted(jnp.setdiff1d)(A1, A2, size=4))
     out = loom.jit(lambda x: lnp.unique_all(x, size=6))(A1)
     assert out._fields == jitted(jnp.unique_all)(A1, size=6)._fields
     check("intersect1d", lnp.intersect1d(A1, A2, return_indices=True), jnp.intersect1d(A1, A2, return_indices=True),

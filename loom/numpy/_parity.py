@@ -704,7 +704,10 @@ def _set_op(name: str, ar1: Any, ar2: Any, size: int | None, fill_value: Any, de
     if not _traced(ar1, ar2):
         out = np_fn(np.asarray(ar1), np.asarray(ar2))
         return _pad(out, size, np_default(out) if fill_value is None else fill_value)
-    _check_size(name, pool, size)
+    if size is None:  # traced: either array may be the traced one
+        raise TracerError(_sized_message(name))
+    if int(np.prod(shape_(pool), dtype=np.int64)) == 0:
+        raise ValueError(f"{name}: an empty array has no values (at {user_line()})")
     s, _, starts = _sorted_groups(pool)
     return _first_values(s, logical_and(starts, keep(s)), size, fill_value, default)
 
