@@ -179,7 +179,7 @@ def _is_python_data(x: Any) -> bool:
     """Python scalars, or lists and tuples nesting only them."""
     if isinstance(x, (list, tuple)):
         return all(_is_python_data(v) for v in x)
-    return type(x) in (bool, int, float, complex)
+    return type(x) in (builtins.bool, int, float, complex)
 
 
 # JAX's dtypes for Python data (64-bit types off): numpy's defaults halved.
@@ -329,7 +329,7 @@ def where(condition: ArrayLike, x: ArrayLike, y: ArrayLike) -> Any:
     trace = _trace_of(condition, x, y)
     if trace is None:
         return np.where(condition, x, y)
-    c = condition if isinstance(condition, Tracer) else _lift(trace, np.asarray(condition, dtype=bool))
+    c = condition if isinstance(condition, Tracer) else _lift(trace, np.asarray(condition, dtype=np.bool_))
     if c.dtype != np.bool_:
         c = not_equal(c, 0)
     a, b = _promote(trace, x, y)

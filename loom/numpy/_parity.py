@@ -833,7 +833,7 @@ __all__ = [
     "unique_values",
     "apply_over_axes", "array_equiv", "choose", "compress", "extract", "fill_diagonal", "gradient", "insert",
     "trim_zeros", "unwrap",
-    "can_cast", "complexfloating", "double", "dtype", "float_", "floating", "generic", "inexact", "int_",
+    "bool", "can_cast", "complexfloating", "double", "dtype", "float_", "floating", "generic", "inexact", "int_",
     "integer", "isdtype", "nanmedian", "nanpercentile", "nanquantile", "number", "signedinteger", "single", "uint",
     "uint16", "uint64", "unsignedinteger",
 ]
