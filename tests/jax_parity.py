@@ -47,3 +47,20 @@ def check_call(name: str, fn: Callable, jax_fn: Callable, args: tuple, kwargs: d
         return fn(*full, **kwargs)
 
     check(name, loom.jit(traced)(*[args[i] for i in arrays]), want, tol)
+
+
+def check_gradient(name: str, args: tuple, kwargs: dict) -> None:
+    """loom.grad of a NaN-masked sum of squares of `loom.numpy.<name>(*args, **kwargs)` (with
+    respect to the first argument) against jax.grad of the same through jax.numpy."""
+    import jax
+    import jax.numpy as jnp
+
+    import loom.numpy as lnp
+
+    def loss(np_: Any, x: Any) -> Any:
+        out = getattr(np_, name)(x, *args[1:], **kwargs)
+        return np_.sum(np_.where(np_.isnan(out), 0.0, out) ** 2)
+
+    got = loom.jit(loom.grad(lambda x: loss(lnp, x)))(args[0])
+    want = jax.jit(jax.grad(lambda x: loss(jnp, x)))(args[0])
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-4, atol=1e-5, equal_nan=True)

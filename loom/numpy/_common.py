@@ -508,20 +508,26 @@ def nan_to_num(x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: float 
     return where(logical_and(isinf(x), less(x, 0)), info.min if neginf is None else neginf, x)
 
 
+def static_quantiles(name: str, q: Any, method: str) -> np.ndarray:
+    """`q` of a traced quantile as float64 numpy, checked: static, in [0, 1], method 'linear'."""
+    if isinstance(q, Tracer):
+        raise TracerError(f"{name}: `q` must be a static value inside loom.jit, not a traced one (at {user_line()})")
+    if method != "linear":
+        raise NotImplementedError(f"{name}: method {method!r} is not supported inside loom.jit; only 'linear' "
+                                  f"(at {user_line()})")
+    qs = np.asarray(q, dtype=np.float64)
+    if ((qs < 0) | (qs > 1)).any():
+        raise ValueError(f"{name}: `q` must be in [0, 1], got {q} (at {user_line()})")
+    return qs
+
+
 def quantile(x: ArrayLike, q: ArrayLike, axis: int | None = None, method: str = "linear",
              keepdims: bool = False) -> Any:
     """The `q`-th quantiles (`q` in `[0, 1]`, static inside `loom.jit`) over `axis`, by sorting;
     `method` 'linear' only inside `loom.jit`. NaN where the data has a NaN (as JAX)."""
     if not isinstance(x, Tracer):
         return np.quantile(x, q, axis=axis, method=method, keepdims=keepdims)
-    if isinstance(q, Tracer):
-        raise TracerError(f"quantile: `q` must be a static value inside loom.jit, not a traced one (at {user_line()})")
-    if method != "linear":
-        raise NotImplementedError(f"quantile: method {method!r} is not supported inside loom.jit; only 'linear' "
-                                  f"(at {user_line()})")
-    qs = np.asarray(q, dtype=np.float64)
-    if ((qs < 0) | (qs > 1)).any():
-        raise ValueError(f"quantile: `q` must be in [0, 1], got {q} (at {user_line()})")
+    qs = static_quantiles("quantile", q, method)
     orig_ndim = x.ndim
     if axis is None:
         x, ax = reshape(x, (-1,)), 0

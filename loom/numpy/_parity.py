@@ -59,7 +59,7 @@ from loom.numpy import histogram as histogram_
 from loom.numpy import ndim as ndim_
 from loom.numpy import shape as shape_
 from loom.numpy import unique as unique_
-from loom.numpy._common import _first_true, _sized_message
+from loom.numpy._common import _first_true, _sized_message, static_quantiles
 
 # --- dtype names: NumPy's own scalar types, as jax.numpy exposes them --------------------------------
 
@@ -178,15 +178,7 @@ def nanquantile(a: ArrayLike, q: ArrayLike, axis: int | tuple[int, ...] | None =
     _unsupported("nanquantile", out, overwrite_input, weights)
     if not isinstance(a, Tracer) and not isinstance(q, Tracer):
         return np.nanquantile(a, q, axis=axis, method=method, keepdims=keepdims)
-    if isinstance(q, Tracer):
-        raise TracerError(f"nanquantile: `q` must be a static value inside loom.jit, not a traced one "
-                          f"(at {user_line()})")
-    if method != "linear":
-        raise NotImplementedError(f"nanquantile: method {method!r} is not supported inside loom.jit; only 'linear' "
-                                  f"(at {user_line()})")
-    qs = np.asarray(q, dtype=np.float64)
-    if ((qs < 0) | (qs > 1)).any():
-        raise ValueError(f"nanquantile: `q` must be in [0, 1], got {q} (at {user_line()})")
+    qs = static_quantiles("nanquantile", q, method)
     if qs.ndim > 1:
         raise ValueError(f"nanquantile: `q` must have rank <= 1 (as in JAX), got shape {qs.shape} (at {user_line()})")
     return _nanquantile(a, qs, axis, keepdims, "nanquantile")
