@@ -25,7 +25,6 @@ from loom.frontend.tracing import Tracer, TracerError, user_line
 from loom.numpy import (
     ArrayLike,
     _floating,
-    _trace_of,
     abs,
     argsort,
     astype,
@@ -59,7 +58,7 @@ from loom.numpy import histogram as histogram_
 from loom.numpy import ndim as ndim_
 from loom.numpy import shape as shape_
 from loom.numpy import unique as unique_
-from loom.numpy._common import _first_true, _sized_message, static_quantiles
+from loom.numpy._common import _first_true, _sized_message, _traced, static_quantiles
 
 # --- dtype names: NumPy's own scalar types, as jax.numpy exposes them --------------------------------
 
@@ -75,10 +74,6 @@ generic, number, integer, signedinteger, unsignedinteger = (np.generic, np.numbe
 inexact, floating, complexfloating = np.inexact, np.floating, np.complexfloating
 
 _ML_FLOATS = {np.dtype(t) for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2)}
-
-
-def _traced(*xs: Any) -> builtins.bool:
-    return _trace_of(*xs) is not None
 
 
 def _dtype_of(x: Any) -> np.dtype:
