@@ -184,6 +184,79 @@ def test_index_add_remove_search_against_exact(metric):
     assert not np.isin(ids, removed).any()
 
 
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+def test_index_random_updates_against_a_dictionary(metric, tmp_path):
+    """Additions (default ids, ids below and between the live ones, single vectors), removals
+    (one, many, nearly all, including rows at the end of storage) and a save/load in between:
+    after each step the index holds exactly the model's vectors under their ids, and an exact
+    search returns the model's exact answer."""
+    rng = np.random.default_rng(3)
+    dim = 8
+    index = Index(dim, metric)
+    model: dict[int, np.ndarray] = {}
+    used = set()
+    for step in range(120):
+        action = rng.choice(["add", "add_ids", "remove", "remove_many"], p=[0.3, 0.3, 0.25, 0.15])
+        if step == 60:
+            index.save(tmp_path / "mid.loomknn")
+            index = Index.load(tmp_path / "mid.loomknn")
+        if action.startswith("add") or len(model) < 5:
+            n = int(rng.choice([1, 3, 40, 300]))
+            x = rng.standard_normal((n, dim)).astype(np.float32)
+            if action == "add_ids":
+                ids = rng.choice(np.setdiff1d(np.arange(5000), list(used)), n, replace=False)
+                if n == 1 and rng.random() < 0.5:
+                    ids, x = int(ids[0]), x[0]  # one vector, a scalar id
+                got = index.add(x, ids=ids)
+            else:
+                got = index.add(x)
+            for i, v in zip(np.atleast_1d(got).tolist(), np.atleast_2d(x)):
+                model[i] = v / np.linalg.norm(v) if metric == "cos" else v
+                used.add(i)
+        else:
+            live = np.array(sorted(model))
+            count = 1 if action == "remove" else int(rng.integers(1, len(live)))
+            gone = rng.choice(live, count, replace=False)
+            index.remove(gone)
+            for i in gone.tolist():
+                del model[i]
+        assert len(index) == len(model)
+        ids, vectors = index.ids, index.vectors
+        assert sorted(ids.tolist()) == sorted(model)
+        np.testing.assert_allclose(vectors, np.array([model[i] for i in ids.tolist()]), rtol=1e-6)
+        if step % 10 == 9:
+            q = rng.standard_normal((5, dim)).astype(np.float32)
+            k = min(5, len(model))
+            _, found = index.search(q, k, recall_target=1.0)
+            keys = np.array(sorted(model))
+            want, _ = exact(q, np.array([model[i] for i in keys.tolist()]), k, metric)
+            np.testing.assert_array_equal(found, keys[want])
+    with pytest.raises(KeyError, match="unknown ids"):
+        index.remove(max(used) + 1)
+
+
+def test_index_add_and_remove_cost_what_they_touch():
+    """An update moves only the rows it adds or frees (the rest stay in place, nothing is
+    reallocated within capacity): the stored vectors' buffer is the same object before and after."""
+    index = Index(4, "l2")
+    index.add(RNG.standard_normal((1000, 4)).astype(np.float32))
+    index.add(RNG.standard_normal((10, 4)).astype(np.float32))  # capacity grows once
+    buffer = index._vectors
+    before = index.vectors
+    added = RNG.standard_normal((5, 4)).astype(np.float32)
+    index.add(added)
+    index.remove([3, 500])  # the last two rows move into rows 3 and 500
+    assert index._vectors is buffer
+    after = index.vectors
+    np.testing.assert_array_equal(after[:3], before[:3])
+    np.testing.assert_array_equal(after[4:500], before[4:500])
+    np.testing.assert_array_equal(after[1010:], added[:3])
+    assert index.ids[[3, 500]].tolist() == [1013, 1014]
+    np.testing.assert_array_equal(after[[3, 500]], added[3:])
+    _, found = index.search(added[3:], 1, recall_target=1.0)  # found at their new rows, under their ids
+    assert found[:, 0].tolist() == [1013, 1014]
+
+
 def test_index_errors():
     index = Index(8, "l2")
     with pytest.raises(ValueError, match="index is empty"):

@@ -1,6 +1,13 @@
 """`loom.knn.Index`: a flat, updatable collection of vectors searched by brute force with
 approximate top-k. There is no index structure to build (TPU-KNN's point): `add` and `remove`
-take effect for the next search at once.
+take effect for the next search at once, and each costs time in proportion to the vectors it
+adds or removes, not to the size of the index:
+
+- vectors (and, for "l2", their half squared norms) live in arrays with spare capacity that
+  grows geometrically, so a run of small additions copies each vector O(1) times;
+- `remove` moves the last vectors into the freed rows (storage order is not insertion order);
+- the ids are found through a sorted copy of them with each one's row (binary search; an update
+  shifts these two int64 arrays, 16 bytes per vector, where the vectors themselves are not moved).
 
 File format (version 1), little-endian, written atomically (a temporary file in the same
 directory, flushed and fsync'ed, then `os.replace`, then the directory fsync'ed), so a crash
@@ -11,18 +18,24 @@ during `save` leaves the previous file intact:
     header_len u32       length of the JSON header
     header     JSON      {"dim", "metric", "dtype", "count", "next_id"}
     ids        count x i64
-    vectors    count x dim x dtype (as added; for "cos" the normalised vectors)
+    vectors    count x dim x dtype (in storage order; for "cos" the normalised vectors)
     checksum   32 bytes  SHA-256 of everything before it
+
+`save` and `load` stream the file in pieces of at most 64 MiB, hashing as they go: neither
+holds a second copy of the index in memory.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import struct
 import tempfile
-from typing import Any
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -39,6 +52,8 @@ from loom.knn.search import (
 MAGIC = b"LOOMKNN\0"
 VERSION = 1
 _DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+_PIECE = 64 << 20  # bytes per write or read of the file
+_PREFIX = len(MAGIC) + 8  # magic, version, header length
 
 
 class IndexFileError(ValueError):
@@ -51,7 +66,8 @@ class Index:
 
     `add(vectors, ids=None)` appends (ids default to consecutive integers), `remove(ids)` deletes,
     `search(queries, k, recall_target=0.95)` returns (scores, ids) as `loom.knn.search` does, and
-    `save(path)` / `Index.load(path)` persist it."""
+    `save(path)` / `Index.load(path)` persist it. Additions and removals cost time in proportion
+    to their own size (see the module docstring)."""
 
     def __init__(self, dim: int, metric: str = "ip", dtype: Any = np.float32) -> None:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim <= 0:
@@ -62,13 +78,18 @@ class Index:
         if name not in _DTYPES:
             raise TypeError(f"dtype must be one of {', '.join(_DTYPES)}, but got {np.dtype(dtype)}")
         self.dtype = np.dtype(name)
+        self._size = 0
+        # rows [0, _size) of these are live; the rest is spare capacity
         self._vectors = np.empty((0, self.dim), self.dtype)
         self._ids = np.empty((0,), np.int64)
-        self._norms: np.ndarray | None = None
+        self._norms = np.empty((0,), self.dtype) if self.metric == "l2" else None
+        # rows [0, _size) of these: every live id, ascending, and the row holding it
+        self._sorted_ids = np.empty((0,), np.int64)
+        self._sorted_rows = np.empty((0,), np.int64)
         self._next_id = 0
 
     def __len__(self) -> int:
-        return int(self._ids.shape[0])
+        return self._size
 
     def __repr__(self) -> str:
         return f"Index(dim={self.dim}, metric={self.metric!r}, dtype={self.dtype.name}, size={len(self)})"
@@ -76,12 +97,12 @@ class Index:
     @property
     def ids(self) -> np.ndarray:
         """The ids in storage order (a copy)."""
-        return self._ids.copy()
+        return self._ids[:self._size].copy()
 
     @property
     def vectors(self) -> np.ndarray:
         """The stored vectors in storage order (for "cos", normalised; a copy)."""
-        return self._vectors.copy()
+        return self._vectors[:self._size].copy()
 
     def add(self, vectors: Any, ids: Any = None) -> np.ndarray:
         """Append `vectors` (n x dim, or one vector); returns their ids. `ids` (n distinct ints not
@@ -96,21 +117,41 @@ class Index:
                 new_ids = new_ids[None]
             if new_ids.dtype.kind not in "iu":
                 raise TypeError(f"ids must be integers, but got dtype {new_ids.dtype}")
+            if new_ids.dtype == np.uint64 and new_ids.size and new_ids.max() > np.iinfo(np.int64).max:
+                raise ValueError(f"ids must fit in int64, but got {int(new_ids.max())}")
             new_ids = new_ids.astype(np.int64)
             if new_ids.shape != (n,):
                 raise ValueError(f"ids must have one entry per vector ({n}), but got shape {new_ids.shape}")
-            if len(np.unique(new_ids)) != n:
-                raise ValueError("ids contain duplicates")
-            taken = np.isin(new_ids, self._ids)
-            if taken.any():
-                raise ValueError(f"ids already in the index: {new_ids[taken][:10].tolist()}")
+        order = np.argsort(new_ids, kind="stable")
+        ascending = new_ids[order]
+        if n > 1 and (ascending[1:] == ascending[:-1]).any():
+            raise ValueError("ids contain duplicates")
+        known = self._sorted_ids[:self._size]
+        at = np.searchsorted(known, ascending)
+        taken = known[np.minimum(at, self._size - 1)] == ascending if self._size else at < 0
+        if taken.any():
+            raise ValueError(f"ids already in the index: {ascending[taken][:10].tolist()}")
         if self.metric == "cos":
             x = normalize(x, "vectors")
-        self._vectors = np.concatenate([self._vectors, x]) if len(self) else np.ascontiguousarray(x)
-        self._ids = np.concatenate([self._ids, new_ids])
+        start, stop = self._size, self._size + n
+        self._reserve(stop)
+        self._vectors[start:stop] = x
+        self._ids[start:stop] = new_ids
+        if self._norms is not None:
+            self._norms[start:stop] = half_squared_norms(x)
+        if n and at[0] < start:
+            # make room: each sorted entry from the first insertion point up moves by the number
+            # of new ids before it (additions in ascending order of id, the usual case, move none)
+            tail = np.arange(at[0], start)
+            to = tail + np.searchsorted(at, tail, side="right")
+            self._sorted_ids[to] = self._sorted_ids[at[0]:start].copy()
+            self._sorted_rows[to] = self._sorted_rows[at[0]:start].copy()
+        slots = at + np.arange(n)
+        self._sorted_ids[slots] = ascending
+        self._sorted_rows[slots] = start + order
+        self._size = stop
         if n:
-            self._next_id = max(self._next_id, int(new_ids.max()) + 1)
-        self._norms = None
+            self._next_id = max(self._next_id, int(ascending[-1]) + 1)
         return new_ids
 
     def remove(self, ids: Any) -> None:
@@ -119,14 +160,52 @@ class Index:
         gone = np.atleast_1d(np.asarray(ids))
         if gone.dtype.kind not in "iu":
             raise TypeError(f"ids must be integers, but got dtype {gone.dtype}")
-        gone = gone.astype(np.int64)
-        present = np.isin(gone, self._ids)
+        gone = np.unique(gone.astype(np.int64).reshape(-1))
+        known = self._sorted_ids[:self._size]
+        at = np.searchsorted(known, gone)
+        present = known[np.minimum(at, self._size - 1)] == gone if self._size else at < 0
         if not present.all():
             raise KeyError(f"unknown ids: {gone[~present][:10].tolist()}")
-        keep = ~np.isin(self._ids, gone)
-        self._vectors = np.ascontiguousarray(self._vectors[keep])
-        self._ids = self._ids[keep]
-        self._norms = None
+        rows = self._sorted_rows[at]
+        size = self._size - len(gone)
+        # The last live rows that stay fill the freed rows below `size`.
+        holes = rows[rows < size]
+        tail = np.ones(self._size - size, bool)
+        tail[rows[rows >= size] - size] = False
+        fillers = size + np.flatnonzero(tail)
+        holes.sort()
+        self._vectors[holes] = self._vectors[fillers]
+        self._ids[holes] = self._ids[fillers]
+        if self._norms is not None:
+            self._norms[holes] = self._norms[fillers]
+        if len(at):  # close the gaps in the sorted ids from the first removed one up
+            lo, end = at[0], self._size
+            keep = np.ones(end - lo, bool)
+            keep[at - lo] = False
+            self._sorted_ids[lo:size] = self._sorted_ids[lo:end][keep]
+            self._sorted_rows[lo:size] = self._sorted_rows[lo:end][keep]
+        self._sorted_rows[np.searchsorted(self._sorted_ids[:size], self._ids[holes])] = holes
+        self._size = size
+        if size <= len(self._ids) // 4:
+            self._resize(size)  # give memory back after large removals
+
+    def _reserve(self, size: int) -> None:
+        """Capacity for `size` rows: at least 1.5x the current, so that n additions copy O(n) rows."""
+        if size > len(self._ids):
+            self._resize(max(size, len(self._ids) * 3 // 2, 16))
+
+    def _resize(self, capacity: int) -> None:
+        n = self._size
+
+        def moved(a: np.ndarray) -> np.ndarray:
+            b = np.empty((capacity, *a.shape[1:]), a.dtype)
+            b[:n] = a[:n]
+            return b
+
+        self._vectors, self._ids = moved(self._vectors), moved(self._ids)
+        self._sorted_ids, self._sorted_rows = moved(self._sorted_ids), moved(self._sorted_rows)
+        if self._norms is not None:
+            self._norms = moved(self._norms)
 
     def search(self, queries: Any, k: int, recall_target: float = 0.95, batch_size: int | None = None,
                progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -136,34 +215,46 @@ class Index:
         if len(self) == 0:
             raise ValueError("the index is empty: add vectors before searching")
         k = check_k(k, len(self))
-        norms = None
-        if self.metric == "l2":
-            if self._norms is None:
-                self._norms = half_squared_norms(self._vectors)
-            norms = self._norms
-        scores, rows = search_prepared(q, self._vectors, norms, k, self.metric, recall_target, batch_size, progress)
+        n = self._size
+        norms = None if self._norms is None else self._norms[:n]
+        scores, rows = search_prepared(q, self._vectors[:n], norms, k, self.metric, recall_target, batch_size,
+                                       progress)
         return scores, self._ids[rows]
 
     # Persistence ----------------------------------------------------------------------------------
 
-    def to_bytes(self) -> bytes:
-        header = json.dumps({"dim": self.dim, "metric": self.metric, "dtype": self.dtype.name, "count": len(self),
+    def write(self, f: BinaryIO) -> None:
+        """Write the index in the file format (module docstring) to the binary file `f`."""
+        n = self._size
+        header = json.dumps({"dim": self.dim, "metric": self.metric, "dtype": self.dtype.name, "count": n,
                              "next_id": self._next_id}, sort_keys=True).encode()
-        vectors = self._vectors.astype(self.dtype.newbyteorder("<"))
-        body = b"".join([MAGIC, struct.pack("<II", VERSION, len(header)), header, self._ids.astype("<i8").tobytes(),
-                         vectors.tobytes()])
-        return body + hashlib.sha256(body).digest()
+        head = MAGIC + struct.pack("<II", VERSION, len(header)) + header
+        digest = hashlib.sha256()
+        with ThreadPoolExecutor(1, thread_name_prefix="loom-knn-sha256") as hasher:
+            last = hasher.submit(digest.update, head)
+            f.write(head)
+            for piece in _pieces(self._ids[:n].astype("<i8", copy=False),
+                                 self._vectors[:n].astype(self.dtype.newbyteorder("<"), copy=False)):
+                last = hasher.submit(digest.update, piece)  # hashed while the next piece is written
+                f.write(piece)
+            last.result()
+        f.write(digest.digest())
+
+    def to_bytes(self) -> bytes:
+        """The index in the file format (module docstring)."""
+        out = io.BytesIO()
+        self.write(out)
+        return out.getvalue()
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the index to `path` atomically: the old file stays intact until the new one is
         complete on disk."""
         path = os.fspath(path)
-        data = self.to_bytes()
         directory = os.path.dirname(os.path.abspath(path))
         fd, tmp = tempfile.mkstemp(prefix=".loomknn-", suffix=".tmp", dir=directory)
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                self.write(f)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, path)
@@ -183,36 +274,63 @@ class Index:
             os.close(dir_fd)
 
     @classmethod
-    def from_bytes(cls, data: bytes, source: str = "<bytes>") -> Index:
+    def read(cls, f: BinaryIO, source: str = "<stream>") -> Index:
+        """Read an index in the file format (module docstring) from the binary file `f`, which
+        must be seekable; `source` names it in errors (`IndexFileError`)."""
         def fail(why: str) -> IndexFileError:
             return IndexFileError(f"{source}: {why}")
 
-        if len(data) < len(MAGIC) + 8 + 32 or not data.startswith(MAGIC):
+        total = f.seek(0, io.SEEK_END)
+        f.seek(0)
+        prefix = f.read(_PREFIX)
+        if total < _PREFIX + 32 or not prefix.startswith(MAGIC):
             raise fail("not a loom knn index file (bad magic)")
-        version, header_len = struct.unpack_from("<II", data, len(MAGIC))
+        version, header_len = struct.unpack_from("<II", prefix, len(MAGIC))
         if version != VERSION:
             raise fail(f"unsupported index file version {version} (this loom reads version {VERSION})")
-        body, digest = data[:-32], data[-32:]
-        if hashlib.sha256(body).digest() != digest:
-            raise fail("checksum mismatch: the file is corrupted or truncated")
-        start = len(MAGIC) + 8
+        corrupted = fail("checksum mismatch: the file is corrupted or truncated")
+        header_bytes = f.read(header_len) if _PREFIX + header_len <= total - 32 else b""
         try:
-            header = json.loads(body[start:start + header_len])
+            header = json.loads(header_bytes)
             dim, metric, dtype = int(header["dim"]), header["metric"], _DTYPES[header["dtype"]]
             count, next_id = int(header["count"]), int(header["next_id"])
+            index = cls(dim, metric, dtype)
         except (ValueError, KeyError, TypeError) as e:
-            raise fail(f"bad header ({e})") from None
-        index = cls(dim, metric, dtype)
-        offset = start + header_len
-        ids_end = offset + 8 * count
-        vec_end = ids_end + count * dim * index.dtype.itemsize
-        if vec_end != len(body):
-            raise fail(f"size mismatch: header says {count} vectors of dimension {dim}")
-        index._ids = np.frombuffer(body[offset:ids_end], "<i8").astype(np.int64)
-        index._vectors = np.frombuffer(body[ids_end:vec_end], index.dtype.newbyteorder("<")).astype(
-            index.dtype).reshape(count, dim)
+            # a damaged header is reported as damage when the checksum says so
+            raise (corrupted if not _checksum_matches(f, total) else fail(f"bad header ({e})")) from None
+        if count < 0 or _PREFIX + header_len + count * (8 + dim * index.dtype.itemsize) + 32 != total:
+            raise (corrupted if not _checksum_matches(f, total) else
+                   fail(f"size mismatch: header says {count} vectors of dimension {dim}"))
+        digest = hashlib.sha256(prefix + header_bytes)
+        index._reserve(count)
+        with ThreadPoolExecutor(1, thread_name_prefix="loom-knn-sha256") as hasher:
+            last = None
+            for piece in _pieces(index._ids[:count], index._vectors[:count]):
+                if f.readinto(piece) != piece.size:
+                    raise corrupted
+                last = hasher.submit(digest.update, piece)  # hashed while the next piece is read
+            if last is not None:
+                last.result()
+        if f.read(32) != digest.digest():
+            raise corrupted
+        if not np.little_endian:
+            index._ids.byteswap(inplace=True)
+            index._vectors.byteswap(inplace=True)
+        index._size = count
+        ids = index._ids[:count]
+        order = np.argsort(ids, kind="stable")
+        index._sorted_ids[:count], index._sorted_rows[:count] = ids[order], order
+        if count > 1 and (ids[order][1:] == ids[order][:-1]).any():
+            raise fail("the file holds duplicate ids")
+        if index._norms is not None:
+            index._norms[:count] = half_squared_norms(index._vectors[:count])
         index._next_id = next_id
         return index
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = "<bytes>") -> Index:
+        """Read an index from bytes in the file format (see `read`)."""
+        return cls.read(io.BytesIO(data), source)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Index:
@@ -220,8 +338,31 @@ class Index:
         `IndexFileError` naming it."""
         path = os.fspath(path)
         with open(path, "rb") as f:
-            data = f.read()
-        return cls.from_bytes(data, path)
+            return cls.read(f, path)
+
+
+def _pieces(*arrays: np.ndarray) -> Iterator[np.ndarray]:
+    """The bytes of the (contiguous) arrays in order, as uint8 views of at most _PIECE bytes.
+    On another thread, hashlib releases the GIL for each piece, as file reads and writes do: hashing one
+    piece overlaps the I/O of the next (save and load take ~25% less time than hashing in line)."""
+    for part in arrays:
+        flat = part.reshape(-1).view(np.uint8)
+        for a in range(0, flat.size, _PIECE):
+            yield flat[a:a + _PIECE]
+
+
+def _checksum_matches(f: BinaryIO, total: int) -> bool:
+    """Whether the last 32 bytes of `f` are the SHA-256 of the rest."""
+    f.seek(0)
+    digest = hashlib.sha256()
+    left = total - 32
+    while left > 0:
+        piece = f.read(min(_PIECE, left))
+        if not piece:
+            return False
+        digest.update(piece)
+        left -= len(piece)
+    return f.read(32) == digest.digest()
 
 
 __all__ = ["Index", "IndexFileError"]
