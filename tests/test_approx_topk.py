@@ -126,6 +126,16 @@ def test_exact_results_equal_jax(shape, dim):
     np.testing.assert_array_equal(ti, np.asarray(ji))
 
 
+def test_no_rows_give_empty_results_like_jax():
+    x = np.zeros((0, 1000), np.float32)
+    for aggregate in (True, False):
+        want = jax.lax.approx_max_k(x, 3, aggregate_to_topk=aggregate)
+        for got in (lax.approx_max_k(x, 3, aggregate_to_topk=aggregate),
+                    loom.jit(lambda a: lax.approx_max_k(a, 3, aggregate_to_topk=aggregate))(x)):  # noqa: B023
+            for g, w in zip(got, want):
+                assert np.asarray(g).shape == w.shape and np.asarray(g).dtype == w.dtype
+
+
 def test_top_k_ties_and_ints_like_jax():
     x = np.array([[3, 1, 3, 2, 3, 0]], np.int32)
     v, i = lax.top_k(x, 4)
@@ -417,3 +427,26 @@ def test_fused_kernel_equals_reference_across_tilings():
                 true = half[None, :] - true
             np.testing.assert_allclose(np.take_along_axis(true, fi.astype(np.int64), 1), rv, rtol=1e-5, atol=1e-4)
             np.testing.assert_array_equal(np.sort(fi, 1), np.sort(ri, 1))
+
+
+@pytest.mark.parametrize("nq", [0, 1, 5, 70])
+def test_fused_kernel_equals_reference_for_few_queries(nq):
+    # Few queries over a database of many units: the workers sweep slices of the database and
+    # their per-bin states are merged (ties to the earlier slice, the smaller position).
+    q = RNG.standard_normal((nq, 8)).astype(np.float32)
+    db = RNG.standard_normal((40_009, 8)).astype(np.float32)
+    db[[5, 30_001]] = db[17]  # equal scores in different slices: the smaller position wins
+    half = 0.5 * (db * db).sum(1)
+    for metric, is_max, k, r, aggregate in [("ip", True, 10, 0.95, True), ("l2", False, 5, 0.9, False),
+                                            ("ip", True, 3, 1.0, True)]:
+        norms = half if metric == "l2" else None
+        rv, ri = knn_kernels.fused_score_top_k_reference(q, db, norms, metric, k, r, is_max, -1, aggregate)
+        fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, aggregate,
+                                               check_finite="database")
+        assert fv.shape == rv.shape and fi.shape == ri.shape and fv.dtype == rv.dtype and fi.dtype == ri.dtype
+        np.testing.assert_allclose(fv, rv, rtol=1e-5, atol=1e-4)
+        assert (fi != ri).sum() <= fi.size * 1e-3
+    bad = db.copy()
+    bad[33_333, 2] = np.nan
+    with pytest.raises(ValueError, match=r"database contain NaN or inf \(row 33333\)"):
+        knn_kernels.fused_score_top_k(q, bad, None, "ip", 10, 0.95, True, -1, True, check_finite="database")

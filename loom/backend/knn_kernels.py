@@ -90,7 +90,7 @@ def select_top_k(values: np.ndarray, positions: np.ndarray, k: int, is_max_k: bo
     key = values.astype(np.float64)
     if is_max_k:
         key = -key
-    if width > 4 * k + 64:
+    if width > 4 * k + 64 and values.shape[0]:
         # Narrow to the k best (plus every tie of the k-th) before the full ordering.
         part = np.argpartition(key, k - 1, axis=-1)
         kth = np.take_along_axis(key, part[:, k - 1:k], axis=-1)
@@ -335,6 +335,25 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     return best, best_unit
 
 
+def _tiling(L: int, qtile: int, itemsize: int, chunk_bytes: int | None,  # noqa: N803
+            group_rows: int | None) -> tuple[int, int, int]:
+    """(query tile, chunk, group) of the sweep for tiles of `qtile` queries: chunks of database
+    rows whose score tile fits `chunk_bytes` (CHUNK_BYTES), grouped by about GROUP_ROWS rows of
+    bins."""
+    per_row = (chunk_bytes or CHUNK_BYTES) // (max(1, qtile) * itemsize)
+    if L * 2 > per_row:
+        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
+        # fewer queries per tile keep the running (query x bin) state small.
+        return max(8, min(qtile, (64 << 20) // (L * itemsize * 2))), L, 1
+    # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group and
+    # the winner's position is found again among that many candidates. A chunk holds at most one
+    # group: with few queries a cache-sized tile has many rows of bins, and finding a winner among
+    # all of them cost as much as the sweep (10 queries over 20k vectors).
+    rows = max(1, group_rows or GROUP_ROWS)
+    chunk = min(per_row // L, rows) * L
+    return max(1, qtile), chunk, max(1, rows // (chunk // L))
+
+
 def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, best: np.ndarray,  # noqa: N803
                best_unit: np.ndarray, query_tile: int | None, chunk_bytes: int | None,
                group_rows: int | None) -> int:
@@ -343,36 +362,26 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
     otherwise database slices (their per-bin states merged after, the earlier slice winning ties,
     as the smaller position). Returns the number of database rows per position-tracking unit."""
     nq, n = qc.shape[0], dbc.shape[0]
-    ct = qc.dtype
     workers = _workers()
-    if query_tile:
-        qtile = query_tile
-    else:
-        # A multiple of the worker count of tiles, each at most QUERY_TILE queries: balanced work
-        # per core, and each database chunk is packed by BLAS as few times as possible.
-        tiles = workers * -(-nq // (workers * QUERY_TILE))
-        qtile = max(1, -(-nq // tiles))
-    budget = chunk_bytes or CHUNK_BYTES
-    per_row = budget // (qtile * ct.itemsize)
-    group = 1
-    if L * 2 > per_row:
-        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
-        # fewer queries per tile keep the running (query x bin) state small.
-        chunk = L
-        qtile = max(8, min(qtile, (64 << 20) // (L * ct.itemsize * 2)))
-    else:
-        chunk = (per_row // L) * L
-        # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group
-        # and the winner's position is found again among that many candidates.
-        group = max(1, (group_rows or GROUP_ROWS) // (chunk // L))
+    # Database slices, one per worker, whenever the database holds a few units per worker: the
+    # query tiles then stay as wide as QUERY_TILE allows, where splitting few queries among the
+    # workers made each GEMM narrower and every worker read the whole database (BLAS is slower
+    # per query on narrow tiles: 10 queries over 1M vectors took 0.23 s on two workers with
+    # tiles of 6, 0.13 s with slices; benchmarks/NOTES.md). Query tiles otherwise, a multiple of
+    # the worker count of them for balance.
+    nq = max(nq, 1)
+    qtile, chunk, group = _tiling(L, query_tile or -(-nq // -(-nq // QUERY_TILE)), qc.dtype.itemsize, chunk_bytes,
+                                  group_rows)
     unit = chunk * group
-    tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
     slices = [(0, n)]
-    if len(tiles) < workers and n >= 2 * workers * unit:
-        # Few queries: split the database instead (the GEMMs are memory-bound then, and each
-        # worker reading all of it would double the traffic).
+    if workers > 1 and n >= 2 * workers * unit:
         per = -(-(n // unit) // workers) * unit
         slices = [(a, min(a + per, n)) for a in range(0, n, per)]
+    elif not query_tile:
+        qtile, chunk, group = _tiling(L, -(-nq // (workers * -(-nq // (workers * QUERY_TILE)))), qc.dtype.itemsize,
+                                      chunk_bytes, group_rows)
+        unit = chunk * group
+    tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
     jobs = [(a, b, lo, hi) for a, b in tiles for lo, hi in slices]
     if len(jobs) > 1 and workers > 1:
         futures = [_pool().submit(_sweep, qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group,
@@ -413,6 +422,11 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     dot_sign = 1.0 if is_max_k == (metric == "ip") else -1.0
     norm_sign = 0.0 if metric == "ip" else (1.0 if is_max_k else -1.0)
     L = min(n, max(num_bins(n, 2, k, recall_target, input_size_override), bins or 0))  # noqa: N806
+    if nq == 0:  # no queries: empty results of the op's width
+        if check_finite and not np.isfinite(db).all():
+            raise ValueError(f"{check_finite} contain NaN or inf (row {int(np.argmin(np.isfinite(db).all(axis=1)))})")
+        width = k if aggregate_to_topk else _output_width(n, 2, k, recall_target, input_size_override)
+        return np.empty((0, width), dtype), np.empty((0, width), index_dtype)
     qc = np.ascontiguousarray(q, dtype=ct)
     if dot_sign < 0:
         qc = -qc
