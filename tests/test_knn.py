@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -150,14 +151,53 @@ def test_search_accepts_a_finite_database_whose_row_sums_overflow():
     np.testing.assert_array_equal(idx, truth)
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
 def test_half_squared_norms_against_float64(dtype):
+    # in the compute dtype: float32 for the low-precision types (their own rounding would move the
+    # l2 scores), accurate to that type
     from loom.knn.search import half_squared_norms
     x = (RNG.standard_normal((1000, 37)) * 3).astype(dtype)
     h = half_squared_norms(x)
-    assert h.dtype == dtype
+    wide = np.float64 if dtype == np.float64 else np.float32
+    assert h.dtype == wide
     truth = 0.5 * (x.astype(np.float64) ** 2).sum(1)
-    np.testing.assert_allclose(h.astype(np.float64), truth, rtol=8 * float(np.finfo(dtype).eps))
+    np.testing.assert_allclose(h.astype(np.float64), truth, rtol=8 * float(np.finfo(wide).eps))
+
+
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+def test_low_precision_database_is_searched_exactly_without_a_float32_copy(metric, dtype):
+    # The sweep widens each chunk of a float16 / bfloat16 database as it goes: the exact answer
+    # on the stored values, with no float32 copy of the database (peak allocations well under the
+    # 2x a copy would take).
+    import tracemalloc
+    db = RNG.standard_normal((200_000, 64)).astype(dtype)
+    q = RNG.standard_normal((12, 64)).astype(dtype)
+    loom.knn.search(q, db, 10, metric=metric)  # warm-up (the worker threads, imports)
+    tracemalloc.start()
+    try:
+        loom.knn.search(q, db, 10, metric=metric)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < db.nbytes / 2 or metric == "cos"  # "cos" normalises a copy (of the stored type)
+    scores, idx = loom.knn.search(q, db, 10, metric=metric, recall_target=1.0)
+    assert scores.dtype == dtype and idx.dtype == np.int64
+    order, sorted_scores = exact(q.astype(np.float64), db.astype(np.float64), db.shape[0], metric)
+    true = np.empty_like(sorted_scores)
+    np.put_along_axis(true, order, sorted_scores, 1)
+    # Near-ties may swap (the sweep sums in float32): the true scores of the picks must be the
+    # best true scores. For "cos" the normalised database is rounded to its dtype first.
+    eps = float(ml_dtypes.finfo(dtype).eps)
+    tol = 4 * eps if metric == "cos" else 1e-5
+    picked = np.take_along_axis(true, idx, 1)
+    np.testing.assert_allclose(picked, sorted_scores[:, :10], rtol=tol, atol=tol)
+    shown = -picked if metric == "l2" else picked
+    np.testing.assert_allclose(scores.astype(np.float64), shown, rtol=4 * eps, atol=4 * eps)
+    bad = db.copy()
+    bad[123_456, 3] = np.nan
+    with pytest.raises(ValueError, match=r"database contain NaN or inf \(row 123456\)"):
+        loom.knn.search(q, bad, 10, metric=metric)
 
 
 # Index --------------------------------------------------------------------------------------------
@@ -283,9 +323,12 @@ def test_index_errors():
         Index(8, "manhattan")
     with pytest.raises(ValueError, match="dim must be a positive int"):
         Index(0)
+    for dtype in ("float8", np.int32):
+        with pytest.raises(TypeError, match="dtype must be one of float16, bfloat16, float32, float64"):
+            Index(8, dtype=dtype)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, ml_dtypes.bfloat16, "bfloat16"])
 def test_save_load_round_trip(tmp_path, dtype):
     index = Index(6, "cos", dtype)
     index.add(RNG.standard_normal((50, 6)), ids=np.arange(100, 150))

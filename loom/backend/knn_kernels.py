@@ -298,13 +298,14 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     best_unit = np.zeros((bins, qt), dtype=np.int32)
     if chunk > bins or group > 1:
         buffer = np.empty((bins + chunk, qt), dtype=q.dtype)
+        rows = _widened(db, q.dtype, chunk)
         run, flat_run = buffer[:bins], buffer[:bins].reshape(-1)
         count = -(-n // chunk)
         for c in range(count):
             start, stop = c * chunk, min(c * chunk + chunk, n)
             width = stop - start
             s = buffer[bins:bins + width]
-            np.matmul(db[start:stop], qt_t, out=s)
+            np.matmul(rows(start, stop), qt_t, out=s)
             if h is not None:
                 s += h[start:stop, None]
             first = c % group == 0
@@ -323,12 +324,13 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     else:
         piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
         scratch = np.empty((piece, qt), dtype=q.dtype)
+        rows = _widened(db, q.dtype, piece)
         for c, row in enumerate(range(0, n, bins)):
             for b0 in range(0, min(bins, n - row), piece):
                 start, stop = row + b0, min(row + b0 + piece, row + bins, n)
                 width = stop - start
                 s = scratch[:width]
-                np.matmul(db[start:stop], qt_t, out=s)
+                np.matmul(rows(start, stop), qt_t, out=s)
                 if h is not None:
                     s += h[start:stop, None]
                 _improve(best[b0:b0 + width], best_unit[b0:b0 + width], s, first_unit + c)
@@ -352,6 +354,20 @@ def _tiling(L: int, qtile: int, itemsize: int, chunk_bytes: int | None,  # noqa:
     rows = max(1, group_rows or GROUP_ROWS)
     chunk = min(per_row // L, rows) * L
     return max(1, qtile), chunk, max(1, rows // (chunk // L))
+
+
+def _widened(db: np.ndarray, dtype: np.dtype, most: int) -> Any:
+    """rows(start, stop): those rows of `db` in `dtype`; a view where `db` has that type, else
+    widened into one reused buffer of `most` rows (a float16 / bfloat16 database's chunk)."""
+    if db.dtype == dtype:
+        return lambda start, stop: db[start:stop]
+    buffer = np.empty((max(1, most), db.shape[1]), dtype)
+
+    def rows(start: int, stop: int) -> np.ndarray:
+        out = buffer[:stop - start]
+        out[...] = db[start:stop]
+        return out
+    return rows
 
 
 def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, best: np.ndarray,  # noqa: N803
@@ -434,7 +450,9 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
         probes = np.ones((2, db.shape[1]), ct)
         probes[1] = -1
         qc = np.concatenate([qc, probes])
-    dbc = np.ascontiguousarray(db, dtype=ct)
+    # A float16 / bfloat16 database stays as it is: the sweep widens each chunk as it goes (a
+    # float32 copy of the whole database would double the memory such a database saves).
+    dbc = np.ascontiguousarray(db) if db.dtype in _LOW_FLOATS else np.ascontiguousarray(db, dtype=ct)
     h = None
     if norm_sign != 0.0:
         h = np.asarray(half_squared_norms, dtype=ct) * ct.type(norm_sign)
@@ -502,6 +520,7 @@ def _locate(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chun
         valid = cand < n
         safe = np.where(valid, cand, 0).reshape(-1)
         vectors = np.take(db, safe, axis=0, out=gathered[:safe.size]).reshape(b - a, per_query, db.shape[1])
+        vectors = vectors.astype(q.dtype, copy=False)  # a float16 / bfloat16 database's rows
         scores = np.matmul(vectors, q[a:b, :, None])[..., 0].reshape(b - a, width, rows)
         if h is not None:
             scores += h[safe].reshape(scores.shape)

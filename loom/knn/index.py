@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
+import ml_dtypes
 import numpy as np
 
 from loom.knn.search import (
@@ -51,7 +52,7 @@ from loom.knn.search import (
 
 MAGIC = b"LOOMKNN\0"
 VERSION = 1
-_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+_DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
 _PIECE = 64 << 20  # bytes per write or read of the file
 _PREFIX = len(MAGIC) + 8  # magic, version, header length
 
@@ -74,15 +75,18 @@ class Index:
             raise ValueError(f"dim must be a positive int, but got {dim!r}")
         self.dim = int(dim)
         self.metric = check_metric(metric)
-        name = np.dtype(dtype).name
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = repr(dtype)
         if name not in _DTYPES:
-            raise TypeError(f"dtype must be one of {', '.join(_DTYPES)}, but got {np.dtype(dtype)}")
+            raise TypeError(f"dtype must be one of {', '.join(_DTYPES)}, but got {name}")
         self.dtype = np.dtype(name)
         self._size = 0
         # rows [0, _size) of these are live; the rest is spare capacity
         self._vectors = np.empty((0, self.dim), self.dtype)
         self._ids = np.empty((0,), np.int64)
-        self._norms = np.empty((0,), self.dtype) if self.metric == "l2" else None
+        self._norms = half_squared_norms(self._vectors) if self.metric == "l2" else None
         # rows [0, _size) of these: every live id, ascending, and the row holding it
         self._sorted_ids = np.empty((0,), np.int64)
         self._sorted_rows = np.empty((0,), np.int64)
