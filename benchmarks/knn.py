@@ -99,27 +99,40 @@ Contenders = dict[str, Callable[[], object]]
 
 
 def cpu_contenders(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, seed: int,
-                   results: dict[str, np.ndarray]) -> tuple[Contenders, str, np.ndarray, np.ndarray]:
-    """The CPU contenders on one random problem: (name -> call, faiss's row name or "", q, db)."""
+                   results: dict[str, np.ndarray], storage: str = "float32",
+                   ) -> tuple[Contenders, str, np.ndarray, np.ndarray]:
+    """The CPU contenders on one random problem: (name -> call, faiss's row name or "", q, db).
+    With `storage` float16 or bfloat16 the database is kept in that type: loom searches it as it
+    is, faiss stores it in its scalar quantizer of that type (exact search over it)."""
+    import ml_dtypes
+
     import loom.knn
     rng = np.random.default_rng(seed)
     db = rng.standard_normal((n, d), dtype=np.float32)
     q = rng.standard_normal((nq, d), dtype=np.float32)
+    kept = np.dtype(ml_dtypes.bfloat16 if storage == "bfloat16" else storage)
+    loom_db, loom_q = db.astype(kept, copy=False), q.astype(kept, copy=False)
     contenders: dict[str, Callable[[], object]] = {}
 
     def loom_search():
-        results["loom"] = loom.knn.search(q, db, k, metric=metric, recall_target=recall_target)[1]
+        results["loom"] = loom.knn.search(loom_q, loom_db, k, metric=metric, recall_target=recall_target)[1]
 
     contenders[f"loom knn.search (r={recall_target})"] = loom_search
     try:
         import faiss
-        index = faiss.IndexFlatIP(d) if metric == "ip" else faiss.IndexFlatL2(d)
+        faiss_metric = faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2
+        if storage == "float32":
+            index = faiss.IndexFlatIP(d) if metric == "ip" else faiss.IndexFlatL2(d)
+        else:
+            kind = faiss.ScalarQuantizer.QT_fp16 if storage == "float16" else faiss.ScalarQuantizer.QT_bf16
+            index = faiss.IndexScalarQuantizer(d, kind, faiss_metric)
         index.add(db)
 
         def faiss_search():
             results["faiss"] = index.search(q, k)[1]
 
-        faiss_name = f"faiss IndexFlat{'IP' if metric == 'ip' else 'L2'}"
+        faiss_name = (f"faiss IndexFlat{'IP' if metric == 'ip' else 'L2'}" if storage == "float32" else
+                      f"faiss IndexScalarQuantizer {'fp16' if storage == 'float16' else 'bf16'}")
         contenders[faiss_name] = faiss_search
     except ImportError:
         faiss_name = ""
@@ -151,12 +164,13 @@ def cpu_contenders(n: int, d: int, nq: int, k: int, metric: str, recall_target: 
 
 
 def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
-              seed: int, numpy_row: bool = True) -> dict[str, dict[str, float]]:
+              seed: int, numpy_row: bool = True, storage: str = "float32") -> dict[str, dict[str, float]]:
     import loom.knn
-    print(f"CPU: N={n} D={d} Q={nq} k={k} float32 metric={metric} recall_target={recall_target}; {machine()}")
+    print(f"CPU: N={n} D={d} Q={nq} k={k} database {storage} metric={metric} recall_target={recall_target}; "
+          f"{machine()}")
     results: dict[str, np.ndarray] = {}
-    contenders, faiss_name, q, db = cpu_contenders(n, d, nq, k, metric, recall_target, seed, results)
-    if not numpy_row and faiss_name:
+    contenders, faiss_name, q, db = cpu_contenders(n, d, nq, k, metric, recall_target, seed, results, storage)
+    if (not numpy_row or storage != "float32") and faiss_name:
         del contenders["numpy matmul + argpartition"]
     for fn in contenders.values():  # warm-up, and the answers for recall
         fn()
@@ -416,6 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="CPU: each contender in a fresh process per round, alternating (no in-process interference)")
     p.add_argument("--no-numpy", action="store_true",
                    help="CPU: leave out the numpy row (20 s per round at N=1M), so more rounds fit")
+    p.add_argument("--storage", choices=("float32", "float16", "bfloat16"), default="float32",
+                   help="CPU: the database's type (faiss: IndexScalarQuantizer fp16/bf16 for the low ones)")
     p.add_argument("--only", help=argparse.SUPPRESS)  # one contender in this process (used by --isolated)
     p.add_argument("--gpu-suite", action="store_true",
                    help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the issue's sizes)")
@@ -429,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            args.seed)
     elif args.device == "cpu":
         bench_cpu(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.rounds, args.seed,
-                  numpy_row=not args.no_numpy)
+                  numpy_row=not args.no_numpy, storage=args.storage)
     else:
         sizes = [(1_000_000, 10_000, 10), (1_000_000, 10_000, 100), (10_000_000, 10_000, 10)] if args.gpu_suite else ()
         bench_gpu(args.n, args.d, args.q or 10_000, args.k, args.recall_target, args.rounds, args.seed, sizes,

@@ -410,3 +410,13 @@ def test_corrupted_files_are_rejected(tmp_path):
         with pytest.raises(IndexFileError, match=message) as info:
             Index.load(bad)
         assert name in str(info.value)
+
+
+def test_float16_widening_equals_numpys_cast_for_every_value():
+    # The sweep widens float16 chunks with bit operations: every one of the 65536 float16 values
+    # (zeros, subnormals, normals, infinities, NaNs of every payload) must come out bit for bit as
+    # numpy's cast gives it.
+    from loom.backend.knn_kernels import widen_float16
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).reshape(512, 128)
+    got = widen_float16(every, np.empty(every.shape, np.float32), np.empty(every.shape, np.uint32))
+    np.testing.assert_array_equal(got.view(np.uint32), every.astype(np.float32).view(np.uint32))
