@@ -8,8 +8,8 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
 - the database is swept in chunks whose width is a multiple of the bin count L, so that within
   a chunk the bin of column j is still j mod L;
 - one worker per core, each with a single-threaded BLAS (the thread count is process-wide, so it
-  is lowered for the search and restored after): query tiles on the workers when there are enough
-  queries, database slices otherwise; one GEMM per (tile, chunk), reduced while the tile is in
+  is lowered for the search and restored after): a slice of the database per worker (query
+  tiles alone when the database is small); one GEMM per (tile, chunk), reduced while the tile is in
   cache by one contiguous `max` over its rows of bins, the group's running maximum carried in the
   first row of the score buffer; when L is too large for several rows of bins per tile, each
   chunk is one row of bins, swept in cache-sized pieces and merged elementwise;
@@ -17,7 +17,8 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
   hot loop does one pass over the scores and no arg-max; after the sweep the exact top-k of the L
   bins is taken, and only for the k chosen bins is the winning position found again, by
   recomputing that bin's few scores in its unit (about GROUP_ROWS dot products per chosen bin);
-- for L2 the half squared norms are added to each score tile while it is in cache.
+- for L2 the half squared norms are added to each score tile while it is in cache;
+- a float16 / bfloat16 database is widened to float32 chunk by chunk, never copied whole.
 
 benchmarks/NOTES.md (knn section) records the measurements behind these choices.
 """
@@ -379,9 +380,9 @@ _F32_INF_BITS = np.uint32(0x7F800000)
 
 def widen_float16(x: np.ndarray, out: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """`x` (float16) into `out` (float32, same shape; `bits` a uint32 scratch of that shape),
-    equal to `x.astype(np.float32)` for every value, NaN staying NaN. numpy's own cast is a
-    scalar loop here (3 ns a value, as long as the GEMM it feeds at 128 dimensions); these
-    vectorised passes over the bits take a third of that: the magnitude bits shifted into
+    equal to `x.astype(np.float32)` for every value, NaN payloads included. numpy's own cast is
+    a scalar loop here (~3 ns a value, a third of what a 250-query GEMM spends on it); these
+    vectorised passes over the bits take about half of that: the magnitude bits shifted into
     float32's place and scaled by 2**112 (which also makes float16's subnormals right), inf and
     NaN (the values that come out >= 2**16) given float32's all-ones exponent, then the sign."""
     o = out.view(np.uint32)
@@ -400,17 +401,17 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
                best_unit: np.ndarray, query_tile: int | None, chunk_bytes: int | None,
                group_rows: int | None) -> int:
     """The sweep of all queries over the whole database on the workers, each with a
-    single-threaded BLAS: query tiles when there are enough queries to keep every worker busy,
-    otherwise database slices (their per-bin states merged after, the earlier slice winning ties,
-    as the smaller position). Returns the number of database rows per position-tracking unit."""
+    single-threaded BLAS: database slices (their per-bin states merged after, the earlier slice
+    winning ties, as the smaller position) times query tiles, or query tiles alone when the
+    database is too small to slice. Returns the number of database rows per position-tracking
+    unit."""
     nq, n = qc.shape[0], dbc.shape[0]
     workers = _workers()
     # Database slices, one per worker, whenever the database holds a few units per worker: the
     # query tiles then stay as wide as QUERY_TILE allows, where splitting few queries among the
-    # workers made each GEMM narrower and every worker read the whole database (BLAS is slower
-    # per query on narrow tiles: 10 queries over 1M vectors took 0.23 s on two workers with
-    # tiles of 6, 0.13 s with slices; benchmarks/NOTES.md). Query tiles otherwise, a multiple of
-    # the worker count of them for balance.
+    # workers made each GEMM narrower and every worker read the whole database (10 queries over
+    # 1M x 128: 0.17-0.19 s with two tiles of 6, 0.10 s with two slices; benchmarks/NOTES.md).
+    # Query tiles otherwise, a multiple of the worker count of them for balance.
     nq = max(nq, 1)
     qtile, chunk, group = _tiling(L, query_tile or -(-nq // -(-nq // QUERY_TILE)), qc.dtype.itemsize, chunk_bytes,
                                   group_rows)
