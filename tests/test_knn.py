@@ -4,6 +4,7 @@ corruption), and the errors."""
 from __future__ import annotations
 
 import os
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -67,6 +68,42 @@ def test_search_in_batches_with_progress(capsys):
     parts = loom.knn.search(q, db, 5, recall_target=1.0, batch_size=16, progress=True)
     np.testing.assert_array_equal(whole[1], parts[1])
     assert "50/50 queries" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+def test_search_in_database_batches_and_from_a_memory_map(metric, tmp_path, monkeypatch, capsys):
+    # The database in batches (one smaller than k), each swept once for every query batch, the
+    # answers merged: exact at recall 1, recall >= the target below it; a memory-mapped database
+    # goes through in batches of STREAM_BYTES by default; errors name rows of the whole database.
+    q = RNG.standard_normal((37, 8)).astype(np.float32)
+    db = RNG.standard_normal((5003, 8)).astype(np.float32)
+    truth, truth_scores = exact(q, db, 10, metric)
+    for batch in (5003, 2000, 1000, 4):
+        scores, idx = loom.knn.search(q, db[:5003 if batch != 4 else 23], 10, metric=metric, recall_target=1.0,
+                                      database_batch=batch, batch_size=16, progress=batch == 1000)
+        want = truth if batch != 4 else exact(q, db[:23], 10, metric)[0]
+        np.testing.assert_array_equal(idx, want)
+    assert "database rows 5000-5003 of 5003" in capsys.readouterr().err
+    np.testing.assert_allclose(loom.knn.search(q, db, 10, metric=metric, recall_target=1.0, database_batch=999)[0],
+                               loom.knn.search(q, db, 10, metric=metric, recall_target=1.0)[0], rtol=1e-5, atol=1e-5)
+    for target in (0.8, 0.95):
+        _, approx = loom.knn.search(q, db, 10, metric=metric, recall_target=target, database_batch=1500)
+        assert recall(approx, truth) >= target
+    path = tmp_path / "db.npy"
+    np.save(path, db)
+    monkeypatch.setattr(sys.modules["loom.knn.search"], "STREAM_BYTES", 1000 * 8 * 4)  # batches of 1000 rows
+    mapped = np.load(path, mmap_mode="r")
+    np.testing.assert_array_equal(loom.knn.search(q, mapped, 10, metric=metric, recall_target=1.0)[1], truth)
+    np.testing.assert_array_equal(loom.knn.search(q, mapped, 10, metric=metric)[1],
+                                  loom.knn.search(q, db, 10, metric=metric, database_batch=1000)[1])
+    bad = db.copy()
+    bad[3456] = 0.0 if metric == "cos" else np.nan
+    message = r"zero vector \(row 3456\)" if metric == "cos" else r"NaN or inf \(row 3456\)"
+    for queries in (q, q[:0]):
+        with pytest.raises(ValueError, match=message):
+            loom.knn.search(queries, bad, 10, metric=metric, database_batch=1000)
+    with pytest.raises(ValueError, match="database_batch must be a positive int"):
+        loom.knn.search(q, db, 10, metric=metric, database_batch=0)
 
 
 @pytest.mark.parametrize("call,error,message", [

@@ -450,14 +450,15 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
                       is_max_k: bool, input_size_override: int, aggregate_to_topk: bool, index_dtype=np.int32,
                       bins: int | None = None, query_tile: int | None = None,
                       chunk_bytes: int | None = None, group_rows: int | None = None,
-                      check_finite: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      check_finite: str | None = None, row_offset: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The compiled executor's kernel of `knn.fused_score_top_k` (see the module docstring).
     `bins` may raise the bin count above XLA's (more bins only raise recall); `query_tile`,
     `chunk_bytes` and `group_rows` override the tiling (QUERY_TILE, CHUNK_BYTES, GROUP_ROWS).
     With `check_finite` (the database's name in the message), a database row holding NaN or inf
     raises ValueError: the sweep, which reads the database anyway, carries two more queries, all
     ones and all minus ones, whose scores +-sum(x) (+ h) are NaN or +inf for one of them exactly
-    when x is not finite (or its sum overflows: then the exact per-row check finds nothing)."""
+    when x is not finite (or its sum overflows: then the exact per-row check finds nothing); the
+    message numbers the row from `row_offset` (the database is a batch of a larger one)."""
     q, db = np.asarray(queries), np.asarray(database)
     dtype = q.dtype
     ct = _compute_dtype(dtype)
@@ -472,7 +473,8 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     L = min(n, max(num_bins(n, 2, k, recall_target, input_size_override), bins or 0))  # noqa: N806
     if nq == 0:  # no queries: empty results of the op's width
         if check_finite and not np.isfinite(db).all():
-            raise ValueError(f"{check_finite} contain NaN or inf (row {int(np.argmin(np.isfinite(db).all(axis=1)))})")
+            row = int(np.argmin(np.isfinite(db).all(axis=1)))
+            raise ValueError(f"{check_finite} contain NaN or inf (row {row_offset + row})")
         width = k if aggregate_to_topk else _output_width(n, 2, k, recall_target, input_size_override)
         return np.empty((0, width), dtype), np.empty((0, width), index_dtype)
     qc = np.ascontiguousarray(q, dtype=ct)
@@ -500,7 +502,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             if suspect:
                 finite = np.isfinite(db).all(axis=1)
                 if not finite.all():
-                    raise ValueError(f"{check_finite} contain NaN or inf (row {int(np.argmin(finite))})")
+                    raise ValueError(f"{check_finite} contain NaN or inf (row {row_offset + int(np.argmin(finite))})")
         # Select bins, then find the winning position inside each chosen bin's chunk.
         bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
         if aggregate_to_topk:

@@ -52,19 +52,22 @@ def check_vectors(x: Any, name: str, dim: int | None = None, dtype: Any = None, 
         arr = arr.astype(np.float32)
     if dim is not None and arr.shape[1] != dim:
         raise ValueError(f"{name} have dimension {arr.shape[1]}, but the index/database has dimension {dim}")
-    if not finite:
-        return arr
+    return check_finite_rows(arr, name) if finite else arr
+
+
+def check_finite_rows(x: np.ndarray, name: str, row_offset: int = 0) -> np.ndarray:
+    """`x` (2-D), or a ValueError naming the first row holding NaN or inf (numbered from
+    `row_offset`)."""
     # A matrix-vector product propagates NaN and inf at memory speed on BLAS's threads (2.3x
     # faster than isfinite(...).all() on 1M x 128); the exact per-row check runs only when it finds
     # something (or when a finite row's sum overflows).
     with np.errstate(over="ignore", invalid="ignore"):
-        screen = arr @ np.ones(arr.shape[1], arr.dtype) if arr.dtype not in _LOW_FLOATS and arr.size else None
+        screen = x @ np.ones(x.shape[1], x.dtype) if x.dtype not in _LOW_FLOATS and x.size else None
     if screen is None or not np.isfinite(screen).all():
-        finite = np.isfinite(arr).all(axis=1)
+        finite = np.isfinite(x).all(axis=1)
         if not finite.all():
-            row = int(np.argmin(finite))
-            raise ValueError(f"{name} contain NaN or inf (row {row})")
-    return arr
+            raise ValueError(f"{name} contain NaN or inf (row {row_offset + int(np.argmin(finite))})")
+    return x
 
 
 def half_squared_norms(x: np.ndarray) -> np.ndarray:
@@ -99,72 +102,118 @@ def check_recall_target(recall_target: Any) -> float:
     return r
 
 
-def normalize(x: np.ndarray, name: str) -> np.ndarray:
-    """Rows scaled to unit length (for the cosine metric); a zero row is an error."""
+def normalize(x: np.ndarray, name: str, row_offset: int = 0) -> np.ndarray:
+    """Rows scaled to unit length (for the cosine metric); a zero row is an error (its row number
+    counted from `row_offset`)."""
     norms = np.linalg.norm(x.astype(np.float64), axis=1)
     if np.any(norms == 0):
-        raise ValueError(f"{name} contain a zero vector (row {int(np.argmin(norms))}), which has no direction for "
-                         f"metric 'cos'")
+        raise ValueError(f"{name} contain a zero vector (row {row_offset + int(np.argmin(norms))}), which has no "
+                         f"direction for metric 'cos'")
     return (x / norms[:, None].astype(x.dtype)).astype(x.dtype, copy=False)
 
 
-def search_prepared(queries: np.ndarray, database: np.ndarray, half_squared_norms: np.ndarray | None, k: int,
-                    metric: str, recall_target: float, batch_size: int | None = None,
-                    progress: bool = False, check_finite: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Search with checked inputs: `database` already normalised for "cos", `half_squared_norms`
-    given for "l2". Queries go through in batches of `batch_size` (all at once by default), with a
-    progress line on stderr per batch when `progress`. With `check_finite` (its name), the first
-    batch's sweep also checks the database for NaN and inf."""
-    nq = queries.shape[0]
-    step = nq if not batch_size else int(batch_size)
+# A memory-mapped database goes through in batches of about this many bytes, each read once.
+STREAM_BYTES = 1 << 30
+
+
+def search_prepared(queries: np.ndarray, database: np.ndarray, norms: np.ndarray | None, k: int, metric: str,
+                    recall_target: float, batch_size: int | None = None, progress: bool = False,
+                    check_finite: str | None = None, database_rows: int | None = None,
+                    normalized: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Search with checked queries.
+
+    - `database`: normalised for "cos" unless `normalized` is False (then each database batch is
+      checked for NaN and inf and normalised as it is read); `norms`, its half squared norms for
+      "l2", are computed per database batch when None.
+    - The database goes through in batches of `database_rows` rows (all at once by default), each
+      read once for all the queries (a memory-mapped database larger than memory streams from
+      disk once), and the batches' answers are merged. Each batch has its own bins, so there are
+      at least as many bins in all as in one sweep of the whole: recall can only rise.
+    - Queries go through in batches of `batch_size` (all at once by default), with a progress line
+      on stderr per step when `progress`.
+    - With `check_finite` (the database's name), the first sweep of each database batch also checks
+      it for NaN and inf."""
+    nq, n = queries.shape[0], database.shape[0]
+    q_step = max(1, int(batch_size or nq))
+    d_step = max(1, int(database_rows or n))
     if metric == "cos":
         queries = normalize(queries, "queries")
-    scores = np.empty((nq, k), dtype=queries.dtype)
-    indices = np.empty((nq, k), dtype=np.int64)
-    for start in range(0, max(nq, 1), max(step, 1)):
-        stop = min(start + step, nq)
-        q = queries[start:stop]
+    largest = metric != "l2"  # l2 ranks by the smallest h - q.x
+    batches = [(lo, min(lo + d_step, n)) for lo in range(0, n, d_step)]
+    steps, done = len(batches) * -(-nq // q_step), 0
+    values: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    for lo, hi in batches:
+        db = database[lo:hi]
+        if metric == "cos" and not normalized:
+            db = normalize(check_finite_rows(db, "database", lo), "database", lo)
+        h = None
         if metric == "l2":
-            v, i = knn_kernels.fused_score_top_k(q, database, half_squared_norms, "l2", k, recall_target, False, -1,
-                                                 True, check_finite=check_finite)
-            qn = (q.astype(np.float64) ** 2).sum(1)[:, None]
-            v = np.maximum(qn + 2.0 * v.astype(np.float64), 0.0).astype(q.dtype)
-        else:
-            v, i = knn_kernels.fused_score_top_k(q, database, None, "ip", k, recall_target, True, -1, True,
-                                                 check_finite=check_finite)
-        check_finite = None
-        scores[start:stop] = v
-        indices[start:stop] = i
-        if progress:
-            done = stop
-            bar = "#" * int(30 * done / max(nq, 1))
-            print(f"\rloom.knn: [{bar:<30}] {done}/{nq} queries", end="" if done < nq else "\n", file=sys.stderr,
-                  flush=True)
-    return scores, indices
+            h = norms[lo:hi] if norms is not None else half_squared_norms(db)
+        width = min(k, hi - lo)
+        v = np.empty((nq, width), dtype=queries.dtype)
+        i = np.empty((nq, width), dtype=np.int64)
+        check = check_finite
+        for start in range(0, nq, q_step):
+            stop = min(start + q_step, nq)
+            v[start:stop], i[start:stop] = knn_kernels.fused_score_top_k(
+                queries[start:stop], db, h, metric if metric == "l2" else "ip", width, recall_target, largest, -1,
+                True, check_finite=check, row_offset=lo)
+            check = None
+            done += 1
+            if progress:
+                bar = "#" * int(30 * done / steps)
+                print(f"\rloom.knn: [{bar:<30}] {stop}/{nq} queries, database rows {lo}-{hi} of {n}",
+                      end="" if done < steps else "\n", file=sys.stderr, flush=True)
+        if check is not None:  # no queries: the batch is still checked
+            knn_kernels.fused_score_top_k(queries[:0], db, h, "ip", width, recall_target, True, -1, True,
+                                          check_finite=check, row_offset=lo)
+        i += lo
+        if values is None:
+            values, positions = v, i
+        else:  # merge: the best k of both, ties to the smaller position
+            values, positions = knn_kernels.select_top_k(np.concatenate([values, v], 1),
+                                                         np.concatenate([positions, i], 1),
+                                                         min(k, values.shape[1] + width), largest)
+    if values is None:  # an empty database is rejected by the callers' check of k
+        values, positions = np.empty((nq, 0), queries.dtype), np.empty((nq, 0), np.int64)
+    if metric == "l2":
+        qn = (queries.astype(np.float64) ** 2).sum(1)[:, None]
+        values = np.maximum(qn + 2.0 * values.astype(np.float64), 0.0).astype(queries.dtype)
+    return values, positions
 
 
 def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_target: float = 0.95,
-           batch_size: int | None = None, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+           batch_size: int | None = None, progress: bool = False,
+           database_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The `k` nearest database vectors of each query: (scores, int64 indices), each
     (queries x k), best first. `recall_target` is the expected fraction of the true `k` nearest
-    found (1.0: exact). See the module docstring for the metrics and scores."""
+    found (1.0: exact). See the module docstring for the metrics and scores.
+
+    `batch_size` queries go through at a time (all by default); the database goes through in
+    batches of `database_batch` rows, each read once for all the queries: by default all at once,
+    or about 1 GiB at a time when `database` is a `numpy.memmap` (e.g. `np.load(path,
+    mmap_mode="r")`), so that a database larger than memory streams from disk once. `progress`
+    prints a progress line on stderr."""
     metric = check_metric(metric)
     recall_target = check_recall_target(recall_target)
     from loom.frontend.tracing import Tracer
     if isinstance(queries, Tracer) or isinstance(database, Tracer):
         return _search_traced(queries, database, k, metric, recall_target)
-    # For "ip" and "l2" the database's NaN/inf check rides on the search's own sweep (it reads the
-    # database once more otherwise: 2% of a 1M x 128 search); "cos" normalises a copy first.
-    db = check_vectors(database, "database", finite=metric == "cos")
+    if database_batch is None and isinstance(database, np.memmap) and database.ndim == 2:
+        database_batch = max(1, STREAM_BYTES // max(1, database.shape[1] * database.dtype.itemsize))
+    if database_batch is not None and (isinstance(database_batch, bool) or database_batch <= 0
+                                       or not isinstance(database_batch, (int, np.integer))):
+        raise ValueError(f"database_batch must be a positive int, but got {database_batch!r}")
+    # The database's NaN/inf check rides on the search's own sweep for "ip" and "l2" (it reads the
+    # database once more otherwise: 2% of a 1M x 128 search); "cos" checks each batch before it
+    # normalises it.
+    db = check_vectors(database, "database", finite=False)
     q = check_vectors(queries, "queries", dim=db.shape[1], dtype=db.dtype)
     k = check_k(k, db.shape[0])
-    norms = None
-    if metric == "cos":
-        db = normalize(db, "database")
-    elif metric == "l2":
-        norms = half_squared_norms(db)
-    return search_prepared(q, db, norms, k, metric, recall_target, batch_size, progress,
-                           check_finite=None if metric == "cos" else "database")
+    return search_prepared(q, db, None, k, metric, recall_target, batch_size, progress,
+                           check_finite=None if metric == "cos" else "database", database_rows=database_batch,
+                           normalized=False)
 
 
 def _search_traced(queries: Any, database: Any, k: int, metric: str, recall_target: float) -> tuple[Any, Any]:
