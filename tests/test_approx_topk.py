@@ -413,7 +413,8 @@ def test_fused_kernel_equals_reference_across_tilings():
                                             ("ip", True, 10, 1.0, True)]:
         norms = half if metric == "l2" else None
         rv, ri = knn_kernels.fused_score_top_k_reference(q, db, norms, metric, k, r, is_max, -1, aggregate)
-        for tiling in ({}, {"chunk_bytes": 1 << 13}, {"query_tile": 200, "group_rows": 3},
+        for tiling in ({}, {"chunk_bytes": 1 << 13}, {"chunk_bytes": 1 << 13, "group_rows": 1},
+                       {"chunk_bytes": 1 << 13, "group_rows": 5}, {"query_tile": 200, "group_rows": 3},
                        {"chunk_bytes": 1 << 16, "query_tile": 32, "group_rows": 4},
                        {"query_tile": 300, "chunk_bytes": 1 << 16}, {"query_tile": 300, "chunk_bytes": 1 << 20}):
             fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, aggregate, **tiling)

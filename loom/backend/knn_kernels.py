@@ -9,10 +9,11 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
   a chunk the bin of column j is still j mod L;
 - one worker per core, each with a single-threaded BLAS (the thread count is process-wide, so it
   is lowered for the search and restored after): a slice of the database per worker (query
-  tiles alone when the database is small); one GEMM per (tile, chunk), reduced while the tile is in
-  cache by in-place elementwise maxima of its rows of bins into the group's running maximum,
-  carried in the first row of the score buffer; when L is too large for several rows of bins per tile, each
-  chunk is one row of bins, swept in cache-sized pieces and merged elementwise;
+  tiles alone when the database is small); one GEMM per (tile, chunk), reduced while the tile is
+  in cache by in-place elementwise maxima of its rows of bins into the group's running maximum,
+  carried in the first row of the score buffer; when L is too large for several rows of bins
+  per tile, each chunk is one row of bins, swept in cache-sized pieces folded into a running
+  maximum the same way;
 - only the unit that gave each bin its maximum is remembered, not the position, so the
   hot loop does one pass over the scores and no arg-max; after the sweep the exact top-k of the L
   bins is taken, and only for the k chosen bins is the winning position found again, by
@@ -292,13 +293,14 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     cache where two alternating ones did not (7% faster, benchmarks/NOTES.md). The running
     (value, unit) state is updated once per group. With
     `chunk == bins` (bins too many for one cached tile), each chunk is one block, swept in
-    cache-sized pieces and merged elementwise (`group` is 1 then)."""
+    cache-sized pieces folded into a separate running maximum (an elementwise `_improve` of
+    every piece instead cost 12-17% more at L=1024-2048, benchmarks/NOTES.md)."""
     n = db.shape[0]
     qt = q.shape[0]
     qt_t = np.ascontiguousarray(q.T)  # BLAS measured ~10% faster with this operand contiguous
     best = np.full((bins, qt), -np.inf, dtype=q.dtype)
     best_unit = np.zeros((bins, qt), dtype=np.int32)
-    if chunk > bins or group > 1:
+    if chunk > bins:
         buffer = np.empty((bins + chunk, qt), dtype=q.dtype)
         rows = _widened(db, q.dtype, chunk)
         run, flat_run = buffer[:bins], buffer[:bins].reshape(-1)
@@ -331,7 +333,13 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
         piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
         scratch = np.empty((piece, qt), dtype=q.dtype)
         rows = _widened(db, q.dtype, piece)
-        for c, row in enumerate(range(0, n, bins)):
+        run = np.empty((bins, qt), dtype=q.dtype)
+        count = -(-n // bins)
+        for c in range(count):
+            row = c * bins
+            first = c % group == 0
+            if first and n - row < bins:
+                run.fill(-np.inf)  # the database's last, partial row of bins starts a group
             for b0 in range(0, min(bins, n - row), piece):
                 start, stop = row + b0, min(row + b0 + piece, row + bins, n)
                 width = stop - start
@@ -339,7 +347,13 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
                 np.matmul(rows(start, stop), qt_t, out=s)
                 if h is not None:
                     s += h[start:stop, None]
-                _improve(best[b0:b0 + width], best_unit[b0:b0 + width], s, first_unit + c)
+                part = run[b0:b0 + width]
+                if first:
+                    np.copyto(part, s)
+                else:
+                    np.maximum(part, s, out=part)
+            if c % group == group - 1 or c == count - 1:
+                _improve(best, best_unit, run, first_unit + c // group)
     return best, best_unit
 
 
@@ -350,9 +364,10 @@ def _tiling(L: int, qtile: int, itemsize: int, chunk_bytes: int | None,  # noqa:
     bins."""
     per_row = (chunk_bytes or CHUNK_BYTES) // (max(1, qtile) * itemsize)
     if L * 2 > per_row:
-        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk;
-        # fewer queries per tile keep the running (query x bin) state small.
-        return max(8, min(qtile, (64 << 20) // (L * itemsize * 2))), L, 1
+        # Too many bins for a cached tile of several rows of bins: one row of bins per chunk,
+        # swept in cached pieces, folded into the group's running maximum; fewer queries per tile
+        # keep the running (query x bin) state small.
+        return max(8, min(qtile, (64 << 20) // (L * itemsize * 2))), L, max(1, group_rows or GROUP_ROWS)
     # Groups of about GROUP_ROWS rows of bins: the running state is updated once per group and
     # the winner's position is found again among that many candidates. A chunk holds at most one
     # group: with few queries a cache-sized tile has many rows of bins, and finding a winner among
