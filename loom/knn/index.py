@@ -68,7 +68,9 @@ class Index:
     `add(vectors, ids=None)` appends (ids default to consecutive integers), `remove(ids)` deletes,
     `search(queries, k, recall_target=0.95)` returns (scores, ids) as `loom.knn.search` does, and
     `save(path)` / `Index.load(path)` persist it. Additions and removals cost time in proportion
-    to their own size (see the module docstring)."""
+    to their own size (see the module docstring). `dtype` is the stored vectors' type: float32,
+    float64, float16 or bfloat16 (half-precision vectors take half the memory and are searched
+    as stored, widened chunk by chunk)."""
 
     def __init__(self, dim: int, metric: str = "ip", dtype: Any = np.float32) -> None:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim <= 0:
