@@ -88,7 +88,7 @@ class Kernel:
 
 KERNELS: dict[str, Callable[[Operation], Kernel]] = {}
 
-_LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))  # computed in float32, as XLA does on CPU
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -131,7 +131,7 @@ def in_f32(ufunc: Callable) -> Callable:
 def _float_math(ufunc: Callable) -> Callable[[Operation], Kernel]:
     """Elementwise math whose f16/bf16 precision XLA takes from f32."""
     def make(op: Operation) -> Kernel:
-        if operand_dtype(op) in _LOW_FLOATS:
+        if operand_dtype(op) in LOW_FLOATS:
             return Kernel(in_f32(ufunc))
         return Kernel(ufunc)
     return make
@@ -280,7 +280,7 @@ def _remainder(op: Operation) -> Kernel:
     dt = result_dtype(op)
     if dt.kind in "iu":
         return Kernel(integer_remainder)
-    if dt in _LOW_FLOATS:
+    if dt in LOW_FLOATS:
         return Kernel(in_f32(np.fmod))
     return Kernel(np.fmod)
 
@@ -290,7 +290,7 @@ def _power(op: Operation) -> Kernel:
     dt = result_dtype(op)
     if dt.kind in "iu":
         return Kernel(integer_power)
-    if dt in _LOW_FLOATS:
+    if dt in LOW_FLOATS:
         return Kernel(in_f32(np.power))
     return Kernel(np.power)
 
@@ -768,7 +768,7 @@ def _get_tuple_element(op: Operation) -> Kernel:
 # Linear algebra --------------------------------------------------------------------------------
 
 def _compute_dtype(dt: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if dt in _LOW_FLOATS else dt
+    return np.dtype(np.float32) if dt in LOW_FLOATS else dt
 
 
 @kernel("stablehlo.dot_general")

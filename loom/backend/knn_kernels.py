@@ -33,16 +33,13 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from loom.backend import common
 from loom.backend.interpreter import rule
-from loom.backend.kernels_numpy import Kernel, Operand, Rest, kernel
+from loom.backend.kernels_numpy import LOW_FLOATS, Kernel, Operand, Rest, kernel
 from loom.dialects.knn import num_bins
 from loom.ir.core import Operation
-
-_LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 # Tile sizes: a (chunk x query tile) float32 score tile of CHUNK_BYTES, query tiles of at most
 # QUERY_TILE. Measured on a 2-core EPYC (1 MiB L2 per core, 32 MiB L3), one single-threaded GEMM
@@ -56,7 +53,7 @@ GROUP_ROWS = 16
 
 def _compute_dtype(dtype: np.dtype) -> np.dtype:
     """f16/bf16 are computed in float32 (as XLA does on CPU), the rest in their own type."""
-    return np.dtype(np.float32) if np.dtype(dtype) in _LOW_FLOATS else np.dtype(dtype)
+    return np.dtype(np.float32) if np.dtype(dtype) in LOW_FLOATS else np.dtype(dtype)
 
 
 def _attrs(op: Operation) -> tuple[int, float, bool, int, bool]:
@@ -433,7 +430,11 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
     # 1M x 128: 0.17-0.19 s with two tiles of 6, 0.10 s with two slices; benchmarks/NOTES.md).
     # Query tiles otherwise, a multiple of the worker count of them for balance.
     nq = max(nq, 1)
-    qtile, chunk, group = _tiling(L, query_tile or -(-nq // -(-nq // QUERY_TILE)), qc.dtype.itemsize, chunk_bytes,
+
+    def tile_of(tiles: int) -> int:  # queries per tile, `tiles` tiles of at most QUERY_TILE
+        return -(-nq // tiles)
+
+    qtile, chunk, group = _tiling(L, query_tile or tile_of(-(-nq // QUERY_TILE)), qc.dtype.itemsize, chunk_bytes,
                                   group_rows)
     unit = chunk * group
     slices = [(0, n)]
@@ -441,7 +442,7 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
         per = -(-(n // unit) // workers) * unit
         slices = [(a, min(a + per, n)) for a in range(0, n, per)]
     elif not query_tile:
-        qtile, chunk, group = _tiling(L, -(-nq // (workers * -(-nq // (workers * QUERY_TILE)))), qc.dtype.itemsize,
+        qtile, chunk, group = _tiling(L, tile_of(workers * -(-nq // (workers * QUERY_TILE))), qc.dtype.itemsize,
                                       chunk_bytes, group_rows)
         unit = chunk * group
     tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
@@ -487,9 +488,8 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     norm_sign = 0.0 if metric == "ip" else (1.0 if is_max_k else -1.0)
     L = min(n, max(num_bins(n, 2, k, recall_target, input_size_override), bins or 0))  # noqa: N806
     if nq == 0:  # no queries: empty results of the op's width
-        if check_finite and not np.isfinite(db).all():
-            row = int(np.argmin(np.isfinite(db).all(axis=1)))
-            raise ValueError(f"{check_finite} contain NaN or inf (row {row_offset + row})")
+        if check_finite:
+            check_rows_finite(db, check_finite, row_offset)
         width = k if aggregate_to_topk else _output_width(n, 2, k, recall_target, input_size_override)
         return np.empty((0, width), dtype), np.empty((0, width), index_dtype)
     qc = np.ascontiguousarray(q, dtype=ct)
@@ -501,7 +501,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
         qc = np.concatenate([qc, probes])
     # A float16 / bfloat16 database stays as it is: the sweep widens each chunk as it goes (a
     # float32 copy of the whole database would double the memory such a database saves).
-    dbc = np.ascontiguousarray(db) if db.dtype in _LOW_FLOATS else np.ascontiguousarray(db, dtype=ct)
+    dbc = np.ascontiguousarray(db) if db.dtype in LOW_FLOATS else np.ascontiguousarray(db, dtype=ct)
     h = None
     if norm_sign != 0.0:
         h = np.asarray(half_squared_norms, dtype=ct) * ct.type(norm_sign)
@@ -515,9 +515,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             suspect = not np.isfinite(best[nq:]).all()
             qc, best, best_unit = qc[:nq], best[:nq], best_unit[:nq]
             if suspect:
-                finite = np.isfinite(db).all(axis=1)
-                if not finite.all():
-                    raise ValueError(f"{check_finite} contain NaN or inf (row {row_offset + int(np.argmin(finite))})")
+                check_rows_finite(db, check_finite, row_offset)
         # Select bins, then find the winning position inside each chosen bin's chunk.
         bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
         if aggregate_to_topk:
@@ -544,6 +542,13 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             values = np.concatenate([values, np.full((nq, out_width - L), fill, values.dtype)], 1)
             positions = np.concatenate([positions, np.full((nq, out_width - L), -1, np.int64)], 1)
     return values.astype(dtype), positions.astype(index_dtype)
+
+
+def check_rows_finite(x: np.ndarray, name: str, row_offset: int = 0) -> None:
+    """A ValueError naming the first row of `x` holding NaN or inf, numbered from `row_offset`."""
+    finite = np.isfinite(x).all(axis=1)
+    if not finite.all():
+        raise ValueError(f"{name} contain NaN or inf (row {row_offset + int(np.argmin(finite))})")
 
 
 def _locate(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, chosen: np.ndarray,

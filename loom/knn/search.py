@@ -24,10 +24,10 @@ import ml_dtypes
 import numpy as np
 
 from loom.backend import knn_kernels
+from loom.backend.kernels_numpy import LOW_FLOATS
 
 METRICS = ("ip", "l2", "cos")
 _FLOATS = (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)
-_LOW_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 def check_metric(metric: Any) -> str:
@@ -44,7 +44,7 @@ def check_vectors(x: Any, name: str, dim: int | None = None, dtype: Any = None, 
         arr = arr[None, :]
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (vectors x dimension), but got shape {arr.shape}")
-    if arr.dtype.kind not in "fiu" and arr.dtype not in _LOW_FLOATS:
+    if arr.dtype.kind not in "fiu" and arr.dtype not in LOW_FLOATS:
         raise TypeError(f"{name} must hold numbers, but got dtype {arr.dtype}")
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
@@ -62,11 +62,9 @@ def check_finite_rows(x: np.ndarray, name: str, row_offset: int = 0) -> np.ndarr
     # faster than isfinite(...).all() on 1M x 128); the exact per-row check runs only when it finds
     # something (or when a finite row's sum overflows).
     with np.errstate(over="ignore", invalid="ignore"):
-        screen = x @ np.ones(x.shape[1], x.dtype) if x.dtype not in _LOW_FLOATS and x.size else None
+        screen = x @ np.ones(x.shape[1], x.dtype) if x.dtype not in LOW_FLOATS and x.size else None
     if screen is None or not np.isfinite(screen).all():
-        finite = np.isfinite(x).all(axis=1)
-        if not finite.all():
-            raise ValueError(f"{name} contain NaN or inf (row {row_offset + int(np.argmin(finite))})")
+        knn_kernels.check_rows_finite(x, name, row_offset)
     return x
 
 
@@ -75,7 +73,7 @@ def half_squared_norms(x: np.ndarray) -> np.ndarray:
     whose own 11 or 8 bits would move the l2 scores by more than their rounding in the sweep),
     accumulated with einsum's vector lanes (within 3e-7 of the float64 value, 4x faster than a
     float64 copy of the database)."""
-    if x.dtype not in _LOW_FLOATS:
+    if x.dtype not in LOW_FLOATS:
         return 0.5 * np.einsum("ij,ij->i", x, x)
     out = np.empty(x.shape[0], np.float32)
     step = max(1, (1 << 20) // max(1, 4 * x.shape[1]))  # widened 1 MiB at a time, not the whole database
@@ -166,8 +164,7 @@ def search_prepared(queries: np.ndarray, database: np.ndarray, norms: np.ndarray
                 print(f"\rloom.knn: [{bar:<30}] {stop}/{nq} queries, database rows {lo}-{hi} of {n}",
                       end="" if done < steps else "\n", file=sys.stderr, flush=True)
         if check is not None:  # no queries: the batch is still checked
-            knn_kernels.fused_score_top_k(queries[:0], db, h, "ip", width, recall_target, True, -1, True,
-                                          check_finite=check, row_offset=lo)
+            knn_kernels.check_rows_finite(db, check, lo)
         i += lo
         if values is None:
             values, positions = v, i
@@ -175,8 +172,6 @@ def search_prepared(queries: np.ndarray, database: np.ndarray, norms: np.ndarray
             values, positions = knn_kernels.select_top_k(np.concatenate([values, v], 1),
                                                          np.concatenate([positions, i], 1),
                                                          min(k, values.shape[1] + width), largest)
-    if values is None:  # an empty database is rejected by the callers' check of k
-        values, positions = np.empty((nq, 0), queries.dtype), np.empty((nq, 0), np.int64)
     if metric == "l2":
         qn = (queries.astype(np.float64) ** 2).sum(1)[:, None]
         values = np.maximum(qn + 2.0 * values.astype(np.float64), 0.0).astype(queries.dtype)
@@ -202,8 +197,8 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
         return _search_traced(queries, database, k, metric, recall_target)
     if database_batch is None and isinstance(database, np.memmap) and database.ndim == 2:
         database_batch = max(1, STREAM_BYTES // max(1, database.shape[1] * database.dtype.itemsize))
-    if database_batch is not None and (isinstance(database_batch, bool) or database_batch <= 0
-                                       or not isinstance(database_batch, (int, np.integer))):
+    if database_batch is not None and (isinstance(database_batch, bool)
+                                       or not isinstance(database_batch, (int, np.integer)) or database_batch <= 0):
         raise ValueError(f"database_batch must be a positive int, but got {database_batch!r}")
     # The database's NaN/inf check rides on the search's own sweep for "ip" and "l2" (it reads the
     # database once more otherwise: 2% of a 1M x 128 search); "cos" checks each batch before it
