@@ -430,6 +430,34 @@ def test_fused_kernel_equals_reference_across_tilings():
             np.testing.assert_array_equal(np.sort(fi, 1), np.sort(ri, 1))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_fused_kernel_on_a_half_precision_database_equals_reference_across_tilings(dtype, monkeypatch):
+    # A float16 / bfloat16 database is widened in blocks of whole chunks, each block swept by
+    # several query tiles: blocks smaller than a slice and than a group of chunks, and tiles
+    # sharing them, must give the reference's answer on the widened values.
+    import ml_dtypes
+    low = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
+    q = RNG.standard_normal((90, 8)).astype(np.float32)
+    db = RNG.standard_normal((30_011, 8)).astype(low)
+    wide = db.astype(np.float32)
+    half = 0.5 * (wide * wide).sum(1)
+    for metric, is_max, k, r in [("ip", True, 10, 0.95), ("l2", False, 10, 0.9), ("ip", True, 100, 0.95)]:
+        norms = half if metric == "l2" else None
+        rv, ri = knn_kernels.fused_score_top_k_reference(q, wide, norms, metric, k, r, is_max, -1, True)
+        for widen_bytes, tiling in [(1 << 12, {"query_tile": 20, "chunk_bytes": 1 << 12}),
+                                    (1 << 15, {"query_tile": 32, "chunk_bytes": 1 << 13, "group_rows": 3}),
+                                    (1 << 21, {})]:
+            monkeypatch.setattr(knn_kernels, "WIDEN_BYTES", widen_bytes)
+            fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, True,
+                                                   check_finite="database", **tiling)
+            np.testing.assert_allclose(fv, rv, rtol=1e-5, atol=1e-4)
+            true = q.astype(np.float64) @ wide.astype(np.float64).T
+            if metric == "l2":
+                true = half[None, :] - true
+            np.testing.assert_allclose(np.take_along_axis(true, fi.astype(np.int64), 1), rv, rtol=1e-5, atol=1e-4)
+            assert (fi != ri).mean() < 1e-3
+
+
 @pytest.mark.parametrize("nq", [0, 1, 5, 70])
 def test_fused_kernel_equals_reference_for_few_queries(nq):
     # Few queries over a database of many units: the workers sweep slices of the database and

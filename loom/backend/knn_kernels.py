@@ -19,7 +19,8 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
   bins is taken, and only for the k chosen bins is the winning position found again, by
   recomputing that bin's few scores in its unit (about GROUP_ROWS dot products per chosen bin);
 - for L2 the half squared norms are added to each score tile while it is in cache;
-- a float16 / bfloat16 database is widened to float32 chunk by chunk, never copied whole.
+- a float16 / bfloat16 database is widened to float32 in blocks of a few chunks, never copied
+  whole; the query tiles of a worker sweep each block while it is in cache, so it is widened once.
 
 benchmarks/NOTES.md (knn section) records the measurements behind these choices.
 """
@@ -271,14 +272,11 @@ def _improve(best: np.ndarray, best_unit: np.ndarray, values: np.ndarray, unit: 
     np.copyto(best_unit, unit, where=better)
 
 
-# inf - inf and overflow from a non-finite or huge database row: reported by the search
-@np.errstate(invalid="ignore", over="ignore")
-def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, group: int,
-           first_unit: int) -> tuple[np.ndarray, np.ndarray]:
-    """Running per-bin maximum of `q . x (+ h)` over `db` (a slice of the database starting at a
-    multiple of `chunk * group` rows, the `first_unit`-th such unit) for one query tile. Returns
-    the best value per bin and the unit (of `group` chunks of `chunk` rows) it came from, both
-    bins x queries.
+class _TileSweep:
+    """The running per-bin maximum of `q . x (+ h)` for one query tile, fed the rows of a database
+    slice (starting at a multiple of `chunk * group` rows, the `first_unit`-th such unit) in
+    consecutive blocks of whole chunks. `best` and `best_unit` (both bins x queries) hold the best
+    value per bin and the unit (of `group` chunks of `chunk` rows) it came from.
 
     Scores are computed transposed, database rows x queries, so that the rows of one bin are
     whole contiguous rows: with `chunk` a multiple of `bins`, a chunk's scores are `chunk / bins`
@@ -288,70 +286,106 @@ def _sweep(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chunk
     one `max` reduction over all the blocks, whose output overlapped its input): the group's
     maximum costs no pass of its own, and one buffer (1.25 MiB at the default tile) stays in
     cache where two alternating ones did not (7% faster, benchmarks/NOTES.md). The running
-    (value, unit) state is updated once per group. With
-    `chunk == bins` (bins too many for one cached tile), each chunk is one block, swept in
-    cache-sized pieces folded into a separate running maximum (an elementwise `_improve` of
-    every piece instead cost 12-17% more at L=1024-2048, benchmarks/NOTES.md)."""
-    n = db.shape[0]
-    qt = q.shape[0]
-    qt_t = np.ascontiguousarray(q.T)  # BLAS measured ~10% faster with this operand contiguous
-    best = np.full((bins, qt), -np.inf, dtype=q.dtype)
-    best_unit = np.zeros((bins, qt), dtype=np.int32)
-    if chunk > bins:
-        buffer = np.empty((bins + chunk, qt), dtype=q.dtype)
-        rows = _widened(db, q.dtype, chunk)
-        run, flat_run = buffer[:bins], buffer[:bins].reshape(-1)
+    (value, unit) state is updated once per group. With `chunk == bins` (bins too many for one
+    cached tile), each chunk is one block, swept in cache-sized pieces folded into a separate
+    running maximum (an elementwise `_improve` of every piece instead cost 12-17% more at
+    L=1024-2048, benchmarks/NOTES.md)."""
+
+    __slots__ = ("q_t", "bins", "chunk", "group", "first_unit", "best", "best_unit", "buffer", "run")
+
+    def __init__(self, q: np.ndarray, bins: int, chunk: int, group: int, first_unit: int) -> None:
+        qt = q.shape[0]
+        self.q_t = np.ascontiguousarray(q.T)  # BLAS measured ~10% faster with this operand contiguous
+        self.bins, self.chunk, self.group, self.first_unit = bins, chunk, group, first_unit
+        self.best = np.full((bins, qt), -np.inf, dtype=q.dtype)
+        self.best_unit = np.zeros((bins, qt), dtype=np.int32)
+        if chunk > bins:
+            self.buffer = np.empty((bins + chunk, qt), dtype=q.dtype)
+            self.run = self.buffer[:bins]
+        else:
+            self.buffer = np.empty((max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize))), qt), dtype=q.dtype)
+            self.run = np.empty((bins, qt), dtype=q.dtype)
+
+    # inf - inf and overflow from a non-finite or huge database row: reported by the search
+    @np.errstate(invalid="ignore", over="ignore")
+    def feed(self, x: np.ndarray, h: np.ndarray | None, first_chunk: int, last: bool) -> None:
+        """Fold rows `x` (compute type; whole chunks unless `last`, the slice's final block),
+        chunks `first_chunk`, `first_chunk + 1`, ... of the slice, with `h` their norm terms."""
+        n, bins, chunk, group = x.shape[0], self.bins, self.chunk, self.group
+        run, q_t, buffer = self.run, self.q_t, self.buffer
         count = -(-n // chunk)
-        for c in range(count):
-            start, stop = c * chunk, min(c * chunk + chunk, n)
-            width = stop - start
-            s = buffer[bins:bins + width]
-            np.matmul(rows(start, stop), qt_t, out=s)
-            if h is not None:
-                s += h[start:stop, None]
-            first = c % group == 0
-            full = width // bins
-            blocks = buffer[bins:bins + full * bins].reshape(full, bins * qt)
-            if first:  # the group's first chunk starts the running maximum
-                if full >= 2:
-                    np.maximum(blocks[0], blocks[1], out=flat_run)
-                elif full == 1:
-                    np.copyto(flat_run, blocks[0])
-                else:
-                    run.fill(-np.inf)
-            for i in range(min(full, 2) if first else 0, full):
-                np.maximum(flat_run, blocks[i], out=flat_run)
-            rest = width - full * bins
-            if rest:  # the database's last, partial row of bins
-                np.maximum(run[:rest], s[full * bins:], out=run[:rest])
-            if c % group == group - 1 or c == count - 1:
-                _improve(best, best_unit, run, first_unit + c // group)
-    else:
-        piece = max(1, min(bins, CHUNK_BYTES // (qt * q.dtype.itemsize)))
-        scratch = np.empty((piece, qt), dtype=q.dtype)
-        rows = _widened(db, q.dtype, piece)
-        run = np.empty((bins, qt), dtype=q.dtype)
-        count = -(-n // bins)
-        for c in range(count):
-            row = c * bins
-            first = c % group == 0
-            if first and n - row < bins:
-                run.fill(-np.inf)  # the database's last, partial row of bins starts a group
-            for b0 in range(0, min(bins, n - row), piece):
-                start, stop = row + b0, min(row + b0 + piece, row + bins, n)
+        if chunk > bins:
+            flat_run = run.reshape(-1)
+            for i in range(count):
+                c = first_chunk + i
+                start, stop = i * chunk, min(i * chunk + chunk, n)
                 width = stop - start
-                s = scratch[:width]
-                np.matmul(rows(start, stop), qt_t, out=s)
+                s = buffer[bins:bins + width]
+                np.matmul(x[start:stop], q_t, out=s)
                 if h is not None:
                     s += h[start:stop, None]
-                part = run[b0:b0 + width]
-                if first:
-                    np.copyto(part, s)
-                else:
-                    np.maximum(part, s, out=part)
-            if c % group == group - 1 or c == count - 1:
-                _improve(best, best_unit, run, first_unit + c // group)
-    return best, best_unit
+                first = c % group == 0
+                full = width // bins
+                blocks = buffer[bins:bins + full * bins].reshape(full, flat_run.size)
+                if first:  # the group's first chunk starts the running maximum
+                    if full >= 2:
+                        np.maximum(blocks[0], blocks[1], out=flat_run)
+                    elif full == 1:
+                        np.copyto(flat_run, blocks[0])
+                    else:
+                        run.fill(-np.inf)
+                for b in range(min(full, 2) if first else 0, full):
+                    np.maximum(flat_run, blocks[b], out=flat_run)
+                rest = width - full * bins
+                if rest:  # the database's last, partial row of bins
+                    np.maximum(run[:rest], s[full * bins:], out=run[:rest])
+                if c % group == group - 1 or (last and i == count - 1):
+                    _improve(self.best, self.best_unit, run, self.first_unit + c // group)
+        else:
+            piece = buffer.shape[0]
+            for i in range(count):
+                c, row = first_chunk + i, i * bins
+                first = c % group == 0
+                if first and n - row < bins:
+                    run.fill(-np.inf)  # the database's last, partial row of bins starts a group
+                for b0 in range(0, min(bins, n - row), piece):
+                    start, stop = row + b0, min(row + b0 + piece, row + bins, n)
+                    width = stop - start
+                    s = buffer[:width]
+                    np.matmul(x[start:stop], q_t, out=s)
+                    if h is not None:
+                        s += h[start:stop, None]
+                    part = run[b0:b0 + width]
+                    if first:
+                        np.copyto(part, s)
+                    else:
+                        np.maximum(part, s, out=part)
+                if c % group == group - 1 or (last and i == count - 1):
+                    _improve(self.best, self.best_unit, run, self.first_unit + c // group)
+
+
+# Rows of a float16 / bfloat16 database widened at a time: a whole number of chunks, widened once
+# for all the query tiles that sweep them (from L3) instead of once per tile.
+WIDEN_BYTES = 2 << 20
+TILES_PER_WIDEN = 8
+
+
+def _sweep(tiles: list[np.ndarray], db: np.ndarray, h: np.ndarray | None, bins: int, chunk: int, group: int,
+           first_unit: int, dtype: np.dtype) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The sweep of the query tiles `tiles` over `db` (a slice of the database starting at a
+    multiple of `chunk * group` rows, the `first_unit`-th such unit): (best value, unit) per bin
+    and query (bins x queries) for each tile. A database of another type than `dtype` (float16,
+    bfloat16) is widened in blocks of whole chunks, each swept by every tile while it is hot."""
+    n = db.shape[0]
+    sweeps = [_TileSweep(q, bins, chunk, group, first_unit) for q in tiles]
+    block = n if db.dtype == dtype else chunk * max(1, WIDEN_BYTES // (chunk * db.shape[1] * dtype.itemsize))
+    rows = _widened(db, dtype, block)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        x = rows(start, stop)
+        for sweep in sweeps:
+            sweep.feed(x, None if h is None else h[start:stop], start // chunk, stop == n)
+    return [(sweep.best, sweep.best_unit) for sweep in sweeps]
 
 
 def _tiling(L: int, qtile: int, itemsize: int, chunk_bytes: int | None,  # noqa: N803
@@ -376,7 +410,7 @@ def _tiling(L: int, qtile: int, itemsize: int, chunk_bytes: int | None,  # noqa:
 
 def _widened(db: np.ndarray, dtype: np.dtype, most: int) -> Any:
     """rows(start, stop): those rows of `db` in `dtype`; a view where `db` has that type, else
-    widened into one reused buffer of `most` rows (a float16 / bfloat16 database's chunk)."""
+    widened into one reused buffer of `most` rows (a float16 / bfloat16 database's block)."""
     if db.dtype == dtype:
         return lambda start, stop: db[start:stop]
     buffer = np.empty((max(1, most), db.shape[1]), dtype)
@@ -446,19 +480,27 @@ def _sweep_all(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, L: int, be
                                       chunk_bytes, group_rows)
         unit = chunk * group
     tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
-    jobs = [(a, b, lo, hi) for a, b in tiles for lo, hi in slices]
+    # A float32 database: one job per (query tile, slice), each reading its slice from memory
+    # (sharing a slice among tiles from L3 measured slower, benchmarks/NOTES.md). A float16 /
+    # bfloat16 one: up to TILES_PER_WIDEN tiles per job share each widened block.
+    per_job = 1 if dbc.dtype == qc.dtype or len(slices) == 1 else TILES_PER_WIDEN
+    jobs = [(tiles[t:t + per_job], lo, hi) for t in range(0, len(tiles), per_job) for lo, hi in slices]
+
+    def run(job: tuple) -> list[tuple[np.ndarray, np.ndarray]]:
+        group_tiles, lo, hi = job
+        return _sweep([qc[a:b] for a, b in group_tiles], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk,
+                      group, lo // unit, qc.dtype)
+
     if len(jobs) > 1 and workers > 1:
-        futures = [_pool().submit(_sweep, qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group,
-                                  lo // unit) for a, b, lo, hi in jobs]
-        results = [f.result() for f in futures]
+        results = [f.result() for f in [_pool().submit(run, job) for job in jobs]]
     else:
-        results = [_sweep(qc[a:b], dbc[lo:hi], h if h is None else h[lo:hi], L, chunk, group, lo // unit)
-                   for a, b, lo, hi in jobs]
-    for (a, b, lo, _), (values, units) in zip(jobs, results):
-        if lo == 0:
-            best[a:b], best_unit[a:b] = values.T, units.T
-        else:
-            _improve(best[a:b], best_unit[a:b], values.T, units.T)
+        results = [run(job) for job in jobs]
+    for (group_tiles, lo, _), states in zip(jobs, results):
+        for (a, b), (values, units) in zip(group_tiles, states):
+            if lo == 0:
+                best[a:b], best_unit[a:b] = values.T, units.T
+            else:
+                _improve(best[a:b], best_unit[a:b], values.T, units.T)
     return unit
 
 
@@ -499,7 +541,7 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
         probes = np.ones((2, db.shape[1]), ct)
         probes[1] = -1
         qc = np.concatenate([qc, probes])
-    # A float16 / bfloat16 database stays as it is: the sweep widens each chunk as it goes (a
+    # A float16 / bfloat16 database stays as it is: the sweep widens a block at a time (a
     # float32 copy of the whole database would double the memory such a database saves).
     dbc = np.ascontiguousarray(db) if db.dtype in LOW_FLOATS else np.ascontiguousarray(db, dtype=ct)
     h = None
