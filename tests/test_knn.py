@@ -237,6 +237,37 @@ def test_low_precision_database_is_searched_exactly_without_a_float32_copy(metri
         loom.knn.search(q, bad, 10, metric=metric)
 
 
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_search_on_cpu_torch_tensors_gives_tensors(metric, dtype):
+    # CPU tensors go through the CPU kernel on their own memory and come back as tensors: the
+    # same answer as the search of the same values as numpy arrays.
+    torch = pytest.importorskip("torch")
+    q = torch.from_numpy(RNG.standard_normal((7, 24)).astype(np.float32)).to(getattr(torch, dtype))
+    db = torch.from_numpy(RNG.standard_normal((3_000, 24)).astype(np.float32)).to(getattr(torch, dtype))
+    s, i = loom.knn.search(q, db, 4, metric=metric, batch_size=3)
+
+    def array(t):
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if t.dtype == torch.bfloat16 else t.numpy()
+
+    want_s, want_i = loom.knn.search(array(q), array(db), 4, metric=metric, batch_size=3)
+    assert isinstance(s, torch.Tensor) and s.dtype == getattr(torch, dtype) and i.dtype == torch.int64
+    np.testing.assert_array_equal(i.numpy(), want_i)
+    np.testing.assert_array_equal(array(s), want_s)
+    # a numpy database with tensor queries: a CPU tensor; a 1-D query is one vector
+    np.testing.assert_array_equal(loom.knn.search(q[0], array(db), 4, metric=metric)[1].numpy(), want_i[:1])
+    bad = db.clone()
+    bad[2_345, 1] = float("nan")
+    with pytest.raises(ValueError, match=r"database contain NaN or inf \(row 2345\)"):
+        loom.knn.search(q, bad, 4, metric=metric)
+    with pytest.raises(ValueError, match="queries have dimension 23, but the index/database has dimension 24"):
+        loom.knn.search(q[:, :23], db, 4, metric=metric)
+    with pytest.raises(ValueError, match=r"k must be in \[1, 3000\]"):
+        loom.knn.search(q, db, 3_001, metric=metric)
+    with pytest.raises(ValueError, match=r"database must be a 2-D array .* shape \(3000, 24, 1\)"):
+        loom.knn.search(q, db[..., None], 4, metric=metric)
+
+
 # Index --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("metric", ["ip", "l2", "cos"])

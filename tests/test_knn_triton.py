@@ -224,3 +224,56 @@ def test_search_api_against_exact(results):
     for r in rows:
         assert r["same_indices"] == 1.0, r
         assert r["score_error"] <= 1e-3, r
+
+
+SEARCH_API = textwrap.dedent("""
+    import json
+    import numpy as np
+    import torch
+    import loom
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((9, 12)).astype(np.float32)
+    db = rng.standard_normal((600, 12)).astype(np.float32)
+    out = {}
+    for metric in ("ip", "l2", "cos"):
+        want_s, want_i = loom.knn.search(q, db, 5, metric=metric, recall_target=1.0)
+        for how, kw in (("resident", {}), ("streamed", {"database_batch": 250}), ("query batches", {"batch_size": 4})):
+            s, i = loom.knn.search(torch.from_numpy(q), torch.from_numpy(db), 5, metric=metric, recall_target=1.0,
+                                   **kw)
+            out[f"{metric} {how}"] = [type(s).__name__, type(i).__name__, str(i.dtype),
+                                      bool((i.numpy() == want_i).all()), float(np.abs(s.numpy() - want_s).max())]
+    s, i = loom.knn.search(torch.from_numpy(q), db, 5, recall_target=1.0)  # an array database: a CPU tensor
+    out["mixed"] = bool((i.numpy() == loom.knn.search(q, db, 5, recall_target=1.0)[1]).all())
+    errors = []
+    bad = torch.from_numpy(db.copy())
+    bad[333, 4] = float("inf")
+    zero = torch.from_numpy(db.copy())
+    zero[401] = 0.0
+    for database, kw in ((bad, {"database_batch": 250}), (bad, {}), (zero, {"metric": "cos", "database_batch": 250})):
+        try:
+            loom.knn.search(torch.from_numpy(q), database, 5, **kw)
+            errors.append(None)
+        except ValueError as e:
+            errors.append(str(e))
+    out["errors"] = errors
+    print(json.dumps(out))
+""")
+
+
+def test_knn_search_on_torch_tensors_takes_the_triton_kernel():
+    # loom.knn.search on torch tensors: CUDA tensors take the Triton kernel; under Triton's
+    # interpreter CPU tensors do too, which is how this checks that route (resident, streamed in
+    # database batches, in query batches) against the CPU kernel at recall 1 (exact).
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    proc = subprocess.run([sys.executable, "-c", SEARCH_API], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    for metric in ("ip", "l2", "cos"):
+        for how in ("resident", "streamed", "query batches"):
+            kind, index_kind, index_dtype, same, error = out[f"{metric} {how}"]
+            assert (kind, index_kind, index_dtype, same) == ("Tensor", "Tensor", "torch.int64", True), (metric, how)
+            assert error <= 1e-4, (metric, how, error)
+    assert out["mixed"]
+    assert out["errors"] == ["database contain NaN or inf (row 333)"] * 2 + [
+        "database contain a zero vector (row 401), which has no direction for metric 'cos'"]

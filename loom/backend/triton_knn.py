@@ -396,8 +396,23 @@ def fused_score_top_k(queries: torch.Tensor, database: torch.Tensor, half_square
     return values.to(queries.dtype), indices
 
 
+def check_rows(x: torch.Tensor, name: str, metric: str, row_offset: int = 0) -> None:
+    """A ValueError naming the first row of `x` holding NaN or inf, or (for "cos") a zero row,
+    numbered from `row_offset`: on the tensor's device, one pass, one transfer of a flag."""
+    bad = ~torch.isfinite(x).all(dim=1)
+    if metric == "cos":
+        bad |= (x == 0).all(dim=1)
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0, 0])
+        if not bool(torch.isfinite(x[row]).all()):
+            raise ValueError(f"{name} contain NaN or inf (row {row_offset + row})")
+        raise ValueError(f"{name} contain a zero vector (row {row_offset + row}), which has no direction for "
+                         "metric 'cos'")
+
+
 def search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = "ip", recall_target: float = 0.95,
-           batch_rows: int | None = None, progress: bool = False, **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
+           batch_rows: int | None = None, progress: bool = False, check: bool = False,
+           **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """`loom.knn.search` on torch tensors (GPU): (scores, int64 indices). "ip": inner products,
     largest first; "l2": squared Euclidean distances, nearest first; "cos": cosine similarity.
 
@@ -406,10 +421,13 @@ def search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = 
     `batch_rows` rows (as many as fit in a quarter of free GPU memory by default); each batch's
     bins are sized for the whole database (`reduction_input_size_override`), so the union of the
     batches' candidates meets the recall target, and a running exact top-k merges them. With
-    `progress`, a progress line per batch goes to stderr."""
+    `progress`, a progress line per batch goes to stderr. With `check`, the database is checked on
+    the device (`check_rows`), each batch as it arrives."""
     n = database.shape[0]
     stream = batch_rows is not None or database.device != queries.device
     if not stream:
+        if check:
+            check_rows(database, "database", metric)
         return _search_resident(queries, database, k, metric, recall_target, **options)
     if batch_rows is None:
         free = torch.cuda.mem_get_info(queries.device)[0] if queries.is_cuda else 1 << 30
@@ -420,6 +438,8 @@ def search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = 
     nearest_first = metric == "l2"
     for start in range(0, n, batch_rows):
         part = database[start:start + batch_rows].to(queries.device, non_blocking=True)
+        if check:
+            check_rows(part, "database", metric, start)
         kk = min(k, part.shape[0])
         s, i = _search_resident(queries, part, kk, metric, recall_target,
                                 reduction_input_size_override=n if part.shape[0] < n else -1, **options)
@@ -495,5 +515,5 @@ def register_torch_kernel() -> None:
 
 register_torch_kernel()
 
-__all__ = ["CANDIDATES", "TRIAL_CANDIDATES", "choose_bins", "fused_score_top_k", "gpu_bins", "partial_reduce",
-           "programs_per_sm", "register_torch_kernel", "search", "tile_config", "tune"]
+__all__ = ["CANDIDATES", "TRIAL_CANDIDATES", "check_rows", "choose_bins", "fused_score_top_k", "gpu_bins",
+           "partial_reduce", "programs_per_sm", "register_torch_kernel", "search", "tile_config", "tune"]

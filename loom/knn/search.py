@@ -189,12 +189,19 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     batches of `database_batch` rows, each read once for all the queries: by default all at once,
     or about 1 GiB at a time when `database` is a `numpy.memmap` (e.g. `np.load(path,
     mmap_mode="r")`), so that a database larger than memory streams from disk once. `progress`
-    prints a progress line on stderr."""
+    prints a progress line on stderr.
+
+    torch tensors give torch tensors back. On a GPU (CUDA queries) the search is the Triton kernel
+    (`loom.backend.triton_knn`); a database left in host memory, larger than the GPU's, streams
+    through it in batches (`database_batch` rows; by default as many as fit in a quarter of the
+    free GPU memory). CPU tensors are searched by the CPU kernel in place."""
     metric = check_metric(metric)
     recall_target = check_recall_target(recall_target)
     from loom.frontend.tracing import Tracer
     if isinstance(queries, Tracer) or isinstance(database, Tracer):
         return _search_traced(queries, database, k, metric, recall_target)
+    if _is_tensor(queries) or _is_tensor(database):
+        return _search_torch(queries, database, k, metric, recall_target, batch_size, progress, database_batch)
     if database_batch is None and isinstance(database, np.memmap) and database.ndim == 2:
         database_batch = max(1, STREAM_BYTES // max(1, database.shape[1] * database.dtype.itemsize))
     if database_batch is not None and (isinstance(database_batch, bool)
@@ -209,6 +216,68 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     return search_prepared(q, db, None, k, metric, recall_target, batch_size, progress,
                            check_finite=None if metric == "cos" else "database", database_rows=database_batch,
                            normalized=False)
+
+
+def _is_tensor(x: Any) -> bool:
+    torch = sys.modules.get("torch")  # never imported here: a tensor means it is loaded
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _search_torch(queries: Any, database: Any, k: int, metric: str, recall_target: float, batch_size: int | None,
+                  progress: bool, database_batch: int | None) -> tuple[Any, Any]:
+    """`search` on torch tensors (see `search`); an array among them is taken as a CPU tensor."""
+    import torch
+
+    def tensor(x: Any, name: str) -> torch.Tensor:
+        if isinstance(x, torch.Tensor):
+            t = x.detach()
+        else:
+            a = np.asarray(x)
+            t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
+                torch.as_tensor(a)
+        t = t[None, :] if t.ndim == 1 else t
+        if t.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array (vectors x dimension), but got shape {tuple(t.shape)}")
+        if t.is_complex() or t.dtype == torch.bool:
+            raise TypeError(f"{name} must hold real numbers, but got dtype {t.dtype}")
+        return t if t.is_floating_point() else t.float()
+
+    db = tensor(database, "database")
+    q = tensor(queries, "queries")
+    if q.shape[1] != db.shape[1]:
+        raise ValueError(f"queries have dimension {q.shape[1]}, but the index/database has dimension {db.shape[1]}")
+    k = check_k(k, db.shape[0])
+    if database_batch is not None and (isinstance(database_batch, bool)
+                                       or not isinstance(database_batch, (int, np.integer)) or database_batch <= 0):
+        raise ValueError(f"database_batch must be a positive int, but got {database_batch!r}")
+    if db.is_cuda and not q.is_cuda:
+        q = q.to(db.device)
+    q = q.to(db.dtype)
+    if q.is_cuda or _interpreting_triton():
+        from loom.backend import triton_knn
+        triton_knn.check_rows(q, "queries", metric)
+        step = max(1, int(batch_size or q.shape[0]))
+        parts = [triton_knn.search(q[a:a + step], db, k, metric, recall_target, batch_rows=database_batch,
+                                   progress=progress, check=True) for a in range(0, q.shape[0], step)]
+        if len(parts) == 1:
+            return parts[0]
+        return torch.cat([v for v, _ in parts]), torch.cat([i for _, i in parts])
+
+    def array(t: torch.Tensor) -> np.ndarray:  # the tensor's own memory
+        t = t.cpu()
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if t.dtype == torch.bfloat16 else t.numpy()
+
+    values, indices = search(array(q), array(db), k, metric, recall_target, batch_size, progress, database_batch)
+    scores = torch.from_numpy(values.view(np.int16)).view(torch.bfloat16) if values.dtype == ml_dtypes.bfloat16 \
+        else torch.from_numpy(values)
+    return scores, torch.from_numpy(indices)
+
+
+def _interpreting_triton() -> bool:
+    """Whether Triton runs kernels on the CPU by its interpreter (TRITON_INTERPRET=1): CPU tensors
+    then take the Triton kernel too (how the tests check that path without a GPU)."""
+    import os
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 def _search_traced(queries: Any, database: Any, k: int, metric: str, recall_target: float) -> tuple[Any, Any]:
