@@ -266,6 +266,15 @@ def test_search_on_cpu_torch_tensors_gives_tensors(metric, dtype):
         loom.knn.search(q, db, 3_001, metric=metric)
     with pytest.raises(ValueError, match=r"database must be a 2-D array .* shape \(3000, 24, 1\)"):
         loom.knn.search(q, db[..., None], 4, metric=metric)
+    index = Index(24, metric, dtype=getattr(np, dtype, None) or ml_dtypes.bfloat16)
+    index.add(array(db), ids=np.arange(3_000) + 100)
+    s, i = index.search(q, 4)
+    want_s, want_i = index.search(array(q), 4)
+    assert isinstance(s, torch.Tensor) and i.dtype == torch.int64
+    np.testing.assert_array_equal(i.numpy(), want_i)
+    np.testing.assert_array_equal(array(s), want_s)
+    with pytest.raises(ValueError, match="queries have dimension 23, but the index/database has dimension 24"):
+        index.search(q[:, :23], 4)
 
 
 # Index --------------------------------------------------------------------------------------------
@@ -290,6 +299,11 @@ def test_index_add_remove_search_against_exact(metric):
     _, approx = index.search(q, 10, recall_target=0.9)
     assert recall(approx, ids) >= 0.9
     assert not np.isin(ids, removed).any()
+    # in database batches, each swept once for all the queries and merged: the same exact answer
+    np.testing.assert_array_equal(index.search(q, 10, recall_target=1.0, database_batch=700)[1], ids)
+    assert recall(index.search(q, 10, recall_target=0.9, database_batch=700)[1], ids) >= 0.9
+    with pytest.raises(ValueError, match="database_batch must be a positive int, but got 0"):
+        index.search(q, 10, database_batch=0)
 
 
 @pytest.mark.parametrize("metric", ["ip", "l2", "cos"])

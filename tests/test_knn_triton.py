@@ -256,6 +256,15 @@ SEARCH_API = textwrap.dedent("""
         except ValueError as e:
             errors.append(str(e))
     out["errors"] = errors
+    for metric in ("ip", "l2", "cos"):  # an Index searched with tensor queries: its ids, as tensors
+        index = loom.knn.Index(12, metric)
+        index.add(db, ids=np.arange(600) * 7 + 3)
+        index.remove([10, 17, 4_000])
+        want_s, want_i = index.search(q, 5, recall_target=1.0)
+        for how, kw in (("resident", {}), ("streamed", {"database_batch": 250})):
+            s, i = index.search(torch.from_numpy(q), 5, recall_target=1.0, **kw)
+            out[f"index {metric} {how}"] = [type(s).__name__, str(i.dtype), bool((i.numpy() == want_i).all()),
+                                            float(np.abs(s.numpy() - want_s).max())]
     print(json.dumps(out))
 """)
 
@@ -274,6 +283,10 @@ def test_knn_search_on_torch_tensors_takes_the_triton_kernel():
             kind, index_kind, index_dtype, same, error = out[f"{metric} {how}"]
             assert (kind, index_kind, index_dtype, same) == ("Tensor", "Tensor", "torch.int64", True), (metric, how)
             assert error <= 1e-4, (metric, how, error)
+    for metric in ("ip", "l2", "cos"):
+        for how in ("resident", "streamed"):
+            kind, index_dtype, same, error = out[f"index {metric} {how}"]
+            assert (kind, index_dtype, same) == ("Tensor", "torch.int64", True) and error <= 1e-4, (metric, how)
     assert out["mixed"]
     assert out["errors"] == ["database contain NaN or inf (row 333)"] * 2 + [
         "database contain a zero vector (row 401), which has no direction for metric 'cos'"]

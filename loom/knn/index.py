@@ -41,12 +41,19 @@ import ml_dtypes
 import numpy as np
 
 from loom.knn.search import (
+    as_array,
+    as_tensor,
+    check_database_batch,
     check_k,
     check_metric,
     check_recall_target,
     check_vectors,
+    from_array,
     half_squared_norms,
+    is_tensor,
     normalize,
+    on_gpu,
+    search_gpu,
     search_prepared,
 )
 
@@ -214,17 +221,36 @@ class Index:
             self._norms = moved(self._norms)
 
     def search(self, queries: Any, k: int, recall_target: float = 0.95, batch_size: int | None = None,
-               progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """The `k` best vectors for each query: (scores, ids), best first (see `loom.knn.search`)."""
+               progress: bool = False, database_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The `k` best vectors for each query: (scores, ids), best first (see `loom.knn.search`).
+        The index goes through in batches of `database_batch` rows, each swept once for all the
+        queries (all at once by default). Tensor queries give tensors back; CUDA ones are searched
+        on the GPU, the index streaming from host memory through it in batches (by default as many
+        rows as fit in a quarter of the free GPU memory)."""
         recall_target = check_recall_target(recall_target)
-        q = check_vectors(queries, "queries", dim=self.dim, dtype=self.dtype)
+        database_batch = check_database_batch(database_batch)
         if len(self) == 0:
             raise ValueError("the index is empty: add vectors before searching")
         k = check_k(k, len(self))
         n = self._size
+        if is_tensor(queries):
+            t = as_tensor(queries, "queries")
+            if t.shape[1] != self.dim:
+                raise ValueError(f"queries have dimension {t.shape[1]}, but the index/database has dimension "
+                                 f"{self.dim}")
+            if on_gpu(t):
+                import torch
+                db = from_array(self._vectors[:n])
+                # the stored vectors were checked when added (and normalised for "cos")
+                scores, rows = search_gpu(t.to(db.dtype), db, k, self.metric, recall_target, batch_size, progress,
+                                          database_batch, check_database=False)
+                return scores, torch.as_tensor(self._ids[:n], device=rows.device)[rows]
+            scores, ids = self.search(as_array(t), k, recall_target, batch_size, progress, database_batch)
+            return from_array(scores), from_array(ids)
+        q = check_vectors(queries, "queries", dim=self.dim, dtype=self.dtype)
         norms = None if self._norms is None else self._norms[:n]
         scores, rows = search_prepared(q, self._vectors[:n], norms, k, self.metric, recall_target, batch_size,
-                                       progress)
+                                       progress, database_rows=database_batch)
         return scores, self._ids[rows]
 
     # Persistence ----------------------------------------------------------------------------------

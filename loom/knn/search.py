@@ -93,6 +93,12 @@ def check_k(k: Any, n: int) -> int:
     return int(k)
 
 
+def check_database_batch(rows: Any) -> int | None:
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows <= 0):
+        raise ValueError(f"database_batch must be a positive int, but got {rows!r}")
+    return None if rows is None else int(rows)
+
+
 def check_recall_target(recall_target: Any) -> float:
     r = float(recall_target)
     if not 0.0 < r <= 1.0:
@@ -200,13 +206,11 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     from loom.frontend.tracing import Tracer
     if isinstance(queries, Tracer) or isinstance(database, Tracer):
         return _search_traced(queries, database, k, metric, recall_target)
-    if _is_tensor(queries) or _is_tensor(database):
+    database_batch = check_database_batch(database_batch)
+    if is_tensor(queries) or is_tensor(database):
         return _search_torch(queries, database, k, metric, recall_target, batch_size, progress, database_batch)
     if database_batch is None and isinstance(database, np.memmap) and database.ndim == 2:
         database_batch = max(1, STREAM_BYTES // max(1, database.shape[1] * database.dtype.itemsize))
-    if database_batch is not None and (isinstance(database_batch, bool)
-                                       or not isinstance(database_batch, (int, np.integer)) or database_batch <= 0):
-        raise ValueError(f"database_batch must be a positive int, but got {database_batch!r}")
     # The database's NaN/inf check rides on the search's own sweep for "ip" and "l2" (it reads the
     # database once more otherwise: 2% of a 1M x 128 search); "cos" checks each batch before it
     # normalises it.
@@ -218,66 +222,84 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
                            normalized=False)
 
 
-def _is_tensor(x: Any) -> bool:
+def is_tensor(x: Any) -> bool:
     torch = sys.modules.get("torch")  # never imported here: a tensor means it is loaded
     return torch is not None and isinstance(x, torch.Tensor)
+
+
+def as_tensor(x: Any, name: str) -> Any:
+    """`x` (a tensor, or an array taken as a CPU tensor without a copy) as a 2-D floating tensor
+    (one vector for 1-D), or an error naming it."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        t = x.detach()
+    else:
+        a = np.asarray(x)
+        t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
+            torch.as_tensor(a)
+    t = t[None, :] if t.ndim == 1 else t
+    if t.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (vectors x dimension), but got shape {tuple(t.shape)}")
+    if t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{name} must hold real numbers, but got dtype {t.dtype}")
+    return t if t.is_floating_point() else t.float()
+
+
+def as_array(t: Any) -> np.ndarray:
+    """A CPU tensor's own memory as an array (bfloat16 as `ml_dtypes.bfloat16`), or a CUDA
+    tensor's values copied to the host."""
+    import torch
+    t = t.detach().cpu()
+    return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if t.dtype == torch.bfloat16 else t.numpy()
+
+
+def from_array(a: np.ndarray) -> Any:
+    """An array as a CPU tensor on the same memory (bfloat16 included)."""
+    import torch
+    return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
+        torch.from_numpy(a)
+
+
+def on_gpu(queries: Any) -> bool:
+    """Whether a search of these (tensor) queries runs the Triton kernel: CUDA tensors, or any
+    tensors under Triton's CPU interpreter (TRITON_INTERPRET=1, how the tests check that path
+    without a GPU)."""
+    import os
+    return queries.is_cuda or os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def search_gpu(q: Any, db: Any, k: int, metric: str, recall_target: float, batch_size: int | None, progress: bool,
+               database_batch: int | None, check_database: bool = True) -> tuple[Any, Any]:
+    """The Triton kernel's search of tensors `q` (on the GPU) and `db` (there or in host memory,
+    then streamed through in batches), in query batches of `batch_size`."""
+    import torch
+
+    from loom.backend import triton_knn
+    triton_knn.check_rows(q, "queries", metric)
+    step = max(1, int(batch_size or q.shape[0]))
+    parts = [triton_knn.search(q[a:a + step], db, k, metric, recall_target, batch_rows=database_batch,
+                               progress=progress, check=check_database) for a in range(0, q.shape[0], step)]
+    if len(parts) == 1:
+        return parts[0]
+    return torch.cat([v for v, _ in parts]), torch.cat([i for _, i in parts])
 
 
 def _search_torch(queries: Any, database: Any, k: int, metric: str, recall_target: float, batch_size: int | None,
                   progress: bool, database_batch: int | None) -> tuple[Any, Any]:
     """`search` on torch tensors (see `search`); an array among them is taken as a CPU tensor."""
-    import torch
-
-    def tensor(x: Any, name: str) -> torch.Tensor:
-        if isinstance(x, torch.Tensor):
-            t = x.detach()
-        else:
-            a = np.asarray(x)
-            t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
-                torch.as_tensor(a)
-        t = t[None, :] if t.ndim == 1 else t
-        if t.ndim != 2:
-            raise ValueError(f"{name} must be a 2-D array (vectors x dimension), but got shape {tuple(t.shape)}")
-        if t.is_complex() or t.dtype == torch.bool:
-            raise TypeError(f"{name} must hold real numbers, but got dtype {t.dtype}")
-        return t if t.is_floating_point() else t.float()
-
-    db = tensor(database, "database")
-    q = tensor(queries, "queries")
+    db = as_tensor(database, "database")
+    q = as_tensor(queries, "queries")
     if q.shape[1] != db.shape[1]:
         raise ValueError(f"queries have dimension {q.shape[1]}, but the index/database has dimension {db.shape[1]}")
     k = check_k(k, db.shape[0])
-    if database_batch is not None and (isinstance(database_batch, bool)
-                                       or not isinstance(database_batch, (int, np.integer)) or database_batch <= 0):
-        raise ValueError(f"database_batch must be a positive int, but got {database_batch!r}")
     if db.is_cuda and not q.is_cuda:
         q = q.to(db.device)
     q = q.to(db.dtype)
-    if q.is_cuda or _interpreting_triton():
-        from loom.backend import triton_knn
-        triton_knn.check_rows(q, "queries", metric)
-        step = max(1, int(batch_size or q.shape[0]))
-        parts = [triton_knn.search(q[a:a + step], db, k, metric, recall_target, batch_rows=database_batch,
-                                   progress=progress, check=True) for a in range(0, q.shape[0], step)]
-        if len(parts) == 1:
-            return parts[0]
-        return torch.cat([v for v, _ in parts]), torch.cat([i for _, i in parts])
-
-    def array(t: torch.Tensor) -> np.ndarray:  # the tensor's own memory
-        t = t.cpu()
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if t.dtype == torch.bfloat16 else t.numpy()
-
-    values, indices = search(array(q), array(db), k, metric, recall_target, batch_size, progress, database_batch)
-    scores = torch.from_numpy(values.view(np.int16)).view(torch.bfloat16) if values.dtype == ml_dtypes.bfloat16 \
-        else torch.from_numpy(values)
-    return scores, torch.from_numpy(indices)
-
-
-def _interpreting_triton() -> bool:
-    """Whether Triton runs kernels on the CPU by its interpreter (TRITON_INTERPRET=1): CPU tensors
-    then take the Triton kernel too (how the tests check that path without a GPU)."""
-    import os
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    if on_gpu(q):
+        return search_gpu(q, db, k, metric, recall_target, batch_size, progress, database_batch)
+    values, indices = search(as_array(q), as_array(db), k, metric, recall_target, batch_size, progress,
+                             database_batch)
+    return from_array(values), from_array(indices)
 
 
 def _search_traced(queries: Any, database: Any, k: int, metric: str, recall_target: float) -> tuple[Any, Any]:
