@@ -17,7 +17,7 @@ export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
 py="${PYTHON:-python3}"
-steps="${STEPS:-info knn profile tests demo gpu}"
+steps="${STEPS:-info knn profile tests knn_tests demo gpu}"
 summary="$out/summary.txt"
 : > "$summary"
 
@@ -45,14 +45,16 @@ step profile 60 "${ncu_bin:-ncu}" --clock-control none --kernel-name regex:_bin_
 step tests 150 "$py" -m pytest -q -p no:cacheprovider -n 4 -rfE --tb=short tests/test_devices.py \
     tests/test_offload_policy.py tests/test_torch_backend.py tests/test_jit_fast_path.py tests/test_device_outputs.py \
     tests/test_fuse.py tests/test_backend_conformance.py -k "cuda or not jax_conformance"
+# loom.knn.search and Index.search on CUDA tensors, resident and streamed from host memory
+step knn_tests 40 "$py" -m pytest -q -p no:cacheprovider -rfE --tb=short tests/test_knn_triton.py -k cuda
 # the demo, which finds the GPU and runs its parts there
 step demo 40 "$py" -c "import sys; from loom.tools.loom_main import main; sys.exit(main(['demo']))"
 # whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
-step gpu 170 "$py" benchmarks/gpu.py --repeat 20
+step gpu 130 "$py" benchmarks/gpu.py --repeat 15
 
 {
     echo
-    for name in info knn profile tests demo gpu; do
+    for name in info knn profile tests knn_tests demo gpu; do
         [ -f "$out/$name.log" ] || continue
         echo "---- $name (last lines)"
         tail -n 40 "$out/$name.log"

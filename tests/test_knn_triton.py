@@ -290,3 +290,36 @@ def test_knn_search_on_torch_tensors_takes_the_triton_kernel():
     assert out["mixed"]
     assert out["errors"] == ["database contain NaN or inf (row 333)"] * 2 + [
         "database contain a zero vector (row 401), which has no direction for metric 'cos'"]
+
+
+def test_knn_search_on_cuda_tensors_resident_and_streamed_from_host():
+    # On a GPU: a database on the device, and one in host memory streamed through it in batches
+    # (as a database larger than the GPU's memory is), against exact search in float64.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device (the same route runs above under Triton's interpreter)")
+    import numpy as np
+
+    import loom
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((300, 64)).astype(np.float32)
+    db = rng.standard_normal((200_000, 64)).astype(np.float32)
+    true = q.astype(np.float64) @ db.astype(np.float64).T
+    exact = np.argsort(-true, axis=1, kind="stable")[:, :10]
+    tq = torch.from_numpy(q).cuda()
+    for database, kw in ((torch.from_numpy(db).cuda(), {}), (torch.from_numpy(db), {"database_batch": 30_000})):
+        for target in (1.0, 0.95):
+            s, i = loom.knn.search(tq, database, 10, recall_target=target, **kw)
+            assert s.is_cuda and i.is_cuda and i.dtype == torch.int64
+            got = i.cpu().numpy()
+            found = sum(len(set(a) & set(b)) for a, b in zip(got.tolist(), exact.tolist())) / exact.size
+            # fp32 inputs run on TF32 tensor cores: near-ties may swap against the float64 order
+            assert found >= target - 0.01, (kw, target, found)
+            picked = np.take_along_axis(true, got, 1)
+            np.testing.assert_allclose(s.cpu().double().numpy(), picked, rtol=2e-2, atol=2e-2)
+    index = loom.knn.Index(64, "ip")
+    index.add(db, ids=np.arange(db.shape[0]) + 5)
+    s, i = index.search(tq, 10, recall_target=0.95, database_batch=50_000)
+    assert i.is_cuda and i.dtype == torch.int64
+    found = sum(len(set(a) & set(b)) for a, b in zip((i.cpu().numpy() - 5).tolist(), exact.tolist())) / exact.size
+    assert found >= 0.95 - 0.01
