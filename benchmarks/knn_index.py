@@ -121,8 +121,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         faiss.read_index(theirs_path)
         t_peer_load = time.perf_counter() - t0
+        mapped = {}
+        for verify in (True, False):
+            t0 = time.perf_counter()
+            m = loom.knn.Index.load(mine_path, mmap=True, verify=verify)
+            mapped[verify] = time.perf_counter() - t0
+            assert len(m) == len(index)
+            del m
+        try:
+            t0 = time.perf_counter()
+            faiss.read_index(theirs_path, faiss.IO_FLAG_MMAP)
+            peer_mapped = fmt(time.perf_counter() - t0)
+        except RuntimeError as e:  # not every faiss index type maps
+            peer_mapped = f"n/a ({str(e).splitlines()[0][:60]})"
     print(f"\nsave: loom {fmt(t_save)} (checksummed, fsync'ed, atomic), faiss {fmt(t_peer_save)}; "
           f"load: loom {fmt(t_load)} (checksum verified), faiss {fmt(t_peer_load)}")
+    print(f"load mapped (mmap=True): loom {fmt(mapped[True])} (checksum verified), {fmt(mapped[False])} "
+          f"(verify=False); faiss IO_FLAG_MMAP {peer_mapped}")
     print(f"memory loom allocates beyond the index ({size / 2**20:.0f} MiB): save {save_peak / 2**20:.0f} MiB, "
           f"load {max(load_peak, 0) / 2**20:.0f} MiB")
     return 0

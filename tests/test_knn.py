@@ -494,6 +494,79 @@ def test_corrupted_files_are_rejected(tmp_path):
         assert name in str(info.value)
 
 
+@pytest.mark.parametrize("metric", ["ip", "l2", "cos"])
+def test_load_with_mmap_maps_the_file_and_copies_on_first_update(tmp_path, metric, monkeypatch):
+    import hashlib
+    import tracemalloc
+    db = RNG.standard_normal((20_000, 64)).astype(np.float32)
+    q = RNG.standard_normal((9, 64)).astype(np.float32)
+    index = Index(64, metric)
+    index.add(db, ids=np.arange(20_000) * 3)
+    index.remove(np.arange(0, 3_000, 3))
+    path = tmp_path / "big.loomknn"
+    index.save(path)
+    header_len = int.from_bytes(path.read_bytes()[12:16], "little")
+    assert (16 + header_len) % 64 == 0  # the arrays start aligned, as mapping needs
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    # the vectors stay in the file: memory for the sorted ids (and the l2 norms), and the
+    # checksum's pieces (64 MiB, here made 256 KiB), only
+    monkeypatch.setattr(sys.modules["loom.knn.index"], "_PIECE", 1 << 18)
+    for verify in (True, False):
+        tracemalloc.start()
+        try:
+            mapped = Index.load(path, mmap=True, verify=verify)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < db.nbytes / 4, verify
+    assert isinstance(mapped._vectors, np.memmap) and len(mapped) == len(index)
+    for target in (1.0, 0.9):
+        for got, want in zip(mapped.search(q, 10, target), index.search(q, 10, target)):
+            np.testing.assert_array_equal(got, want)
+    # updates copy the index into memory; the file stays as it was
+    for copy in (mapped, Index.load(path, mmap=True)):
+        if copy is mapped:
+            copy.remove([3_000, 3_003])
+            index.remove([3_000, 3_003])
+        else:
+            copy.add(np.ones((2, 64)), ids=[1, 2])
+        assert not isinstance(copy._vectors, np.memmap)
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    np.testing.assert_array_equal(mapped.search(q, 10, 1.0)[1], index.search(q, 10, 1.0)[1])
+    mapped = Index.load(path, mmap=True)
+    mapped.save(path)  # over the file it maps
+    np.testing.assert_array_equal(Index.load(path).vectors, Index.load(path, mmap=True).vectors)
+    # a corrupted vector: found by the checksum, unless verify=False (which trusts the file)
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0x40
+    path.write_bytes(bytes(data))
+    with pytest.raises(IndexFileError, match="checksum mismatch"):
+        Index.load(path, mmap=True)
+    assert len(Index.load(path, mmap=True, verify=False)) == len(mapped)
+    assert len(Index.load(path, verify=False)) == len(mapped)
+
+
+def test_files_with_unaligned_arrays_still_load(tmp_path):
+    # Files written before the header was padded: the arrays may start anywhere; `mmap=True`
+    # reads them into memory instead of mapping them unaligned.
+    import hashlib
+    import json
+    import struct
+    vectors = RNG.standard_normal((5, 3)).astype(np.float32)
+    ids = np.array([7, 1, 9, 4, 2], np.int64)
+    header = json.dumps({"count": 5, "dim": 3, "dtype": "float32", "metric": "ip", "next_id": 10},
+                        sort_keys=True).encode()
+    assert (16 + len(header)) % 8 != 0
+    body = b"LOOMKNN\0" + struct.pack("<II", 1, len(header)) + header + ids.tobytes() + vectors.tobytes()
+    path = tmp_path / "old.loomknn"
+    path.write_bytes(body + hashlib.sha256(body).digest())
+    for loaded in (Index.load(path), Index.load(path, mmap=True)):
+        assert not isinstance(loaded._vectors, np.memmap)
+        np.testing.assert_array_equal(loaded.ids, ids)
+        np.testing.assert_array_equal(loaded.vectors, vectors)
+        assert loaded.add(np.ones(3))[0] == 10
+
+
 def test_float16_widening_equals_numpys_cast_for_every_value():
     # The sweep widens float16 chunks with bit operations: every one of the 65536 float16 values
     # (zeros, subnormals, normals, infinities, NaNs of every payload) must come out bit for bit as

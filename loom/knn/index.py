@@ -16,13 +16,16 @@ during `save` leaves the previous file intact:
     magic      8 bytes   b"LOOMKNN\\0"
     version    u32       1
     header_len u32       length of the JSON header
-    header     JSON      {"dim", "metric", "dtype", "count", "next_id"}
+    header     JSON      {"dim", "metric", "dtype", "count", "next_id"}, padded with spaces so
+                         that the ids (and so the vectors) start at a multiple of 64 bytes
     ids        count x i64
     vectors    count x dim x dtype (in storage order; for "cos" the normalised vectors)
     checksum   32 bytes  SHA-256 of everything before it
 
 `save` and `load` stream the file in pieces of at most 64 MiB, hashing as they go: neither
-holds a second copy of the index in memory.
+holds a second copy of the index in memory. `load(path, mmap=True)` maps the ids and vectors
+instead of reading them (an index larger than memory; pages are read as searches touch them):
+the first `add` or `remove` copies them into memory, and the file is never written.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from loom.knn.search import (
     check_metric,
     check_recall_target,
     check_vectors,
+    default_database_batch,
     from_array,
     half_squared_norms,
     is_tensor,
@@ -62,6 +66,7 @@ VERSION = 1
 _DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
 _PIECE = 64 << 20  # bytes per write or read of the file
 _PREFIX = len(MAGIC) + 8  # magic, version, header length
+_ALIGN = 64  # the ids start at a multiple of this (files written before may not)
 
 
 class IndexFileError(ValueError):
@@ -179,6 +184,8 @@ class Index:
         present = known[np.minimum(at, self._size - 1)] == gone if self._size else at < 0
         if not present.all():
             raise KeyError(f"unknown ids: {gone[~present][:10].tolist()}")
+        if not self._vectors.flags.writeable:  # mapped from a file by `load(mmap=True)`
+            self._resize(len(self._ids))
         rows = self._sorted_rows[at]
         size = self._size - len(gone)
         # The last live rows that stay fill the freed rows below `size`.
@@ -249,6 +256,8 @@ class Index:
             return from_array(scores), from_array(ids)
         q = check_vectors(queries, "queries", dim=self.dim, dtype=self.dtype)
         norms = None if self._norms is None else self._norms[:n]
+        if database_batch is None:
+            database_batch = default_database_batch(self._vectors)
         scores, rows = search_prepared(q, self._vectors[:n], norms, k, self.metric, recall_target, batch_size,
                                        progress, database_rows=database_batch)
         return scores, self._ids[rows]
@@ -260,6 +269,7 @@ class Index:
         n = self._size
         header = json.dumps({"dim": self.dim, "metric": self.metric, "dtype": self.dtype.name, "count": n,
                              "next_id": self._next_id}, sort_keys=True).encode()
+        header += b" " * (-(_PREFIX + len(header)) % _ALIGN)  # aligned arrays for `load(mmap=True)`
         head = MAGIC + struct.pack("<II", VERSION, len(header)) + header
         digest = hashlib.sha256()
         with ThreadPoolExecutor(1, thread_name_prefix="loom-knn-sha256") as hasher:
@@ -306,9 +316,11 @@ class Index:
             os.close(dir_fd)
 
     @classmethod
-    def read(cls, f: BinaryIO, source: str = "<stream>") -> Index:
+    def read(cls, f: BinaryIO, source: str = "<stream>", verify: bool = True, mmap: bool = False) -> Index:
         """Read an index in the file format (module docstring) from the binary file `f`, which
-        must be seekable; `source` names it in errors (`IndexFileError`)."""
+        must be seekable; `source` names it in errors (`IndexFileError`). `verify=False` skips
+        the checksum (header and size are still checked). With `mmap`, the ids and vectors are
+        mapped from the file `f` is open on (see `load`)."""
         def fail(why: str) -> IndexFileError:
             return IndexFileError(f"{source}: {why}")
 
@@ -333,44 +345,65 @@ class Index:
         if count < 0 or _PREFIX + header_len + count * (8 + dim * index.dtype.itemsize) + 32 != total:
             raise (corrupted if not _checksum_matches(f, total) else
                    fail(f"size mismatch: header says {count} vectors of dimension {dim}"))
-        digest = hashlib.sha256(prefix + header_bytes)
-        index._reserve(count)
-        with ThreadPoolExecutor(1, thread_name_prefix="loom-knn-sha256") as hasher:
-            last = None
-            for piece in _pieces(index._ids[:count], index._vectors[:count]):
-                if f.readinto(piece) != piece.size:
-                    raise corrupted
-                last = hasher.submit(digest.update, piece)  # hashed while the next piece is read
-            if last is not None:
-                last.result()
-        if f.read(32) != digest.digest():
-            raise corrupted
-        if not np.little_endian:
-            index._ids.byteswap(inplace=True)
-            index._vectors.byteswap(inplace=True)
+        at = _PREFIX + header_len
+        mapped = mmap and np.little_endian and count > 0 and at % 8 == 0
+        if mapped:
+            if verify and not _checksum_matches(f, total):
+                raise corrupted
+            index._ids = np.memmap(f, "<i8", "r", at, (count,))
+            index._vectors = np.memmap(f, index.dtype, "r", at + 8 * count, (count, dim))
+            capacity = count
+        else:
+            digest = hashlib.sha256(prefix + header_bytes) if verify else None
+            index._reserve(count)
+            with ThreadPoolExecutor(1, thread_name_prefix="loom-knn-sha256") as hasher:
+                last = None
+                for piece in _pieces(index._ids[:count], index._vectors[:count]):
+                    if f.readinto(piece) != piece.size:
+                        raise corrupted
+                    if digest is not None:
+                        last = hasher.submit(digest.update, piece)  # hashed while the next piece is read
+                if last is not None:
+                    last.result()
+            if digest is not None and f.read(32) != digest.digest():
+                raise corrupted
+            if not np.little_endian:
+                index._ids.byteswap(inplace=True)
+                index._vectors.byteswap(inplace=True)
+            capacity = len(index._ids)
         index._size = count
         ids = index._ids[:count]
         order = np.argsort(ids, kind="stable")
+        index._sorted_ids, index._sorted_rows = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
         index._sorted_ids[:count], index._sorted_rows[:count] = ids[order], order
-        if count > 1 and (ids[order][1:] == ids[order][:-1]).any():
+        if count > 1 and (index._sorted_ids[1:count] == index._sorted_ids[:count - 1]).any():
             raise fail("the file holds duplicate ids")
         if index._norms is not None:
+            index._norms = np.empty(capacity, index._norms.dtype)
             index._norms[:count] = half_squared_norms(index._vectors[:count])
         index._next_id = next_id
         return index
 
     @classmethod
-    def from_bytes(cls, data: bytes, source: str = "<bytes>") -> Index:
+    def from_bytes(cls, data: bytes, source: str = "<bytes>", verify: bool = True) -> Index:
         """Read an index from bytes in the file format (see `read`)."""
-        return cls.read(io.BytesIO(data), source)
+        return cls.read(io.BytesIO(data), source, verify)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Index:
+    def load(cls, path: str | os.PathLike, mmap: bool = False, verify: bool = True) -> Index:
         """Read an index saved by `save`; a corrupted, truncated or foreign file raises
-        `IndexFileError` naming it."""
+        `IndexFileError` naming it.
+
+        With `mmap`, the ids and vectors stay in the file, mapped read-only: an index larger
+        than memory loads at once (its pages are read as searches touch them, the searches
+        going through it in batches of about 1 GiB) and takes 16 bytes per vector of memory
+        (sorted ids), 20 for "l2" (the norms). The first `add` or `remove` copies it into
+        memory; the file is never written. A file written before the header was padded to
+        align the arrays is read into memory instead. `verify=False` skips the checksum, which
+        otherwise reads the whole file once (without keeping it)."""
         path = os.fspath(path)
         with open(path, "rb") as f:
-            return cls.read(f, path)
+            return cls.read(f, path, verify, mmap)
 
 
 def _pieces(*arrays: np.ndarray) -> Iterator[np.ndarray]:

@@ -120,6 +120,14 @@ def normalize(x: np.ndarray, name: str, row_offset: int = 0) -> np.ndarray:
 STREAM_BYTES = 1 << 30
 
 
+def default_database_batch(database: Any) -> int | None:
+    """Rows per database batch by default: about STREAM_BYTES for a `numpy.memmap` (read from
+    disk once for all the queries), else None (all at once)."""
+    if isinstance(database, np.memmap) and database.ndim == 2:
+        return max(1, STREAM_BYTES // max(1, database.shape[1] * database.dtype.itemsize))
+    return None
+
+
 def search_prepared(queries: np.ndarray, database: np.ndarray, norms: np.ndarray | None, k: int, metric: str,
                     recall_target: float, batch_size: int | None = None, progress: bool = False,
                     check_finite: str | None = None, database_rows: int | None = None,
@@ -209,8 +217,8 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     database_batch = check_database_batch(database_batch)
     if is_tensor(queries) or is_tensor(database):
         return _search_torch(queries, database, k, metric, recall_target, batch_size, progress, database_batch)
-    if database_batch is None and isinstance(database, np.memmap) and database.ndim == 2:
-        database_batch = max(1, STREAM_BYTES // max(1, database.shape[1] * database.dtype.itemsize))
+    if database_batch is None:
+        database_batch = default_database_batch(database)
     # The database's NaN/inf check rides on the search's own sweep for "ip" and "l2" (it reads the
     # database once more otherwise: 2% of a 1M x 128 search); "cos" checks each batch before it
     # normalises it.
@@ -254,10 +262,15 @@ def as_array(t: Any) -> np.ndarray:
 
 
 def from_array(a: np.ndarray) -> Any:
-    """An array as a CPU tensor on the same memory (bfloat16 included)."""
+    """An array as a CPU tensor on the same memory (bfloat16 included; a read-only one, such as
+    a mapped index, is only read)."""
+    import warnings
+
     import torch
-    return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
-        torch.from_numpy(a)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
+            torch.from_numpy(a)
 
 
 def on_gpu(queries: Any) -> bool:
