@@ -12,8 +12,8 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
   tiles alone when the database is small); one GEMM per (tile, chunk), reduced while the tile is
   in cache by in-place elementwise maxima of its rows of bins into the group's running maximum,
   carried in the first row of the score buffer; when L is too large for several rows of bins
-  per tile, each chunk is one row of bins, swept in cache-sized pieces folded into a running
-  maximum the same way;
+  per tile, each chunk is one row of bins, and a group's rows are swept one range of bins at a
+  time, each range's running maximum staying in cache while the rows fold into it;
 - only the unit that gave each bin its maximum is remembered, not the position, so the
   hot loop does one pass over the scores and no arg-max; after the sweep the exact top-k of the L
   bins is taken, and only for the k chosen bins is the winning position found again, by
@@ -287,9 +287,9 @@ class _TileSweep:
     maximum costs no pass of its own, and one buffer (1.25 MiB at the default tile) stays in
     cache where two alternating ones did not (7% faster, benchmarks/NOTES.md). The running
     (value, unit) state is updated once per group. With `chunk == bins` (bins too many for one
-    cached tile), each chunk is one block, swept in cache-sized pieces folded into a separate
-    running maximum (an elementwise `_improve` of every piece instead cost 12-17% more at
-    L=1024-2048, benchmarks/NOTES.md)."""
+    cached tile), each chunk is one block, folded into a separate running maximum (an
+    elementwise `_improve` of every piece instead cost 12-17% more at L=1024-2048) one range of
+    bins at a time (see `feed`)."""
 
     __slots__ = ("q_t", "bins", "chunk", "group", "first_unit", "best", "best_unit", "buffer", "run")
 
