@@ -578,23 +578,25 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
             qc, best, best_unit = qc[:nq], best[:nq], best_unit[:nq]
             if suspect:
                 check_rows_finite(db, check_finite, row_offset)
-        # Select bins, then find the winning position inside each chosen bin's chunk.
-        bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (nq, L))
-        if aggregate_to_topk:
-            values, chosen = select_top_k(best, bin_ids, k, True)
+        # Select bins, then find the winning position inside each chosen bin's unit: both per
+        # query, split among the workers (the locate is a gather of database rows per bin).
+        def finish(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+            bin_ids = np.broadcast_to(np.arange(L, dtype=np.int64), (b - a, L))
+            if aggregate_to_topk:
+                values, chosen = select_top_k(best[a:b], bin_ids, k, True)
+            else:
+                values, chosen = best[a:b], np.array(bin_ids)
+            unit_of = np.take_along_axis(best_unit[a:b], chosen, axis=1).astype(np.int64)
+            return values, _locate(qc[a:b], dbc, h, L, positions_unit, chosen, unit_of)
+
+        parts = workers if workers > 1 and nq >= 64 else 1
+        bounds = [(nq * w // parts, nq * (w + 1) // parts) for w in range(parts)]
+        if parts > 1:
+            done = [f.result() for f in [_pool().submit(finish, a, b) for a, b in bounds]]
         else:
-            values, chosen = best, np.array(bin_ids)
-        chunk_of = np.take_along_axis(best_unit, chosen, axis=1).astype(np.int64)
-        if workers > 1 and nq >= 64:
-            # Locating the winners is a gather of database rows per chosen bin: split it as well.
-            positions = np.empty(chosen.shape, dtype=np.int64)
-            parts = [(nq * w // workers, nq * (w + 1) // workers) for w in range(workers)]
-            futures = [(a, b, _pool().submit(_locate, qc[a:b], dbc, h, L, positions_unit, chosen[a:b],
-                                             chunk_of[a:b])) for a, b in parts]
-            for a, b, f in futures:
-                positions[a:b] = f.result()
-        else:
-            positions = _locate(qc, dbc, h, L, positions_unit, chosen, chunk_of)
+            done = [finish(0, nq)]
+        values = np.concatenate([v for v, _ in done])
+        positions = np.concatenate([p for _, p in done])
     if not is_max_k:
         values = -values  # back from the maximisation to the op's scores
     if not aggregate_to_topk:
