@@ -208,7 +208,7 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     torch tensors give torch tensors back. On a GPU (CUDA queries) the search is the Triton kernel
     (`loom.backend.triton_knn`); a database left in host memory, larger than the GPU's, streams
     through it in batches (`database_batch` rows; by default as many as fit in a quarter of the
-    free GPU memory). CPU tensors are searched by the CPU kernel in place."""
+    free GPU memory). CPU tensors are searched by the CPU kernel on their own memory."""
     metric = check_metric(metric)
     recall_target = check_recall_target(recall_target)
     from loom.frontend.tracing import Tracer
@@ -243,8 +243,9 @@ def as_tensor(x: Any, name: str) -> Any:
         t = x.detach()
     else:
         a = np.asarray(x)
-        t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16) if a.dtype == ml_dtypes.bfloat16 else \
-            torch.as_tensor(a)
+        if a.dtype.kind not in "fiu" and a.dtype not in LOW_FLOATS:
+            raise TypeError(f"{name} must hold real numbers, but got dtype {a.dtype}")
+        t = from_array(np.ascontiguousarray(a))
     t = t[None, :] if t.ndim == 1 else t
     if t.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array (vectors x dimension), but got shape {tuple(t.shape)}")
