@@ -323,3 +323,27 @@ def test_knn_search_on_cuda_tensors_resident_and_streamed_from_host():
     assert i.is_cuda and i.dtype == torch.int64
     found = sum(len(set(a) & set(b)) for a, b in zip((i.cpu().numpy() - 5).tolist(), exact.tolist())) / exact.size
     assert found >= 0.95 - 0.01
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_device_row_check_finds_the_first_bad_row(dtype):
+    # The device-side check of the tensor search (from each row's minimum and maximum) against a
+    # per-element check: every kind of non-finite value, zero rows for "cos" only, huge finite
+    # rows accepted, rows numbered from the batch's offset.
+    import torch
+
+    from loom.backend import triton_knn
+    dt = getattr(torch, dtype)
+    big = torch.finfo(dt).max
+    for bad_value in (float("nan"), float("inf"), float("-inf")):
+        x = torch.randn(50, 7).to(dt)
+        x[11] = big
+        x[19] = 0.0
+        x[23, 6] = bad_value
+        x[40, 0] = float("nan")
+        with pytest.raises(ValueError, match=r"database contain NaN or inf \(row 1023\)"):
+            triton_knn.check_rows(x, "database", "ip", 1000)
+        with pytest.raises(ValueError, match=r"database contain a zero vector \(row 1019\)"):
+            triton_knn.check_rows(x, "database", "cos", 1000)
+        triton_knn.check_rows(x[:19], "database", "cos")  # huge but finite: accepted
+        triton_knn.check_rows(x[:23], "database", "l2")  # a zero row: only "cos" rejects it
