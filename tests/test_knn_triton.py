@@ -347,3 +347,18 @@ def test_device_row_check_finds_the_first_bad_row(dtype):
             triton_knn.check_rows(x, "database", "cos", 1000)
         triton_knn.check_rows(x[:19], "database", "cos")  # huge but finite: accepted
         triton_knn.check_rows(x[:23], "database", "l2")  # a zero row: only "cos" rejects it
+
+
+def test_database_preparation_in_pieces_equals_the_whole():
+    # The half squared norms (l2) and the normalised rows (cos) of the tensor search are made a
+    # piece of rows at a time, so that no float32 copy of the whole database is made.
+    import torch
+
+    from loom.backend import triton_knn
+    x = torch.randn(1_001, 24).to(torch.bfloat16)
+    half = triton_knn._by_rows(x, lambda p: 0.5 * (p * p).sum(1), torch.empty(1_001), piece_bytes=24 * 4 * 37)
+    torch.testing.assert_close(half, 0.5 * (x.float() ** 2).sum(1), rtol=0, atol=0)
+    unit = triton_knn._by_rows(x, lambda p: torch.nn.functional.normalize(p, dim=1), torch.empty_like(x),
+                               piece_bytes=24 * 4 * 37)
+    assert unit.dtype == torch.bfloat16
+    torch.testing.assert_close(unit, torch.nn.functional.normalize(x.float(), dim=1).to(x.dtype), rtol=0, atol=0)

@@ -464,16 +464,27 @@ def search(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str = 
     return best_scores, best_ids
 
 
+def _by_rows(x: torch.Tensor, fn: Any, out: torch.Tensor, piece_bytes: int = 64 << 20) -> torch.Tensor:
+    """out[a:b] = fn(x[a:b] in float32) over pieces of rows, so that the float32 temporaries stay
+    under `piece_bytes`: a whole-database `.float()` would take twice a bf16 database's memory
+    again on the GPU (5 GB at 10M x 128)."""
+    step = max(1, piece_bytes // (4 * max(1, x.shape[1])))
+    for a in range(0, x.shape[0], step):
+        out[a:a + step] = fn(x[a:a + step].float())
+    return out
+
+
 def _search_resident(queries: torch.Tensor, database: torch.Tensor, k: int, metric: str, recall_target: float,
                      **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
     if metric not in ("ip", "l2", "cos"):
         raise ValueError(f"metric must be one of 'ip', 'l2', 'cos', but got {metric!r}")
     if metric == "cos":
         queries = torch.nn.functional.normalize(queries.float(), dim=1).to(queries.dtype)
-        database = torch.nn.functional.normalize(database.float(), dim=1).to(database.dtype)
+        database = _by_rows(database, lambda x: torch.nn.functional.normalize(x, dim=1), torch.empty_like(database))
         metric = "ip"
     if metric == "l2":
-        half = 0.5 * (database.float() ** 2).sum(1)
+        half = _by_rows(database, lambda x: 0.5 * (x * x).sum(1),
+                        torch.empty(database.shape[0], dtype=torch.float32, device=database.device))
         v, i = fused_score_top_k(queries, database, half, "l2", k, recall_target, False, **options)
         qn = (queries.float() ** 2).sum(1, keepdim=True)
         return (qn + 2.0 * v.float()).clamp_min(0.0).to(queries.dtype), i.long()
