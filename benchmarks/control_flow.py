@@ -36,7 +36,9 @@ if __name__ == "__main__":  # thread counts must be set before numpy, torch and 
     _threads = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "1"
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = _threads
     if _threads == "1":
-        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        # XLA's one flag for this: Eigen's intra-op thread pool off (every token of XLA_FLAGS
+        # needs its `--`; a bare `name=value` is silently dropped)
+        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"
 
 import numpy as np  # noqa: E402
 from bench_common import cpu_name  # noqa: E402

@@ -445,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="CPU: the database's type (faiss: IndexScalarQuantizer fp16/bf16 for the low ones)")
     p.add_argument("--only", help=argparse.SUPPRESS)  # one contender in this process (used by --isolated)
     p.add_argument("--gpu-suite", action="store_true",
-                   help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the issue's sizes)")
+                   help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the headline sizes)")
     p.add_argument("--gpu-tune", action="store_true",
                    help="GPU: first check and time every kernel variant at several bin counts (N=1M Q=10k k=10)")
     args = p.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Run loom's KNN bin-maximum kernel once per variant at the issue's size, for a profiler:
+"""Run loom's KNN bin-maximum kernel once per variant at N=1M, Q=10k, D=128, for a profiler:
 
     ncu --clock-control none --section SpeedOfLight ... python benchmarks/knn_profile.py
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Everything loom has to measure or check on a CUDA GPU, in one call (a lent machine's time is
-# short): the CUDA-only tests, the KNN suite (issue sizes) and the whole-program benchmark.
+# Everything loom has to measure or check on a CUDA GPU, in one call under 10 minutes: the
+# CUDA-only tests, the KNN suite (N=1M and 10M, Q=10k, k=10 and 100) and the whole-program benchmark.
 #
-#   bash benchmarks/gpu_session.sh [OUTDIR]      # OUTDIR defaults to $OUT, else ./gpu_session_out
+#   bash benchmarks/gpu_suite.sh [OUTDIR]      # OUTDIR defaults to $OUT, else ./gpu_suite_out
 #
 # Runs from the repository root with the machine's own python3 (torch, triton, jax); loom is
 # imported from the working tree. Each step has its own time limit so that one stuck step cannot
 # use up the others' time; each step's full output goes to OUTDIR/<step>.log, and the short
-# table of results is printed last (limits add up to under 10 minutes: one call of the device tool). Steps
+# table of results is printed last (limits add up to under 10 minutes). Steps
 # run in order of what they are needed for; set STEPS to a subset (e.g. STEPS="tests knn") to rerun part.
 set -u
 cd "$(dirname "$0")/.."
-out="${1:-${OUT:-gpu_session_out}}"
+out="${1:-${OUT:-gpu_suite_out}}"
 mkdir -p "$out"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # jax and torch share the GPU in one process: jax must not take 75% of its memory up front
@@ -32,7 +32,7 @@ step() {  # step NAME SECONDS COMMAND...
 }
 
 step info 20 bash -c "nvidia-smi; $py -c 'import torch, triton, jax; print(torch.__version__, torch.cuda.get_device_name(0), \"triton\", triton.__version__, \"jax\", jax.__version__, jax.devices())'"
-# the kernel variants checked and timed, then the issue's sizes against torch and jax
+# the kernel variants checked and timed, then N=1M/10M, Q=10k against torch and jax
 step knn 120 "$py" benchmarks/knn.py --device gpu --gpu-tune --gpu-suite --rounds 5
 # hardware counters of the KNN kernel (the untuned tiles, then packed scores, 16 warps per SM):
 # all launches but the very first (which compiles)
