@@ -83,6 +83,7 @@ class UnaryOp(StableHLOOp):
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, shlo.Elementwise)
+    assembly_format = "$operand attr-dict `:` type($operand) `->` type($result)"
     PREDICATE = False
 
     @classmethod
@@ -102,6 +103,7 @@ class BinaryOp(StableHLOOp):
     rhs = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, shlo.Elementwise)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type(results)"
 
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
@@ -185,6 +187,7 @@ class BroadcastBinaryOp(StableHLOOp):
     broadcast_dimensions = opt_prop(I64Array)
     result = result_def(AnyTensor)
     traits = (Pure,)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type(results)"
     RESULT_ELEMENT: Any = None  # None: the operands' element type
 
     @classmethod
@@ -250,6 +253,8 @@ class BroadcastSelectOp(StableHLOOp):
     on_false = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure,)
+    assembly_format = ("$pred `,` $on_true `,` $on_false attr-dict `:` "
+                       "`(` type($pred) `,` type($on_true) `,` type($on_false) `)` `->` type(results)")
 
 
 # Other ops ---------------------------------------------------------------------------------------
@@ -260,6 +265,8 @@ class TopKOp(StableHLOOp):
     loom's kernels always give."""
 
     name = "chlo.top_k"
+    assembly_format = ("`(`$operand `,` `k` `=` $k (`,` `is_stable` `=` $is_stable^)? `)` attr-dict `:` "
+                       "type($operand) `->` `(`type($values)`,` type($indices)`)`")
     operand = operand_def(AnyTensor)
     k = prop(I64Attr)
     is_stable = opt_prop(BoolAttr_)
@@ -293,6 +300,12 @@ class ConstantOp(StableHLOOp):
     value = prop()
     output = result_def()
     traits = (Pure, ConstantLike)
+    assembly_format = "attr-dict $value"
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties, regions=()):
+        t = getattr(properties.get("value"), "type", None)
+        return [t] if t is not None else None
 
     def fold(self, operands: Sequence[Attribute | None]):
         return [self.properties["value"]]

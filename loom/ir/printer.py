@@ -94,6 +94,16 @@ class Printer:
                 return
             base = None
             if not generic:
+                per_result = getattr(op, "asm_result_names", None)
+                each = per_result() if per_result is not None else None
+                if each:
+                    # One name per result, printed `%a, %b = ...` (OpAsmOpInterface's
+                    # getAsmResultNames naming each result).
+                    group = [unique(n) for n in each]
+                    def_names[op] = group
+                    for r, n in zip(results, group):
+                        names[r] = "%" + n
+                    return
                 hint = getattr(op, "asm_result_name", None)
                 if hint is not None:
                     h = hint()
@@ -130,12 +140,19 @@ class Printer:
             if not generic:
                 state[:] = saved
                 used = set(saved_used)
+            arg_names = None
+            if not generic and region.parent is not None:
+                hook = getattr(region.parent, "asm_block_arg_names", None)
+                if hook is not None:
+                    arg_names = hook(region.parent.regions.index(region))
             for bi, block in enumerate(region.blocks):
                 self.block_names[block] = f"^bb{bi}"
                 self.block_order[block] = bi
                 entry = bi == 0
-                for arg in block.args:
-                    if entry:
+                for ai, arg in enumerate(block.args):
+                    if entry and arg_names is not None and ai < len(arg_names):
+                        names[arg] = "%" + unique(arg_names[ai])
+                    elif entry:
                         names[arg] = f"%arg{state[1]}"
                         state[1] += 1
                     else:
@@ -196,6 +213,11 @@ class Printer:
             if name.startswith(d) and name[len(d):len(d) + 1] == ".":
                 return name[len(d) + 1:]
         return name
+
+    def region_argument(self, arg: Value) -> str:
+        """`%name: type` of a block argument (with its location in debug form)."""
+        s = f"{self.value(arg)}: {arg.type}"
+        return s + f" loc({self._loc_body(arg.location)})" if self.debuginfo else s
 
     def block_name(self, b: Block) -> str:
         return self.block_names.get(b, "^INVALIDBLOCK")
@@ -263,12 +285,22 @@ class Printer:
         results = op.results
         if results:
             base = self.def_names.get(op)
-            if len(results) == 1:
+            if isinstance(base, list):
+                out.append("%" + ", %".join(base) + " = ")
+            elif len(results) == 1:
                 out.append(f"%{base} = ")
             else:
                 out.append(f"%{base}:{len(results)} = ")
         custom = None if self.generic else type(op).print_custom if op.definition is not None else None
-        if custom is not None:
+        if op.regions and not self.generic:
+            # Inside an op's regions no dialect is elided unless the op names one (as func.func
+            # does for its body): MLIR's default-dialect stack.
+            self.default_dialects.append("")
+            try:
+                custom(op, self) if custom is not None else self.generic_op(op)
+            finally:
+                self.default_dialects.pop()
+        elif custom is not None:
             custom(op, self)
         else:
             self.generic_op(op)
