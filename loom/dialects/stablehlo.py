@@ -2777,6 +2777,12 @@ class ReduceOp(StableHLOOp):
             return None
         return inner
 
+    def asm_printed_regions(self) -> list:
+        if self._compact_op() is not None:
+            return ["none"]
+        n = len(self.operands) // 2
+        return [[i + k * n for i in range(n) for k in (0, 1)]]  # printed in (input, init) pairs
+
     def print_custom(self, p: Any) -> None:
         n = len(self.operands) // 2
         ops = self.operands
@@ -2852,7 +2858,8 @@ class ReduceOp(StableHLOOp):
                 seconds.append(_parse_region_argument(parser))
                 parser.expect(")")
             region = parser.parse_region(entry_args=firsts + seconds)
-        return Operation.create(cls.name, operands, list(outs), props, attrs, [region])
+        # MLIR's parseReduceOp locates the op where its operands begin.
+        return Operation.create(cls.name, operands, list(outs), props, attrs, [region], location=loc)
 
 
 def _window_attrs(props: dict[str, Attribute], rank: int, names: Sequence[str]) -> list[list[int]]:
@@ -3064,6 +3071,9 @@ class WhileOp(StableHLOOp):
     # (AssemblyFormat.cpp's printWhileOp / parseWhileOp).
     def asm_block_arg_names(self, region_index: int) -> list[str]:
         return ["iterArg"] * len(self.operands)
+
+    def asm_printed_regions(self) -> list[str]:
+        return ["body", "body"]
 
     def print_custom(self, p: Any) -> None:
         args = self.regions[1].blocks[0].args if self.regions[1].blocks else ()

@@ -425,8 +425,9 @@ class _Aliases:
     visited in print order; names are numbered per prefix in order of (nesting depth, first
     visit); aliases that may be deferred (op locations) print after the top-level op."""
 
-    def __init__(self, debuginfo: bool) -> None:
+    def __init__(self, debuginfo: bool, generic: bool = True) -> None:
         self.debuginfo = debuginfo
+        self.generic = generic
         self.order: dict[Attribute, int] = {}
         self.deferred: dict[Attribute, bool] = {}
         self.depth: dict[Attribute, int] = {}
@@ -482,9 +483,20 @@ class _Aliases:
                 self.visit(attrs[k], False)
         for r in op.results:
             self.visit_type(r.type)
-        for region in op.regions:
-            for block in region.blocks:
-                for a in block.args:
+        # A custom form may leave out a region ("none"), its entry block's arguments ("body") or
+        # print them in another order (a list of indices); what is not printed takes no alias
+        # (MLIR collects aliases by a dry run of the printer).
+        shown = getattr(op, "asm_printed_regions", None)
+        shown = shown() if shown is not None and not self.generic else None
+        for i, region in enumerate(op.regions):
+            what = shown[i] if shown is not None else "all"
+            if what == "none":
+                continue
+            for bi, block in enumerate(region.blocks):
+                args = block.args
+                if bi == 0 and what != "all":
+                    args = [] if what == "body" else [args[k] for k in what]
+                for a in args:
                     self.visit_type(a.type)
                     if self.debuginfo:
                         self.visit(a.location, False)
@@ -571,7 +583,7 @@ def _print_op(op: Operation, generic: bool, debuginfo: bool, nested: bool, skip_
     if nested:
         p.op(op)
         return "".join(p.out)
-    al = _Aliases(debuginfo)
+    al = _Aliases(debuginfo, generic)
     if debuginfo or _may_need_aliases(op):
         al.visit_op(op)
     names = al.names() if al.order else {}
