@@ -558,3 +558,15 @@ def test_malformed_stablehlo_syntax_is_rejected(text: str, message: str):
         _jaxlib(text)
     with pytest.raises(lir.ParseError, match=message):
         lir.parse(text)
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_loom_opt_prints_stablehlo_as_mlir_opt(generic: bool, capsys: pytest.CaptureFixture):
+    """loom-opt prints StableHLO in the pretty form by default and in the generic form with
+    --mlir-print-op-generic, as mlir-opt does."""
+    from loom.tools import loom_opt
+    path = next(p for p in STABLEHLO_FILES if "argmax" in p.name)
+    want = path.with_name(path.stem + ".generic.mlir") if generic else path
+    rc = loom_opt.main([str(path.with_name(path.stem + ".generic.mlir"))] + ["--mlir-print-op-generic"] * generic)
+    assert rc == 0
+    assert capsys.readouterr().out == want.read_text()

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from loom.ir.attributes import Attribute, DenseArrayAttr
 from loom.ir.core import _OP_CLASSES, Operation, Region, Value
-from loom.ir.types import Type
+from loom.ir.types import Type, i1
 
 SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
 
@@ -488,7 +488,11 @@ class AssemblyFormat:
 
     def present(self, op: Operation, anchor: tuple) -> bool:
         v = self.value(op, anchor)
-        return bool(v) if isinstance(v, list) else v is not None
+        if isinstance(v, list):
+            return bool(v)
+        # A `false` flag is absent: ODS anchors on a defaulted attribute test it against its
+        # default, which for StableHLO's and CHLO's flags is `false`.
+        return v is not None and not (anchor[0] == "attr" and getattr(v, "type", None) is i1 and not v.value)
 
     def print(self, op: Operation, p: Any) -> None:
         p.write(p.op_name(op))

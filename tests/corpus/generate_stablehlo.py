@@ -161,6 +161,18 @@ snippet("stablehlo_custom_call_forms", [T], """
 snippet("stablehlo_compare_types", ["tensor<4xi32>", "tensor<4xf32>"], """
   %0 = "stablehlo.compare"(%arg0, %arg0) <{comparison_direction = #stablehlo<comparison_direction GE>}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
   %1 = "stablehlo.compare"(%arg1, %arg1) <{compare_type = #stablehlo<comparison_type TOTALORDER>, comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>""")
+snippet("stablehlo_edge_forms", ["tensor<1x4x1xf32>"], """
+  "stablehlo.optimization_barrier"() : () -> ()
+  %0 = "stablehlo.custom_call"() <{call_target_name = "x", has_side_effect = true}> : () -> tensor<4xf32>
+  %1 = "stablehlo.concatenate"(%0) <{dimension = 0 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
+  %c = "stablehlo.constant"() <{value = dense<1> : tensor<i32>}> : () -> tensor<i32>
+  %2 = "stablehlo.dynamic_slice"(%0, %c) <{slice_sizes = array<i64: 2>}> : (tensor<4xf32>, tensor<i32>) -> tensor<2xf32>
+  %4 = "stablehlo.slice"(%0) <{start_indices = array<i64: 0>, limit_indices = array<i64: 4>, strides = array<i64: 1>}> : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = "stablehlo.convolution"(%arg0, %arg0) <{dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>, batch_group_count = 1 : i64, feature_group_count = 1 : i64}> : (tensor<1x4x1xf32>, tensor<1x4x1xf32>) -> tensor<1x1x1xf32>
+  %6 = "stablehlo.compare"(%0, %0) <{comparison_direction = #stablehlo<comparison_direction LT>, compare_type = #stablehlo<comparison_type NOTYPE>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %7 = "stablehlo.cholesky"(%5) <{lower = false}> : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
+  %8 = "stablehlo.dot_general"(%0, %0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>, algorithm = #stablehlo.dot_algorithm<lhs_precision_type = f32, rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  %9 = "stablehlo.custom_call"(%0) <{call_target_name = "not-valid id", backend_config = "x"}> : (tensor<4xf32>) -> tensor<4xf32>""")
 snippet("chlo_unary_more", [T], _unary("chlo", ["tan", "bessel_i1e", "conj", "erf", "lgamma"]) + "\n"
         + _unary("chlo", ["is_inf", "is_neg_inf", "is_pos_inf"], out="tensor<4xi1>").replace("%0 =", "%10 =").replace("%1 =", "%11 =").replace("%2 =", "%12 ="))
 snippet("chlo_asin_acos_kernel", ["tensor<4xcomplex<f32>>"], _unary("chlo", ["_asin_acos_kernel"], t="tensor<4xcomplex<f32>>"))
