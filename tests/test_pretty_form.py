@@ -511,29 +511,31 @@ def _jax_cases() -> dict[str, tuple]:
     }
 
 
-def _jax_texts() -> list[tuple[str, str, str]]:
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+def _jax_texts() -> list[tuple[str, str, str, str]]:
+    """(name, pretty text, its generic form, pretty text with locations) per case."""
+    import jax
     out = []
     for name, (fn, *args) in _jax_cases().items():
-        import jax
-        pretty = jax.jit(fn).lower(*args).as_text()
-        ctx = jax_mlir.make_ir_context()
-        with ctx:
+        lowered = jax.jit(fn).lower(*args)
+        pretty = lowered.as_text()
+        with jax_mlir.make_ir_context():
             generic = ir.Module.parse(pretty).operation.get_asm(print_generic_op_form=True)
-        out.append((name, pretty, generic))
+        out.append((name, pretty, generic, lowered.as_text(debug_info=True)))
     return out
 
 
 def test_jax_lowerings_print_as_mlir():
-    """Programs JAX lowers, as `jax.jit(f).lower(...).as_text()` prints them: loom reads the text,
-    prints it back byte for byte, and prints the generic form as jaxlib does."""
+    """Programs JAX lowers, as `jax.jit(f).lower(...).as_text()` prints them (with and without
+    locations): loom reads the text, prints it back byte for byte, and prints the generic form as
+    jaxlib does."""
     cases = _jax_texts()
     seen: set[str] = set()
-    for name, pretty, generic in cases:
+    for name, pretty, generic, with_locations in cases:
         module = lir.parse(pretty)
         assert lir.print(module) == pretty, name
         assert lir.print(module, generic=True) == generic, name
         assert lir.print(lir.parse(generic)) == pretty, name
+        assert lir.print(lir.parse(with_locations), debuginfo=True) == with_locations, name
         seen.update(re.findall(r'"((?:stablehlo|chlo)\.[\w.-]+)"', generic))
     for op in ("stablehlo.dot_general", "stablehlo.convolution", "stablehlo.reduce_window", "stablehlo.sort",
                "stablehlo.scatter", "stablehlo.gather", "stablehlo.while", "stablehlo.case", "stablehlo.custom_call",
@@ -570,3 +572,14 @@ def test_loom_opt_prints_stablehlo_as_mlir_opt(generic: bool, capsys: pytest.Cap
     rc = loom_opt.main([str(path.with_name(path.stem + ".generic.mlir"))] + ["--mlir-print-op-generic"] * generic)
     assert rc == 0
     assert capsys.readouterr().out == want.read_text()
+
+
+def test_assembly_format_errors_name_the_op():
+    from loom.ir.opdef import OpBase, operand
+    with pytest.raises(ValueError, match="'nope' is not a field of test_format.bad"):
+        type("BadFormatOp", (OpBase,), {"name": "test_format.bad", "x": operand(), "__module__": __name__,
+                                        "assembly_format": "$nope attr-dict"})
+    with pytest.raises(ValueError, match="bad assembly format of test_format.bad at '! attr-dict'"):
+        type("BadFormatOp", (OpBase,), {"name": "test_format.bad", "x": operand(), "__module__": __name__,
+                                        "assembly_format": "$x ! attr-dict"})
+    assert lookup_dialect("test_format") is None

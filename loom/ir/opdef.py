@@ -13,6 +13,17 @@ An op is one class:
 
 The field descriptors double as typed accessors (`op.lhs`, `op.overflowFlags`). Rules that belong
 to a transformation (its VJP, its lowering) live in that transformation's own table.
+
+An op's custom (pretty) syntax is one declarative `assembly_format`, as MLIR ODS's, which gives
+both its parser and its printer (see AssemblyFormat):
+
+    class SliceOp(StableHLOOp):
+        name = "stablehlo.slice"
+        assembly_format = ("$operand custom<SliceRanges>($start_indices, $limit_indices, $strides) "
+                           "attr-dict `:` functional-type(operands, results)")
+
+Syntax no format can express is written as the op's `parse_custom`/`print_custom` hooks, in the
+same class.
 """
 
 from __future__ import annotations
@@ -339,13 +350,13 @@ _FORMAT_TOKEN = re.compile(r"\s*(`[^`]*`|\$\w+|custom<\w+>|functional-type|attr-
                            r"[A-Za-z_][\w-]*|[(),?^:])")
 
 
-def _tokens(text: str) -> list[str]:
+def _tokens(text: str, op_name: str) -> list[str]:
     out, pos = [], 0
     text = text.strip()
     while pos < len(text):
         m = _FORMAT_TOKEN.match(text, pos)
         if not m:
-            raise ValueError(f"bad assembly format at {text[pos:]!r}")
+            raise ValueError(f"bad assembly format of {op_name} at {text[pos:]!r}")
         out.append(m.group(1))
         pos = m.end()
         while pos < len(text) and text[pos].isspace():
@@ -362,7 +373,7 @@ class AssemblyFormat:
         self.results = {f.name: f for f in definition.results}
         self.props = {f.name: f for f in definition.props}
         self.regions = {f.name: f for f in definition.regions}
-        self.toks = _tokens(text)
+        self.toks = _tokens(text, definition.name)
         self.i = 0
         self.elements = self._elements(())
         self.used_props: set[str] = set()
