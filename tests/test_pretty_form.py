@@ -582,4 +582,8 @@ def test_assembly_format_errors_name_the_op():
     with pytest.raises(ValueError, match="bad assembly format of test_format.bad at '! attr-dict'"):
         type("BadFormatOp", (OpBase,), {"name": "test_format.bad", "x": operand(), "__module__": __name__,
                                         "assembly_format": "$x ! attr-dict"})
+    for text, message in (("($x", "ends early"), ("($x)?", "without an anchor")):
+        with pytest.raises(ValueError, match=message):
+            type("BadFormatOp", (OpBase,), {"name": "test_format.bad", "x": operand(), "__module__": __name__,
+                                            "assembly_format": text})
     assert lookup_dialect("test_format") is None

@@ -386,7 +386,14 @@ class AssemblyFormat:
             out.append(self._element())
         return out
 
+    def _peek(self) -> str:
+        if self.i >= len(self.toks):
+            raise ValueError(f"assembly format of {self.d.name} ends early")
+        return self.toks[self.i]
+
     def _next(self) -> str:
+        if self.i >= len(self.toks):
+            raise ValueError(f"assembly format of {self.d.name} ends early")
         t = self.toks[self.i]
         self.i += 1
         return t
@@ -446,20 +453,22 @@ class AssemblyFormat:
             return ("custom", t[7:-1], args)
         if t == "(":
             then, anchor = [], None
-            while self.toks[self.i] != ")":
+            while self._peek() != ")":
                 e = self._element()
-                if self.toks[self.i] == "^":
+                if self._peek() == "^":
                     self.i += 1
                     anchor = e
                 then.append(e)
             self.i += 1
             other: list[tuple] = []
-            if self.toks[self.i] == ":":
+            if self._peek() == ":":
                 self.i += 1
                 self._expect("(")
                 other = self._elements((")",))
                 self.i += 1
             self._expect("?")
+            if anchor is None:
+                raise ValueError(f"optional group without an anchor (`^`) in assembly format of {self.d.name}")
             return ("optional", then, other, anchor)
         raise ValueError(f"unexpected {t!r} in assembly format of {self.d.name}")
 
