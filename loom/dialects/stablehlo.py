@@ -47,6 +47,12 @@ result is unambiguous, and remove no-op reshapes, transposes, broadcasts, conver
 `x + 0`, `x * 1`, ...; `materialize_constant` makes the `stablehlo.constant` ops they need.
 Ops loom parses and prints but does not model (collectives, infeed/outfeed, batch norm, ...) are
 registered with loose definitions (`_loose`).
+
+Each op's custom (pretty) form, the text `jax.jit(f).lower(x).as_text()` shows, is its
+`assembly_format` (with the shared directives of StableHLO's AssemblyFormat.cpp, registered
+below as `custom<...>`), or `parse_custom`/`print_custom` where the syntax is not declarative
+(constant, reduce, while). Ops that MLIR prints in the generic form (gather, scatter, sort, case,
+...) have neither.
 """
 
 from __future__ import annotations
