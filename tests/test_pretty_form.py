@@ -554,6 +554,12 @@ def test_jax_lowerings_print_as_mlir():
      "two types"),
     ("func.func @f(%a: tensor<4xf32>) {\n  %0 = stablehlo.slice %a [0:2:1 : (tensor<4xf32>) -> tensor<2xf32>\n"
      "  return\n}", "']'"),
+    # Inside a StableHLO op's regions `call` needs its dialect: only func.func's body omits it.
+    ("func.func @g(%a: tensor<i32>) -> tensor<i32> {\n  return %a : tensor<i32>\n}\n"
+     "func.func @f(%a: tensor<i32>) -> tensor<i32> {\n  %0 = stablehlo.while(%it = %a) : tensor<i32>\n  cond {\n"
+     "    %c = stablehlo.compare LT, %it, %it : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+     "    stablehlo.return %c : tensor<i1>\n  } do {\n    %x = call @g(%it) : (tensor<i32>) -> tensor<i32>\n"
+     "    stablehlo.return %x : tensor<i32>\n  }\n  return %0 : tensor<i32>\n}", "custom op 'call' is unknown"),
 ])
 def test_malformed_stablehlo_syntax_is_rejected(text: str, message: str):
     with pytest.raises(ir.MLIRError):

@@ -30,8 +30,6 @@ from loom.ir.attributes import Attribute, DenseArrayAttr, IntegerAttr, Location
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.opdef import (
-    AttrSizedOperandSegments,
-    AttrSizedResultSegments,
     ConstantLike,
     Dialect,
     Pure,
@@ -83,10 +81,10 @@ def parse_attribute(text: str) -> Attribute | None:
 class UnaryOp(StableHLOOp):
     """Base of CHLO's elementwise unary ops (result of the operand's type, or `i1` for predicates)."""
 
+    assembly_format = "$operand attr-dict `:` type($operand) `->` type($result)"
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, shlo.Elementwise)
-    assembly_format = "$operand attr-dict `:` type($operand) `->` type($result)"
     PREDICATE = False
 
     @classmethod
@@ -102,11 +100,11 @@ class UnaryOp(StableHLOOp):
 class BinaryOp(StableHLOOp):
     """Base of CHLO's elementwise binary ops on operands of one type."""
 
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type(results)"
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, shlo.Elementwise)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type(results)"
 
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
@@ -185,12 +183,12 @@ class BroadcastBinaryOp(StableHLOOp):
     """Base of `chlo.broadcast_*`: a binary op whose operands broadcast numpy-style (or along the
     given `broadcast_dimensions`)."""
 
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type(results)"
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     broadcast_dimensions = opt_prop(I64Array)
     result = result_def(AnyTensor)
     traits = (Pure,)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type(results)"
     RESULT_ELEMENT: Any = None  # None: the operands' element type
 
     @classmethod
@@ -251,13 +249,13 @@ class BroadcastSelectOp(StableHLOOp):
     """Broadcasting `pred ? on_true : on_false`."""
 
     name = "chlo.broadcast_select"
+    assembly_format = ("$pred `,` $on_true `,` $on_false attr-dict `:` "
+                       "`(` type($pred) `,` type($on_true) `,` type($on_false) `)` `->` type(results)")
     pred = operand_def(TensorOf("p"))
     on_true = operand_def(AnyTensor)
     on_false = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure,)
-    assembly_format = ("$pred `,` $on_true `,` $on_false attr-dict `:` "
-                       "`(` type($pred) `,` type($on_true) `,` type($on_false) `)` `->` type(results)")
 
 
 # Other ops ---------------------------------------------------------------------------------------
@@ -300,10 +298,10 @@ class ConstantOp(StableHLOOp):
     """A constant (CHLO's own, for values StableHLO cannot hold)."""
 
     name = "chlo.constant"
+    assembly_format = "attr-dict $value"
     value = prop()
     output = result_def()
     traits = (Pure, ConstantLike)
-    assembly_format = "attr-dict $value"
 
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
@@ -337,6 +335,9 @@ class RaggedDotOp(StableHLOOp):
     traits = (Pure,)
 
 
+_SCAN_ELIDED = ("dimension", "operandSegmentSizes", "resultSegmentSizes")  # not in scan's attribute dict
+
+
 class ScanOp(StableHLOOp):
     """A scan over `dimension` (kept, not modelled): `inputs` and `inits` operands, `outputs` and
     `carries` results, each pair of groups sized by `operandSegmentSizes`/`resultSegmentSizes`.
@@ -359,8 +360,7 @@ class ScanOp(StableHLOOp):
     outputs = var_result()
     carries = var_result()
     body = region_def()
-    traits = (Pure, AttrSizedOperandSegments, AttrSizedResultSegments)
-    _SEGMENTS = ("dimension", "operandSegmentSizes", "resultSegmentSizes")
+    traits = (Pure,)
 
     def asm_block_arg_names(self, region_index: int) -> list[str]:
         return ["input"] * len(self.inputs) + ["carry"] * len(self.inits)
@@ -369,7 +369,7 @@ class ScanOp(StableHLOOp):
         dimension = self.properties.get("dimension")
         p.write(f"{p.op_name(self)}({', '.join(map(p.value, self.inputs))}) inits "
                 f"({', '.join(map(p.value, self.inits))}) dimension={getattr(dimension, 'value', 0)} ")
-        p.attr_dict({k: v for k, v in {**self.properties, **self.attributes}.items() if k not in self._SEGMENTS},
+        p.attr_dict({k: v for k, v in {**self.properties, **self.attributes}.items() if k not in _SCAN_ELIDED},
                     keyword=True)
         p.write(" ")
         p.region(self.regions[0])
