@@ -4,8 +4,10 @@ define one.
 Values are named as MLIR's SSANameState names them: entry-block arguments `%argN`, everything
 else `%N`, one number per op (its results are `%N#i`), regions numbered after the ops of their
 parent region in LIFO order. In the generic form the counters run on across sibling regions; in
-the custom form each region restarts from its parent's counters, and ops may suggest names
-(`%c0_i32`, `%cst`).
+the custom form each region restarts from its parent's counters, and ops may suggest names:
+`asm_result_name()` for their results (`%c0_i32`, `%cst`), `asm_result_names()` one per result
+(`%values, %indices = ...`), `asm_block_arg_names(region_index)` for a region's entry arguments
+(`%iterArg`).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class Printer:
         self.skip_regions = skip_regions
         self.out: list[str] = []
         self.names: dict[Value, str] = {}
-        self.def_names: dict[Operation, str] = {}
+        self.def_names: dict[Operation, str | list[str]] = {}
         self.block_names: dict[Block, str] = {}
         self.block_order: dict[Block, int] = {}
         self.indent = 0
