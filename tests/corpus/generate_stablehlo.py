@@ -173,6 +173,44 @@ snippet("stablehlo_edge_forms", ["tensor<1x4x1xf32>"], """
   %7 = "stablehlo.cholesky"(%5) <{lower = false}> : (tensor<1x1x1xf32>) -> tensor<1x1x1xf32>
   %8 = "stablehlo.dot_general"(%0, %0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0]>, algorithm = #stablehlo.dot_algorithm<lhs_precision_type = f32, rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 1, allow_imprecise_accumulation = false>}> : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
   %9 = "stablehlo.custom_call"(%0) <{call_target_name = "not-valid id", backend_config = "x"}> : (tensor<4xf32>) -> tensor<4xf32>""")
+snippet("stablehlo_edge_forms_regions", ["tensor<4xf32>", "tensor<f32>"], """
+  %0 = "stablehlo.while"(%arg1) ({
+  ^bb0(%a: tensor<f32>):
+    %c = "stablehlo.compare"(%a, %a) <{comparison_direction = #stablehlo<comparison_direction LT>}> : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    "stablehlo.return"(%c) : (tensor<i1>) -> ()
+  }, {
+  ^bb0(%a: tensor<f32>):
+    "stablehlo.return"(%a) : (tensor<f32>) -> ()
+  }) {tag = "w"} : (tensor<f32>) -> tensor<f32>
+  "stablehlo.while"() ({
+    %t = "stablehlo.constant"() <{value = dense<false> : tensor<i1>}> : () -> tensor<i1>
+    "stablehlo.return"(%t) : (tensor<i1>) -> ()
+  }, {
+    "stablehlo.return"() : () -> ()
+  }) : () -> ()
+  %1 = "stablehlo.reduce"(%arg0, %arg1) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) {tag = 1 : i32} : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  %2 = "stablehlo.reduce"(%arg0, %arg1) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = "stablehlo.add"(%b, %a) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  %3 = "stablehlo.reduce"(%arg0, %arg1) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = "stablehlo.atan2"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  %4 = "stablehlo.iota"() <{iota_dimension = 0 : i64}> {tag} : () -> tensor<4xf32>
+  %5 = "stablehlo.constant"() <{value = dense<[true, false]> : tensor<2xi1>}> {tag} : () -> tensor<2xi1>
+  %6 = "stablehlo.constant"() <{value = dense<(1.0, 2.0)> : tensor<complex<f32>>}> : () -> tensor<complex<f32>>
+  %7 = "stablehlo.convert"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+  %8 = "stablehlo.reverse"(%arg0) <{dimensions = array<i64>}> : (tensor<4xf32>) -> tensor<4xf32>
+  %9 = "stablehlo.transpose"(%arg0) <{permutation = array<i64: 0>}> : (tensor<4xf32>) -> tensor<4xf32>
+  %10 = "stablehlo.bitcast_convert"(%arg0) : (tensor<4xf32>) -> tensor<4xui32>
+  %11:2 = "stablehlo.rng_bit_generator"(%10) <{rng_algorithm = #stablehlo<rng_algorithm PHILOX>}> : (tensor<4xui32>) -> (tensor<4xui32>, tensor<2xui32>)""")
 snippet("chlo_unary_more", [T], _unary("chlo", ["tan", "bessel_i1e", "conj", "erf", "lgamma"]) + "\n"
         + _unary("chlo", ["is_inf", "is_neg_inf", "is_pos_inf"], out="tensor<4xi1>").replace("%0 =", "%10 =").replace("%1 =", "%11 =").replace("%2 =", "%12 ="))
 snippet("chlo_asin_acos_kernel", ["tensor<4xcomplex<f32>>"], _unary("chlo", ["_asin_acos_kernel"], t="tensor<4xcomplex<f32>>"))
