@@ -26,7 +26,7 @@ from loom.dialects.stablehlo import (
     element_type,
     with_element_type,
 )
-from loom.ir.attributes import Attribute, IntegerAttr, Location
+from loom.ir.attributes import Attribute, DenseArrayAttr, IntegerAttr, Location
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.opdef import (
@@ -42,6 +42,7 @@ from loom.ir.opdef import (
     var_result,
 )
 from loom.ir.opdef import operand as operand_def
+from loom.ir.printer import signature_text
 from loom.ir.types import DYNAMIC, ComplexType, RankedTensorType, Type, UnrankedTensorType, i1, i32, i64
 
 
@@ -80,6 +81,7 @@ def parse_attribute(text: str) -> Attribute | None:
 class UnaryOp(StableHLOOp):
     """Base of CHLO's elementwise unary ops (result of the operand's type, or `i1` for predicates)."""
 
+    assembly_format = "$operand attr-dict `:` type($operand) `->` type($result)"
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, shlo.Elementwise)
@@ -98,6 +100,7 @@ class UnaryOp(StableHLOOp):
 class BinaryOp(StableHLOOp):
     """Base of CHLO's elementwise binary ops on operands of one type."""
 
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type(results)"
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     result = result_def(AnyTensor)
@@ -180,6 +183,7 @@ class BroadcastBinaryOp(StableHLOOp):
     """Base of `chlo.broadcast_*`: a binary op whose operands broadcast numpy-style (or along the
     given `broadcast_dimensions`)."""
 
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type(results)"
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     broadcast_dimensions = opt_prop(I64Array)
@@ -245,6 +249,8 @@ class BroadcastSelectOp(StableHLOOp):
     """Broadcasting `pred ? on_true : on_false`."""
 
     name = "chlo.broadcast_select"
+    assembly_format = ("$pred `,` $on_true `,` $on_false attr-dict `:` "
+                       "`(` type($pred) `,` type($on_true) `,` type($on_false) `)` `->` type(results)")
     pred = operand_def(TensorOf("p"))
     on_true = operand_def(AnyTensor)
     on_false = operand_def(AnyTensor)
@@ -260,6 +266,8 @@ class TopKOp(StableHLOOp):
     loom's kernels always give."""
 
     name = "chlo.top_k"
+    assembly_format = ("`(`$operand `,` `k` `=` $k (`,` `is_stable` `=` $is_stable^)? `)` attr-dict `:` "
+                       "type($operand) `->` `(`type($values)`,` type($indices)`)`")
     operand = operand_def(AnyTensor)
     k = prop(I64Attr)
     is_stable = opt_prop(BoolAttr_)
@@ -290,9 +298,15 @@ class ConstantOp(StableHLOOp):
     """A constant (CHLO's own, for values StableHLO cannot hold)."""
 
     name = "chlo.constant"
+    assembly_format = "attr-dict $value"
     value = prop()
     output = result_def()
     traits = (Pure, ConstantLike)
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties, regions=()):
+        t = getattr(properties.get("value"), "type", None)
+        return [t] if t is not None else None
 
     def fold(self, operands: Sequence[Attribute | None]):
         return [self.properties["value"]]
@@ -321,18 +335,71 @@ class RaggedDotOp(StableHLOOp):
     traits = (Pure,)
 
 
+_SCAN_ELIDED = ("dimension", "operandSegmentSizes", "resultSegmentSizes")  # not in scan's attribute dict
+
+
 class ScanOp(StableHLOOp):
-    """A scan over `dimension` (kept, not modelled)."""
+    """A scan over `dimension` (kept, not modelled): `inputs` and `inits` operands, `outputs` and
+    `carries` results, each pair of groups sized by `operandSegmentSizes`/`resultSegmentSizes`.
+
+        %0:2 = chlo.scan(%x) inits (%c) dimension=0 {
+        ^bb0(%input: tensor<f32>, %carry: tensor<f32>):
+          ...
+        } : (tensor<4xf32>, tensor<f32>) -> (tensor<4xf32>, tensor<f32>)
+    """
 
     name = "chlo.scan"
     inputs = var_operand()
+    inits = var_operand()
     dimension = opt_prop()
     scan_dim_size = opt_prop()
     is_reverse = opt_prop(BoolAttr_)
     is_associative = opt_prop(BoolAttr_)
-    results_ = var_result()
+    operandSegmentSizes = opt_prop()  # noqa: N815 - MLIR's name
+    resultSegmentSizes = opt_prop()  # noqa: N815 - MLIR's name
+    outputs = var_result()
+    carries = var_result()
     body = region_def()
     traits = (Pure,)
+
+    def asm_block_arg_names(self, region_index: int) -> list[str]:
+        return ["input"] * len(self.inputs) + ["carry"] * len(self.inits)
+
+    def print_custom(self, p: Any) -> None:  # ChloOps.cpp's ScanOp::print
+        dimension = self.properties.get("dimension")
+        p.write(f"{p.op_name(self)}({', '.join(map(p.value, self.inputs))}) inits "
+                f"({', '.join(map(p.value, self.inits))}) dimension={getattr(dimension, 'value', 0)} ")
+        p.attr_dict({k: v for k, v in {**self.properties, **self.attributes}.items() if k not in _SCAN_ELIDED},
+                    keyword=True)
+        p.write(" ")
+        p.region(self.regions[0])
+        p.write(" : " + signature_text(tuple(self.operand_types), tuple(self.result_types)))
+
+    @classmethod
+    def parse_custom(cls, parser: Any, n_results: int) -> Operation:
+        groups = []
+        for keyword in ("", "inits"):
+            if keyword:
+                parser.expect_keyword(keyword)
+            parser.expect("(")
+            groups.append(parser.parse_list(")", parser.parse_operand_ref, "operand list"))
+        parser.expect_keyword("dimension")
+        parser.expect("=")
+        props: dict[str, Attribute] = {"dimension": IntegerAttr.get(parser.parse_int(), i64)}
+        attrs = parser.parse_optional_attr_dict() if parser.accept_keyword("attributes") else {}
+        for k in [k for k in attrs if k in cls.definition.prop_names]:
+            props[k] = attrs.pop(k)
+        region = parser.parse_region()
+        parser.expect(":")
+        ins, outs = parser.parse_signature()
+        refs = groups[0] + groups[1]
+        if len(ins) != len(refs):
+            raise parser.error(f"expected {len(refs)} operand types but had {len(ins)}")
+        n_in, n_init = len(groups[0]), len(groups[1])
+        props["operandSegmentSizes"] = DenseArrayAttr.get(i32, [n_in, n_init])
+        props["resultSegmentSizes"] = DenseArrayAttr.get(i32, [len(outs) - n_init, n_init])
+        return Operation.create(cls.name, [parser.resolve_operand(r, t) for r, t in zip(refs, ins)], list(outs),
+                                props, attrs, [region])
 
 
 def top_k(builder: Builder, operand: Value, k: int) -> tuple[Value, Value]:

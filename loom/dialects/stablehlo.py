@@ -47,6 +47,12 @@ result is unambiguous, and remove no-op reshapes, transposes, broadcasts, conver
 `x + 0`, `x * 1`, ...; `materialize_constant` makes the `stablehlo.constant` ops they need.
 Ops loom parses and prints but does not model (collectives, infeed/outfeed, batch norm, ...) are
 registered with loose definitions (`_loose`).
+
+Each op's custom (pretty) form, the text `jax.jit(f).lower(x).as_text()` shows, is its
+`assembly_format` (with the shared directives of StableHLO's AssemblyFormat.cpp, registered
+below as `custom<...>`), or `parse_custom`/`print_custom` where the syntax is not declarative
+(constant, reduce, while). Ops that MLIR prints in the generic form (gather, scatter, sort, case,
+...) have neither.
 """
 
 from __future__ import annotations
@@ -66,12 +72,14 @@ from loom.ir.attributes import (
     DenseElementsAttr,
     DenseResourceAttr,
     DenseStringElementsAttr,
+    DialectAttr,
     DictionaryAttr,
     IntegerAttr,
     Location,
     OpaqueBuiltinAttr,
     StringAttr,
     SymbolRefAttr,
+    keyword_or_string,
     numpy_dtype,
 )
 from loom.ir.builder import Builder, InsertionPoint
@@ -79,6 +87,7 @@ from loom.ir.core import Block, Operation, Region, Value
 from loom.ir.floats import bits_to_value, format_float, value_to_bits
 from loom.ir.opdef import (
     VARIADIC,
+    AttrSyntax,
     ConstantLike,
     Constraint,
     Dialect,
@@ -87,20 +96,24 @@ from loom.ir.opdef import (
     ReturnLike,
     Terminator,
     Trait,
+    lookup_op,
     opt_prop,
     prop,
     region_def,
     register_dialect,
+    register_directive,
     result_def,
     var_operand,
     var_result,
 )
 from loom.ir.opdef import operand as operand_def
+from loom.ir.printer import signature_text
 from loom.ir.types import (
     DYNAMIC,
     ComplexType,
     DialectType,
     FloatType,
+    FunctionType,
     IntegerType,
     RankedTensorType,
     TupleType,
@@ -555,16 +568,53 @@ def TensorOf(kinds: str = "pifc", rank: int | None = None) -> Constraint:
     return Constraint(check, f"{where}tensor of {_kind_text(kinds)} values")
 
 
+# How attributes are written in custom forms (`$prop` of an assembly format).
+
+def integer_syntax(t: Type) -> AttrSyntax:
+    """`5` (`true`/`false` for i1) for an integer attribute of type `t`."""
+    def parse(parser: Any) -> Attribute:
+        if t is i1:
+            for word in ("true", "false"):
+                if parser.accept_keyword(word):
+                    return IntegerAttr(i1, word == "true")
+            raise parser.error("expected 'true' or 'false'")
+        return IntegerAttr.get(parser.parse_int(), t)
+    return AttrSyntax(lambda a: str(bool(a.value)).lower() if t is i1 else str(a.value), parse)
+
+
+def _parse_i64_list(parser: Any) -> list[int]:
+    parser.expect("[")
+    return parser.parse_list("]", parser.parse_int, "integer list")
+
+
+I64_ARRAY_SYNTAX = AttrSyntax(lambda a: _dims(a.values), lambda parser: i64_array(_parse_i64_list(parser)))
+
+
+def enum_syntax(cls: type[EnumAttr]) -> AttrSyntax:
+    """The bare keyword of an enum attribute: `GT`."""
+    def parse(parser: Any) -> Attribute:
+        pos = parser.ws()
+        word = parser.parse_bare_id(cls.KEYWORD)
+        if word not in cls.ALLOWED:
+            raise parser.error(f"unknown {cls.KEYWORD} '{word}'; expected one of: {', '.join(cls.ALLOWED)}", pos)
+        return cls(word)
+    return AttrSyntax(lambda a: a.value, parse)
+
+
 AnyTensor = Constraint(is_tensor, "tensor")
 TensorOrToken = Constraint(lambda t: is_tensor(t) or is_token(t), "tensor or token")
 TensorTokenOrTuple = Constraint(lambda t: is_tensor(t) or is_token(t) or isinstance(t, TupleType),
                                 "tensor, token or tuple")
 Token = Constraint(is_token, "token")
-I64Array = Constraint(lambda a: isinstance(a, DenseArrayAttr) and a.element_type is i64, "i64 dense array attribute")
+I64Array = Constraint(lambda a: isinstance(a, DenseArrayAttr) and a.element_type is i64, "i64 dense array attribute",
+                      syntax=I64_ARRAY_SYNTAX)
 BoolArray = Constraint(lambda a: isinstance(a, DenseArrayAttr) and a.element_type is i1, "i1 dense array attribute")
-I64Attr = Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i64, "64-bit signless integer attribute")
-I32Attr = Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i32, "32-bit signless integer attribute")
-BoolAttr_ = Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i1, "bool attribute")
+I64Attr = Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i64, "64-bit signless integer attribute",
+                     syntax=integer_syntax(i64))
+I32Attr = Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i32, "32-bit signless integer attribute",
+                     syntax=integer_syntax(i32))
+BoolAttr_ = Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i1, "bool attribute",
+                       syntax=integer_syntax(i1))
 I64Elements = Constraint(lambda a: isinstance(a, DenseElementsAttr) and a.type.element_type is i64,
                          "64-bit signless integer elements attribute")
 PrecisionConfig = Constraint(lambda a: isinstance(a, ArrayAttr) and all(isinstance(e, PrecisionAttr) for e in a),
@@ -572,7 +622,8 @@ PrecisionConfig = Constraint(lambda a: isinstance(a, ArrayAttr) and all(isinstan
 
 
 def _of(cls: type) -> Constraint:
-    return Constraint(lambda a: isinstance(a, cls), f"{cls.__name__} attribute")
+    syntax = enum_syntax(cls) if issubclass(cls, EnumAttr) else None
+    return Constraint(lambda a: isinstance(a, cls), f"{cls.__name__} attribute", syntax)
 
 
 def compatible(a: Type, b: Type) -> bool:
@@ -687,6 +738,295 @@ class Elementwise(Trait):
     """Applies elementwise to operands of one shape (a mapping of scalar functions)."""
 
 
+# Custom syntax -----------------------------------------------------------------------------------
+#
+# The shared directives of StableHLO's assembly formats (stablehlo/dialect/AssemblyFormat.cpp),
+# used as `custom<Name>(...)` in the ops' `assembly_format`.
+
+def _functional(p: Any, op: Operation) -> None:
+    p.write(signature_text(tuple(op.operand_types), tuple(op.result_types)))
+
+
+def _assign_function_type(parser: Any, pos: int, n: int, t: FunctionType) -> tuple:
+    if len(t.inputs) != n:
+        raise parser.error(f"{n} operands present, but expected {len(t.inputs)}", pos)
+    if len(t.results) != 1:
+        raise parser.error("expected single output", pos)
+    return (*t.inputs, t.results[0])
+
+
+def _print_same_type(p: Any, op: Operation, *types: Any) -> None:
+    *ins, result = types
+    ins = [t for x in ins for t in (x if isinstance(x, list) else [x])]
+    if all(t is result for t in ins):
+        p.write(str(result))
+    else:
+        _functional(p, op)
+
+
+def _parse_same_type(n: int) -> Callable:
+    def parse(parser: Any) -> tuple:
+        pos = parser.ws()
+        t = parser.parse_type()
+        if isinstance(t, FunctionType):
+            return _assign_function_type(parser, pos, n, t)
+        return (t,) * (n + 1)
+    return parse
+
+
+def _parse_variadic_same_type(parser: Any, refs: list) -> tuple:
+    *ins, result = _parse_same_type(len(refs))(parser)
+    return list(ins), result
+
+
+def _print_complex_type(p: Any, op: Operation, lhs: Type, rhs: Type, result: Type) -> None:
+    real = with_element_type(result, result.element_type.element_type)
+    if lhs is real and rhs is real:
+        p.write(str(result))
+    else:
+        _functional(p, op)
+
+
+def _parse_complex_type(parser: Any) -> tuple:
+    pos = parser.ws()
+    t = parser.parse_type()
+    if isinstance(t, FunctionType):
+        return _assign_function_type(parser, pos, 2, t)
+    if not is_tensor(t) or not isinstance(t.element_type, ComplexType):
+        raise parser.error("expected a tensor of complex numbers or a function type", pos)
+    real = with_element_type(t, t.element_type.element_type)
+    return real, real, t
+
+
+def _print_select_type(p: Any, op: Operation, pred: Type, on_true: Type, on_false: Type, result: Type) -> None:
+    if on_true is not result or on_false is not result:
+        _functional(p, op)
+    else:
+        p.write(f"{pred}, {result}")
+
+
+def _parse_select_type(parser: Any) -> tuple:
+    pos = parser.ws()
+    t = parser.parse_type()
+    if isinstance(t, FunctionType):
+        return _assign_function_type(parser, pos, 3, t)
+    if not parser.accept(","):
+        raise parser.error("expected functional type or list of two types", pos)
+    u = parser.parse_type()
+    return t, u, u, u
+
+
+def _parse_tuple_type(parser: Any) -> tuple:
+    pos = parser.ws()
+    t = parser.parse_type()
+    if not isinstance(t, TupleType):
+        raise parser.error("expected tuple type", pos)
+    return list(t.types), t
+
+
+def _parse_pairwise_type(parser: Any) -> tuple:
+    types = [parser.parse_type()]
+    while parser.accept(","):
+        types.append(parser.parse_type())
+    return types, list(types)
+
+
+def _parse_operands_with_commas(parser: Any) -> list:
+    refs = []
+    while parser.peek("%"):
+        refs.append(parser.parse_operand_ref())
+        parser.expect(",")
+    return refs
+
+
+def _print_slice_ranges(p: Any, op: Operation, start: Attribute, limit: Attribute, strides: Attribute) -> None:
+    p.write("[" + ", ".join(f"{a}:{b}" + (f":{c}" if c != 1 else "")
+                            for a, b, c in zip(start.values, limit.values, strides.values)) + "]")
+
+
+def _parse_slice_ranges(parser: Any) -> tuple:
+    parser.expect("[")
+    start, limit, strides = [], [], []
+
+    def dim() -> None:
+        start.append(parser.parse_int())
+        parser.expect(":")
+        limit.append(parser.parse_int())
+        strides.append(parser.parse_int() if parser.accept(":") else 1)
+    parser.parse_list("]", dim, "slice ranges")
+    return i64_array(start), i64_array(limit), i64_array(strides)
+
+
+def _parse_exponent_mantissa(parser: Any) -> tuple:
+    pos = parser.ws()
+    word = parser.parse_bare_id("exponent mantissa")
+    m = re.fullmatch(r"e([0-9]+)m([0-9]+)", word)
+    if not m:
+        raise parser.error(f"expected exponent mantissa in format e#m#, saw {word}", pos)
+    return IntegerAttr.get(int(m.group(1)), i32), IntegerAttr.get(int(m.group(2)), i32)
+
+
+def _print_precision(p: Any, op: Operation, precision: Attribute | None, algorithm: Attribute | None = None) -> None:
+    if precision is not None:
+        p.write(", precision = [" + ", ".join(e.value for e in precision.elements) + "]")
+    if algorithm is not None:
+        p.write(", algorithm = " + algorithm.text[len("#stablehlo.dot_algorithm"):])
+
+
+def _parse_precision(parser: Any, with_algorithm: bool = False) -> Any:
+    precision = algorithm = None
+    if parser.accept(","):
+        if parser.accept_keyword("precision"):
+            parser.expect("=")
+            parser.expect("[")
+            syntax = enum_syntax(PrecisionAttr)
+            precision = ArrayAttr(tuple(parser.parse_list("]", lambda: syntax.parse(parser), "precision config")))
+            if with_algorithm and parser.accept(","):
+                parser.expect_keyword("algorithm")
+                algorithm = _parse_algorithm(parser)
+        elif with_algorithm:
+            parser.expect_keyword("algorithm")
+            algorithm = _parse_algorithm(parser)
+        else:
+            raise parser.error("expected 'precision'")
+    return (precision, algorithm) if with_algorithm else precision
+
+
+def _parse_algorithm(parser: Any) -> Attribute:
+    parser.expect("=")
+    start = parser.ws()
+    parser._skip_balanced()
+    return DialectAttr("#stablehlo.dot_algorithm" + parser.src[start:parser.pos])
+
+
+def _print_dot_dims(p: Any, op: Operation, d: DotDimensionNumbers) -> None:
+    if d.lhs_batching_dimensions or d.rhs_batching_dimensions:
+        p.write(f"batching_dims = {_dims(d.lhs_batching_dimensions)} x {_dims(d.rhs_batching_dimensions)}, ")
+    p.write(f"contracting_dims = {_dims(d.lhs_contracting_dimensions)} x {_dims(d.rhs_contracting_dimensions)}")
+
+
+def _parse_dot_dims(parser: Any) -> DotDimensionNumbers:
+    def pair() -> tuple[list[int], list[int]]:
+        parser.expect("=")
+        lhs = _parse_i64_list(parser)
+        parser.expect_keyword("x")
+        return lhs, _parse_i64_list(parser)
+    lb, rb = [], []
+    if parser.accept_keyword("batching_dims"):
+        lb, rb = pair()
+        parser.expect(",")
+    parser.expect_keyword("contracting_dims")
+    lc, rc = pair()
+    return DotDimensionNumbers.get(lhs_batching_dimensions=lb, rhs_batching_dimensions=rb,
+                                   lhs_contracting_dimensions=lc, rhs_contracting_dimensions=rc)
+
+
+_CONV_LAYOUT = re.compile(r"\[[^\]]*\]\s*x\s*\[[^\]]*\]\s*->\s*\[[^\]]*\]")
+
+
+def _parse_conv_dims(parser: Any) -> ConvDimensionNumbers:
+    pos = parser.ws()
+    m = _CONV_LAYOUT.match(parser.src, pos)
+    try:
+        dims = _parse_conv(m.group()) if m else None
+    except ValueError as e:
+        raise parser.error(str(e), pos) from None
+    if dims is None:
+        raise parser.error("expected convolution dimension numbers like [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]")
+    parser.pos = m.end()
+    return dims
+
+
+_WINDOW_KEYS = ("stride", "pad", "lhs_dilate", "rhs_dilate", "reverse")
+
+
+def _print_window(p: Any, op: Operation, *attrs: Attribute | None) -> None:
+    parts = []
+    for key, a in zip(_WINDOW_KEYS, attrs):
+        if a is None:
+            continue
+        if key == "pad":
+            body = ", ".join(f"[{lo}, {hi}]" for lo, hi in a.to_numpy().reshape(-1, 2).tolist())
+        elif key == "reverse":
+            body = ", ".join("true" if v else "false" for v in a.values)
+        else:
+            body = ", ".join(map(str, a.values))
+        parts.append(f"{key} = [{body}]")
+    p.write(", ".join(parts))
+
+
+def _parse_window(parser: Any) -> tuple:
+    found: dict[str, Attribute] = {}
+
+    def pair() -> tuple[int, int]:
+        parser.expect("[")
+        lo = parser.parse_int()
+        parser.expect(",")
+        hi = parser.parse_int()
+        parser.expect("]")
+        return lo, hi
+
+    def boolean() -> bool:
+        if parser.accept_keyword("true"):
+            return True
+        parser.expect_keyword("false")
+        return False
+
+    while not parser.peek("}"):
+        pos = parser.ws()
+        key = parser.parse_bare_id("window attribute")
+        if key not in _WINDOW_KEYS or key in found:
+            raise parser.error(f"unexpected or repeated window attribute '{key}'", pos)
+        parser.expect("=")
+        parser.expect("[")
+        if key == "pad":
+            found[key] = padding_attr(parser.parse_list("]", pair, "padding"))
+        elif key == "reverse":
+            found[key] = DenseArrayAttr.get(i1, parser.parse_list("]", boolean, "reversal"))
+        else:
+            found[key] = i64_array(parser.parse_list("]", parser.parse_int, key))
+        if not parser.accept(","):
+            break
+    return tuple(found.get(k) for k in _WINDOW_KEYS)
+
+
+def _parse_region_argument(parser: Any) -> tuple:
+    """`%name: type loc(...)?`, as `parse_region(entry_args=...)` takes it."""
+    ref = parser.parse_operand_ref()
+    parser.expect(":")
+    t = parser.parse_type()
+    return ref, t, parser.parse_optional_trailing_loc() or parser.loc_at(ref[2])
+
+
+def _counted(parse: Callable) -> Callable:
+    """A directive parser that does not need the count of values it returns."""
+    return lambda parser, n, *refs: parse(parser, *refs)
+
+
+for _name, _parse, _print in (
+        ("SameOperandsAndResultType", lambda parser, n: _parse_same_type(n - 1)(parser), _print_same_type),
+        ("VariadicSameOperandsAndResultType", _parse_variadic_same_type,
+         lambda p, op, refs, types, result: _print_same_type(p, op, types, result)),
+        ("ComplexOpType", _parse_complex_type, _print_complex_type),
+        ("SelectOpType", _parse_select_type, _print_select_type),
+        ("TupleOpType", _parse_tuple_type, lambda p, op, types, result: p.write(str(result))),
+        ("PairwiseOpType", _parse_pairwise_type, lambda p, op, types, results: p.write(", ".join(map(str, types)))),
+        ("VariadicOperandWithAttribute", _parse_operands_with_commas,
+         lambda p, op, values: p.write(", ".join(map(p.value, values)) + ",")),
+        ("SliceRanges", _parse_slice_ranges, _print_slice_ranges),
+        ("ExponentMantissa", _parse_exponent_mantissa,
+         lambda p, op, e, m: p.write(f"e{e.value}m{m.value}")),
+        ("CustomCallTarget", lambda parser: StringAttr(parser.parse_symbol_name()),
+         lambda p, op, target: p.write("@" + keyword_or_string(target.value))),
+        ("PrecisionConfig", _parse_precision, _print_precision),
+        ("PrecisionConfigAndAlgorithm", lambda parser: _parse_precision(parser, True), _print_precision),
+        ("DotDimensionNumbers", _parse_dot_dims, _print_dot_dims),
+        ("ConvolutionDimensions", _parse_conv_dims, lambda p, op, d: p.write(str(d)[len("#stablehlo.conv<"):-1])),
+        ("WindowAttributes", _parse_window, _print_window)):
+    register_directive(_name, _parse if _name == "SameOperandsAndResultType" else _counted(_parse), _print)
+
+
+
 class StableHLOOp(OpBase):
     """Base of StableHLO ops.
 
@@ -698,6 +1038,14 @@ class StableHLOOp(OpBase):
     @classmethod
     def infer_result_types(cls, operand_types: Sequence[Type], properties: dict[str, Attribute],
                            regions: Sequence[Region] = ()) -> list[Type] | None:
+        return None
+
+    def asm_result_names(self) -> list[str] | None:
+        """Ops with several results, none variadic, name them after their fields in the custom
+        form: `%values, %indices = chlo.top_k(...)`."""
+        d = self.definition
+        if len(d.results) > 1 and d._result_variadics == 0:
+            return [f.name for f in d.results]
         return None
 
     def check_types(self) -> None:
@@ -991,6 +1339,7 @@ class UnaryElementwiseOp(StableHLOOp):
     """Base of the elementwise unary ops. `RESULT` says how the result type follows from the
     operand's: "same", "real" (complex to its real part, as abs/real/imag) or "pred" (i1 elements)."""
 
+    assembly_format = "$operand attr-dict `:` custom<SameOperandsAndResultType>(type($operand), type($result))"
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, Elementwise)
@@ -1015,6 +1364,8 @@ class UnaryElementwiseOp(StableHLOOp):
 class BinaryElementwiseOp(StableHLOOp):
     """Base of the elementwise binary ops: operands and result of one (compatible) type."""
 
+    assembly_format = ("$lhs `,` $rhs attr-dict `:` "
+                       "custom<SameOperandsAndResultType>(type($lhs), type($rhs), type($result))")
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     result = result_def(AnyTensor)
@@ -1055,6 +1406,8 @@ def _unary(mnemonic: str, class_name: str, kinds: str, doc: str, result: str = "
         ns["traits"] = (HloCompatibleOperandsAndResultType,)
     if accuracy:
         ns["result_accuracy"] = opt_prop(_of(ResultAccuracy))
+    if result == "pred":
+        ns["assembly_format"] = "operands attr-dict `:` functional-type(operands, results)"
     return type(class_name, (UnaryElementwiseOp,), ns)
 
 
@@ -1219,6 +1572,7 @@ class ComplexOp(StableHLOOp):
     """Builds complex numbers from real and imaginary parts (f32 or f64)."""
 
     name = "stablehlo.complex"
+    assembly_format = "operands attr-dict `:` custom<ComplexOpType>(type($lhs), type($rhs), type($result))"
     lhs = operand_def(Float32Or64Tensor)
     rhs = operand_def(Float32Or64Tensor)
     result = result_def(TensorOf("c"))
@@ -1281,6 +1635,42 @@ class ConstantOp(StableHLOOp):
     def fold(self, operands):
         return [self.properties["value"]]
 
+    def asm_result_name(self) -> str:
+        return "c" if isinstance(element_type(self.results[0].type), IntegerType) else "cst"
+
+    # `%cst = stablehlo.constant dense<1.0> : tensor<f32>`; the generic form without the quoted
+    # name when the value's type is not the result type (AssemblyFormat.cpp's printConstantOp).
+    @classmethod
+    def parse_custom(cls, parser: Any, n_results: int) -> Operation:
+        if parser.accept("("):
+            parser.expect(")")
+            props = {}
+            if parser.accept("<"):
+                props = parser.parse_optional_attr_dict()
+                parser.expect(">")
+            attrs = parser.parse_optional_attr_dict()
+            parser.expect(":")
+            parser.expect("(")
+            parser.expect(")")
+            parser.expect("->")
+            return Operation.create(cls.name, (), [parser.parse_type()], props, attrs)
+        attrs = parser.parse_optional_attr_dict()
+        value = parser.parse_attribute()
+        props = {"value": value, **{k: attrs.pop(k) for k in [k for k in attrs if k in cls.definition.prop_names]}}
+        return Operation.create(cls.name, (), [value.type], props, attrs)
+
+    def print_custom(self, p: Any) -> None:
+        value = self.properties.get("value")
+        p.write(p.op_name(self))
+        if getattr(value, "type", None) is not self.results[0].type:
+            start = len(p.out)
+            p.generic_op(self)
+            p.out[start] = "(" + p.out[start].split("(", 1)[1]
+            return
+        p.attr_dict(self.attributes)
+        p.write(" ")
+        p.attr(value)
+
 
 def materialize_constant(builder: Builder, value: Attribute, type: Type, location: Location) -> Operation | None:
     """The dialect's constant materializer: a `stablehlo.constant` for dense elements of `type`."""
@@ -1301,6 +1691,7 @@ class IotaOp(StableHLOOp):
     """0, 1, 2, ... along `iota_dimension` of a static-shaped result."""
 
     name = "stablehlo.iota"
+    assembly_format = "`dim` `=` $iota_dimension attr-dict `:` type($output)"
     iota_dimension = prop(I64Attr)
     output = result_def(TensorOf("ifc"))
     traits = (Pure,)
@@ -1336,6 +1727,8 @@ class CompareOp(StableHLOOp):
     """Elementwise comparison by `comparison_direction`, ordered as `compare_type` says."""
 
     name = "stablehlo.compare"
+    assembly_format = ("$comparison_direction `,` $lhs `,` $rhs (`,` $compare_type^)? attr-dict `:` "
+                       "functional-type(operands, results)")
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     comparison_direction = prop(_of(ComparisonDirectionAttr))
@@ -1387,6 +1780,8 @@ class SelectOp(StableHLOOp):
     """`pred ? on_true : on_false` elementwise; `pred` is a boolean scalar or of the operands' shape."""
 
     name = "stablehlo.select"
+    assembly_format = ("operands attr-dict `:` custom<SelectOpType>(type($pred), type($on_true), type($on_false), "
+                       "type($result))")
     pred = operand_def(TensorOf("p"))
     on_true = operand_def(AnyTensor)
     on_false = operand_def(AnyTensor)
@@ -1423,6 +1818,8 @@ class ClampOp(StableHLOOp):
     """Clamps `operand` between `min` and `max` (each a scalar or of the operand's shape)."""
 
     name = "stablehlo.clamp"
+    assembly_format = ("$min `,` $operand `,` $max attr-dict `:` custom<SameOperandsAndResultType>(type($min), "
+                       "type($operand), type($max), type($result))")
     min = operand_def(AnyTensor)
     operand = operand_def(AnyTensor)
     max = operand_def(AnyTensor)
@@ -1488,6 +1885,7 @@ class ConvertOp(StableHLOOp):
     """Elementwise conversion to the result's element type (same shape)."""
 
     name = "stablehlo.convert"
+    assembly_format = "$operand attr-dict `:` custom<SameOperandsAndResultType>(type($operand), type($result))"
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure, Elementwise)
@@ -1531,6 +1929,7 @@ class BitcastConvertOp(StableHLOOp):
     trailing dimension, a wider one consumes it."""
 
     name = "stablehlo.bitcast_convert"
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure,)
@@ -1577,6 +1976,7 @@ class BroadcastInDimOp(StableHLOOp):
     `broadcast_dimensions[i]` (its size 1 or the result's)."""
 
     name = "stablehlo.broadcast_in_dim"
+    assembly_format = "$operand `,` `dims` `=` $broadcast_dimensions attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     broadcast_dimensions = prop(I64Array)
     result = result_def(AnyTensor)
@@ -1641,6 +2041,7 @@ class ReshapeOp(StableHLOOp):
     """Reshapes to the result type (same elements in row-major order)."""
 
     name = "stablehlo.reshape"
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     traits = (Pure,)
@@ -1676,6 +2077,7 @@ class TransposeOp(StableHLOOp):
     """Permutes dimensions: result dimension i is operand dimension `permutation[i]`."""
 
     name = "stablehlo.transpose"
+    assembly_format = "$operand `,` `dims` `=` $permutation attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     permutation = prop(I64Array)
     result = result_def(AnyTensor)
@@ -1729,6 +2131,8 @@ class SliceOp(StableHLOOp):
     """A static strided slice: `operand[start:limit:stride]` per dimension."""
 
     name = "stablehlo.slice"
+    assembly_format = ("$operand custom<SliceRanges>($start_indices, $limit_indices, $strides) attr-dict `:` "
+                       "functional-type(operands, results)")
     operand = operand_def(AnyTensor)
     start_indices = prop(I64Array)
     limit_indices = prop(I64Array)
@@ -1790,6 +2194,8 @@ class DynamicSliceOp(StableHLOOp):
     """A slice of `slice_sizes` at run-time start indices (one scalar per dimension, clamped)."""
 
     name = "stablehlo.dynamic_slice"
+    assembly_format = ("$operand `,` custom<VariadicOperandWithAttribute>($start_indices) `sizes` `=` $slice_sizes "
+                       "attr-dict `:` functional-type(operands, results)")
     operand = operand_def(AnyTensor)
     start_indices = var_operand(ScalarInt)
     slice_sizes = prop(I64Array)
@@ -1826,6 +2232,7 @@ class DynamicUpdateSliceOp(StableHLOOp):
     """`operand` with the block `update` written at run-time start indices (clamped)."""
 
     name = "stablehlo.dynamic_update_slice"
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     update = operand_def(AnyTensor)
     start_indices = var_operand(ScalarInt)
@@ -1857,6 +2264,8 @@ class ConcatenateOp(StableHLOOp):
     """Concatenates `inputs` along `dimension`."""
 
     name = "stablehlo.concatenate"
+    assembly_format = ("custom<VariadicOperandWithAttribute>($inputs) `dim` `=` $dimension attr-dict `:` "
+                       "functional-type(operands, results)")
     inputs = var_operand(AnyTensor)
     dimension = prop(I64Attr)
     result = result_def(AnyTensor)
@@ -1916,6 +2325,8 @@ class PadOp(StableHLOOp):
     `interior_padding` between elements."""
 
     name = "stablehlo.pad"
+    assembly_format = ("$operand `,` $padding_value `,` `low` `=` $edge_padding_low `,` `high` `=` $edge_padding_high "
+                       "`,` `interior` `=` $interior_padding attr-dict `:` functional-type(operands, results)")
     operand = operand_def(AnyTensor)
     padding_value = operand_def(AnyTensor)
     edge_padding_low = prop(I64Array)
@@ -1972,6 +2383,8 @@ class ReverseOp(StableHLOOp):
     """Reverses the order of elements along `dimensions`."""
 
     name = "stablehlo.reverse"
+    assembly_format = ("$operand `,` `dims` `=` $dimensions attr-dict `:` "
+                       "custom<SameOperandsAndResultType>(type($operand), type($result))")
     operand = operand_def(AnyTensor)
     dimensions = prop(I64Array)
     result = result_def(AnyTensor)
@@ -2002,6 +2415,7 @@ class GetDimensionSizeOp(StableHLOOp):
     """The size of `dimension` of the operand, as a `tensor<i32>`."""
 
     name = "stablehlo.get_dimension_size"
+    assembly_format = "$operand `,` `dim` `=` $dimension attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     dimension = prop(I64Attr)
     result = result_def(TensorOf("i", rank=0))
@@ -2066,6 +2480,9 @@ class DotGeneralOp(StableHLOOp):
     may differ from the operands' (the preferred element type)."""
 
     name = "stablehlo.dot_general"
+    assembly_format = ("$lhs `,` $rhs `,` custom<DotDimensionNumbers>($dot_dimension_numbers) `` "
+                       "custom<PrecisionConfigAndAlgorithm>($precision_config, $algorithm) attr-dict `:` "
+                       "functional-type(operands, results)")
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     dot_dimension_numbers = prop(_of(DotDimensionNumbers))
@@ -2109,6 +2526,8 @@ class DotOp(StableHLOOp):
     """Legacy matrix/vector product (`dot_general` with the usual contraction)."""
 
     name = "stablehlo.dot"
+    assembly_format = ("$lhs `,` $rhs `` custom<PrecisionConfig>($precision_config) attr-dict `:` "
+                       "functional-type(operands, results)")
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     precision_config = opt_prop(PrecisionConfig)
@@ -2217,6 +2636,9 @@ class ConvolutionOp(StableHLOOp):
     batch groups, layouts given by `dimension_numbers`."""
 
     name = "stablehlo.convolution"
+    assembly_format = ("`(`operands`)` `dim_numbers` `=` custom<ConvolutionDimensions>($dimension_numbers) `,` "
+                       "`window` `=` `{` custom<WindowAttributes>($window_strides, $padding, $lhs_dilation, "
+                       "$rhs_dilation, $window_reversal) `}` attr-dict `:` functional-type(operands, results)")
     lhs = operand_def(AnyTensor)
     rhs = operand_def(AnyTensor)
     window_strides = _CONV_PROPS["window_strides"]
@@ -2338,6 +2760,112 @@ class ReduceOp(StableHLOOp):
         region = _build_region(arg_types, body)
         return cls.insert(builder, [*inputs, *init_values], {"dimensions": i64_array(dimensions)},
                           regions=[region], location=location)
+
+    # `stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [1] : (...) -> ...`
+    # when the body is one commutative binary op of the dialect; else the body follows as
+    # ` reducer(%a: t, %b: t) {...}` (AssemblyFormat.cpp's printReduceOp / parseReduceOp).
+    def _compact_op(self) -> Operation | None:
+        block = self.regions[0].blocks[0] if self.regions[0].blocks else None
+        inputs = self.inputs
+        if block is None or not inputs:
+            return None
+        ops = list(block.ops)
+        if len(ops) != 2:
+            return None
+        inner, ret = ops
+        t = inner.results[0].type if len(inner.results) == 1 else None
+        if (inner.name.split(".")[0] != "stablehlo" or not getattr(type(inner), "commutative", False)
+                or len(inner.operands) != 2 or inner.regions or t is None
+                or any(v.type is not t for v in inner.operands)
+                or t is not scalar_tensor(element_type(inputs[0].type))
+                or list(inner.operands) != list(block.args) or ret.name != "stablehlo.return"
+                or list(ret.operands) != list(inner.results)):
+            return None
+        return inner
+
+    def asm_printed_regions(self) -> list:
+        if self._compact_op() is not None:
+            return ["none"]
+        n = len(self.operands) // 2
+        return [[i + k * n for i in range(n) for k in (0, 1)]]  # printed in (input, init) pairs
+
+    def print_custom(self, p: Any) -> None:
+        n = len(self.operands) // 2
+        ops = self.operands
+        p.write(p.op_name(self) + ", ".join(f"({p.value(ops[i])} init: {p.value(ops[i + n])})" for i in range(n)))
+        inner = self._compact_op()
+        if inner is not None:
+            p.write(" applies " + keyword_or_string(inner.name))
+        p.write(" across dimensions = " + _dims(self.properties["dimensions"].values))
+        p.attr_dict({k: v for k, v in {**self.properties, **self.attributes}.items() if k != "dimensions"})
+        p.write(" : ")
+        _functional(p, self)
+        if inner is None:
+            p.newline()
+            p.write(" reducer")
+            args = self.regions[0].blocks[0].args
+            for i in range(n):
+                p.write("(" + p.region_argument(args[i]) + ", " + p.region_argument(args[i + n]) + ") ")
+            p.write(" ")
+            p.region(self.regions[0], print_entry_args=False)
+
+    @classmethod
+    def parse_custom(cls, parser: Any, n_results: int) -> Operation:
+        loc = parser.loc_at(parser.ws())
+        inputs, inits = [], []
+
+        def pair() -> None:
+            inputs.append(parser.parse_operand_ref())
+            parser.expect_keyword("init")
+            parser.expect(":")
+            inits.append(parser.parse_operand_ref())
+            parser.expect(")")
+        parser.expect("(")
+        pair()
+        while parser.accept(","):
+            parser.expect("(")
+            pair()
+        inner_name = None
+        if parser.accept_keyword("applies"):
+            pos = parser.ws()
+            inner_name = parser.parse_string() if parser.peek('"') else parser.parse_bare_id("op name")
+            inner_cls = lookup_op(inner_name)
+            if inner_cls is None or not inner_name.startswith("stablehlo.") or not getattr(inner_cls, "commutative",
+                                                                                          False):
+                raise parser.error("expected the inner-op to be a commutative binary-op from the stablehlo dialect, "
+                                   "with zero region, producing single result", pos)
+        parser.expect_keyword("across")
+        parser.expect_keyword("dimensions")
+        parser.expect("=")
+        props: dict[str, Attribute] = {"dimensions": i64_array(_parse_i64_list(parser))}
+        attrs = parser.parse_optional_attr_dict()
+        for k in [k for k in attrs if k in cls.definition.prop_names]:
+            props[k] = attrs.pop(k)
+        parser.expect(":")
+        ins, outs = parser.parse_signature()
+        refs = inputs + inits
+        if len(ins) != len(refs):
+            raise parser.error(f"expected {len(refs)} operand types but had {len(ins)}")
+        operands = [parser.resolve_operand(r, t) for r, t in zip(refs, ins)]
+        if inner_name is not None:
+            t = scalar_tensor(element_type(ins[0]))
+            block = Block()
+            a, b = block.add_argument(t, loc), block.add_argument(t, loc)
+            inner = Operation.create(inner_name, [a, b], [t], location=loc)
+            block.append(inner)
+            block.append(Operation.create(ReturnOp.name, list(inner.results), [], location=loc))
+            region = Region([block])
+        else:
+            parser.expect_keyword("reducer")
+            firsts, seconds = [], []
+            while parser.accept("("):
+                firsts.append(_parse_region_argument(parser))
+                parser.expect(",")
+                seconds.append(_parse_region_argument(parser))
+                parser.expect(")")
+            region = parser.parse_region(entry_args=firsts + seconds)
+        # MLIR's parseReduceOp locates the op where its operands begin.
+        return Operation.create(cls.name, operands, list(outs), props, attrs, [region], location=loc)
 
 
 def _window_attrs(props: dict[str, Attribute], rank: int, names: Sequence[str]) -> list[list[int]]:
@@ -2502,6 +3030,7 @@ class ReturnOp(StableHLOOp):
     """Terminates the regions of StableHLO ops, yielding their values."""
 
     name = "stablehlo.return"
+    assembly_format = "$results_ attr-dict (`:` type($results_)^)?"
     results_ = var_operand(TensorTokenOrTuple)
     traits = (Pure, Terminator, ReturnLike)
 
@@ -2543,6 +3072,55 @@ class WhileOp(StableHLOOp):
         types = [v.type for v in init]
         return cls.insert(builder, list(init), regions=[_build_region(types, cond), _build_region(types, body)],
                           location=location)
+
+    # `stablehlo.while(%iterArg = %x, ...) : types attributes {...}` then `cond {...} do {...}`
+    # (AssemblyFormat.cpp's printWhileOp / parseWhileOp).
+    def asm_block_arg_names(self, region_index: int) -> list[str]:
+        return ["iterArg"] * len(self.operands)
+
+    def asm_printed_regions(self) -> list[str]:
+        return ["body", "body"]
+
+    def print_custom(self, p: Any) -> None:
+        args = self.regions[1].blocks[0].args if self.regions[1].blocks else ()
+        p.write(p.op_name(self) + "(" + ", ".join(f"{p.value(a)} = {p.value(v)}" for a, v in zip(args, self.operands))
+                + ")")
+        if self.operands:
+            p.write(" : " + ", ".join(str(v.type) for v in self.operands))
+        p.attr_dict(self.attributes, keyword=True)
+        p.newline()
+        p.write("cond ")
+        p.region(self.regions[0], print_entry_args=False)
+        p.write(" do ")
+        p.region(self.regions[1], print_entry_args=False)
+
+    @classmethod
+    def parse_custom(cls, parser: Any, n_results: int) -> Operation:
+        parser.expect("(")
+        names, refs = [], []
+        if not parser.accept(")"):
+            while True:
+                names.append(parser.parse_operand_ref())
+                parser.expect("=")
+                refs.append(parser.parse_operand_ref())
+                if parser.accept(")"):
+                    break
+                parser.expect(",")
+        types: list[Type] = []
+        if refs:
+            parser.expect(":")
+            types = [parser.parse_type()]
+            while parser.accept(","):
+                types.append(parser.parse_type())
+            if len(types) != len(refs):
+                raise parser.error(f"expected {len(refs)} types but had {len(types)}")
+        operands = [parser.resolve_operand(r, t) for r, t in zip(refs, types)]
+        attrs = parser.parse_optional_attr_dict() if parser.accept_keyword("attributes") else {}
+        regions = []
+        for keyword in ("cond", "do"):
+            parser.expect_keyword(keyword)
+            regions.append(parser.parse_region(entry_args=[(n, t, parser.loc_at(n[2])) for n, t in zip(names, types)]))
+        return Operation.create(cls.name, operands, types, {}, attrs, regions)
 
 
 class IfOp(StableHLOOp):
@@ -2782,6 +3360,7 @@ class TupleOp(StableHLOOp):
     """Packs values into a tuple."""
 
     name = "stablehlo.tuple"
+    assembly_format = "$val attr-dict `:` custom<TupleOpType>(type($val), type($result))"
     val = var_operand(TensorTokenOrTuple)
     result = result_def(TupleType)
     traits = (Pure,)
@@ -2799,6 +3378,7 @@ class GetTupleElementOp(StableHLOOp):
     """Element `index` of a tuple."""
 
     name = "stablehlo.get_tuple_element"
+    assembly_format = "$operand `[` $index `]` attr-dict `:` functional-type(operands, results)"
     operand = operand_def(TupleType)
     index = prop(I32Attr)
     result = result_def(TensorTokenOrTuple)
@@ -2827,6 +3407,7 @@ class OptimizationBarrierOp(StableHLOOp):
     """Identity that transformations may not move computations across."""
 
     name = "stablehlo.optimization_barrier"
+    assembly_format = "attr-dict ($operand^ `:` custom<PairwiseOpType>(type($operand), type($result))):(`(` `)`)?"
     operand = var_operand(TensorOrToken)
     result = var_result(TensorOrToken)
     traits = (Pure,)
@@ -2844,6 +3425,8 @@ class AfterAllOp(StableHLOOp):
     """A token ordered after all input tokens."""
 
     name = "stablehlo.after_all"
+    assembly_format = ("$inputs attr-dict `:` custom<VariadicSameOperandsAndResultType>(ref($inputs), type($inputs), "
+                       "type($result))")
     inputs = var_operand(Token)
     result = result_def(Token)
     traits = (Pure,)
@@ -2857,6 +3440,7 @@ class CreateTokenOp(StableHLOOp):
     """A fresh token (legacy form of `after_all` with no inputs)."""
 
     name = "stablehlo.create_token"
+    assembly_format = "attr-dict `:` type(results)"
     output = result_def(Token)
     traits = (Pure,)
 
@@ -2869,6 +3453,8 @@ class RngBitGeneratorOp(StableHLOOp):
     """Random bits from `initial_state` by `rng_algorithm`: the new state and the output."""
 
     name = "stablehlo.rng_bit_generator"
+    assembly_format = ("$initial_state `,` `algorithm` `=` $rng_algorithm attr-dict `:` functional-type(operands, "
+                       "results)")
     rng_algorithm = prop(_of(RngAlgorithmAttr))
     initial_state = operand_def(TensorOf("if"))
     output_state = result_def(TensorOf("if"))
@@ -2898,6 +3484,8 @@ class RngOp(StableHLOOp):
     """Random numbers between `a` and `b` (uniform) or with mean `a` and deviation `b` (normal)."""
 
     name = "stablehlo.rng"
+    assembly_format = ("$a `,` $b `,` $shape `,` `distribution` `=` $rng_distribution attr-dict `:` "
+                       "functional-type(operands, results)")
     a = operand_def(TensorOf("pif", rank=0))
     b = operand_def(TensorOf("pif", rank=0))
     shape = operand_def(TensorOf("i", rank=1))
@@ -2914,6 +3502,8 @@ class CustomCallOp(StableHLOOp):
     kernel is registered for the target)."""
 
     name = "stablehlo.custom_call"
+    assembly_format = ("custom<CustomCallTarget>($call_target_name) `(` $inputs `)` attr-dict `:` "
+                       "functional-type(operands, results)")
     inputs = var_operand(TensorTokenOrTuple)
     call_target_name = prop(StringAttr)
     has_side_effect = opt_prop(BoolAttr_)
@@ -2962,6 +3552,7 @@ class CompositeOp(StableHLOOp):
     """A named composite of other ops: `decomposition` names the function that implements it."""
 
     name = "stablehlo.composite"
+    assembly_format = "$name operands attr-dict `:` functional-type(operands, results)"
     inputs = var_operand()
     composite_name = _keyed_prop("name", StringAttr)
     composite_attributes = opt_prop(DictionaryAttr)
@@ -2974,6 +3565,8 @@ class FftOp(StableHLOOp):
     """Fourier transforms over the trailing `fft_length` dimensions (FFT, IFFT, RFFT, IRFFT)."""
 
     name = "stablehlo.fft"
+    assembly_format = ("$operand `,` `type` `=` $fft_type `,` `length` `=` $fft_length attr-dict `:` "
+                       "functional-type(operands, results)")
     operand = operand_def(TensorOf("fc"))
     fft_type = prop(_of(FftTypeAttr))
     fft_length = prop(I64Array)
@@ -3017,6 +3610,8 @@ class ReducePrecisionOp(StableHLOOp):
     """Rounds to a float format with `exponent_bits` and `mantissa_bits`, keeping the type."""
 
     name = "stablehlo.reduce_precision"
+    assembly_format = ("$operand `,` `format` `=` custom<ExponentMantissa>($exponent_bits, $mantissa_bits) attr-dict "
+                       "`:` custom<SameOperandsAndResultType>(type($operand), type($output))")
     operand = operand_def(TensorOf("f"))
     exponent_bits = prop(I32Attr)
     mantissa_bits = prop(I32Attr)
@@ -3036,6 +3631,7 @@ class BroadcastOp(StableHLOOp):
     """Legacy broadcast: prepends `broadcast_sizes` dimensions to the operand's shape."""
 
     name = "stablehlo.broadcast"
+    assembly_format = "$operand `,` `sizes` `=` $broadcast_sizes attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     broadcast_sizes = prop(I64Array)
     result = result_def(AnyTensor)
@@ -3053,6 +3649,8 @@ class DynamicBroadcastInDimOp(StableHLOOp):
     """`broadcast_in_dim` to a shape given at run time by `output_dimensions`."""
 
     name = "stablehlo.dynamic_broadcast_in_dim"
+    assembly_format = ("$operand `,` $output_dimensions `,` `dims` `=` $broadcast_dimensions attr-dict `:` "
+                       "functional-type(operands, results)")
     operand = operand_def(AnyTensor)
     output_dimensions = operand_def(TensorOf("i", rank=1))
     broadcast_dimensions = prop(I64Array)
@@ -3078,6 +3676,7 @@ class DynamicReshapeOp(StableHLOOp):
     """`reshape` to a shape given at run time by `output_shape`."""
 
     name = "stablehlo.dynamic_reshape"
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     operand = operand_def(AnyTensor)
     output_shape = operand_def(TensorOf("i", rank=1))
     result = result_def(AnyTensor)
@@ -3095,6 +3694,7 @@ class DynamicIotaOp(StableHLOOp):
     """`iota` of a shape given at run time by `output_shape`."""
 
     name = "stablehlo.dynamic_iota"
+    assembly_format = "$output_shape `,` `dim` `=` $iota_dimension attr-dict `:` functional-type(operands, results)"
     output_shape = operand_def(TensorOf("i", rank=1))
     iota_dimension = prop(I64Attr)
     result = result_def(AnyTensor)
@@ -3133,6 +3733,8 @@ class CholeskyOp(StableHLOOp):
     """Cholesky factors of a batch of positive definite matrices."""
 
     name = "stablehlo.cholesky"
+    assembly_format = ("$a (`,` `lower` `=` $lower^)? attr-dict `:` custom<SameOperandsAndResultType>(type($a), "
+                       "type($result))")
     a = operand_def(TensorOf("fc"))
     lower = opt_prop(BoolAttr_)
     result = result_def(TensorOf("fc"))
@@ -3143,9 +3745,26 @@ class CholeskyOp(StableHLOOp):
         return [operand_types[0]]
 
 
+# The custom forms of the loose ops MLIR prints in one (the others print in the generic form):
+# mnemonic -> (assembly format, result names, i64 properties the format writes bare).
+_FUNCTIONAL = "attr-dict `:` functional-type(operands, results)"
+_LOOSE_FORMS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = {
+    "batch_norm_grad": (None, ("grad_operand", "grad_scale", "grad_offset"), ()),
+    "batch_norm_training": (None, ("output", "batch_mean", "batch_var"), ()),
+    "dynamic_pad": ("operands " + _FUNCTIONAL, (), ()),
+    "einsum": ("operands `,` `config` `=` $einsum_config " + _FUNCTIONAL, (), ()),
+    "partition_id": ("attr-dict `:` type(results)", (), ()),
+    "real_dynamic_slice": ("operands " + _FUNCTIONAL, (), ()),
+    "replica_id": ("attr-dict `:` type(results)", (), ()),
+    "set_dimension_size": ("operands `,` `dim` `=` $dimension " + _FUNCTIONAL, (), ("dimension",)),
+    "unary_einsum": ("operands `,` `config` `=` $einsum_config " + _FUNCTIONAL, (), ()),
+}
+
+
 def _loose(mnemonic: str, class_name: str, props: str, doc: str, regions: int = 0, pure: bool = False) -> type:
     """An op loom parses, verifies structurally and prints, without modelling its semantics:
-    any operands and results, its properties (all optional, unchecked) and regions."""
+    any operands and results, its properties (all optional, unchecked) and regions. Its custom
+    form, where MLIR prints one, is in `_LOOSE_FORMS`."""
     ns: dict[str, Any] = {"__doc__": doc, "__module__": __name__, "__qualname__": class_name,
                           "name": f"stablehlo.{mnemonic}", "operands_": var_operand(), "results_": var_result(),
                           "traits": (Pure,) if pure else ()}
@@ -3153,6 +3772,12 @@ def _loose(mnemonic: str, class_name: str, props: str, doc: str, regions: int = 
         ns[p] = opt_prop()
     for i in range(regions):
         ns[f"region{i}"] = region_def()
+    form, result_names, integer_props = _LOOSE_FORMS.get(mnemonic, (None, (), ()))
+    ns["assembly_format"] = form
+    for p in integer_props:  # written bare (`dim = 0`) in the custom form
+        ns[p] = opt_prop(Constraint(lambda a: True, "attribute", integer_syntax(i64)))
+    if result_names:
+        ns["asm_result_names"] = lambda self: list(result_names) if len(self.results) == len(result_names) else None
     return type(class_name, (StableHLOOp,), ns)
 
 

@@ -13,16 +13,28 @@ An op is one class:
 
 The field descriptors double as typed accessors (`op.lhs`, `op.overflowFlags`). Rules that belong
 to a transformation (its VJP, its lowering) live in that transformation's own table.
+
+An op's custom (pretty) syntax is one declarative `assembly_format`, as MLIR ODS's, which gives
+both its parser and its printer (see AssemblyFormat):
+
+    class SliceOp(StableHLOOp):
+        name = "stablehlo.slice"
+        assembly_format = ("$operand custom<SliceRanges>($start_indices, $limit_indices, $strides) "
+                           "attr-dict `:` functional-type(operands, results)")
+
+Syntax no format can express is written as the op's `parse_custom`/`print_custom` hooks, in the
+same class.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from loom.ir.attributes import Attribute, DenseArrayAttr
 from loom.ir.core import _OP_CLASSES, Operation, Region, Value
-from loom.ir.types import Type
+from loom.ir.types import Type, i1
 
 SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
 
@@ -30,12 +42,15 @@ SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
 class Constraint:
     """A predicate on a type or attribute with a description for error messages."""
 
-    __slots__ = ("check", "description", "_types_ok")
+    __slots__ = ("check", "description", "_types_ok", "syntax")
 
-    def __init__(self, check: Callable[[Any], bool], description: str) -> None:
+    def __init__(self, check: Callable[[Any], bool], description: str, syntax: AttrSyntax | None = None) -> None:
         self.check = check
         self.description = description
         self._types_ok: set[Type] = set()
+        # How an attribute of this constraint is written as `$name` in an assembly format (None:
+        # the full attribute text).
+        self.syntax = syntax
 
     def holds(self, x: Any) -> bool:
         """`check(x)`, remembered for types: they are interned and few, and the verifier asks
@@ -290,6 +305,446 @@ class AttrSizedResultSegments(Trait):
     """Variadic result groups are sized by the `resultSegmentSizes` property."""
 
 
+# Assembly formats ---------------------------------------------------------------------------
+#
+# An op's custom syntax is declared as MLIR ODS's `assemblyFormat`, one string that gives both the
+# parser and the printer:
+#
+#     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+#
+# Elements: `$field` (an operand, a property in its `AttrSyntax`, or a region), `operands`,
+# `` `literal` `` (`` ` ` `` a space, `` `` `` no space), `attr-dict`, `attr-dict-with-keyword`,
+# `type(x)` and `functional-type(operands, results)` where x is `$field`, `operands` or `results`,
+# `custom<Name>(args)` (a directive registered with `register_directive`; args are `$field`,
+# `type(...)` and `ref(...)`, the last passing an already parsed value in), and optional groups
+# `( ... $anchor^ ... )?` printed when the anchor is present (an operand group that is not empty,
+# a property that is set), with an optional else group: `(...):(...)?`. Spacing follows ODS's
+# generated printers.
+# Syntax no format can express is an op's own `parse_custom`/`print_custom`.
+
+
+class AttrSyntax:
+    """How an attribute is written where a format names it as `$prop`: `print(attr) -> str`,
+    `parse(parser) -> Attribute` (MLIR's stripped form: `DEFAULT` for an enum, `5` for an i64)."""
+
+    __slots__ = ("print", "parse")
+
+    def __init__(self, print: Callable[[Attribute], str], parse: Callable[[Any], Attribute]) -> None:
+        self.print = print
+        self.parse = parse
+
+
+DIRECTIVES: dict[str, tuple[Callable, Callable]] = {}
+
+
+def register_directive(name: str, parse: Callable, print: Callable) -> None:
+    """`custom<name>(args)` of assembly formats. `print(p, op, *values)` receives each argument's
+    value (a Value or list of them, a Type or list, an Attribute or None); `parse(parser, n, *refs)`
+    receives the values of the `ref(...)` arguments and returns the values of the n other
+    arguments (one value itself when n is 1): an operand reference (or list), a Type (or list) or
+    an Attribute (or None)."""
+    DIRECTIVES[name] = (parse, print)
+
+
+_FORMAT_TOKEN = re.compile(r"\s*(`[^`]*`|\$\w+|custom<\w+>|functional-type|attr-dict-with-keyword|attr-dict|"
+                           r"[A-Za-z_][\w-]*|[(),?^:])")
+
+
+def _tokens(text: str, op_name: str) -> list[str]:
+    out, pos = [], 0
+    text = text.strip()
+    while pos < len(text):
+        m = _FORMAT_TOKEN.match(text, pos)
+        if not m:
+            raise ValueError(f"bad assembly format of {op_name} at {text[pos:]!r}")
+        out.append(m.group(1))
+        pos = m.end()
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+    return out
+
+
+class AssemblyFormat:
+    """A compiled `assembly_format`: `print(op, p)` and `parse(cls, parser, n_results)`."""
+
+    def __init__(self, text: str, definition: OpDef) -> None:
+        self.d = definition
+        self.operands = {f.name: f for f in definition.operands}
+        self.results = {f.name: f for f in definition.results}
+        self.props = {f.name: f for f in definition.props}
+        self.regions = {f.name: f for f in definition.regions}
+        self.toks = _tokens(text, definition.name)
+        self.i = 0
+        self.elements = self._elements(())
+        self.used_props: set[str] = set()
+        self._collect(self.elements)
+
+    # Compiling -----------------------------------------------------------------------------
+    def _elements(self, stop: tuple[str, ...]) -> list[tuple]:
+        out = []
+        while self.i < len(self.toks) and self.toks[self.i] not in stop:
+            out.append(self._element())
+        return out
+
+    def _peek(self) -> str:
+        if self.i >= len(self.toks):
+            raise ValueError(f"assembly format of {self.d.name} ends early")
+        return self.toks[self.i]
+
+    def _next(self) -> str:
+        if self.i >= len(self.toks):
+            raise ValueError(f"assembly format of {self.d.name} ends early")
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def _expect(self, t: str) -> None:
+        if self._next() != t:
+            raise ValueError(f"expected {t!r} in assembly format of {self.d.name}")
+
+    def _var(self, tok: str) -> tuple:
+        name = tok[1:]
+        if name in self.operands:
+            return ("operand", name)
+        if name in self.results:
+            return ("result", name)
+        if name in self.props:
+            return ("attr", name)
+        if name in self.regions:
+            return ("region", name)
+        raise ValueError(f"'{name}' is not a field of {self.d.name}")
+
+    def _arg(self) -> tuple:
+        t = self._next()
+        if t.startswith("$"):
+            return self._var(t)
+        if t in ("operands", "results"):
+            return (t,)
+        if t in ("type", "ref"):
+            self._expect("(")
+            inner = self._arg()
+            self._expect(")")
+            return (t, inner)
+        raise ValueError(f"unexpected {t!r} in assembly format of {self.d.name}")
+
+    def _element(self) -> tuple:
+        t = self._next()
+        if t.startswith("`"):
+            return ("lit", t[1:-1])
+        if t.startswith("$") or t in ("operands", "type"):
+            self.i -= 1
+            return self._arg()
+        if t in ("attr-dict", "attr-dict-with-keyword"):
+            return ("attr-dict", t == "attr-dict-with-keyword")
+        if t == "functional-type":
+            self._expect("(")
+            a = self._arg()
+            self._expect(",")
+            b = self._arg()
+            self._expect(")")
+            return ("functional", a, b)
+        if t.startswith("custom<"):
+            self._expect("(")
+            args = []
+            while True:
+                args.append(self._arg())
+                if self._next() == ")":
+                    break
+            return ("custom", t[7:-1], args)
+        if t == "(":
+            then, anchor = [], None
+            while self._peek() != ")":
+                e = self._element()
+                if self._peek() == "^":
+                    self.i += 1
+                    anchor = e
+                then.append(e)
+            self.i += 1
+            other: list[tuple] = []
+            if self._peek() == ":":
+                self.i += 1
+                self._expect("(")
+                other = self._elements((")",))
+                self.i += 1
+            self._expect("?")
+            if anchor is None:
+                raise ValueError(f"optional group without an anchor (`^`) in assembly format of {self.d.name}")
+            return ("optional", then, other, anchor)
+        raise ValueError(f"unexpected {t!r} in assembly format of {self.d.name}")
+
+    def _collect(self, elements: list[tuple]) -> None:
+        for e in elements:
+            if e[0] == "attr":
+                self.used_props.add(e[1])
+            elif e[0] == "custom":
+                self._collect(e[2])
+            elif e[0] in ("ref", "type"):
+                self._collect([e[1]])
+            elif e[0] == "optional":
+                self._collect(e[1])
+                self._collect(e[2])
+
+    # Printing ------------------------------------------------------------------------------
+    def value(self, op: Operation, arg: tuple) -> Any:
+        kind = arg[0]
+        if kind == "operand":
+            f = self.operands[arg[1]]
+            return getattr(op, f.name) if f.kind == SINGLE else list(getattr(op, f.name) or ())
+        if kind == "result":
+            f = self.results[arg[1]]
+            return getattr(op, f.name) if f.kind == SINGLE else list(getattr(op, f.name) or ())
+        if kind == "operands":
+            return list(op.operands)
+        if kind == "results":
+            return list(op.results)
+        if kind == "attr":
+            return op.properties.get(arg[1])
+        if kind == "region":
+            return op.regions[self.regions[arg[1]].index]
+        if kind == "ref":
+            return self.value(op, arg[1])
+        v = self.value(op, arg[1])  # type(...)
+        return [x.type for x in v] if isinstance(v, list) else v.type
+
+    def present(self, op: Operation, anchor: tuple) -> bool:
+        v = self.value(op, anchor)
+        if isinstance(v, list):
+            return bool(v)
+        # A `false` flag is absent: ODS anchors on a defaulted attribute test it against its
+        # default, which for StableHLO's and CHLO's flags is `false`.
+        return v is not None and not (anchor[0] == "attr" and getattr(v, "type", None) is i1 and not v.value)
+
+    def print(self, op: Operation, p: Any) -> None:
+        p.write(p.op_name(op))
+        self._print(op, p, self.elements, [True, False])
+
+    def _print(self, op: Operation, p: Any, elements: list[tuple], state: list[bool]) -> None:
+        for e in elements:
+            kind = e[0]
+            if kind == "lit":
+                text = e[1]
+                if text == " ":
+                    p.write(" ")
+                    state[:] = [False, False]
+                    continue
+                if text == "":
+                    state[:] = [False, True]
+                    continue
+                if state[0] and _space_before(text, state[1]):
+                    p.write(" ")
+                p.write(text)
+                state[:] = [len(text) != 1 or text not in "<({[", text[0] != "_" and not text[0].isalpha()]
+                continue
+            if kind == "optional":
+                if self.present(op, e[3]):
+                    self._print(op, p, e[1], state)
+                else:
+                    self._print(op, p, e[2], state)
+                continue
+            if kind == "attr-dict":
+                props = {k: v for k, v in op.properties.items() if k not in self.used_props}
+                props.update(op.attributes)
+                p.attr_dict(props, keyword=e[1])
+            else:
+                if state[0]:
+                    p.write(" ")
+                self._print_element(op, p, e)
+            state[:] = [True, False]
+
+    def _print_element(self, op: Operation, p: Any, e: tuple) -> None:
+        kind = e[0]
+        if kind == "custom":
+            DIRECTIVES[e[1]][1](p, op, *[self.value(op, a) for a in e[2]])
+        elif kind == "functional":
+            from loom.ir.printer import signature_text
+            ins, outs = self.value(op, ("type", e[1])), self.value(op, ("type", e[2]))
+            p.write(signature_text(tuple(_as_list(ins)), tuple(_as_list(outs))))
+        elif kind == "attr":
+            a = op.properties.get(e[1])
+            syntax = self.props[e[1]].constraint.syntax if self.props[e[1]].constraint is not None else None
+            if a is not None:
+                p.write(syntax.print(a) if syntax is not None else p.attr_text(a))
+        elif kind == "region":
+            p.region(self.value(op, e), print_entry_args=True)
+        else:
+            v = self.value(op, e)
+            if kind == "type":
+                p.write(", ".join(map(str, v)) if isinstance(v, list) else str(v))
+            else:
+                p.write(", ".join(map(p.value, v)) if isinstance(v, list) else p.value(v))
+
+    # Parsing -------------------------------------------------------------------------------
+    def parse(self, cls: type, parser: Any, n_results: int) -> Operation:
+        st = _ParseState()
+        self._parse(parser, self.elements, st)
+        return self._build(cls, parser, st, n_results)
+
+    def _parse(self, parser: Any, elements: list[tuple], st: _ParseState) -> None:
+        for e in elements:
+            kind = e[0]
+            if kind == "lit":
+                text = e[1]
+                if text.strip():
+                    if text[0].isalpha() or text[0] == "_":
+                        parser.expect_keyword(text)
+                    else:
+                        parser.expect(text)
+            elif kind == "optional":
+                first = e[1][0]
+                taken = (parser.accept(first[1]) if first[0] == "lit" and not first[1][0].isalpha()
+                         else parser.accept_keyword(first[1]) if first[0] == "lit"
+                         else parser.peek("%"))
+                if taken:
+                    self._parse(parser, e[1][1:] if first[0] == "lit" else e[1], st)
+                else:
+                    self._parse(parser, e[2], st)
+            elif kind == "attr-dict":
+                if not e[1] or parser.accept_keyword("attributes"):
+                    for k, v in parser.parse_optional_attr_dict().items():
+                        (st.props if k in self.props else st.attrs)[k] = v
+            elif kind == "custom":
+                refs = [self._current(st, a[1]) for a in e[2] if a[0] == "ref"]
+                targets = [a for a in e[2] if a[0] != "ref"]
+                outs = DIRECTIVES[e[1]][0](parser, len(targets), *refs)
+                if len(targets) == 1:
+                    outs = (outs,)
+                for a, v in zip(targets, outs):
+                    self._store(st, a, v)
+            elif kind == "functional":
+                ins, outs = parser.parse_signature()
+                self._store(st, ("type", e[1]), list(ins))
+                self._store(st, ("type", e[2]), list(outs))
+            elif kind == "attr":
+                syntax = self.props[e[1]].constraint.syntax if self.props[e[1]].constraint is not None else None
+                st.props[e[1]] = syntax.parse(parser) if syntax is not None else _parse_untyped_attribute(parser)
+            elif kind == "region":
+                st.regions[e[1]] = parser.parse_region()
+            elif kind == "type":
+                target = e[1]
+                if target[0] in ("operands", "results") or self._variadic(target):
+                    self._store(st, e, _parse_type_list(parser))
+                else:
+                    self._store(st, e, parser.parse_type())
+            else:  # operands
+                if kind == "operands" or self._variadic(e):
+                    self._store(st, e, _parse_operand_list(parser))
+                else:
+                    self._store(st, e, parser.parse_operand_ref())
+
+    def _variadic(self, arg: tuple) -> bool:
+        fields = self.operands if arg[0] == "operand" else self.results
+        return fields[arg[1]].kind != SINGLE
+
+    def _store(self, st: _ParseState, arg: tuple, v: Any) -> None:
+        if arg[0] == "type":
+            st.types[arg[1]] = v
+        elif arg[0] == "attr":
+            if v is not None:
+                st.props[arg[1]] = v
+        else:
+            st.refs[arg] = v
+
+    def _current(self, st: _ParseState, arg: tuple) -> Any:
+        if arg[0] == "type":
+            return st.types.get(arg[1])
+        return st.refs.get(arg)
+
+    def _build(self, cls: type, parser: Any, st: _ParseState, n_results: int) -> Operation:
+        d = self.d
+        if ("operands",) in st.refs:
+            refs = _as_list(st.refs[("operands",)])
+        else:
+            refs = []
+            for f in d.operands:
+                r = st.refs.get(("operand", f.name), [])
+                refs.extend(_as_list(r))
+        types = self._types(st, d.operands, "operand", "operands", len(refs), parser)
+        operands = [parser.resolve_operand(r, t) for r, t in zip(refs, types)]
+        if not d.results or any(("result", f.name) in st.types for f in d.results) or ("results",) in st.types:
+            result_types = self._types(st, d.results, "result", "results", None, parser)
+        else:  # no result type written: the op infers it (InferTypeOpInterface)
+            result_types = cls.infer_result_types([v.type for v in operands], st.props)
+            if result_types is None:
+                raise parser.error(f"cannot infer the result types of '{d.name}'")
+        regions = [st.regions[r.name] for r in d.regions if r.name in st.regions]
+        return Operation.create(cls.name, operands, result_types, st.props, st.attrs, regions)
+
+    def _types(self, st: _ParseState, fields: list, kind: str, group: str, count: int | None, parser: Any) -> list:
+        if (group,) in st.types:
+            types = list(st.types[(group,)])
+        else:
+            types = []
+            for f in fields:
+                t = st.types.get((kind, f.name))
+                if t is None:
+                    if f.kind != SINGLE and not st.refs.get(("operand", f.name)):
+                        continue
+                    raise parser.error(f"no type given for '{f.name}' of '{self.d.name}'")
+                types.extend(_as_list(t))
+        if count is not None and len(types) != count:
+            raise parser.error(f"'{self.d.name}' has {count} operands but {len(types)} operand types")
+        return types
+
+
+class _ParseState:
+    __slots__ = ("refs", "types", "props", "attrs", "regions")
+
+    def __init__(self) -> None:
+        self.refs: dict[tuple, Any] = {}
+        self.types: dict[tuple, Any] = {}
+        self.props: dict[str, Attribute] = {}
+        self.attrs: dict[str, Attribute] = {}
+        self.regions: dict[str, Region] = {}
+
+
+def _as_list(v: Any) -> list:
+    return v if isinstance(v, list) else [v]
+
+
+def _space_before(text: str, last_was_punctuation: bool) -> bool:
+    """ODS's rule for a space before a literal."""
+    if len(text) != 1 and text != "->":
+        return True
+    if last_was_punctuation:
+        return text[0] not in ">)}],"
+    return text[0] not in "<>(){}[],"
+
+
+def _parse_untyped_attribute(parser: Any) -> Attribute:
+    """An attribute where a format names it: a string takes no `: type` suffix there."""
+    if parser.peek('"'):
+        from loom.ir.attributes import StringAttr
+        return StringAttr(parser.parse_string())
+    return parser.parse_attribute()
+
+
+def _parse_operand_list(parser: Any) -> list:
+    """Operand references separated by commas (possibly none); a comma not followed by `%` is
+    left for the next element."""
+    refs: list = []
+    while parser.peek("%"):
+        refs.append(parser.parse_operand_ref())
+        save = parser.pos
+        if not (parser.accept(",") and parser.peek("%")):
+            parser.pos = save
+            break
+    return refs
+
+
+def _parse_type_list(parser: Any) -> list:
+    types = [parser.parse_type()]
+    while True:
+        save = parser.pos
+        if not parser.accept(","):
+            return types
+        parser.ws()
+        c = parser.src[parser.pos:parser.pos + 1]
+        if not (c.isalpha() or c in "!("):
+            parser.pos = save
+            return types
+        types.append(parser.parse_type())
+
+
 # Definitions --------------------------------------------------------------------------------
 
 class OpDef:
@@ -373,6 +828,11 @@ class OpBase(Operation):
         super().__init_subclass__(**kw)
         if cls.__dict__.get("name"):
             cls.definition = OpDef(cls)
+            text = cls.assembly_format
+            if text is not None and "parse_custom" not in cls.__dict__:
+                fmt = AssemblyFormat(text, cls.definition)
+                cls.parse_custom = classmethod(lambda c, parser, n_results: fmt.parse(c, parser, n_results))
+                cls.print_custom = fmt.print
             register_op(cls)
 
     @classmethod
@@ -395,8 +855,10 @@ class OpBase(Operation):
     def canonicalization_patterns(cls) -> list:
         return []
 
-    # Custom syntax hooks: `parse_custom(parser, result_names)` (classmethod) and
-    # `print_custom(printer)`. Ops without them always use the generic form.
+    # Custom syntax: an `assembly_format` (see AssemblyFormat) or, for syntax no format can
+    # express, the hooks `parse_custom(parser, n_results)` (classmethod) and
+    # `print_custom(printer)`. Ops with neither always use the generic form.
+    assembly_format: ClassVar[str | None] = None
     parse_custom: ClassVar[Callable | None] = None
     print_custom: ClassVar[Callable | None] = None
 
@@ -461,10 +923,10 @@ def lookup_dialect(name: str) -> Dialect | None:
 
 
 __all__ = [
-    "AttrSizedOperandSegments", "AttrSizedResultSegments", "Commutative", "ConstantLike", "Constraint", "Dialect",
-    "GraphRegions", "HasParent", "IsolatedFromAbove", "NoTerminator", "OpBase", "OpDef", "Pure", "Region",
-    "ReturnLike", "SameOperandsAndResultType", "SameTypeOperands", "SingleBlock", "Symbol", "SymbolTable",
-    "Terminator", "Trait", "has_trait", "lookup_dialect", "lookup_op", "operand", "opt_operand", "opt_prop",
-    "prop", "region_def", "register_dialect", "register_op", "result_def", "successor_def", "var_operand",
-    "var_result",
+    "AssemblyFormat", "AttrSizedOperandSegments", "AttrSizedResultSegments", "AttrSyntax", "Commutative",
+    "ConstantLike", "Constraint", "DIRECTIVES", "Dialect", "GraphRegions", "HasParent", "IsolatedFromAbove",
+    "NoTerminator", "OpBase", "OpDef", "Pure", "Region", "ReturnLike", "SameOperandsAndResultType",
+    "SameTypeOperands", "SingleBlock", "Symbol", "SymbolTable", "Terminator", "Trait", "has_trait",
+    "lookup_dialect", "lookup_op", "operand", "opt_operand", "opt_prop", "prop", "region_def", "register_dialect",
+    "register_directive", "register_op", "result_def", "successor_def", "var_operand", "var_result",
 ]

@@ -568,7 +568,7 @@ class Parser:
         from loom.ir.opdef import lookup_op
         cls = lookup_op(name)
         if cls is None and "." not in name:
-            for d in [*reversed(self.default_dialects), "builtin"]:
+            for d in [*self.default_dialects[-1:], "builtin"]:
                 cls = lookup_op(f"{d}.{name}")
                 if cls is not None:
                     break
@@ -578,8 +578,13 @@ class Parser:
             raise self.error(f"custom op '{name}' has no custom assembly form; use the generic form", op_pos)
         self.pos = m.end()
         n_results = sum(n for _, n, _ in result_defs)
-        op = cls.parse_custom(self, n_results)
-        return op
+        # Within a custom op's regions no dialect prefix may be left out unless the op names a
+        # default dialect (func.func pushes "func" for its body), as in MLIR's parser.
+        self.default_dialects.append("")
+        try:
+            return cls.parse_custom(self, n_results)
+        finally:
+            self.default_dialects.pop()
 
     # Values -------------------------------------------------------------------------------
     def parse_operand_ref(self) -> tuple[str, int, int]:

@@ -4,8 +4,10 @@ define one.
 Values are named as MLIR's SSANameState names them: entry-block arguments `%argN`, everything
 else `%N`, one number per op (its results are `%N#i`), regions numbered after the ops of their
 parent region in LIFO order. In the generic form the counters run on across sibling regions; in
-the custom form each region restarts from its parent's counters, and ops may suggest names
-(`%c0_i32`, `%cst`).
+the custom form each region restarts from its parent's counters, and ops may suggest names:
+`asm_result_name()` for their results (`%c0_i32`, `%cst`), `asm_result_names()` one per result
+(`%values, %indices = ...`), `asm_block_arg_names(region_index)` for a region's entry arguments
+(`%iterArg`).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class Printer:
         self.skip_regions = skip_regions
         self.out: list[str] = []
         self.names: dict[Value, str] = {}
-        self.def_names: dict[Operation, str] = {}
+        self.def_names: dict[Operation, str | list[str]] = {}
         self.block_names: dict[Block, str] = {}
         self.block_order: dict[Block, int] = {}
         self.indent = 0
@@ -94,6 +96,16 @@ class Printer:
                 return
             base = None
             if not generic:
+                per_result = getattr(op, "asm_result_names", None)
+                each = per_result() if per_result is not None else None
+                if each:
+                    # One name per result, printed `%a, %b = ...` (OpAsmOpInterface's
+                    # getAsmResultNames naming each result).
+                    group = [unique(n) for n in each]
+                    def_names[op] = group
+                    for r, n in zip(results, group):
+                        names[r] = "%" + n
+                    return
                 hint = getattr(op, "asm_result_name", None)
                 if hint is not None:
                     h = hint()
@@ -130,12 +142,19 @@ class Printer:
             if not generic:
                 state[:] = saved
                 used = set(saved_used)
+            arg_names = None
+            if not generic and region.parent is not None:
+                hook = getattr(region.parent, "asm_block_arg_names", None)
+                if hook is not None:
+                    arg_names = hook(region.parent.regions.index(region))
             for bi, block in enumerate(region.blocks):
                 self.block_names[block] = f"^bb{bi}"
                 self.block_order[block] = bi
                 entry = bi == 0
-                for arg in block.args:
-                    if entry:
+                for ai, arg in enumerate(block.args):
+                    if entry and arg_names is not None and ai < len(arg_names):
+                        names[arg] = "%" + unique(arg_names[ai])
+                    elif entry:
                         names[arg] = f"%arg{state[1]}"
                         state[1] += 1
                     else:
@@ -196,6 +215,11 @@ class Printer:
             if name.startswith(d) and name[len(d):len(d) + 1] == ".":
                 return name[len(d) + 1:]
         return name
+
+    def region_argument(self, arg: Value) -> str:
+        """`%name: type` of a block argument (with its location in debug form)."""
+        s = f"{self.value(arg)}: {arg.type}"
+        return s + f" loc({self._loc_body(arg.location)})" if self.debuginfo else s
 
     def block_name(self, b: Block) -> str:
         return self.block_names.get(b, "^INVALIDBLOCK")
@@ -263,12 +287,22 @@ class Printer:
         results = op.results
         if results:
             base = self.def_names.get(op)
-            if len(results) == 1:
+            if isinstance(base, list):
+                out.append("%" + ", %".join(base) + " = ")
+            elif len(results) == 1:
                 out.append(f"%{base} = ")
             else:
                 out.append(f"%{base}:{len(results)} = ")
         custom = None if self.generic else type(op).print_custom if op.definition is not None else None
-        if custom is not None:
+        if op.regions and not self.generic:
+            # Inside an op's regions no dialect is elided unless the op names one (as func.func
+            # does for its body): MLIR's default-dialect stack.
+            self.default_dialects.append("")
+            try:
+                custom(op, self) if custom is not None else self.generic_op(op)
+            finally:
+                self.default_dialects.pop()
+        elif custom is not None:
             custom(op, self)
         else:
             self.generic_op(op)
@@ -393,8 +427,9 @@ class _Aliases:
     visited in print order; names are numbered per prefix in order of (nesting depth, first
     visit); aliases that may be deferred (op locations) print after the top-level op."""
 
-    def __init__(self, debuginfo: bool) -> None:
+    def __init__(self, debuginfo: bool, generic: bool = True) -> None:
         self.debuginfo = debuginfo
+        self.generic = generic
         self.order: dict[Attribute, int] = {}
         self.deferred: dict[Attribute, bool] = {}
         self.depth: dict[Attribute, int] = {}
@@ -450,9 +485,20 @@ class _Aliases:
                 self.visit(attrs[k], False)
         for r in op.results:
             self.visit_type(r.type)
-        for region in op.regions:
-            for block in region.blocks:
-                for a in block.args:
+        # A custom form may leave out a region ("none"), its entry block's arguments ("body") or
+        # print them in another order (a list of indices); what is not printed takes no alias
+        # (MLIR collects aliases by a dry run of the printer).
+        shown = getattr(op, "asm_printed_regions", None)
+        shown = shown() if shown is not None and not self.generic else None
+        for i, region in enumerate(op.regions):
+            what = shown[i] if shown is not None else "all"
+            if what == "none":
+                continue
+            for bi, block in enumerate(region.blocks):
+                args = block.args
+                if bi == 0 and what != "all":
+                    args = [] if what == "body" else [args[k] for k in what]
+                for a in args:
                     self.visit_type(a.type)
                     if self.debuginfo:
                         self.visit(a.location, False)
@@ -539,7 +585,7 @@ def _print_op(op: Operation, generic: bool, debuginfo: bool, nested: bool, skip_
     if nested:
         p.op(op)
         return "".join(p.out)
-    al = _Aliases(debuginfo)
+    al = _Aliases(debuginfo, generic)
     if debuginfo or _may_need_aliases(op):
         al.visit_op(op)
     names = al.names() if al.order else {}

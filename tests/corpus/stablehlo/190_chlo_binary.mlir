@@ -1,0 +1,8 @@
+module {
+  func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<4xf32>) {
+    %0 = chlo.polygamma %arg0, %arg1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %1 = chlo.zeta %arg0, %arg1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %2 = chlo.next_after %arg0, %arg1 : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    return
+  }
+}

@@ -1,0 +1,8 @@
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<4xf32>) -> (), sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<4xf32>):
+    %0 = "chlo.constant"() <{value = dense<1.000000e+00> : tensor<4xf32>}> : () -> tensor<4xf32>
+    %1 = "chlo.constant_like"(%arg0) <{value = 2.000000e+00 : f32}> : (tensor<4xf32>) -> tensor<4xf32>
+    "func.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
