@@ -24,16 +24,17 @@ from typing import Any
 
 from loom.ir.attributes import Attribute, IntegerAttr, Location
 from loom.ir.core import Operation, OpResult, Value
+from loom.ir.opdef import OpBase
 from loom.ir.types import Type
 from loom.rewrite.folding import constant_value
 from loom.rewrite.pattern import FunctionPattern
 from loom.rewrite.rewriter import PatternRewriter
 
-ResultType = Callable[[type, Sequence[Value], Type], Type]
+ResultType = Callable[[type[OpBase], Sequence[Value], Type], Type]
 """`result_type(op_class, operands, root_type)`: the result type of a new op of `op_class`."""
 
 
-def last_operand_type(cls: type, operands: Sequence[Value], root_type: Type) -> Type:
+def last_operand_type(cls: type[OpBase], operands: Sequence[Value], root_type: Type) -> Type:
     """The default `result_type`: the type of the new op's last operand."""
     return operands[-1].type
 
@@ -71,14 +72,17 @@ def match_source(source: tuple, op: Operation | None, m: Match) -> bool:
     for arg, u in zip(args, op._operands):
         v = u.value
         if isinstance(arg, tuple) or arg[0] in "#$":
+            producer = v.owner_op
+            if producer is None:
+                return False
             if isinstance(arg, tuple):
-                ok = match_source(arg, v.owner_op, m)
+                ok = match_source(arg, producer, m)
             else:
                 attr = m[arg[1:]] = constant_value(v)
                 ok = attr is not None and (arg[0] == "$" or isinstance(attr, IntegerAttr))
             if not ok:
                 return False
-            m.trace.append(v.owner_op)
+            m.trace.append(producer)
         elif arg != "_" and m.setdefault(arg, v) is not v:
             return False
     return True
@@ -96,14 +100,16 @@ class PatternBuilder:
         # As generated code: the fused location of the first (number of ops in the source) traced ops.
         self.location: Location = make_fused_loc([op.location for op in m.trace[:len(m.ops)]])
 
-    def __call__(self, cls: type, *operands: Value, **props: Attribute | None) -> Value:
+    def __call__(self, cls: type[OpBase], *operands: Value, **props: Attribute | None) -> Value:
         """A new `cls` op (None properties left out), of the type `result_type` gives."""
         t = self.result_type(cls, operands, self.root_type)
         attrs = {k: v for k, v in props.items() if v is not None}
         return self.rewriter.create(cls.name, operands, [t], attrs, location=self.location).results[0]
 
     def const(self, value: Attribute) -> Value:
-        return self.rewriter.create(self.constant_op, (), [value.type], {"value": value},  # type: ignore[attr-defined]
+        if value.type is None:
+            raise TypeError(f"a constant needs a typed attribute, not {value}")
+        return self.rewriter.create(self.constant_op, (), [value.type], {"value": value},
                                     location=self.location).results[0]
 
     def integer(self, value: int) -> Value:
@@ -132,7 +138,7 @@ class DeclarativePattern(FunctionPattern):
                 return False
             for i, op_name in nested:
                 v = operands[i].value
-                if v.__class__ is not OpResult or v.op.name != op_name:  # type: ignore[attr-defined]
+                if v.__class__ is not OpResult or v.op.name != op_name:
                     return False
             m = Match(op)
             if not match_source(source, op, m) or (where is not None and not where(m)):
