@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+# Test workers (pytest-xdist): the fastest count measured on a 2-core CI machine.
+TEST_WORKERS ?= 2
+
+.PHONY: demo test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,12 +27,16 @@ $(VENV)/.installed-test: $(VENV)/.installed
 demo: $(VENV)/.installed-demo
 	$(BIN)/loom demo
 
-test: $(VENV)/.installed-test
-	$(BIN)/ruff check loom tests benchmarks examples
-	$(BIN)/python -m pytest tests
+test: lint
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) tests
+
+# The edit-test loop: every package's core, without the tests marked slow (see tests/conftest.py).
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" tests
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check loom tests benchmarks examples
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/ir_throughput.py

@@ -4,7 +4,8 @@ after each pass, and the passes themselves (canonicalize, cse, dce, symbol-dce, 
 Oracles: MLIR itself through jaxlib (its pass pipeline parser, its passes and its IR dumps,
 compared byte for byte with loom's generic print), the jaxlib-generated corpus in
 tests/corpus/canonicalize, and hand-derived expectations where jaxlib has no equivalent (dce, and
-inlining, which jaxlib's context cannot do because it lacks func's inliner extension).
+inlining, which jaxlib's context cannot do because it lacks func's inliner extension). dce's
+hand-derived expectation is a FileCheck test, tests/filecheck/passes/dce.mlir.
 """
 
 from __future__ import annotations
@@ -596,40 +597,6 @@ def test_symbol_dce_errors() -> None:
         upstream(unknown, "builtin.module(symbol-dce)")
     with pytest.raises(PassError, match="does not define a symbol table"):
         run(_fn("f"), "builtin.module(func.func(symbol-dce))")
-
-
-# dce ----------------------------------------------------------------------------------------
-
-def test_dce() -> None:
-    text = f'''
-"func.func"() <{{function_type = (i32, i1) -> i32, sym_name = "f"}}> ({{
-^bb0(%a: i32, %p: i1):
-  %0 = "arith.addi"(%a, %a) {_OF} : (i32, i32) -> i32
-  %1 = "arith.muli"(%0, %0) {_OF} : (i32, i32) -> i32
-  %2 = "arith.subi"(%1, %a) {_OF} : (i32, i32) -> i32
-  %3 = "test.effects"(%a) : (i32) -> i32
-  %4 = "arith.addi"(%3, %a) {_OF} : (i32, i32) -> i32
-  "test.br"()[^bb1] : () -> ()
-^bb1:
-  "func.return"(%4) : (i32) -> ()
-^bb2:
-  %5 = "arith.addi"(%a, %a) {_OF} : (i32, i32) -> i32
-  "test.br"()[^bb3] : () -> ()
-^bb3:
-  "test.br"()[^bb2] : () -> ()
-}}) : () -> ()
-'''
-    assert run(text, "builtin.module(dce)") == f'''"builtin.module"() ({{
-  "func.func"() <{{function_type = (i32, i1) -> i32, sym_name = "f"}}> ({{
-  ^bb0(%arg0: i32, %arg1: i1):
-    %0 = "test.effects"(%arg0) : (i32) -> i32
-    %1 = "arith.addi"(%0, %arg0) {_OF} : (i32, i32) -> i32
-    "test.br"()[^bb1] : () -> ()
-  ^bb1:  // pred: ^bb0
-    "func.return"(%1) : (i32) -> ()
-  }}) : () -> ()
-}}) : () -> ()
-'''
 
 
 # inline -------------------------------------------------------------------------------------

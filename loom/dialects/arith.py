@@ -65,6 +65,9 @@ from loom.ir.types import (
     i1,
     i64,
 )
+from loom.rewrite.declarative import DeclarativePattern, Match, PatternBuilder
+from loom.rewrite.pattern import FunctionPattern
+from loom.rewrite.rewriter import PatternRewriter
 
 # Types ---------------------------------------------------------------------------------------
 
@@ -1788,149 +1791,51 @@ class BitcastOp(_CastOp):
 #
 # Upstream's ArithCanonicalization.td (DRR) and the C++ patterns of ArithOps.cpp, in the order each
 # op registers them, plus a few that jaxlib's MLIR applies (marked; their upstream names are guesses).
-# `_pat(name, source, build, where)` is a DRR `Pat<source, result, constraints>`:
-#
-# * `source` is `(OpClass, operand, ...)`. An operand is a nested tuple (matching its defining op),
-#   a name (binding the value; a name used twice must be the same value, `_` binds nothing), `#name`
-#   (a constant scalar integer, DRR's APIntAttr) or `$name` (a constant of any kind).
-# * `where(m)` holds the constraints. `build(m, b)` returns the root's replacement, creating ops with
-#   `b(OpClass, *operands, **properties)` and constants with `b.const` / `b.integer`, operands first,
-#   as generated code does. `m.name` is what `name` bound, `m.ops` the matched ops (root first).
-#
-# The benefit is the number of ops in the source (tblgen's), new ops get the fused location of the
-# matched ops, and the root is replaced; the ops it used are left to dead-code elimination.
+# `_pat(name, source, build, where)` is a DRR `Pat<source, result, constraints>`, written in
+# loom.rewrite.declarative's pattern language.
 
-class _Match(dict):
-    """What a rule's source bound: values and constant attributes by name, and the matched ops."""
-
-    def __init__(self, root: Operation) -> None:
-        super().__init__()
-        self.ops: list[Operation] = []
-        self.trace = [root]  # tblgen_ops: the root, then every matched op (constants too) after its operands
-
-    def __getattr__(self, name: str):
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    @property
-    def type(self) -> Type:
-        """The root's result type."""
-        return self.ops[0].results[0].type
-
-    def prop(self, name: str, i: int = 0) -> Attribute | None:
-        """Property `name` of the `i`-th matched op (0: the root)."""
-        return self.ops[i].properties.get(name)
-
-    @property
-    def merged_overflow(self) -> DialectAttr:
-        """MergeOverflow: the overflow flags both the root and the inner op have."""
-        return overflow_flags(flag_names(self.prop("overflowFlags")) & flag_names(self.prop("overflowFlags", 1)))
+def _result_type(cls: type, operands: Sequence[Value], root_type: Type) -> Type:
+    """A new op's result type from its operands, except for casts, which replace the root and take its type."""
+    if issubclass(cls, _CastOp):
+        return root_type
+    return i1_same_shape(operands[0].type) if cls is CmpIOp else operands[-1].type
 
 
-def _match(source: tuple, op: Operation | None, m: _Match) -> bool:
-    cls, *args = source
-    if op is None or op.name != cls.name or len(op._operands) != len(args):
-        return False
-    m.ops.append(op)
-    for arg, u in zip(args, op._operands):
-        v = u.value
-        if isinstance(arg, tuple) or arg[0] in "#$":
-            if isinstance(arg, tuple):
-                ok = _match(arg, v.owner_op, m)
-            else:
-                attr = m[arg[1:]] = _constant_value(v)
-                ok = attr is not None and (arg[0] == "$" or isinstance(attr, IntegerAttr))
-            if not ok:
-                return False
-            m.trace.append(v.owner_op)
-        elif arg != "_" and m.setdefault(arg, v) is not v:
-            return False
-    return True
+def _pat(name: str, source: tuple, build: Callable[[Match, PatternBuilder], Value],
+         where: Callable[[Match], bool] | None = None) -> DeclarativePattern:
+    return DeclarativePattern(name, source, build, where, constant_op=ConstantOp.name, result_type=_result_type)
 
 
-class _Builder:
-    """Creates a rule's ops before the root, at the fused location of the matched ops."""
-
-    def __init__(self, rewriter, m: _Match) -> None:
-        from loom.ir.parser import make_fused_loc
-        self.rewriter = rewriter
-        self.root_type = m.type
-        # As generated code: the fused location of the first (number of ops in the source) traced ops.
-        self.location = make_fused_loc([op.location for op in m.trace[:len(m.ops)]])
-
-    def __call__(self, cls: type, *operands: Value, **props: Attribute | None) -> Value:
-        """A new `cls` op (None properties left out). Its result type is inferred from the operands,
-        except for casts, which replace the root and take its type."""
-        if issubclass(cls, _CastOp):
-            t = self.root_type
-        else:
-            t = i1_same_shape(operands[0].type) if cls is CmpIOp else operands[-1].type
-        props = {k: v for k, v in props.items() if v is not None}
-        return self.rewriter.create(cls.name, operands, [t], props, location=self.location).results[0]
-
-    def const(self, value: Attribute) -> Value:
-        return self.rewriter.create(ConstantOp.name, (), [value.type], {"value": value},
-                                    location=self.location).results[0]
-
-    def integer(self, value: int) -> Value:
-        """A constant of the root's type (AddIntAttrs and co.: wraps at its width)."""
-        return self.const(IntegerAttr(self.root_type, value))
+def _merged_overflow(m: Match) -> DialectAttr:
+    """MergeOverflow: the overflow flags both the root and the inner op have."""
+    return overflow_flags(flag_names(m.prop("overflowFlags")) & flag_names(m.prop("overflowFlags", 1)))
 
 
-class _Rule:
-    """One canonicalization pattern: upstream's name, root op class, benefit and `fn(op, rewriter)`."""
-
-    def __init__(self, name: str, root: type, benefit: int, fn: Callable[[Operation, object], bool]) -> None:
-        self.name, self.root, self.benefit, self.fn = name, root, benefit, fn
-
-
-def _count_ops(source: tuple) -> int:
-    return 1 + sum(_count_ops(a) for a in source[1:] if isinstance(a, tuple))
+def _rule(name: str, root: type, fn: Callable[[Operation, PatternRewriter], bool]) -> FunctionPattern:
+    """A pattern written as a function, named as upstream's."""
+    p = FunctionPattern(fn, root.name)
+    p.debug_name = name
+    return p
 
 
-def _pat(name: str, source: tuple, build: Callable[[_Match, _Builder], Value],
-         where: Callable[[_Match], bool] | None = None) -> _Rule:
-    n_operands = len(source) - 1
-    # Most ops fail on their operands' defining ops: check those names before building a match.
-    nested = tuple((i, arg[0].name) for i, arg in enumerate(source[1:]) if isinstance(arg, tuple))
-
-    def apply(op: Operation, rewriter) -> bool:
-        operands = op._operands
-        if len(operands) != n_operands:
-            return False
-        for i, name in nested:
-            v = operands[i].value
-            if v.__class__ is not OpResult or v.op.name != name:
-                return False
-        m = _Match(op)
-        if not _match(source, op, m) or (where is not None and not where(m)):
-            return False
-        rewriter.replace_op(op, [build(m, _Builder(rewriter, m))])
-        return True
-
-    return _Rule(name, source[0], _count_ops(source), apply)
-
-
-def _same_type(m: _Match) -> bool:
+def _same_type(m: Match) -> bool:
     return m.x.type == m.y.type
 
 
-def _is_minus_one(m: _Match) -> bool:
+def _is_minus_one(m: Match) -> bool:
     return _is_all_ones(m.c)
 
 
-def _nneg(m: _Match, combine: Callable) -> UnitAttr | None:
+def _nneg(m: Match, combine: Callable) -> UnitAttr | None:
     """`nonNeg` for an extension of an op on two extensions, set per `combine` (any, all) of theirs."""
     return UNIT if combine(m.prop("nonNeg", i) is not None for i in (1, 2)) else None
 
 
-def _default_rounding(m: _Match) -> bool:
+def _default_rounding(m: Match) -> bool:
     return m.prop("roundingmode") is None
 
 
-def _select_p_x_y(m: _Match, b: _Builder) -> Value:
+def _select_p_x_y(m: Match, b: PatternBuilder) -> Value:
     return b(SelectOp, m.p, m.x, m.y)
 
 
@@ -2034,30 +1939,30 @@ _MIN_MAX = {"slt": (MinSIOp, MaxSIOp), "sle": (MinSIOp, MaxSIOp), "sgt": (MaxSIO
 _RULES = [
     # addi(addi(x, c0), c1) -> addi(x, c0 + c1), and the like: constants gather on the right.
     _pat("AddIAddConstant", (AddIOp, (AddIOp, "x", "#c0"), "#c1"),
-         lambda m, b: b(AddIOp, m.x, b.integer(m.c0.value + m.c1.value), overflowFlags=m.merged_overflow)),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c0.value + m.c1.value), overflowFlags=_merged_overflow(m))),
     _pat("AddISubConstantRHS", (AddIOp, (SubIOp, "x", "#c0"), "#c1"),
-         lambda m, b: b(AddIOp, m.x, b.integer(m.c1.value - m.c0.value), overflowFlags=m.merged_overflow)),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c1.value - m.c0.value), overflowFlags=_merged_overflow(m))),
     _pat("AddISubConstantLHS", (AddIOp, (SubIOp, "#c0", "x"), "#c1"),
-         lambda m, b: b(SubIOp, b.integer(m.c0.value + m.c1.value), m.x, overflowFlags=m.merged_overflow)),
+         lambda m, b: b(SubIOp, b.integer(m.c0.value + m.c1.value), m.x, overflowFlags=_merged_overflow(m))),
     _pat("AddIMulNegativeOneRhs", (AddIOp, "x", (MulIOp, "y", "$c")), lambda m, b: b(SubIOp, m.x, m.y), _is_minus_one),
     _pat("AddIMulNegativeOneLhs", (AddIOp, (MulIOp, "x", "$c"), "y"), lambda m, b: b(SubIOp, m.y, m.x), _is_minus_one),
     _pat("SubIRHSAddConstant", (SubIOp, (AddIOp, "x", "#c0"), "#c1"),
          lambda m, b: b(AddIOp, m.x, b.integer(m.c0.value - m.c1.value))),
     _pat("SubILHSAddConstant", (SubIOp, "#c1", (AddIOp, "x", "#c0")),
-         lambda m, b: b(SubIOp, b.integer(m.c1.value - m.c0.value), m.x, overflowFlags=m.merged_overflow)),
+         lambda m, b: b(SubIOp, b.integer(m.c1.value - m.c0.value), m.x, overflowFlags=_merged_overflow(m))),
     _pat("SubIRHSSubConstantRHS", (SubIOp, (SubIOp, "x", "#c0"), "#c1"),
-         lambda m, b: b(SubIOp, m.x, b.integer(m.c0.value + m.c1.value), overflowFlags=m.merged_overflow)),
+         lambda m, b: b(SubIOp, m.x, b.integer(m.c0.value + m.c1.value), overflowFlags=_merged_overflow(m))),
     _pat("SubIRHSSubConstantLHS", (SubIOp, (SubIOp, "#c0", "x"), "#c1"),
-         lambda m, b: b(SubIOp, b.integer(m.c0.value - m.c1.value), m.x, overflowFlags=m.merged_overflow)),
+         lambda m, b: b(SubIOp, b.integer(m.c0.value - m.c1.value), m.x, overflowFlags=_merged_overflow(m))),
     _pat("SubILHSSubConstantRHS", (SubIOp, "#c1", (SubIOp, "x", "#c0")),
-         lambda m, b: b(SubIOp, b.integer(m.c0.value + m.c1.value), m.x, overflowFlags=m.merged_overflow)),
+         lambda m, b: b(SubIOp, b.integer(m.c0.value + m.c1.value), m.x, overflowFlags=_merged_overflow(m))),
     _pat("SubILHSSubConstantLHS", (SubIOp, "#c1", (SubIOp, "#c0", "x")),
-         lambda m, b: b(AddIOp, m.x, b.integer(m.c1.value - m.c0.value), overflowFlags=m.merged_overflow)),
+         lambda m, b: b(AddIOp, m.x, b.integer(m.c1.value - m.c0.value), overflowFlags=_merged_overflow(m))),
     _pat("SubISubILHSRHSLHS", (SubIOp, (SubIOp, "x", "y"), "x"),
-         lambda m, b: b(SubIOp, b.const(_zero_attr(m.y.type)), m.y, overflowFlags=m.merged_overflow),
+         lambda m, b: b(SubIOp, b.const(_zero_attr(m.y.type)), m.y, overflowFlags=_merged_overflow(m)),
          lambda m: _zero_attr(m.y.type) is not None),
     _pat("MulIMulIConstant", (MulIOp, (MulIOp, "x", "#c0"), "#c1"),
-         lambda m, b: b(MulIOp, m.x, b.integer(m.c0.value * m.c1.value), overflowFlags=m.merged_overflow)),
+         lambda m, b: b(MulIOp, m.x, b.integer(m.c0.value * m.c1.value), overflowFlags=_merged_overflow(m))),
     # Bitwise ops: the negation of a comparison, ops on two extensions, constant chains.
     _pat("XOrINotCmpI", (XOrIOp, (CmpIOp, "x", "y"), "$c"),
          lambda m, b: b(CmpIOp, m.x, m.y, predicate=cmpi_predicate(_CMPI_INVERTED[m.ops[1].predicate_name])),
@@ -2083,13 +1988,13 @@ _RULES = [
          _is_minus_one),
     _pat("SelectI1ToNot", (SelectOp, "p", "$f", "$t"), lambda m, b: b(XOrIOp, m.p, b.const(_TRUE)),
          lambda m: m.f == _FALSE and m.t == _TRUE),
-    _Rule("SelectToExtUI", SelectOp, 1, _select_to_extui),
+    _rule("SelectToExtUI", SelectOp, _select_to_extui),
     # select(cmpi(slt, x, y), x, y) -> minsi(x, y), and the like (jaxlib's MLIR).
     _pat("SelectCmpIToMinMax", (SelectOp, (CmpIOp, "x", "y"), "x", "y"),
          lambda m, b: b(_MIN_MAX[m.ops[1].predicate_name][0], m.x, m.y), lambda m: m.ops[1].predicate_name in _MIN_MAX),
     _pat("SelectCmpIToMinMaxSwapped", (SelectOp, (CmpIOp, "x", "y"), "y", "x"),
          lambda m, b: b(_MIN_MAX[m.ops[1].predicate_name][1], m.x, m.y), lambda m: m.ops[1].predicate_name in _MIN_MAX),
-    _Rule("CmpFIntToFPConst", CmpFOp, 1, _cmpf_int_to_fp_const),
+    _rule("CmpFIntToFPConst", CmpFOp, _cmpf_int_to_fp_const),
     # Casts of casts
     _pat("IndexCastOfExtSI", (IndexCastOp, (ExtSIOp, "x")), lambda m, b: b(IndexCastOp, m.x)),
     _pat("IndexCastUIOfExtUI", (IndexCastUIOp, (ExtUIOp, "x")),
@@ -2117,16 +2022,9 @@ _RULES = [
 ]
 
 
-def _canonicalization_patterns(cls: type) -> list:
-    """The op's rules as loom.rewrite patterns, named as upstream's."""
-    from loom.rewrite import FunctionPattern
-    patterns = []
-    for rule in _RULES:
-        if rule.root is cls:
-            p = FunctionPattern(rule.fn, cls.name, rule.benefit)
-            p.debug_name = rule.name
-            patterns.append(p)
-    return patterns
+def _canonicalization_patterns(cls: type) -> list[FunctionPattern]:
+    """The op's patterns, named as upstream's."""
+    return [p for p in _RULES if p.root == cls.name]
 
 
 ARITH_OPS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -29,6 +29,8 @@ class Attribute(metaclass=Interned):
 
     __slots__ = ("_text", "_elided", "__weakref__")
     type: Type | None = None
+    _text: str
+    _elided: str
     _canonical_args = False  # True where constructor arguments have no defaults or normalisation
 
     def __str__(self) -> str:
@@ -88,14 +90,15 @@ class IntegerAttr(Attribute):
     """An integer of an integer or index type; i1 values print as `true` / `false`."""
 
     __slots__ = ("type", "value")
+    type: IntegerType | IndexType
 
     def __init__(self, type: Type, value: int) -> None:
-        self.type = type
-        self.value = type.normalize(value)
+        self.type = cast("IntegerType | IndexType", type)
+        self.value = self.type.normalize(value)
 
     @staticmethod
     def get(value: int, type: Type = i64) -> IntegerAttr:
-        return IntegerAttr(type, type.normalize(int(value)))
+        return IntegerAttr(type, cast("IntegerType | IndexType", type).normalize(int(value)))
 
     def _render(self, elide_type: bool) -> str:
         t = self.type
@@ -114,6 +117,7 @@ class FloatAttr(Attribute):
     """A float of a float type, held as its bit pattern so that -0.0 and NaN payloads survive."""
 
     __slots__ = ("type", "bits")
+    type: FloatType
 
     def __init__(self, type: FloatType, bits: int) -> None:
         self.type = type
@@ -300,6 +304,8 @@ class DenseElementsAttr(Attribute):
     """
 
     __slots__ = ("type", "raw", "splat", "_array")
+    type: ShapedType
+    _array: np.ndarray
 
     def __init__(self, type: ShapedType, raw: bytes, splat: bool) -> None:
         self.type = type
@@ -388,7 +394,7 @@ def _scalar_text(t: Type, raw: bytes) -> str:
     v = int.from_bytes(raw, "little")
     if isinstance(t, IntegerType) and t.width == 1:
         return "true" if v & 1 else "false"
-    return str(t.normalize(v))
+    return str(cast("IntegerType | IndexType", t).normalize(v))
 
 
 def _nest(texts: list[str], shape: tuple[int, ...]) -> str:
@@ -411,6 +417,7 @@ class DenseStringElementsAttr(Attribute):
     """Dense elements of strings (`dense<["a", "b"]> : tensor<2x!tf.string>`)."""
 
     __slots__ = ("type", "values")
+    type: ShapedType
 
     def __init__(self, type: ShapedType, values: tuple[str, ...]) -> None:
         self.type = type
@@ -444,7 +451,8 @@ class DenseArrayAttr(Attribute):
     def get(element_type: Type, values: Iterable) -> DenseArrayAttr:
         if isinstance(element_type, FloatType):
             return DenseArrayAttr(element_type, tuple(value_to_bits(element_type.name, v) for v in values))
-        return DenseArrayAttr(element_type, tuple(element_type.normalize(int(v)) for v in values))
+        integer_type = cast("IntegerType | IndexType", element_type)
+        return DenseArrayAttr(element_type, tuple(integer_type.normalize(int(v)) for v in values))
 
     def to_list(self) -> list:
         if isinstance(self.element_type, FloatType):
@@ -523,6 +531,7 @@ class Location(Attribute):
     the form a location takes as an attribute value."""
 
     __slots__ = ("_body",)
+    _body: str
 
     @property
     def body(self) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from loom.ir.attributes import UNKNOWN_LOC, Attribute, Location
 from loom.ir.core import Block, Operation, Region, Value
@@ -28,11 +29,17 @@ class InsertionPoint:
 
     @staticmethod
     def before(op: Operation) -> InsertionPoint:
-        return InsertionPoint(op.parent, op)
+        return InsertionPoint(op.containing_block(), op)
 
     @staticmethod
     def after(op: Operation) -> InsertionPoint:
-        return InsertionPoint(op.parent, op.next_op)
+        return InsertionPoint(op.containing_block(), op.next_op)
+
+
+class InsertionListener(Protocol):
+    """What a Builder tells of the ops it inserts."""
+
+    def notify_op_inserted(self, op: Operation) -> None: ...
 
 
 class Builder:
@@ -43,7 +50,7 @@ class Builder:
     def __init__(self, insertion_point: InsertionPoint | None = None, location: Location = UNKNOWN_LOC) -> None:
         self.insertion_point = insertion_point
         self.location = location
-        self.listener = None
+        self.listener: InsertionListener | None = None
 
     def set_insertion_point(self, ip: InsertionPoint) -> None:
         self.insertion_point = ip

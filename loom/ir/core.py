@@ -189,6 +189,7 @@ class Operation:
                  "_location", "parent", "_prev", "_next", "_order", "__weakref__")
 
     definition: OpDef | None = None  # set on registered subclasses
+    name: str  # a class attribute of registered ops; given to each generic op
 
     def __init__(self, name: str | None = None, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
                  properties: dict[str, Attribute] | None = None, attributes: dict[str, Attribute] | None = None,
@@ -196,7 +197,7 @@ class Operation:
                  location: Location = UNKNOWN_LOC) -> None:
         definition = type(self).definition
         if definition is None:
-            self.name = name
+            self.name = name  # type: ignore[assignment]  # (None only for ops made nameless by mistake)
         if operands:
             uses = self._operands = [Use(v, self, i) for i, v in enumerate(operands)]
             for u in uses:
@@ -387,12 +388,21 @@ class Operation:
         self.drop_all_references()
 
     def move_before(self, anchor: Operation) -> None:
+        block = anchor.containing_block()
         self.detach()
-        anchor.parent.insert_before(self, anchor)
+        block.insert_before(self, anchor)
 
     def move_after(self, anchor: Operation) -> None:
+        block = anchor.containing_block()
         self.detach()
-        anchor.parent.insert_after(self, anchor)
+        block.insert_after(self, anchor)
+
+    def containing_block(self) -> Block:
+        """The block this op is in; an IRError if it is in none (detached)."""
+        block = self.parent
+        if block is None:
+            raise IRError(f"'{self.name}' is not in a block")
+        return block
 
     def replace_all_uses_with(self, values: Sequence[Value]) -> None:
         if len(values) != len(self.results):
@@ -460,7 +470,7 @@ class Operation:
 
 
 # The registry of op classes by name; filled by loom.ir.opdef.register_op.
-_OP_CLASSES: dict[str, type] = {}
+_OP_CLASSES: dict[str, type[Operation]] = {}
 
 
 class Block:
@@ -599,7 +609,7 @@ class Block:
 
     @property
     def predecessors(self) -> list[Block]:
-        return [u.owner.parent for u in self._uses]
+        return [u.owner.containing_block() for u in self._uses]
 
     @property
     def uses(self) -> list[BlockUse]:

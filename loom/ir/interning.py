@@ -16,6 +16,8 @@ class Interned(type):
     floats) so that equal values have equal keys. Convenience constructors (`get`) normalise.
     """
 
+    _canonical_args: bool  # set by each class (see Type, Attribute)
+
     def __call__(cls, *params: Any) -> Any:
         key = (cls, params)
         cache = _CACHE

@@ -19,6 +19,7 @@ class Type(metaclass=Interned):
     """Base of all types. Subclasses set `__slots__` and implement `_render`."""
 
     __slots__ = ("_text", "__weakref__")
+    _text: str
     _canonical_args = False  # True where constructor arguments have no defaults or normalisation
 
     def __str__(self) -> str:

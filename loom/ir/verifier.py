@@ -3,20 +3,23 @@ traits, then each op's own rule. Every error names the op, gives its location an
 
 from __future__ import annotations
 
+from typing import NoReturn, cast
+
 from loom.ir.attributes import StringAttr
-from loom.ir.core import Block, BlockArgument, Operation, Region, Value, paused_gc
+from loom.ir.core import Block, BlockArgument, Operation, OpResult, Region, Value, paused_gc
 from loom.ir.diagnostics import VerifyError
 from loom.ir.dominance import DominatorTree
 from loom.ir.opdef import (
     GraphRegions,
     IsolatedFromAbove,
     NoTerminator,
+    OpBase,
     SymbolTable,
     Terminator,
 )
 
 
-def _fail(op: Operation, message: str) -> None:
+def _fail(op: Operation, message: str) -> NoReturn:
     raise VerifyError(op, message)
 
 
@@ -37,7 +40,7 @@ def _verify_op(op: Operation, scopes: list[_Scope]) -> None:
             msg = trait.verify(op)
             if msg:
                 _fail(op, msg)
-        op.verify_()
+        cast("OpBase", op).verify_()
     if definition is not None and SymbolTable in definition.trait_set:
         _verify_symbol_table(op)
 
@@ -136,7 +139,7 @@ def _verify_region(op: Operation, index: int, region: Region, definition, scopes
                 v = u.value
                 if v.uses is None or u not in v.uses:
                     _fail(child, "operand use list is corrupt")
-                if v.__class__ is not BlockArgument and v.op.parent is block:
+                if v.__class__ is not BlockArgument and cast(OpResult, v).op.parent is block:
                     if v in defined or graph:
                         continue
                     _fail(child, f"operand #{u.index} does not dominate this use")

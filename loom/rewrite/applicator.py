@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from loom.ir.builder import InsertionPoint
 from loom.rewrite.pattern import FunctionPattern, RewritePattern
@@ -48,7 +48,7 @@ class PatternApplicator:
             found = []
             for p in self.patterns_for(op):
                 if type(p).match_and_rewrite is FunctionPattern.match_and_rewrite:
-                    found.append(p.fn)
+                    found.append(cast(FunctionPattern, p).fn)
                 else:
                     found.append(p.match_and_rewrite)
             self._matchers[op.name] = found
@@ -64,6 +64,7 @@ class PatternApplicator:
     def apply_matchers(op: Operation, rewriter: PatternRewriter, matchers: list) -> bool:
         """`match_and_rewrite` with the callables `matchers_for(op)` returned."""
         block = op.parent
+        assert block is not None, "patterns apply to ops in a block"
         location = op._location  # maybe still unresolved: the rewriter resolves it when asked
         for match in matchers:
             rewriter.insertion_point = InsertionPoint(block, op)

@@ -14,13 +14,13 @@ from loom.ir.core import Operation
 from loom.ir.opdef import Pure, Symbol, Terminator
 
 # Op class -> True if its ops are `Pure` (their own effects, not their regions').
-_PURE_CLASSES: dict[type, bool] = {}
+_PURE_CLASSES: dict[type[Operation], bool] = {}
 # Op class -> True if an unused op of it may be erased when its regions are pure: registered,
 # `Pure`, neither a terminator nor a symbol.
-_REMOVABLE_CLASSES: dict[type, bool] = {}
+_REMOVABLE_CLASSES: dict[type[Operation], bool] = {}
 
 
-def pure_class(cls: type) -> bool:
+def pure_class(cls: type[Operation]) -> bool:
     """True if ops of class `cls` are registered and declare `Pure`."""
     found = _PURE_CLASSES.get(cls)
     if found is None:
@@ -29,7 +29,7 @@ def pure_class(cls: type) -> bool:
     return found
 
 
-def removable_class(cls: type) -> bool:
+def removable_class(cls: type[Operation]) -> bool:
     """True if an unused op of class `cls` whose regions are pure may be erased."""
     found = _REMOVABLE_CLASSES.get(cls)
     if found is None:

@@ -8,11 +8,11 @@ an in-place fold: an empty list, or, for a one-result op, its own result.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from loom.ir.attributes import UNKNOWN_LOC, Attribute
 from loom.ir.core import IRError, Operation, OpResult, Region, Value
-from loom.ir.opdef import Commutative, ConstantLike, IsolatedFromAbove
+from loom.ir.opdef import Commutative, ConstantLike, IsolatedFromAbove, OpBase
 
 if TYPE_CHECKING:
     from loom.ir.core import Block
@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 
 
 # Op class -> True if it is registered and `ConstantLike` (asked for every operand folded).
-_CONSTANT_CLASSES: dict[type, bool] = {}
+_CONSTANT_CLASSES: dict[type[Operation], bool] = {}
 
 
-def is_constant_class(cls: type) -> bool:
+def is_constant_class(cls: type[Operation]) -> bool:
     """True if ops of class `cls` are registered and `ConstantLike`."""
     found = _CONSTANT_CLASSES.get(cls)
     if found is None:
@@ -40,7 +40,7 @@ def constant_op_value(op: Operation) -> Attribute | None:
         constant = is_constant_class(cls)
     if not constant:
         return None
-    folded = op.fold([None] * len(op._operands))
+    folded = cast(OpBase, op).fold([None] * len(op._operands))
     if folded:
         v = folded[0]
         if isinstance(v, Attribute):
@@ -58,10 +58,10 @@ def constant_value(value: Value) -> Attribute | None:
 
 # Op class -> True if `fold_op` may do anything for its ops: registered, not `ConstantLike`, and
 # with a folder of its own or the `Commutative` trait folder. Ops of other classes are not folded.
-_FOLDABLE_CLASSES: dict[type, bool] = {}
+_FOLDABLE_CLASSES: dict[type[Operation], bool] = {}
 
 
-def foldable_class(cls: type) -> bool:
+def foldable_class(cls: type[Operation]) -> bool:
     """True if the greedy driver should try to fold ops of class `cls`."""
     found = _FOLDABLE_CLASSES.get(cls)
     if found is None:
@@ -90,7 +90,7 @@ def fold_op(op: Operation) -> list[Attribute | Value] | tuple | None:
     for u in op._operands:
         v = u.value
         operands.append(constant_op_value(v.op) if type(v) is OpResult else None)
-    results = op.fold(operands)
+    results = cast(OpBase, op).fold(operands)
     in_place = False
     if results is not None:
         n = len(op.results)
@@ -153,6 +153,7 @@ def insertion_region(block: Block) -> Region:
     An op class may also claim constants by defining `materialize_constants_into(region) -> bool`."""
     while True:
         region = block.parent
+        assert region is not None, "a block in no region"
         parent = region.parent
         if parent is None or parent.parent is None:
             return region
@@ -179,10 +180,11 @@ class ConstantUniquer:
     def insert_known_constant(self, op: Operation, value: Attribute | None = None) -> bool:
         """Record constant `op`. Returns False if an equal constant already existed, in which case
         `op` was replaced by it and erased."""
-        block = op.parent
+        block = op.containing_block()
         if op in self.owned:
-            if block._first is not op and op._prev not in self.owned:
-                op.move_before(block._first)
+            first = block._first
+            if first is not op and first is not None and op._prev not in self.owned:
+                op.move_before(first)
                 op.location = UNKNOWN_LOC
                 self.moved = True
             return True
@@ -204,8 +206,8 @@ class ConstantUniquer:
             entry.prepend(op)
             op.location = UNKNOWN_LOC
             self.moved = True
-        elif entry._first is not op and op._prev not in self.owned:
-            op.move_before(entry._first)
+        elif (first := entry._first) is not op and first is not None and op._prev not in self.owned:
+            op.move_before(first)
             self.moved = True
         constants[key] = op
         self.owned[op] = key

@@ -21,7 +21,7 @@ O(ops).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from loom.ir.core import Operation, OpResult, Region, Value, paused_gc
 from loom.rewrite.applicator import PatternApplicator
@@ -145,9 +145,10 @@ class GreedyDriver(RewriteListener):
                 return
             if region is None:
                 return
-            op = region.parent
-            if op is None:
+            parent = region.parent
+            if parent is None:
                 return
+            op = parent
 
     def remove_from_worklist(self, op: Operation) -> None:
         i = self.positions.pop(op, None)
@@ -327,7 +328,7 @@ class GreedyDriver(RewriteListener):
                 worklist.pop()
             if not worklist or (max_rewrites != -1 and num_rewrites >= max_rewrites):
                 break
-            op = worklist.pop()
+            op: Operation = worklist.pop()  # type: ignore[assignment]  # the erased entries (None) are popped above
             del positions[op]
             cls = type(op)
 
@@ -364,7 +365,7 @@ class GreedyDriver(RewriteListener):
         self.num_rewrites += num_rewrites
         return changed
 
-    def _replace_with_fold_results(self, op: Operation, results: list) -> bool:
+    def _replace_with_fold_results(self, op: Operation, results: Sequence) -> bool:
         rewriter = self.rewriter
         for folded in results:
             if not isinstance(folded, Value):

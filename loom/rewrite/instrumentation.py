@@ -80,7 +80,7 @@ class IRPrinting(PassInstrumentation):
             return print_op(op, generic=self.generic, debuginfo=self.debuginfo)
         return print_op(op, generic=self.generic, debuginfo=self.debuginfo, nested=True)
 
-    def _dump(self, title: str, pass_: Pass, op: Operation, text: str | None = None) -> None:
+    def _dump(self, title: str, pass_: Pass | _FailedName, op: Operation, text: str | None = None) -> None:
         header = f"// -----// IR Dump {title} {pass_.display_name}: {pass_.pipeline_text()}"
         if self.print_module_scope:
             header += f" ('{op.name}' operation"

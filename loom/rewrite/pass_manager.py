@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from loom.ir.core import Operation, paused_gc
 from loom.ir.diagnostics import VerifyError
 from loom.rewrite.instrumentation import IRPrinting, PassInstrumentation, PassTiming
 from loom.rewrite.passes import OptionError, Pass, PassManagerError, PassVerifyError, lookup_pass
 from loom.rewrite.pipeline import PipelineElement, PipelineParseError, parse_pipeline_text
+
+_Instrumentation = TypeVar("_Instrumentation", bound=PassInstrumentation)
 
 
 class OpPassManager:
@@ -101,7 +103,7 @@ class PassManager(OpPassManager):
     def enable_verifier(self, enabled: bool = True) -> None:
         self.verify = enabled
 
-    def add_instrumentation(self, instrumentation: PassInstrumentation) -> PassInstrumentation:
+    def add_instrumentation(self, instrumentation: _Instrumentation) -> _Instrumentation:
         self.instrumentations.append(instrumentation)
         return instrumentation
 

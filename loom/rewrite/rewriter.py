@@ -20,6 +20,9 @@ class PatternRewriter(Builder):
     Uses of a value are visited newest first, as MLIR's use lists are, so that drivers see users
     in the order MLIR would."""
 
+    listener: RewriteListener | None  # a Builder's listener that hears of every change
+    _location: Any  # a Location, or a PendingLocation until read (see ResolvingLocation)
+
     def __init__(self, listener: RewriteListener | None = None, insertion_point: InsertionPoint | None = None,
                  location: Location = UNKNOWN_LOC) -> None:
         super().__init__(insertion_point, location)
@@ -31,10 +34,10 @@ class PatternRewriter(Builder):
 
     # Insertion points ---------------------------------------------------------------------
     def set_insertion_point_before(self, op: Operation) -> None:
-        self.insertion_point = InsertionPoint(op.parent, op)
+        self.insertion_point = InsertionPoint(op.containing_block(), op)
 
     def set_insertion_point_after(self, op: Operation) -> None:
-        self.insertion_point = InsertionPoint(op.parent, op.next_op)
+        self.insertion_point = InsertionPoint(op.containing_block(), op.next_op)
 
     def set_insertion_point_to_start(self, block: Block) -> None:
         self.insertion_point = InsertionPoint(block, block.first_op)
@@ -187,14 +190,16 @@ class PatternRewriter(Builder):
 
     # Moving -------------------------------------------------------------------------------
     def move_op_before(self, op: Operation, anchor: Operation) -> None:
+        block = anchor.containing_block()
         op.detach()
-        anchor.parent.insert_before(op, anchor)
+        block.insert_before(op, anchor)
         if self.listener is not None:
             self.listener.notify_op_inserted(op)
 
     def move_op_after(self, op: Operation, anchor: Operation) -> None:
+        block = anchor.containing_block()
         op.detach()
-        anchor.parent.insert_after(op, anchor)
+        block.insert_after(op, anchor)
         if self.listener is not None:
             self.listener.notify_op_inserted(op)
 

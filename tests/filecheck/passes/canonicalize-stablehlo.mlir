@@ -1,0 +1,66 @@
+// RUN: loom-opt %s --split-input-file --mlir-print-op-generic --pass-pipeline='builtin.module(canonicalize)' | FileCheck %s
+
+// StableHLO's canonicalization patterns, the exact IR they leave (their values against numpy are
+// checked in tests/test_stablehlo_canonicalize.py).
+
+// A reduce over unit dimensions with the body's identity as its init value is a reshape.
+// CHECK-LABEL: sym_name = "reduce_unit_dims"
+// CHECK:       ^bb0(%[[X:.*]]: tensor<3x1x4x1xf32>):
+// CHECK-NEXT:    %[[R:.*]] = "stablehlo.reshape"(%[[X]]) : (tensor<3x1x4x1xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT:    "func.return"(%[[R]])
+func.func @reduce_unit_dims(%x: tensor<3x1x4x1xf32>) -> tensor<3x4xf32> {
+  %init = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+  %r = "stablehlo.reduce"(%x, %init) <{dimensions = array<i64: 1, 3>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%c) : (tensor<f32>) -> ()
+  }) : (tensor<3x1x4x1xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+
+// -----
+
+// 1 is not the identity of add: the reduce stays.
+// CHECK-LABEL: sym_name = "reduce_not_identity"
+// CHECK:       "stablehlo.reduce"
+// CHECK-NOT:   "stablehlo.reshape"
+func.func @reduce_not_identity(%x: tensor<3x1xf32>) -> tensor<3xf32> {
+  %init = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+  %r = "stablehlo.reduce"(%x, %init) <{dimensions = array<i64: 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%c) : (tensor<f32>) -> ()
+  }) : (tensor<3x1xf32>, tensor<f32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// transpose(a @ b) is b^T @ a^T: the operands, their contracting dimensions and their precisions swap.
+// CHECK-LABEL: sym_name = "transpose_of_matmul"
+// CHECK:       ^bb0(%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3x5xf32>):
+// CHECK-NEXT:    %[[D:.*]] = "stablehlo.dot_general"(%[[B]], %[[A]])
+// CHECK-SAME:    lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [1]
+// CHECK-SAME:    precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision HIGH>]
+// CHECK-SAME:    (tensor<3x5xf32>, tensor<4x3xf32>) -> tensor<5x4xf32>
+// CHECK-NEXT:    "func.return"(%[[D]])
+func.func @transpose_of_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> tensor<5x4xf32> {
+  %d = "stablehlo.dot_general"(%a, %b) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1],
+    rhs_contracting_dimensions = [0]>, precision_config = [#stablehlo<precision HIGH>, #stablehlo<precision DEFAULT>]}>
+    : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %t = "stablehlo.transpose"(%d) <{permutation = array<i64: 1, 0>}> : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return %t : tensor<5x4xf32>
+}
+
+// -----
+
+// The product is used elsewhere too: the transpose stays.
+// CHECK-LABEL: sym_name = "transpose_of_shared_matmul"
+// CHECK:       "stablehlo.dot_general"
+// CHECK-NEXT:  "stablehlo.transpose"
+func.func @transpose_of_shared_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) -> (tensor<5x4xf32>, tensor<4x5xf32>) {
+  %d = "stablehlo.dot_general"(%a, %b) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1],
+    rhs_contracting_dimensions = [0]>}> : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %t = "stablehlo.transpose"(%d) <{permutation = array<i64: 1, 0>}> : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  return %t, %d : tensor<5x4xf32>, tensor<4x5xf32>
+}
