@@ -18,6 +18,8 @@ from loom.ir.types import (
     NoneType,
     ShapedType,
     Type,
+    UnrankedMemRefType,
+    UnrankedTensorType,
     f64,
     i1,
     i64,
@@ -482,7 +484,7 @@ class DenseResourceAttr(Attribute):
 
     __slots__ = ("name", "type")
 
-    def __init__(self, name: str, type: ShapedType) -> None:
+    def __init__(self, name: str, type: ShapedType | UnrankedTensorType | UnrankedMemRefType) -> None:
         self.name = name
         self.type = type
 

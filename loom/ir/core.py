@@ -16,7 +16,7 @@ from loom.ir.attributes import UNKNOWN_LOC, Attribute, Location
 from loom.ir.types import Type
 
 if TYPE_CHECKING:
-    from loom.ir.opdef import OpDef
+    from loom.ir.opdef import OpBase, OpDef
 
 
 @contextmanager
@@ -69,7 +69,7 @@ class ResolvingLocation:
             loc = obj._location = loc.resolve()
         return loc
 
-    def __set__(self, obj: Any, loc: Location) -> None:
+    def __set__(self, obj: Any, loc: Location | PendingLocation) -> None:
         obj._location = loc
 
 
@@ -224,7 +224,7 @@ class Operation:
                 s.block._uses[s] = None
         else:
             self._successors = []
-        self._location = location
+        self._location: Location | PendingLocation = location
         self.parent: Block | None = None
         self._prev: Operation | None = None
         self._next: Operation | None = None
@@ -470,7 +470,7 @@ class Operation:
 
 
 # The registry of op classes by name; filled by loom.ir.opdef.register_op.
-_OP_CLASSES: dict[str, type[Operation]] = {}
+_OP_CLASSES: dict[str, type[OpBase]] = {}
 
 
 class Block:
