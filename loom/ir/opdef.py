@@ -29,12 +29,16 @@ same class.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from loom.ir.attributes import Attribute, DenseArrayAttr
 from loom.ir.core import _OP_CLASSES, Operation, Region, Value
 from loom.ir.types import Type, i1
+
+if TYPE_CHECKING:
+    from loom.ir.parser import Parser
+    from loom.ir.printer import Printer
 
 SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
 
@@ -99,6 +103,8 @@ class operand(_Field):
         if op is None:
             return self
         d = op.definition
+        if d is None:
+            raise AttributeError(f"'{type(op).__name__}' is not a registered op: it has no fields")
         if d._operand_variadics == 0:  # the common case: one operand per field, no range to compute
             return op._operands[self.index].value
         lo, hi = d.operand_range(op, self.index)
@@ -125,6 +131,8 @@ class result_def(_Field):
         if op is None:
             return self
         d = op.definition
+        if d is None:
+            raise AttributeError(f"'{type(op).__name__}' is not a registered op: it has no fields")
         if d._result_variadics == 0:
             return op.results[self.index]
         lo, hi = d.result_range(op, self.index)
@@ -484,14 +492,15 @@ class AssemblyFormat:
                 self._collect(e[1])
                 self._collect(e[2])
 
+    def _syntax(self, prop_name: str) -> AttrSyntax | None:
+        c = self.props[prop_name].constraint
+        return c.syntax if c is not None else None
+
     # Printing ------------------------------------------------------------------------------
     def value(self, op: Operation, arg: tuple) -> Any:
         kind = arg[0]
-        if kind == "operand":
-            f = self.operands[arg[1]]
-            return getattr(op, f.name) if f.kind == SINGLE else list(getattr(op, f.name) or ())
-        if kind == "result":
-            f = self.results[arg[1]]
+        if kind in ("operand", "result"):
+            f = (self.operands if kind == "operand" else self.results)[arg[1]]
             return getattr(op, f.name) if f.kind == SINGLE else list(getattr(op, f.name) or ())
         if kind == "operands":
             return list(op.operands)
@@ -514,11 +523,11 @@ class AssemblyFormat:
         # default, which for StableHLO's and CHLO's flags is `false`.
         return v is not None and not (anchor[0] == "attr" and getattr(v, "type", None) is i1 and not v.value)
 
-    def print(self, op: Operation, p: Any) -> None:
+    def print(self, op: Operation, p: Printer) -> None:
         p.write(p.op_name(op))
         self._print(op, p, self.elements, [True, False])
 
-    def _print(self, op: Operation, p: Any, elements: list[tuple], state: list[bool]) -> None:
+    def _print(self, op: Operation, p: Printer, elements: list[tuple], state: list[bool]) -> None:
         for e in elements:
             kind = e[0]
             if kind == "lit":
@@ -551,7 +560,7 @@ class AssemblyFormat:
                 self._print_element(op, p, e)
             state[:] = [True, False]
 
-    def _print_element(self, op: Operation, p: Any, e: tuple) -> None:
+    def _print_element(self, op: Operation, p: Printer, e: tuple) -> None:
         kind = e[0]
         if kind == "custom":
             DIRECTIVES[e[1]][1](p, op, *[self.value(op, a) for a in e[2]])
@@ -561,7 +570,7 @@ class AssemblyFormat:
             p.write(signature_text(tuple(_as_list(ins)), tuple(_as_list(outs))))
         elif kind == "attr":
             a = op.properties.get(e[1])
-            syntax = self.props[e[1]].constraint.syntax if self.props[e[1]].constraint is not None else None
+            syntax = self._syntax(e[1])
             if a is not None:
                 p.write(syntax.print(a) if syntax is not None else p.attr_text(a))
         elif kind == "region":
@@ -574,12 +583,12 @@ class AssemblyFormat:
                 p.write(", ".join(map(p.value, v)) if isinstance(v, list) else p.value(v))
 
     # Parsing -------------------------------------------------------------------------------
-    def parse(self, cls: type, parser: Any, n_results: int) -> Operation:
+    def parse(self, cls: type[OpBase], parser: Parser, n_results: int) -> Operation:
         st = _ParseState()
         self._parse(parser, self.elements, st)
         return self._build(cls, parser, st, n_results)
 
-    def _parse(self, parser: Any, elements: list[tuple], st: _ParseState) -> None:
+    def _parse(self, parser: Parser, elements: list[tuple], st: _ParseState) -> None:
         for e in elements:
             kind = e[0]
             if kind == "lit":
@@ -615,7 +624,7 @@ class AssemblyFormat:
                 self._store(st, ("type", e[1]), list(ins))
                 self._store(st, ("type", e[2]), list(outs))
             elif kind == "attr":
-                syntax = self.props[e[1]].constraint.syntax if self.props[e[1]].constraint is not None else None
+                syntax = self._syntax(e[1])
                 st.props[e[1]] = syntax.parse(parser) if syntax is not None else _parse_untyped_attribute(parser)
             elif kind == "region":
                 st.regions[e[1]] = parser.parse_region()
@@ -649,7 +658,7 @@ class AssemblyFormat:
             return st.types.get(arg[1])
         return st.refs.get(arg)
 
-    def _build(self, cls: type, parser: Any, st: _ParseState, n_results: int) -> Operation:
+    def _build(self, cls: type[OpBase], parser: Parser, st: _ParseState, n_results: int) -> Operation:
         d = self.d
         if ("operands",) in st.refs:
             refs = _as_list(st.refs[("operands",)])
@@ -663,13 +672,15 @@ class AssemblyFormat:
         if not d.results or any(("result", f.name) in st.types for f in d.results) or ("results",) in st.types:
             result_types = self._types(st, d.results, "result", "results", None, parser)
         else:  # no result type written: the op infers it (InferTypeOpInterface)
-            result_types = cls.infer_result_types([v.type for v in operands], st.props)
-            if result_types is None:
+            inferred = cls.infer_result_types([v.type for v in operands], st.props)
+            if inferred is None:
                 raise parser.error(f"cannot infer the result types of '{d.name}'")
+            result_types = inferred
         regions = [st.regions[r.name] for r in d.regions if r.name in st.regions]
         return Operation.create(cls.name, operands, result_types, st.props, st.attrs, regions)
 
-    def _types(self, st: _ParseState, fields: list, kind: str, group: str, count: int | None, parser: Any) -> list:
+    def _types(self, st: _ParseState, fields: list, kind: str, group: str, count: int | None,
+               parser: Parser) -> list[Type]:
         if (group,) in st.types:
             types = list(st.types[(group,)])
         else:
@@ -710,7 +721,7 @@ def _space_before(text: str, last_was_punctuation: bool) -> bool:
     return text[0] not in "<>(){}[],"
 
 
-def _parse_untyped_attribute(parser: Any) -> Attribute:
+def _parse_untyped_attribute(parser: Parser) -> Attribute:
     """An attribute where a format names it: a string takes no `: type` suffix there."""
     if parser.peek('"'):
         from loom.ir.attributes import StringAttr
@@ -718,7 +729,7 @@ def _parse_untyped_attribute(parser: Any) -> Attribute:
     return parser.parse_attribute()
 
 
-def _parse_operand_list(parser: Any) -> list:
+def _parse_operand_list(parser: Parser) -> list:
     """Operand references separated by commas (possibly none); a comma not followed by `%` is
     left for the next element."""
     refs: list = []
@@ -731,7 +742,7 @@ def _parse_operand_list(parser: Any) -> list:
     return refs
 
 
-def _parse_type_list(parser: Any) -> list:
+def _parse_type_list(parser: Parser) -> list:
     types = [parser.parse_type()]
     while True:
         save = parser.pos
@@ -750,7 +761,7 @@ def _parse_type_list(parser: Any) -> list:
 class OpDef:
     """The structure of a registered op, collected from its class body."""
 
-    def __init__(self, cls: type) -> None:
+    def __init__(self, cls: type[OpBase]) -> None:
         self.name: str = cls.name
         self.operands: list[operand] = []
         self.results: list[result_def] = []
@@ -759,12 +770,16 @@ class OpDef:
         self.successors: list[successor_def] = []
         for klass in reversed(cls.__mro__):
             for attr_name, v in vars(klass).items():
-                if isinstance(v, _Field):
-                    group = (self.operands if isinstance(v, operand) else self.results if isinstance(v, result_def)
-                             else self.props if isinstance(v, prop) else self.regions if isinstance(v, region_def)
-                             else self.successors)
-                    group[:] = [f for f in group if f.name != attr_name]
-                    group.append(v)
+                if isinstance(v, operand):
+                    _declare(self.operands, attr_name, v)
+                elif isinstance(v, result_def):
+                    _declare(self.results, attr_name, v)
+                elif isinstance(v, prop):
+                    _declare(self.props, attr_name, v)
+                elif isinstance(v, region_def):
+                    _declare(self.regions, attr_name, v)
+                elif isinstance(v, successor_def):
+                    _declare(self.successors, attr_name, v)
         for group in (self.operands, self.results, self.regions, self.successors):
             for i, f in enumerate(group):
                 f.index = i
@@ -816,13 +831,28 @@ class OpDef:
         return self._range(self.results, len(op.results), index, op, "resultSegmentSizes")
 
 
+_F = TypeVar("_F", bound=_Field)
+
+
+def _declare(group: list[_F], attr_name: str, field: _F) -> None:
+    """Add a field declared as `attr_name`; it replaces one of that name declared by a base class."""
+    group[:] = [f for f in group if f.name != attr_name]
+    group.append(field)
+
+
+class CustomParser(Protocol):
+    """An op class's `parse_custom` as read through the class: the op parsed from its custom form
+    (the parser just past the op name), with `n_results` result names bound by the text."""
+
+    def __call__(self, parser: Parser, n_results: int, /) -> Operation: ...
+
+
 class OpBase(Operation):
     """Base of registered ops. Subclasses set `name` and declare fields; registration happens
     when the subclass is created."""
 
-    name: ClassVar[str] = ""
+    name = ""
     traits: ClassVar[tuple] = ()
-    definition: ClassVar[OpDef | None] = None
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
@@ -831,7 +861,7 @@ class OpBase(Operation):
             text = cls.assembly_format
             if text is not None and "parse_custom" not in cls.__dict__:
                 fmt = AssemblyFormat(text, cls.definition)
-                cls.parse_custom = classmethod(lambda c, parser, n_results: fmt.parse(c, parser, n_results))
+                cls.parse_custom = lambda parser, n_results: fmt.parse(cls, parser, n_results)
                 cls.print_custom = fmt.print
             register_op(cls)
 
@@ -855,12 +885,20 @@ class OpBase(Operation):
     def canonicalization_patterns(cls) -> list:
         return []
 
+    @classmethod
+    def infer_result_types(cls, operand_types: Sequence[Type], properties: dict[str, Attribute],
+                           regions: Sequence[Region] = ()) -> list[Type] | None:
+        """The result types implied by the operands' types and the properties (MLIR's
+        InferTypeOpInterface), or None where they are not: an assembly format that writes no
+        result type needs them."""
+        return None
+
     # Custom syntax: an `assembly_format` (see AssemblyFormat) or, for syntax no format can
     # express, the hooks `parse_custom(parser, n_results)` (classmethod) and
     # `print_custom(printer)`. Ops with neither always use the generic form.
     assembly_format: ClassVar[str | None] = None
-    parse_custom: ClassVar[Callable | None] = None
-    print_custom: ClassVar[Callable | None] = None
+    parse_custom: ClassVar[CustomParser | None] = None
+    print_custom: ClassVar[Callable[[Operation, Printer], None] | None] = None
 
 
 def has_trait(op: Operation, trait: type[Trait]) -> bool:
@@ -876,14 +914,14 @@ class Dialect:
     `type_parser(text) -> Type` and `attribute_parser(text) -> Attribute` receive the full text
     of a `!dialect...` or `#dialect...` entity; without them the text is kept opaque."""
 
-    def __init__(self, name: str, ops: list[type] | None = None, type_parser: Callable | None = None,
+    def __init__(self, name: str, ops: list[type[OpBase]] | None = None, type_parser: Callable | None = None,
                  attribute_parser: Callable | None = None, allow_unknown_ops: bool = False,
                  materialize_constant: Callable | None = None) -> None:
         self.name = name
         # `materialize_constant(builder, attr, type, location) -> Operation | None`: makes a
         # constant op of this dialect for a folded value (used by the canonicalizer).
         self.materialize_constant = materialize_constant
-        self.ops: dict[str, type] = {}
+        self.ops: dict[str, type[OpBase]] = {}
         self.type_parser = type_parser
         self.attribute_parser = attribute_parser
         self.allow_unknown_ops = allow_unknown_ops
@@ -892,10 +930,10 @@ class Dialect:
 
 
 DIALECTS: dict[str, Dialect] = {}
-_OPS: dict[str, type] = _OP_CLASSES
+_OPS: dict[str, type[OpBase]] = _OP_CLASSES
 
 
-def register_op(cls: type) -> None:
+def register_op(cls: type[OpBase]) -> None:
     _OPS[cls.name] = cls
     dialect_name = cls.name.split(".", 1)[0]
     d = DIALECTS.get(dialect_name)
@@ -914,7 +952,7 @@ def register_dialect(dialect: Dialect) -> Dialect:
     return dialect
 
 
-def lookup_op(name: str) -> type | None:
+def lookup_op(name: str) -> type[OpBase] | None:
     return _OPS.get(name)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from loom.ir.attributes import (
     UNIT,
@@ -41,6 +41,7 @@ from loom.ir.attributes import (
 from loom.ir.core import _OP_CLASSES, Block, Operation, PendingLocation, Region, Value, paused_gc
 from loom.ir.diagnostics import ParseError
 from loom.ir.floats import value_to_bits
+from loom.ir.opdef import IsolatedFromAbove, OpBase, lookup_dialect, lookup_op
 from loom.ir.printer import ExplicitProperties
 from loom.ir.types import (
     DYNAMIC,
@@ -66,6 +67,8 @@ from loom.ir.types import (
 )
 
 _WS = re.compile(r"(?:[ \t\r\n]+|//[^\n]*)*")
+# _WS also matches the empty string, so a match never fails.
+_match_ws = cast("Callable[[str, int], re.Match[str]]", _WS.match)
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 _SUFFIX_ID = r"(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)"
 _VALUE_USE = re.compile(r"%(" + _SUFFIX_ID + r")(?:#([0-9]+))?")
@@ -139,18 +142,22 @@ class _Forward(Value):
     """Placeholder for a value used before its definition."""
 
     __slots__ = ("pos",)
+    pos: int
 
 
 class _Scope:
     """Names visible in one region; `isolated` scopes do not look outward."""
 
-    __slots__ = ("values", "parent", "isolated", "forward", "blocks", "block_forward", "defined_blocks")
+    __slots__ = ("values", "parent", "isolated", "isolated_scope", "forward", "blocks", "block_forward",
+                 "defined_blocks")
 
     def __init__(self, parent: _Scope | None, isolated: bool) -> None:
         self.values: dict[str, Sequence[Value]] = {}
         self.parent = parent
         self.isolated = isolated
-        self.forward: dict[str, list[_Forward]] = {}
+        # The nearest isolated scope, this one or an ancestor: it keeps the forward references.
+        self.isolated_scope: _Scope = self if isolated or parent is None else parent.isolated_scope
+        self.forward: dict[str, list[_Forward | None]] = {}
         self.blocks: dict[str, Block] = {}
         self.block_forward: dict[str, int] = {}
         self.defined_blocks: set[str] = set()
@@ -168,7 +175,7 @@ class Parser:
         self.pos = 0
         self.filename = filename
         self.allow_unregistered = allow_unregistered
-        self.scope: _Scope | None = None
+        self.scope = _Scope(None, True)
         self.resources: dict[str, dict[str, str]] = {}
         self.default_dialects: list[str] = []
         self._alias_pos: dict[tuple[str, str], int] = {}
@@ -181,7 +188,8 @@ class Parser:
             self._alias_pos.setdefault((m.group(1), m.group(2)), m.end())
 
     # Errors and positions -----------------------------------------------------------------
-    def line_col(self, pos: int) -> tuple[int, int]:
+    def _lines(self) -> list[int]:
+        """The offset of each line's start (computed on first use)."""
         if self._line_starts is None:
             starts = [0]
             find = self.src.find
@@ -190,14 +198,18 @@ class Parser:
                 starts.append(i + 1)
                 i = find("\n", i + 1)
             self._line_starts = starts
+        return self._line_starts
+
+    def line_col(self, pos: int) -> tuple[int, int]:
         import bisect
-        line = bisect.bisect_right(self._line_starts, pos) - 1
-        return line + 1, pos - self._line_starts[line] + 1
+        starts = self._lines()
+        line = bisect.bisect_right(starts, pos) - 1
+        return line + 1, pos - starts[line] + 1
 
     def error(self, message: str, pos: int | None = None) -> ParseError:
         pos = self.pos if pos is None else pos
         line, col = self.line_col(pos)
-        start = self._line_starts[line - 1]
+        start = self._lines()[line - 1]
         end = self.src.find("\n", start)
         return ParseError(message, self.filename, line, col, self.src[start:end if end != -1 else len(self.src)])
 
@@ -207,7 +219,7 @@ class Parser:
 
     # Tokens -------------------------------------------------------------------------------
     def ws(self) -> int:
-        self.pos = _WS.match(self.src, self.pos).end()
+        self.pos = _match_ws(self.src, self.pos).end()
         return self.pos
 
     def peek(self, s: str) -> bool:
@@ -281,12 +293,11 @@ class Parser:
     def parse_top_level(self) -> Operation:
         from loom.dialects.builtin import ModuleOp
         block = Block()
-        self.scope = _Scope(None, True)
         while not self.at_end():
             src, pos = self.src, self.pos
             c = src[pos]
-            if c in "#!" and src.startswith("=", _WS.match(src, _BARE_ID.match(src, pos + 1).end()
-                                                           if _BARE_ID.match(src, pos + 1) else pos + 1).end()):
+            alias = _BARE_ID.match(src, pos + 1) if c in "#!" else None
+            if c in "#!" and src.startswith("=", _match_ws(src, alias.end() if alias else pos + 1).end()):
                 self._parse_alias_def()
             elif src.startswith("{-#", pos):
                 self._parse_resources()
@@ -295,7 +306,8 @@ class Parser:
         self._finish_scope(self.scope)
         ops = list(block.ops)
         if len(ops) == 1 and isinstance(ops[0], ModuleOp):
-            module = ops[0].detach()
+            module = ops[0]
+            module.detach()
         else:
             module = ModuleOp.build(location=FileLineColLoc(self.filename, 0, 0))
             body = module.body
@@ -475,13 +487,16 @@ class Parser:
                     continue
                 r = _VALUE_USE.fullmatch(tok)
                 if r is None:
-                    return None if not operands else self._bad_operand(m, tok)
+                    if not operands:
+                        return None
+                    self._bad_operand(m, tok)
                 vname, num = r.groups()
                 pos = m.start(4) + operand_text.find(tok)
                 operands.append(self.resolve_operand((vname, int(num) if num else 0, pos), t))
         elif ins:
             raise self.error(f"expected 0 operand types but had {len(ins)}", m.start(7))
         props = _inherent_properties(cls, props, attrs)
+        op: Operation
         if cls is not None:
             op = cls.__new__(cls)
             Operation.__init__(op, name, operands, outs, props, attrs)
@@ -510,11 +525,10 @@ class Parser:
         block.append(op)
         return op
 
-    def _bad_operand(self, m: re.Match, tok: str) -> None:
+    def _bad_operand(self, m: re.Match, tok: str) -> NoReturn:
         raise self.error("expected SSA operand", m.start(4) + m.group(4).find(tok))
 
-    def _lookup_class(self, name: str, pos: int) -> type | None:
-        from loom.ir.opdef import lookup_dialect, lookup_op
+    def _lookup_class(self, name: str, pos: int) -> type[OpBase] | None:
         cls = lookup_op(name)
         if cls is None and not self.allow_unregistered:
             dialect = lookup_dialect(name.split(".", 1)[0]) if "." in name else None
@@ -565,7 +579,6 @@ class Parser:
         if not m:
             raise self.error("expected operation name")
         name = m.group()
-        from loom.ir.opdef import lookup_op
         cls = lookup_op(name)
         if cls is None and "." not in name:
             for d in [*self.default_dialects[-1:], "builtin"]:
@@ -598,7 +611,7 @@ class Parser:
     def resolve_operand(self, ref: tuple[str, int, int], type: Type) -> Value:
         name, num, pos = ref
         scope = self.scope
-        s = scope
+        s: _Scope | None = scope
         while s is not None:
             group = s.values.get(name)
             if group is not None:
@@ -613,10 +626,7 @@ class Parser:
                 break
             s = s.parent
         # Forward reference, resolved when the definition appears.
-        iso = scope
-        while not iso.isolated:
-            iso = iso.parent
-        refs = iso.forward.setdefault(name, [])
+        refs = scope.isolated_scope.forward.setdefault(name, [])
         while len(refs) <= num:
             refs.append(None)
         fwd = refs[num]
@@ -633,18 +643,15 @@ class Parser:
         if scope.isolated and not scope.forward and name not in scope.values:
             scope.values[name] = values  # the common case: no shadowing, no pending forward uses
             return
-        s = scope
-        while True:
+        s: _Scope | None = scope
+        while s is not None:
             if name in s.values:
                 raise self.error(f"redefinition of SSA value '%{name}'", pos)
             if s.isolated:
                 break
             s = s.parent
         scope.values[name] = values
-        iso = scope
-        while not iso.isolated:
-            iso = iso.parent
-        fwds = iso.forward.pop(name, None)
+        fwds = scope.isolated_scope.forward.pop(name, None)
         if fwds:
             for i, f in enumerate(fwds):
                 if f is None:
@@ -674,6 +681,7 @@ class Parser:
     def pop_scope(self) -> None:
         scope = self.scope
         self._finish_scope(scope)
+        assert scope.parent is not None, "pop_scope without push_scope"
         self.scope = scope.parent
 
     def parse_region(self, isolated: bool = False, entry_args: list[tuple[tuple[str, int, int], Type, Location]]
@@ -707,7 +715,7 @@ class Parser:
 
     def _parse_block_ops(self, block: Block) -> None:
         src = self.src
-        ws = _WS.match
+        ws = _match_ws
         fast = _FAST_OP_AFTER_WS.match
         parse_fast = self._parse_fast
         while True:
@@ -786,8 +794,10 @@ class Parser:
         pos = self.ws()
         m = _SIMPLE_TYPE.match(src, pos)
         if m:
-            self.pos = m.end()
-            return _simple_type(m.group())
+            t = _simple_type(m.group())
+            if t is not None:  # else not a type (`f8E9Z`): the slow path reports it
+                self.pos = m.end()
+                return t
         m = _SHAPED_FAST.match(src, pos)
         if m:
             text = m.group()
@@ -908,7 +918,6 @@ class Parser:
         name = m.group()
         if "." not in name and body_start == self.pos:
             return self._resolve_alias("!", name, start)
-        from loom.ir.opdef import lookup_dialect
         d = lookup_dialect(name.split(".", 1)[0])
         if d is not None and d.type_parser is not None:
             t = d.type_parser(text)
@@ -1096,7 +1105,6 @@ class Parser:
         if name == "opaque" and body_start != self.pos:  # the builtin OpaqueAttr is typed
             self.expect(":")
             return OpaqueBuiltinAttr(text, self.parse_type())
-        from loom.ir.opdef import lookup_dialect
         d = lookup_dialect(name.split(".", 1)[0])
         if d is not None and d.attribute_parser is not None:
             a = d.attribute_parser(text)
@@ -1214,6 +1222,7 @@ class Parser:
         if isinstance(x, str):
             raise self.error(f"expected integer elements, but parsed floating-point for type '{et}'", pos)
         v = int(x)
+        assert isinstance(et, (IntegerType, IndexType))  # _storage_bytes has rejected every other type
         if isinstance(et, IntegerType) and et.width == 1:
             return bytes([v & 1])
         v = et.normalize(v)
@@ -1252,7 +1261,10 @@ class Parser:
 
     def _parse_dense_array(self, start: int) -> Attribute:
         self.expect("<")
+        type_pos = self.ws()
         et = self.parse_type()
+        if not isinstance(et, (IntegerType, IndexType, FloatType)):
+            raise self.error(f"expected integer or float type, got: '{et}'", type_pos)
         values: list = []
         if self.accept(":"):
             while True:
@@ -1285,8 +1297,12 @@ class Parser:
             raise self.error("expected resource handle")
         self.pos = m.end()
         self.expect(">")
+        colon_pos = self.ws()
         self.expect(":")
-        return DenseResourceAttr(m.group(), self.parse_type())
+        t = self.parse_type()
+        if not isinstance(t, (ShapedType, UnrankedTensorType, UnrankedMemRefType)):
+            raise self.error("`dense_resource` expected a shaped type", colon_pos)
+        return DenseResourceAttr(m.group(), t)
 
     def _parse_opaque_builtin(self, start: int) -> Attribute:
         """affine_map / affine_set / strided / sparse / opaque: kept as canonical text."""
@@ -1424,22 +1440,22 @@ _KEYWORD_ATTRS: dict[str, Callable[[Parser, int], Attribute]] = {
 }
 
 
-def _inherent_properties(cls: type | None, props: dict[str, Attribute] | None,
+def _inherent_properties(cls: type[OpBase] | None, props: dict[str, Attribute] | None,
                          attrs: dict[str, Attribute]) -> dict[str, Attribute] | None:
     """Properties of a parsed op. A registered op's inherent attributes written in the attribute
     dictionary move into its properties (as MLIR does); an unregistered op keeps `<{...}>` as
     written, printed back even when empty."""
-    if cls is None:
+    d = cls.definition if cls is not None else None
+    if d is None:
         return ExplicitProperties(props) if props is not None else None
     props = {} if props is None else props
-    inherent = cls.definition.prop_names
+    inherent = d.prop_names
     for k in [k for k in attrs if k in inherent]:
         props[k] = attrs.pop(k)
     return props
 
 
-def _isolated(cls: type) -> bool:
-    from loom.ir.opdef import IsolatedFromAbove
+def _isolated(cls: type[OpBase]) -> bool:
     d = cls.definition
     return d is not None and IsolatedFromAbove in d.trait_set
 

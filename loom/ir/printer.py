@@ -13,7 +13,7 @@ the custom form each region restarts from its parent's counters, and ops may sug
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from loom.ir.attributes import (
@@ -33,10 +33,11 @@ from loom.ir.attributes import (
     escape_string,
     keyword_or_string,
 )
+from loom.ir.opdef import OpBase, Terminator
 from loom.ir.types import FunctionType, Type
 
 if TYPE_CHECKING:
-    from loom.ir.core import Block, Operation, Region, Value
+    from loom.ir.core import Block, BlockArgument, Operation, Region, Value
 
 _SIG_CACHE: dict[tuple, str] = {}
 
@@ -216,13 +217,14 @@ class Printer:
                 return name[len(d) + 1:]
         return name
 
-    def region_argument(self, arg: Value) -> str:
+    def region_argument(self, arg: BlockArgument) -> str:
         """`%name: type` of a block argument (with its location in debug form)."""
         s = f"{self.value(arg)}: {arg.type}"
         return s + f" loc({self._loc_body(arg.location)})" if self.debuginfo else s
 
-    def block_name(self, b: Block) -> str:
-        return self.block_names.get(b, "^INVALIDBLOCK")
+    def block_name(self, b: Block | None) -> str:
+        """`^bbN`; `^INVALIDBLOCK` for a block not numbered or none (a detached predecessor)."""
+        return self.block_names.get(b, "^INVALIDBLOCK") if b is not None else "^INVALIDBLOCK"
 
     def newline(self) -> None:
         self.out.append("\n" + "  " * self.indent)
@@ -264,7 +266,7 @@ class Printer:
                 if len(preds) == 1:
                     out.append("  // pred: " + self.block_name(preds[0]))
                 else:
-                    preds.sort(key=lambda b: self.block_order.get(b, 0))
+                    preds.sort(key=lambda b: self.block_order.get(b, 0) if b is not None else 0)
                     out.append(f"  // {len(preds)} preds: " + ", ".join(self.block_name(b) for b in preds))
             out.append("\n")
         self.indent += 1
@@ -293,7 +295,8 @@ class Printer:
                 out.append(f"%{base} = ")
             else:
                 out.append(f"%{base}:{len(results)} = ")
-        custom = None if self.generic else type(op).print_custom if op.definition is not None else None
+        custom = (type(op).print_custom if not self.generic and isinstance(op, OpBase) and op.definition is not None
+                  else None)
         if op.regions and not self.generic:
             # Inside an op's regions no dialect is elided unless the op names one (as func.func
             # does for its body): MLIR's default-dialect stack.
@@ -392,7 +395,6 @@ class Printer:
 
 
 def _is_terminator(op: Operation) -> bool:
-    from loom.ir.opdef import Terminator
     d = op.definition
     return d is not None and Terminator in d.trait_set
 
@@ -430,9 +432,9 @@ class _Aliases:
     def __init__(self, debuginfo: bool, generic: bool = True) -> None:
         self.debuginfo = debuginfo
         self.generic = generic
-        self.order: dict[Attribute, int] = {}
+        self.order: dict[Location | OpaqueBuiltinAttr, int] = {}
         self.deferred: dict[Attribute, bool] = {}
-        self.depth: dict[Attribute, int] = {}
+        self.depth: dict[Location | OpaqueBuiltinAttr, int] = {}
 
     def visit(self, a: Attribute, deferred: bool) -> int:
         """Visit `a` and what it contains; return its alias depth (-1 when it takes no alias)."""
@@ -488,8 +490,8 @@ class _Aliases:
         # A custom form may leave out a region ("none"), its entry block's arguments ("body") or
         # print them in another order (a list of indices); what is not printed takes no alias
         # (MLIR collects aliases by a dry run of the printer).
-        shown = getattr(op, "asm_printed_regions", None)
-        shown = shown() if shown is not None and not self.generic else None
+        hook = getattr(op, "asm_printed_regions", None)
+        shown: Sequence[str | Sequence[int]] | None = hook() if hook is not None and not self.generic else None
         for i, region in enumerate(op.regions):
             what = shown[i] if shown is not None else "all"
             if what == "none":
@@ -497,7 +499,7 @@ class _Aliases:
             for bi, block in enumerate(region.blocks):
                 args = block.args
                 if bi == 0 and what != "all":
-                    args = [] if what == "body" else [args[k] for k in what]
+                    args = [] if isinstance(what, str) else [args[k] for k in what]  # "body": none
                 for a in args:
                     self.visit_type(a.type)
                     if self.debuginfo:
@@ -505,7 +507,7 @@ class _Aliases:
                 for o in block.ops:
                     self.visit_op(o)
 
-    def names(self) -> dict[Attribute, str]:
+    def names(self) -> dict[Location | OpaqueBuiltinAttr, str]:
         ranked = sorted(self.order, key=lambda a: (self.depth[a], self.order[a]))
         counts: dict[str, int] = {}
         names = {}
@@ -562,12 +564,10 @@ def _may_need_aliases(root: Operation) -> bool:
     return False
 
 
-_ALIAS_SORT = re.compile(r"#([a-z]+)(\d*)")
-
-
 def _alias_key(name: str) -> tuple[str, int]:
-    m = _ALIAS_SORT.match(name)
-    return m.group(1), int(m.group(2) or -1)
+    """`#map12` -> ("map", 12), `#map` -> ("map", -1)."""
+    prefix = name.rstrip("0123456789")
+    return prefix[1:], int(name[len(prefix):] or -1)
 
 
 def print_op(op: Operation, generic: bool = False, debuginfo: bool = False, nested: bool = False,
@@ -611,7 +611,8 @@ def _print_op(op: Operation, generic: bool, debuginfo: bool, nested: bool, skip_
 
     if subs:
         text = substitute(text)
-    top, bottom = [], []
+    top: list[tuple[str, str]] = []
+    bottom: list[tuple[str, str]] = []
     for a, n in names.items():
         if isinstance(a, Location):
             saved, p.loc_aliases = p.loc_aliases, {k: v for k, v in loc_names.items() if k is not a}
