@@ -409,6 +409,9 @@ def test_corpus_pretty_files_if_present():
     ("func.func @f(%a: i32) -> i1 {\n  %0 = arith.cmpi lt, %a, %a : i32\n  return %0 : i1\n}", "predicate"),
     ("func.func @f(%a: f32) -> f32 {\n  %0 = arith.extf %a : f32 f64\n  return %0 : f32\n}", "to"),
     ("func.func @f(i32, %a: i32)", "SSA"),
+    ("func.func @f(%a: f8E9Z)", "unknown type 'f8E9Z'"),
+    ("func.func @f() attributes {a = array<tensor<2xi32>: 1>}", "expected integer or float type"),
+    ("func.func @f() attributes {a = dense_resource<blob> : f32}", "expected a shaped type"),
 ])
 def test_malformed_custom_syntax_is_rejected(text: str, message: str):
     with pytest.raises(ir.MLIRError):
