@@ -110,7 +110,7 @@ from loom.dialects.stablehlo.builders import *  # noqa: F403
 from loom.dialects.stablehlo.attributes import parse_attribute
 from loom.dialects.stablehlo.base import build_region
 from loom.dialects.stablehlo.constants import materialize_constant
-from loom.dialects.stablehlo.properties import prop_int, prop_ints
+from loom.dialects.stablehlo.properties import prop_ints
 from loom.ir.opdef import Dialect, register_dialect
 
 DIALECT = register_dialect(Dialect("stablehlo", attribute_parser=parse_attribute,
@@ -119,5 +119,4 @@ DIALECT = register_dialect(Dialect("stablehlo", attribute_parser=parse_attribute
 # Private names of the single-module dialect that code outside loom/dialects still uses; new code
 # uses the public names.
 _build_region = build_region
-_int = prop_int
 _ints = prop_ints
