@@ -240,8 +240,8 @@ BroadcastSubOp = _broadcast("subtract", "BroadcastSubOp", "Broadcasting subtract
 BroadcastXorOp = _broadcast("xor", "BroadcastXorOp", "Broadcasting XOR.")
 BroadcastZetaOp = _broadcast("zeta", "BroadcastZetaOp", "Broadcasting Hurwitz zeta.")
 BroadcastCompareOp = _broadcast("compare", "BroadcastCompareOp", "Broadcasting comparison.",
-                                comparison_direction=prop(shlo._of(ComparisonDirectionAttr)),
-                                compare_type=opt_prop(shlo._of(ComparisonTypeAttr)),
+                                comparison_direction=prop(shlo.attr_of(ComparisonDirectionAttr)),
+                                compare_type=opt_prop(shlo.attr_of(ComparisonTypeAttr)),
                                 result_element=classmethod(lambda cls, et: i1))
 
 
@@ -278,7 +278,7 @@ class TopKOp(StableHLOOp):
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
         t = operand_types[0]
-        k = shlo._int(properties, "k")
+        k = shlo.prop_int(properties, "k")
         if not isinstance(t, RankedTensorType):
             return [t, UnrankedTensorType(i32)]
         if t.rank < 1:

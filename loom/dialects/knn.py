@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from loom.dialects.stablehlo import I64Attr, ShapeError, StableHLOOp, TensorOf, _int
+from loom.dialects.stablehlo import I64Attr, ShapeError, StableHLOOp, TensorOf, prop_int
 from loom.ir.attributes import Attribute, BoolAttr, FloatAttr, IntegerAttr, Location, StringAttr
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
@@ -112,10 +112,10 @@ def _bool_prop(props: dict[str, Attribute], name: str) -> bool:
 def _check_common(props: dict[str, Attribute], size: int) -> tuple[int, bool]:
     """Check k, recall_target and reduction_input_size_override against the reduced size;
     return (k, aggregate_to_topk)."""
-    k = _int(props, "k")
+    k = prop_int(props, "k")
     recall = _float_prop(props, "recall_target")
     aggregate = _bool_prop(props, "aggregate_to_topk")
-    override = _int(props, "reduction_input_size_override", -1)
+    override = prop_int(props, "reduction_input_size_override", -1)
     if k <= 0:
         raise ShapeError(f"k must be positive, but got {k}")
     if not 0.0 < recall <= 1.0:
@@ -160,7 +160,7 @@ class ApproxTopKOp(StableHLOOp):
             raise ShapeError(f"operand must be a ranked tensor, but got '{t}'")
         if t.rank < 1:
             raise ShapeError(f"operand must have rank >= 1, but got '{t}'")
-        dim = _int(properties, "reduction_dimension")
+        dim = prop_int(properties, "reduction_dimension")
         if not -t.rank <= dim < t.rank:
             raise ShapeError(f"reduction_dimension {dim} is out of range for operand '{t}'")
         dim %= t.rank
@@ -172,7 +172,7 @@ class ApproxTopKOp(StableHLOOp):
             raise ShapeError("aggregate_to_topk = false needs a static reduction dimension")
         else:
             width = reduction_output_size(size, t.rank, k, _float_prop(properties, "recall_target"), False,
-                                          _int(properties, "reduction_input_size_override", -1))[0]
+                                          prop_int(properties, "reduction_input_size_override", -1))[0]
         shape = t.shape[:dim] + (width,) + t.shape[dim + 1:]
         return [RankedTensorType(shape, t.element_type, None), RankedTensorType(shape, i32, None)]
 
@@ -245,7 +245,7 @@ class FusedScoreTopKOp(StableHLOOp):
             raise ShapeError("aggregate_to_topk = false needs a static database size")
         else:
             width = reduction_output_size(n, 2, k, _float_prop(properties, "recall_target"), False,
-                                          _int(properties, "reduction_input_size_override", -1))[0]
+                                          prop_int(properties, "reduction_input_size_override", -1))[0]
         shape = (q.shape[0], width)
         return [RankedTensorType(shape, q.element_type, None), RankedTensorType(shape, i32, None)]
 

@@ -1,0 +1,123 @@
+"""StableHLO's canonicalization patterns beyond folding, attached to their ops'
+`canonicalization_patterns`, and the helpers that recognise one-op reduction bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from loom.dialects.stablehlo.constants import ConstantOp
+from loom.dialects.stablehlo.contraction import DotGeneralOp
+from loom.dialects.stablehlo.folding import splat_value
+from loom.dialects.stablehlo.properties import prop_ints
+from loom.dialects.stablehlo.reduction import ReduceOp
+from loom.dialects.stablehlo.shape import ReshapeOp, TransposeOp
+from loom.ir.attributes import ArrayAttr, Attribute
+from loom.ir.core import Operation
+from loom.ir.types import RankedTensorType
+from loom.rewrite import FunctionPattern
+
+__all__ = ["single_op_body", "reduction_body"]
+
+
+def single_op_body(region: Any) -> Operation | None:
+    """The one op of a reduction body `{ %r = op(%a, %b); return %r }` over its two arguments
+    (in either order), else None: how reduce, reduce_window and scatter bodies are recognised."""
+    block = region.blocks[0]
+    ops = list(block.ops)
+    if len(ops) != 2 or len(block.args) != 2:
+        return None
+    op, ret = ops
+    if len(op.results) != 1 or tuple(ret.operands) != (op.results[0],):
+        return None
+    if len(op.operands) != 2 or set(op.operands) != set(block.args):
+        return None
+    return op
+
+
+def reduction_body(op: Operation) -> str | None:
+    """The name of the one binary op of a one-input reduction's body (reduce, reduce_window), else
+    None."""
+    body = single_op_body(op.regions[0]) if len(op.operands) == 2 else None
+    return None if body is None else body.name
+
+
+def _is_identity(body: str, v: Any) -> bool:
+    """Whether `v` (a numpy scalar) is the identity of the reduction `body`."""
+    dtype = np.asarray(v).dtype
+    if body == "stablehlo.add" or body == "stablehlo.or":
+        return bool(v == 0)
+    if body == "stablehlo.multiply":
+        return bool(v == 1)
+    if body == "stablehlo.and":
+        return bool(v == np.invert(np.zeros((), dtype))) if dtype.kind in "biu" else False
+    if body in ("stablehlo.maximum", "stablehlo.minimum"):
+        low = body == "stablehlo.maximum"
+        if dtype.kind == "f" or dtype.kind == "V":  # bf16 and the small floats are numpy 'V'
+            return bool(np.isinf(np.float64(v)) and (np.float64(v) < 0) == low)
+        if dtype.kind == "b":
+            return bool(v) != low
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return bool(v == (info.min if low else info.max))
+    return False
+
+
+def _reduce_over_unit_dims(op: Operation, rewriter: Any) -> bool:
+    """`reduce(x, init)` over dimensions that all have size 1, with a one-op body and `init` that
+    op's identity, is `reshape(x)` (XLA's simplifier does the same; a sum then keeps the sign of a
+    zero where `0 + -0` would not). JAX emits such reduces in the gradients of broadcasts."""
+    if len(op.operands) != 2:
+        return False
+    x, init = op.operands
+    t = x.type
+    if not isinstance(t, RankedTensorType) or not t.has_static_shape or \
+            any(t.shape[d] != 1 for d in prop_ints(op.properties, "dimensions", ())):
+        return False
+    body = reduction_body(op)
+    owner = init.owner_op
+    if body is None or not isinstance(owner, ConstantOp):
+        return False
+    v = splat_value(owner.properties.get("value"))
+    if v is None or not _is_identity(body, v):
+        return False
+    rewriter.set_insertion_point_before(op)
+    rewriter.replace_op(op, ReshapeOp.insert(rewriter, [x], result_types=[op.results[0].type], location=op.location))
+    return True
+
+
+def _transpose_of_matmul(op: Operation, rewriter: Any) -> bool:
+    """`transpose(dot_general(a, b), [1, 0])` of a plain matrix product (no batching) used only
+    there is `dot_general(b, a)` with the contracting dimensions swapped: one product, no
+    transpose. JAX emits it in the gradients of `x @ w`."""
+    dot = op.operands[0].owner_op
+    if list(prop_ints(op.properties, "permutation", ())) != [1, 0] or not isinstance(dot, DotGeneralOp) or \
+            len(dot.results[0].uses) != 1 or "algorithm" in dot.properties:
+        return False
+    dn = dot.properties["dot_dimension_numbers"]
+    lhs, rhs = dot.operands
+    if dn.lhs_batching_dimensions or dn.rhs_batching_dimensions or \
+            not all(isinstance(v.type, RankedTensorType) and v.type.rank == 2 for v in (lhs, rhs)):
+        return False
+    props: dict[str, Attribute] = {"dot_dimension_numbers": dn.replace(
+        lhs_contracting_dimensions=dn.rhs_contracting_dimensions,
+        rhs_contracting_dimensions=dn.lhs_contracting_dimensions)}
+    precision = dot.properties.get("precision_config")
+    if precision is not None:
+        props["precision_config"] = ArrayAttr(tuple(reversed(precision.elements)))
+    rewriter.set_insertion_point_before(op)
+    rewriter.replace_op(op, DotGeneralOp.insert(rewriter, [rhs, lhs], props, [op.results[0].type],
+                                                location=op.location))
+    return True
+
+
+def _patterns(fn: Callable) -> classmethod:
+    def canonicalization_patterns(cls: type) -> list:
+        return [FunctionPattern(fn, cls.name)]
+    return classmethod(canonicalization_patterns)
+
+
+ReduceOp.canonicalization_patterns = _patterns(_reduce_over_unit_dims)
+TransposeOp.canonicalization_patterns = _patterns(_transpose_of_matmul)
