@@ -85,6 +85,7 @@ def test_checks_that_fail(checks: str, message: str) -> None:
     ("CHECK-NEXT: x", "without previous 'CHECK: line"),
     ("CHECK: x\nCHECK-NEXTT: y", "unknown directive 'CHECK-NEXTT'"),
     ("CHECK:", "found empty check string"),
+    ("CHECK: x\nCHECK-NOT:   ", "found empty check string"),
 ])
 def test_malformed_check_files(checks: str, message: str) -> None:
     with pytest.raises(CheckFileError, match=message):
