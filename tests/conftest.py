@@ -1,8 +1,9 @@
 """Fixtures shared by the test modules, and the markers of every test (registered in pyproject.toml).
 
 Markers are given here, not in the test files: `jax` / `torch` to the tests of a module that
-imports them, `gpu` to tests skipped without a CUDA device, `multiprocess` to tests that start
-processes of their own, and `slow` to the modules and tests listed in SLOW (measured, see there).
+imports them, `gpu` to tests skipped without a CUDA device (by a mark or in their body),
+`multiprocess` to tests of a module that starts processes of its own (torch.distributed), and
+`slow` to the modules and tests listed in SLOW (measured, see there).
 `make test-fast` runs `-m "not slow"`.
 """
 
@@ -75,12 +76,20 @@ def _module_markers(path: Path, cache: dict[Path, list[str]] = {}) -> list[str]:
     return found
 
 
+def _needs_gpu(item: pytest.Item) -> bool:
+    """Skipped without CUDA: by a skipif mark, or by a `pytest.skip("needs a CUDA ...")` in its body."""
+    if any(_NEEDS_GPU.search(str(m.kwargs.get("reason", ""))) for m in item.iter_markers("skipif")):
+        return True
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and any(isinstance(c, str) and _NEEDS_GPU.search(c) for c in code.co_consts)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.fspath))
         for name in _module_markers(path):
             item.add_marker(name)
-        if any(_NEEDS_GPU.search(str(m.kwargs.get("reason", ""))) for m in item.iter_markers("skipif")):
+        if _needs_gpu(item):
             item.add_marker("gpu")
         module = path.name
         test = item.nodeid.split("::", 1)[-1].split("[", 1)[0]
