@@ -295,7 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the RUN lines of each test file given; 0 when all pass."""
     failed = False
     for path in sys.argv[1:] if argv is None else argv:
-        for error in run_file(path):
+        try:
+            errors = run_file(path)
+        except (CheckFileError, OSError) as e:
+            errors = [f"error: {e}"]
+        for error in errors:
             sys.stderr.write(error + "\n")
             failed = True
     return 1 if failed else 0
