@@ -1,8 +1,9 @@
 """Fixtures shared by the test modules, and the markers of every test (registered in pyproject.toml).
 
 Markers are given here, not in the test files: `jax` / `torch` to the tests of a module that
-imports them, `gpu` to tests skipped without a CUDA device, `multiprocess` to tests that start
-processes of their own, and `slow` to the modules and tests listed in SLOW (measured, see there).
+imports them, `gpu` to tests skipped without a CUDA device (by a mark or in their body),
+`multiprocess` to tests of a module that starts processes of its own (torch.distributed), and
+`slow` to the modules and tests listed in SLOW (measured, see there).
 `make test-fast` runs `-m "not slow"`.
 """
 
@@ -25,10 +26,38 @@ def jax_x64():
     jax.config.update("jax_enable_x64", previous)
 
 
-# Measured with `pytest -n 2 --durations=80` on a shared 2-core machine: whole modules (their tests
-# together take a minute or more) and single tests (10 s or more), as "module" or "module::test"
-# (every parametrization of the test).
+# Measured with `pytest -n 2 --durations=0` on a shared 2-core machine: modules whose tests take
+# 10 s or more together and are not a package's core (higher orders, full op tables, other
+# engines' conformance), and single tests of 4 s or more (every parametrization), as "module" or
+# "module::test". What is left runs in about two minutes with -n 2.
 SLOW = frozenset({
+    # whole modules
+    "test_backend_conformance.py", "test_bf16_frontend.py", "test_cli.py", "test_control_flow_grad.py",
+    "test_control_flow_nested_second_order.py", "test_control_flow_second_order.py", "test_examples.py",
+    "test_grad_all_orders.py", "test_grad_more.py", "test_jacobians.py", "test_knn_real_embeddings.py",
+    "test_knn_triton.py", "test_linalg.py", "test_lnp_complete.py", "test_lnp_extra.py", "test_lnp_more.py",
+    "test_lnp_parity.py", "test_numpy_kernel_fixes.py", "test_properties.py", "test_random.py",
+    "test_rules_indexing.py", "test_scipy.py", "test_torch_gather_scatter.py", "test_torch_native.py",
+    # single tests
+    "test_approx_topk.py::test_fused_kernel_equals_reference_across_tilings",
+    "test_approx_topk.py::test_fused_kernel_uses_no_more_threads_than_blas_was_given",
+    "test_approx_topk.py::test_recall_on_random_data",
+    "test_control_flow.py::test_indexing_by_a_loop_counter_is_one_dynamic_slice",
+    "test_dialects.py::test_canonicalize_random_programs_match_mlir",
+    "test_fuse.py::test_fused_data_dependent_loop_matches_jax",
+    "test_fuse.py::test_fused_training_step_matches_jax",
+    "test_grad.py::test_grad_matches_jax",
+    "test_knn.py::test_low_precision_database_is_searched_exactly_without_a_float32_copy",
+    "test_lax_ops.py::test_lax_op_matches_jax_inside_jit",
+    "test_lax_special.py::test_associative_scan_gradients_and_vmap_match_jax",
+    "test_lax_special.py::test_associative_scan_matches_jax",
+    "test_passes.py::test_inline_ir_dumps_match_mlir",
+    "test_passes.py::test_ir_printing_after_all_matches_mlir",
+    "test_passes.py::test_ir_printing_selected_passes",
+    "test_stop_gradient.py::test_values_and_gradients_match_jax",
+    "test_stop_gradient.py::test_vmap_and_vmap_of_grad_match_jax",
+    "test_vmap.py::test_grad_of_vmap",
+    "test_vmap.py::test_vmap_matches_loop_and_jax",
 })
 
 _MODULE_MARKERS = {
@@ -47,12 +76,20 @@ def _module_markers(path: Path, cache: dict[Path, list[str]] = {}) -> list[str]:
     return found
 
 
+def _needs_gpu(item: pytest.Item) -> bool:
+    """Skipped without CUDA: by a skipif mark, or by a `pytest.skip("needs a CUDA ...")` in its body."""
+    if any(_NEEDS_GPU.search(str(m.kwargs.get("reason", ""))) for m in item.iter_markers("skipif")):
+        return True
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code is not None and any(isinstance(c, str) and _NEEDS_GPU.search(c) for c in code.co_consts)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.fspath))
         for name in _module_markers(path):
             item.add_marker(name)
-        if any(_NEEDS_GPU.search(str(m.kwargs.get("reason", ""))) for m in item.iter_markers("skipif")):
+        if _needs_gpu(item):
             item.add_marker("gpu")
         module = path.name
         test = item.nodeid.split("::", 1)[-1].split("[", 1)[0]

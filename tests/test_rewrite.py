@@ -31,6 +31,7 @@ from loom.ir import (
     var_operand,
 )
 from loom.rewrite import (
+    DeclarativePattern,
     GreedyRewriteConfig,
     PatternApplicator,
     PatternRewriter,
@@ -223,6 +224,49 @@ def test_benefit_order_and_any_op_patterns() -> None:
     applicator = PatternApplicator([Tag("comm", Commutative, 1)])
     assert [p.debug_name for p in applicator.patterns_for(RwAddOp.__new__(RwAddOp))] == ["comm"]
     assert applicator.patterns_for(RwNegOp.__new__(RwNegOp)) == []
+
+
+def test_declarative_patterns() -> None:
+    """A source tree matches the defining ops of operands; a name bound twice must be the same
+    value; `#c` binds an integer constant; `where` constrains; the replacement's new ops take
+    their types from their operands and constants are made with the dialect's constant op; the
+    benefit is the number of ops in the source."""
+    neg_of_add = DeclarativePattern("NegOfAddConstant", (RwNegOp, (RwAddOp, "x", "#c")),
+                                    lambda m, b: b(RwAddOp, b(RwNegOp, m.x), b.integer(-m.c.value)),
+                                    constant_op="rwtest.const")
+    add_of_negs = DeclarativePattern("AddOfNegs", (RwAddOp, (RwNegOp, "x"), (RwNegOp, "x")),
+                                     lambda m, b: b(RwNegOp, b(RwAddOp, m.x, m.x)), lambda m: m.type == i32,
+                                     constant_op="rwtest.const")
+    assert (neg_of_add.root, neg_of_add.benefit, neg_of_add.debug_name) == ("rwtest.neg", 2, "NegOfAddConstant")
+    assert (add_of_negs.root, add_of_negs.benefit) == ("rwtest.add", 3)
+    m = parse(func_text('''  %c = "rwtest.const"() <{value = 5 : i32}> : () -> i32
+  %0 = "rwtest.add"(%a, %c) : (i32, i32) -> i32
+  %1 = "rwtest.neg"(%0) : (i32) -> i32
+  %2 = "rwtest.neg"(%a) : (i32) -> i32
+  %3 = "rwtest.neg"(%b) : (i32) -> i32
+  %4 = "rwtest.add"(%2, %2) : (i32, i32) -> i32
+  %5 = "rwtest.add"(%2, %3) : (i32, i32) -> i32
+  %6 = "rwtest.add"(%a, %b) : (i32, i32) -> i32
+  %7 = "rwtest.neg"(%6) : (i32) -> i32
+  "func.return"(%1, %4, %5, %7) : (i32, i32, i32, i32) -> ()''', args="%a: i32, %b: i32", results="i32, i32, i32, i32"))
+    assert canonicalize(m, [neg_of_add, add_of_negs])
+    assert generic(m) == '''"builtin.module"() ({
+  "func.func"() <{function_type = (i32, i32) -> (i32, i32, i32, i32), sym_name = "f"}> ({
+  ^bb0(%arg0: i32, %arg1: i32):
+    %0 = "rwtest.const"() <{value = -5 : i32}> : () -> i32
+    %1 = "rwtest.neg"(%arg0) : (i32) -> i32
+    %2 = "rwtest.add"(%1, %0) : (i32, i32) -> i32
+    %3 = "rwtest.neg"(%arg0) : (i32) -> i32
+    %4 = "rwtest.neg"(%arg1) : (i32) -> i32
+    %5 = "rwtest.add"(%arg0, %arg0) : (i32, i32) -> i32
+    %6 = "rwtest.neg"(%5) : (i32) -> i32
+    %7 = "rwtest.add"(%3, %4) : (i32, i32) -> i32
+    %8 = "rwtest.add"(%arg0, %arg1) : (i32, i32) -> i32
+    %9 = "rwtest.neg"(%8) : (i32) -> i32
+    "func.return"(%2, %6, %7, %9) : (i32, i32, i32, i32) -> ()
+  }) : () -> ()
+}) : () -> ()
+'''
 
 
 def test_function_patterns() -> None:

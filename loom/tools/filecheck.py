@@ -53,7 +53,7 @@ def parse_checks(text: str, prefix: str = "CHECK", filename: str = "<checks>") -
         kind, pattern = m.group(1) or "", m.group(2).strip()
         if kind and kind not in _DIRECTIVE_KINDS:
             raise CheckFileError(f"{filename}:{number}: unknown directive '{prefix}-{kind}'")
-        if not pattern and kind != "NOT":
+        if not pattern:
             raise CheckFileError(f"{filename}:{number}: found empty check string with prefix '{prefix}:'")
         if kind in ("NEXT", "SAME") and not checks:
             raise CheckFileError(f"{filename}:{number}: found '{prefix}-{kind}' without previous '{prefix}: line")
@@ -142,10 +142,9 @@ class _Checker:
 
     def check_nots(self, nots: list[Check], lo: int, hi: int) -> None:
         for check in nots:
-            if check.pattern:
-                m = self.search(check, lo, hi)
-                if m is not None:
-                    self.error(check, "excluded string found in input", m.start())
+            m = self.search(check, lo, hi)
+            if m is not None:
+                self.error(check, "excluded string found in input", m.start())
         nots.clear()
 
     def run(self, checks: list[Check]) -> list[str]:
@@ -296,7 +295,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the RUN lines of each test file given; 0 when all pass."""
     failed = False
     for path in sys.argv[1:] if argv is None else argv:
-        for error in run_file(path):
+        try:
+            errors = run_file(path)
+        except (CheckFileError, OSError) as e:
+            errors = [f"error: {e}"]
+        for error in errors:
             sys.stderr.write(error + "\n")
             failed = True
     return 1 if failed else 0

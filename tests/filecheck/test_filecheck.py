@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loom.tools.filecheck import CheckFileError, check_output, parse_checks, run_file, run_lines
+from loom.tools.filecheck import CheckFileError, check_output, main, parse_checks, run_file, run_lines
 
 HERE = Path(__file__).parent
 FILES = sorted(HERE.rglob("*.mlir"))
@@ -85,6 +85,7 @@ def test_checks_that_fail(checks: str, message: str) -> None:
     ("CHECK-NEXT: x", "without previous 'CHECK: line"),
     ("CHECK: x\nCHECK-NEXTT: y", "unknown directive 'CHECK-NEXTT'"),
     ("CHECK:", "found empty check string"),
+    ("CHECK: x\nCHECK-NOT:   ", "found empty check string"),
 ])
 def test_malformed_check_files(checks: str, message: str) -> None:
     with pytest.raises(CheckFileError, match=message):
@@ -117,3 +118,14 @@ def test_run_file_reports_a_failing_check_and_a_failing_tool(tmp_path: Path) -> 
     expected_failure = tmp_path / "expected_failure.mlir"
     expected_failure.write_text("// RUN: not loom-opt %s 2>&1 | FileCheck %s\n// CHECK: error: \nfunc.func @f( {\n")
     assert run_file(str(expected_failure)) == []
+
+
+def test_main_reports_each_failing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.mlir"
+    good.write_text("// RUN: loom-opt %s | FileCheck %s\n// CHECK: func.func @f\nfunc.func @f() {\n  return\n}\n")
+    no_run = tmp_path / "no_run.mlir"
+    no_run.write_text("func.func @f() {\n  return\n}\n")
+    assert main([str(good)]) == 0
+    assert main([str(good), str(no_run), str(tmp_path / "missing.mlir")]) == 1
+    err = capsys.readouterr().err
+    assert f"{no_run}: no RUN lines" in err and "missing.mlir" in err
