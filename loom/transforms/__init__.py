@@ -10,5 +10,6 @@ from loom.transforms.symbol_dce import SymbolDCEPass
 __all__ = ["CSEPass", "CanonicalizerPass", "DCEPass", "InlinerPass", "SymbolDCEPass", "canonicalization_patterns",
            "eliminate_common_subexpressions", "eliminate_dead_code"]
 
+import loom.ops  # noqa: E402, F401  (fills the rule tables from the op families)
 import loom.transforms.indexing_rules  # noqa: E402, F401  (registers rules in the transformations' tables)
 import loom.transforms.knn_rules  # noqa: E402, F401

@@ -131,12 +131,11 @@ def _no_gradient(b: Builder, op: Operation, cts: list[Value | None]) -> list[Val
     return [None] * len(op.operands)
 
 
-for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stablehlo.sign", "stablehlo.floor",
-              "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
-              "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.not", "stablehlo.xor"):
+# Elementwise ops' rules come from loom.ops.elementwise (one derivative per op, both modes).
+for _name in ("stablehlo.constant", "stablehlo.iota"):
     VJP_RULES[_name] = _no_gradient
 # a bit-exact reinterpretation carries no cotangent (vmap of cond uses it as a stop-gradient)
-VJP_RULES.setdefault("stablehlo.bitcast_convert", _no_gradient)
+VJP_RULES["stablehlo.bitcast_convert"] = _no_gradient
 # `lax.stop_gradient`: the identity whose result passes no cotangent back to its operand
 VJP_RULES["ad.stop_gradient"] = _no_gradient
 
@@ -174,146 +173,6 @@ def _custom_vjp(b, op, cts):
     inputs = op.operands_of("inputs")
     in_cts = [ct if is_float(x.type) else None for ct, x in zip(got, inputs)]
     return [*in_cts, *[None] * (len(op.operands) - len(inputs))]
-
-
-@_rule("stablehlo.add")
-def _add(b, op, cts):
-    return [cts[0], cts[0]]
-
-
-@_rule("stablehlo.subtract")
-def _subtract(b, op, cts):
-    return [cts[0], stablehlo.negate(b, cts[0])]
-
-
-@_rule("stablehlo.negate")
-def _negate(b, op, cts):
-    return [stablehlo.negate(b, cts[0])]
-
-
-@_rule("stablehlo.multiply")
-def _multiply(b, op, cts):
-    x, y = op.operands
-    return [stablehlo.multiply(b, cts[0], y), stablehlo.multiply(b, x, cts[0])]
-
-
-@_rule("stablehlo.divide")
-def _divide(b, op, cts):
-    x, y = op.operands
-    g, z = cts[0], op.results[0]
-    return [stablehlo.divide(b, g, y), stablehlo.negate(b, stablehlo.divide(b, stablehlo.multiply(b, g, z), y))]
-
-
-@_rule("stablehlo.exponential")
-def _exponential(b, op, cts):
-    return [stablehlo.multiply(b, cts[0], op.results[0])]
-
-
-@_rule("stablehlo.exponential_minus_one")
-def _expm1(b, op, cts):
-    z = op.results[0]
-    return [stablehlo.multiply(b, cts[0], stablehlo.add(b, z, full_like(b, 1, z)))]
-
-
-@_rule("stablehlo.log")
-def _log(b, op, cts):
-    return [stablehlo.divide(b, cts[0], op.operands[0])]
-
-
-@_rule("stablehlo.log_plus_one")
-def _log1p(b, op, cts):
-    x = op.operands[0]
-    return [stablehlo.divide(b, cts[0], stablehlo.add(b, x, full_like(b, 1, x)))]
-
-
-@_rule("stablehlo.tanh")
-def _tanh(b, op, cts):
-    z = op.results[0]
-    one_minus = stablehlo.subtract(b, full_like(b, 1, z), stablehlo.multiply(b, z, z))
-    return [stablehlo.multiply(b, cts[0], one_minus)]
-
-
-@_rule("stablehlo.logistic")
-def _logistic(b, op, cts):
-    z = op.results[0]
-    dz = stablehlo.multiply(b, z, stablehlo.subtract(b, full_like(b, 1, z), z))
-    return [stablehlo.multiply(b, cts[0], dz)]
-
-
-@_rule("stablehlo.sine")
-def _sine(b, op, cts):
-    return [stablehlo.multiply(b, cts[0], stablehlo.cosine(b, op.operands[0]))]
-
-
-@_rule("stablehlo.cosine")
-def _cosine(b, op, cts):
-    return [stablehlo.negate(b, stablehlo.multiply(b, cts[0], stablehlo.sine(b, op.operands[0])))]
-
-
-@_rule("stablehlo.sqrt")
-def _sqrt(b, op, cts):
-    z = op.results[0]
-    return [stablehlo.divide(b, cts[0], stablehlo.multiply(b, z, full_like(b, 2, z)))]
-
-
-@_rule("stablehlo.rsqrt")
-def _rsqrt(b, op, cts):
-    x, z = op.operands[0], op.results[0]
-    dz = stablehlo.multiply(b, stablehlo.divide(b, z, x), full_like(b, -0.5, z))
-    return [stablehlo.multiply(b, cts[0], dz)]
-
-
-@_rule("stablehlo.power")
-def _power(b, op, cts):
-    x, y = op.operands
-    g, z = cts[0], op.results[0]
-    # as JAX: d/dx = y * x^(y-1) (0 where y == 0); d/dy = z * log(x) (0 where x == 0)
-    zero_y = stablehlo.compare(b, y, full_like(b, 0, y), "EQ")
-    dx = stablehlo.multiply(b, y, stablehlo.power(b, x, stablehlo.subtract(b, y, full_like(b, 1, y))))
-    dx = stablehlo.select(b, zero_y, full_like(b, 0, x), dx)
-    out: list[Value | None] = [stablehlo.multiply(b, g, dx), None]
-    if is_float(y.type):
-        zero_x = stablehlo.compare(b, x, full_like(b, 0, x), "EQ")
-        safe_x = stablehlo.select(b, zero_x, full_like(b, 1, x), x)
-        out[1] = stablehlo.multiply(b, g, stablehlo.multiply(b, z, stablehlo.log(b, safe_x)))
-    return out
-
-
-@_rule("stablehlo.abs")
-def _abs(b, op, cts):
-    return [stablehlo.multiply(b, cts[0], stablehlo.sign(b, op.operands[0]))]
-
-
-def _balanced_eq(b: Builder, x: Value, z: Value, y: Value) -> Value:
-    """1 where x == z != y, 0.5 where x == z == y, else 0 (JAX's tie splitting for max / min)."""
-    half, one, zero = full_like(b, 0.5, z), full_like(b, 1, z), full_like(b, 0, z)
-    inner = stablehlo.select(b, stablehlo.compare(b, y, z, "EQ"), half, one)
-    return stablehlo.select(b, stablehlo.compare(b, x, z, "EQ"), inner, zero)
-
-
-@_rule("stablehlo.maximum", "stablehlo.minimum")
-def _max_min(b, op, cts):
-    x, y = op.operands
-    z, g = op.results[0], cts[0]
-    return [stablehlo.multiply(b, g, _balanced_eq(b, x, z, y)), stablehlo.multiply(b, g, _balanced_eq(b, y, z, x))]
-
-
-@_rule("stablehlo.select")
-def _select(b, op, cts):
-    pred, on_true, _ = op.operands
-    g = cts[0]
-    zero = full_like(b, 0, g)
-    if _shape(pred) != _shape(g):  # a scalar predicate
-        pred = stablehlo.broadcast_in_dim(b, pred, _shape(g), [])
-    return [None, stablehlo.select(b, pred, g, zero), stablehlo.select(b, pred, zero, g)]
-
-
-@_rule("stablehlo.convert")
-def _convert(b, op, cts):
-    x = op.operands[0]
-    if not is_float(x.type):
-        return [None]
-    return [stablehlo.convert(b, cts[0], _element(x))]
 
 
 @_rule("stablehlo.broadcast_in_dim")
@@ -465,44 +324,6 @@ def _extremum_ct(x: Value, g: Value, z: Value, dims: Sequence[int], b: Builder) 
     counts = reduce_sum(b, mask, dims)
     share = stablehlo.broadcast_in_dim(b, stablehlo.divide(b, g, counts), _shape(x), kept)
     return stablehlo.multiply(b, share, mask)
-
-
-@_rule("stablehlo.remainder")
-def _remainder(b, op, cts):
-    # as JAX: d/dx = 1, d/dy = -round_toward_zero(x / y)
-    x, y = op.operands
-    g = cts[0]
-    q = stablehlo.divide(b, x, y)
-    trunc = stablehlo.multiply(b, stablehlo.sign(b, q), stablehlo.floor(b, stablehlo.abs_(b, q)))
-    return [g, stablehlo.negate(b, stablehlo.multiply(b, g, trunc))]
-
-
-@_rule("stablehlo.atan2")
-def _atan2(b, op, cts):
-    y, x = op.operands
-    g = cts[0]
-    denom = stablehlo.add(b, stablehlo.multiply(b, x, x), stablehlo.multiply(b, y, y))
-    share = stablehlo.divide(b, g, denom)
-    return [stablehlo.multiply(b, share, x), stablehlo.negate(b, stablehlo.multiply(b, share, y))]
-
-
-@_rule("stablehlo.clamp")
-def _clamp(b, op, cts):
-    lo, x, hi = op.operands
-    g = cts[0]
-    zero = full_like(b, 0, g)
-
-    def wide(v: Value) -> Value:
-        return v if _shape(v) == _shape(x) else stablehlo.broadcast_in_dim(b, v, _shape(x), [])
-
-    def narrow(v: Value, like: Value) -> Value:
-        return v if _shape(like) == _shape(v) else reduce_sum(b, v, list(range(len(_shape(v)))))
-
-    lo_w, hi_w = wide(lo), wide(hi)
-    inside = stablehlo.and_(b, stablehlo.compare(b, x, lo_w, "GT"), stablehlo.compare(b, x, hi_w, "LT"))
-    g_lo = narrow(stablehlo.select(b, stablehlo.compare(b, lo_w, x, "GT"), g, zero), lo)
-    g_hi = narrow(stablehlo.select(b, stablehlo.compare(b, hi_w, x, "LT"), g, zero), hi)
-    return [g_lo, stablehlo.select(b, inside, g, zero), g_hi]
 
 
 @_rule("stablehlo.reduce_window")
@@ -750,7 +571,7 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
             rule = VJP_RULES.get(op.name)
             if rule is None:
                 raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                       f"(at {op.location}); add one to loom.transforms.autodiff.VJP_RULES")
+                                       f"(at {op.location}); add one to its op family in loom.ops")
             b.location = op.location
             operands = list(op.operands)  # the rule of a loop may replace (and erase) the op
             operand_cts = rule(b, op, cts)

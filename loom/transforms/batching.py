@@ -120,15 +120,11 @@ def _elementwise(b, op, args, dims):
     return list(new.results), [0] * len(types)
 
 
-_ELEMENTWISE = (
-    "abs", "cbrt", "ceil", "cosine", "exponential", "exponential_minus_one", "floor", "is_finite", "log",
-    "log_plus_one", "logistic", "not", "negate", "popcnt", "round_nearest_afz", "round_nearest_even", "rsqrt",
-    "sign", "sine", "sqrt", "tan", "tanh", "add", "atan2", "divide", "maximum", "minimum", "multiply", "power",
-    "remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract", "and", "or", "xor",
-    "compare", "select", "clamp", "convert", "bitcast_convert", "count_leading_zeros", "real", "imag", "complex",
-)
-for _name in _ELEMENTWISE:
-    BATCH_RULES[f"stablehlo.{_name}"] = _elementwise
+# Every op with the `Elementwise` trait gets `elementwise_rule` from loom.ops.elementwise. A
+# bit-exact reinterpretation of one width maps elements one to one too (it has no Elementwise
+# trait, since a change of width changes the shape).
+elementwise_rule = _elementwise
+BATCH_RULES["stablehlo.bitcast_convert"] = _elementwise
 
 
 @_rule("stablehlo.broadcast_in_dim")
@@ -600,7 +596,7 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
             rule = BATCH_RULES.get(old.name)
             if rule is None:
                 raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{old.name}' "
-                                       f"(at {old.location}); add one to loom.transforms.batching.BATCH_RULES")
+                                       f"(at {old.location}); add one to its op family in loom.ops")
             b.location = old.location
             outs, out_ds = rule(b, old, args, ds)
             for r, v, d in zip(old.results, outs, out_ds):
@@ -645,5 +641,5 @@ def vmap_module(module: Operation, in_dims: Sequence[int | None], axis_size: int
     return out
 
 
-__all__ = ["BATCH_RULES", "TRANSFORMATION", "BatchRule", "MissingRuleError", "bdim_to_front", "moveaxis",
-           "vmap_function", "vmap_module"]
+__all__ = ["BATCH_RULES", "TRANSFORMATION", "BatchRule", "MissingRuleError", "bdim_to_front",
+           "elementwise_rule", "moveaxis", "vmap_function", "vmap_module"]

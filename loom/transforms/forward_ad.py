@@ -86,9 +86,8 @@ def _zero_tangent(b, op, xs, ts):
     return [None] * len(op.results)
 
 
-for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stablehlo.sign", "stablehlo.floor",
-              "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
-              "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.not", "stablehlo.xor"):
+# Elementwise ops' rules come from loom.ops.elementwise (one derivative per op, both modes).
+for _name in ("stablehlo.constant", "stablehlo.iota", "stablehlo.bitcast_convert"):
     JVP_RULES[_name] = _zero_tangent
 # `lax.stop_gradient`: the identity whose result has a zero tangent
 JVP_RULES["ad.stop_gradient"] = _zero_tangent
@@ -108,110 +107,6 @@ def _custom_jvp_rule(b, op, xs, ts):
 def _custom_vjp_rule(b, op, xs, ts):
     raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "
                     "its derivative is given only in reverse mode")
-
-
-@_rule("stablehlo.add")
-def _add_rule(b, op, xs, ts):
-    return [_add(b, ts[0], ts[1])]
-
-
-@_rule("stablehlo.subtract")
-def _subtract(b, op, xs, ts):
-    if ts[1] is None:
-        return [ts[0]]
-    return [stablehlo.negate(b, ts[1]) if ts[0] is None else stablehlo.subtract(b, ts[0], ts[1])]
-
-
-@_rule("stablehlo.negate")
-def _negate(b, op, xs, ts):
-    return [stablehlo.negate(b, ts[0])]
-
-
-@_rule("stablehlo.multiply")
-def _multiply(b, op, xs, ts):
-    x, y = xs
-    return [_add(b, _scale(b, ts[0], y), _scale(b, ts[1], x))]
-
-
-@_rule("stablehlo.divide")
-def _divide(b, op, xs, ts):
-    x, y = xs
-    z = op.results[0]
-    out = None if ts[0] is None else stablehlo.divide(b, ts[0], y)
-    if ts[1] is not None:
-        out = _add(b, out, stablehlo.negate(b, stablehlo.divide(b, stablehlo.multiply(b, ts[1], z), y)))
-    return [out]
-
-
-def _unary(name: str, derivative: Callable[[Builder, Value, Value], Value]) -> None:
-    """Register `t * derivative(builder, x, z)` for the unary op `name` (z its result)."""
-    def rule(b, op, xs, ts):
-        return [stablehlo.multiply(b, ts[0], derivative(b, xs[0], op.results[0]))]
-    JVP_RULES[name] = rule
-
-
-_unary("stablehlo.exponential", lambda b, x, z: z)
-_unary("stablehlo.exponential_minus_one", lambda b, x, z: stablehlo.add(b, z, _like(b, 1, z)))
-_unary("stablehlo.log", lambda b, x, z: stablehlo.divide(b, _like(b, 1, x), x))
-_unary("stablehlo.log_plus_one",
-       lambda b, x, z: stablehlo.divide(b, _like(b, 1, x), stablehlo.add(b, x, _like(b, 1, x))))
-_unary("stablehlo.tanh", lambda b, x, z: stablehlo.subtract(b, _like(b, 1, z), stablehlo.multiply(b, z, z)))
-_unary("stablehlo.logistic", lambda b, x, z: stablehlo.multiply(b, z, stablehlo.subtract(b, _like(b, 1, z), z)))
-_unary("stablehlo.sine", lambda b, x, z: stablehlo.cosine(b, x))
-_unary("stablehlo.cosine", lambda b, x, z: stablehlo.negate(b, stablehlo.sine(b, x)))
-_unary("stablehlo.sqrt", lambda b, x, z: stablehlo.divide(b, _like(b, 0.5, z), z))
-_unary("stablehlo.rsqrt", lambda b, x, z: stablehlo.multiply(b, stablehlo.divide(b, z, x), _like(b, -0.5, z)))
-_unary("stablehlo.abs", lambda b, x, z: stablehlo.sign(b, x))
-
-
-@_rule("stablehlo.power")
-def _power(b, op, xs, ts):
-    x, y = xs
-    z = op.results[0]
-    out = None
-    if ts[0] is not None:  # as JAX: y * x^(y-1), 0 where y == 0
-        y_f = y if y.type == x.type else stablehlo.convert(b, y, x.type.element_type)
-        zero_y = stablehlo.compare(b, y_f, _like(b, 0, y_f), "EQ")
-        dx = stablehlo.multiply(b, y_f, stablehlo.power(b, x, stablehlo.subtract(b, y_f, _like(b, 1, y_f))))
-        out = stablehlo.multiply(b, ts[0], stablehlo.select(b, zero_y, _like(b, 0, x), dx))
-    if ts[1] is not None and is_float(y.type):  # as JAX: z * log(x), with log(1) where x == 0
-        zero_x = stablehlo.compare(b, x, _like(b, 0, x), "EQ")
-        safe_x = stablehlo.select(b, zero_x, _like(b, 1, x), x)
-        out = _add(b, out, stablehlo.multiply(b, ts[1], stablehlo.multiply(b, z, stablehlo.log(b, safe_x))))
-    return [out]
-
-
-def _balanced_eq(b: Builder, x: Value, z: Value, y: Value) -> Value:
-    """1 where x == z != y, 0.5 where x == z == y, else 0 (JAX's tie splitting for max / min)."""
-    half, one, zero = _like(b, 0.5, z), _like(b, 1, z), _like(b, 0, z)
-    inner = stablehlo.select(b, stablehlo.compare(b, y, z, "EQ"), half, one)
-    return stablehlo.select(b, stablehlo.compare(b, x, z, "EQ"), inner, zero)
-
-
-@_rule("stablehlo.maximum", "stablehlo.minimum")
-def _max_min(b, op, xs, ts):
-    x, y = xs
-    z = op.results[0]
-    tx = None if ts[0] is None else stablehlo.multiply(b, ts[0], _balanced_eq(b, x, z, y))
-    ty = None if ts[1] is None else stablehlo.multiply(b, ts[1], _balanced_eq(b, y, z, x))
-    return [_add(b, tx, ty)]
-
-
-@_rule("stablehlo.select")
-def _select(b, op, xs, ts):
-    pred, on_true, on_false = xs
-    if ts[1] is None and ts[2] is None:
-        return [None]
-    if _shape(pred) != _shape(on_true):  # a scalar predicate
-        pred = stablehlo.broadcast_in_dim(b, pred, _shape(on_true), [])
-    return [stablehlo.select(b, pred, _zeros(b, ts[1], on_true), _zeros(b, ts[2], on_false))]
-
-
-@_rule("stablehlo.convert")
-def _convert(b, op, xs, ts):
-    if not (is_float(xs[0].type) and is_float(op.results[0].type)):
-        return [None]
-    return [stablehlo.convert(b, ts[0], op.results[0].type.element_type)]
 
 
 @_rule("stablehlo.broadcast_in_dim")
@@ -443,7 +338,7 @@ def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()
             rule = JVP_RULES.get(op.name)
             if rule is None:
                 raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                       f"(at {op.location}); add one to loom.transforms.forward_ad.JVP_RULES")
+                                       f"(at {op.location}); add one to its op family in loom.ops")
             b.location = op.location
             results = list(op.results)
             outs = rule(b, op, list(op.operands), ts)

@@ -731,71 +731,6 @@ def _sort_jvp(b, op, xs, ts):
     return [None if t is None else take_along(b, t, perm, dim) for t in ts]
 
 
-# --- elementwise tangents the core table lacks -------------------------------------------------
-
-
-@_rule(JVP_RULES, "stablehlo.clamp")
-def _clamp_jvp(b, op, xs, ts):
-    lo, x, hi = xs
-    shape = _shape(x)
-
-    def wide(v: Value) -> Value:
-        return v if _shape(v) == shape else stablehlo.broadcast_in_dim(b, v, shape, [])
-
-    lo_w, hi_w = wide(lo), wide(hi)
-    zero = _zeros(b, x)
-    out = None
-    # as JAX: the bound's tangent where the bound is active, the operand's strictly inside
-    if ts[0] is not None:
-        active = stablehlo.and_(b, stablehlo.compare(b, lo_w, x, "GT"), stablehlo.compare(b, lo_w, hi_w, "LT"))
-        out = stablehlo.select(b, active, wide(ts[0]), zero)
-    if ts[1] is not None:
-        inside = stablehlo.and_(b, stablehlo.compare(b, x, lo_w, "GT"), stablehlo.compare(b, x, hi_w, "LT"))
-        t = stablehlo.select(b, inside, ts[1], zero)
-        out = t if out is None else stablehlo.add(b, out, t)
-    if ts[2] is not None:
-        t = stablehlo.select(b, stablehlo.compare(b, hi_w, x, "LT"), wide(ts[2]), zero)
-        out = t if out is None else stablehlo.add(b, out, t)
-    return [out]
-
-
-@_rule(JVP_RULES, "stablehlo.remainder")
-def _remainder_jvp(b, op, xs, ts):
-    x, y = xs
-    out = ts[0]
-    if ts[1] is not None:  # d/dy = -round_toward_zero(x / y)
-        q = stablehlo.divide(b, x, y)
-        trunc = stablehlo.multiply(b, stablehlo.sign(b, q), stablehlo.floor(b, stablehlo.abs_(b, q)))
-        t = stablehlo.negate(b, stablehlo.multiply(b, ts[1], trunc))
-        out = t if out is None else stablehlo.add(b, out, t)
-    return [out]
-
-
-@_rule(JVP_RULES, "stablehlo.atan2")
-def _atan2_jvp(b, op, xs, ts):
-    y, x = xs
-    denom = stablehlo.add(b, stablehlo.multiply(b, x, x), stablehlo.multiply(b, y, y))
-    out = None
-    if ts[0] is not None:
-        out = stablehlo.divide(b, stablehlo.multiply(b, ts[0], x), denom)
-    if ts[1] is not None:
-        t = stablehlo.negate(b, stablehlo.divide(b, stablehlo.multiply(b, ts[1], y), denom))
-        out = t if out is None else stablehlo.add(b, out, t)
-    return [out]
-
-
-def _no_gradient(b, op, cts):
-    return [None] * len(op.operands)
-
-
-def _zero_tangent(b, op, xs, ts):
-    return [None] * len(op.results)
-
-
-VJP_RULES.setdefault("stablehlo.bitcast_convert", _no_gradient)
-JVP_RULES.setdefault("stablehlo.bitcast_convert", _zero_tangent)
-
-
 # --- products (reduce and reduce_window with a multiply body) -----------------------------------
 
 
@@ -945,35 +880,6 @@ def _cumprod_jvp(b: Builder, x: Value, t: Value, axis: int) -> Value:
 __all__ = ["take_along"]
 
 
-# --- tan and cbrt ------------------------------------------------------------------------------
-
-
-def _tan_derivative(b: Builder, z: Value) -> Value:
-    return stablehlo.add(b, full(b, 1, z.type), stablehlo.multiply(b, z, z))  # 1 + tan(x)^2
-
-
-def _cbrt_derivative(b: Builder, z: Value) -> Value:
-    return stablehlo.divide(b, full(b, 1, z.type), stablehlo.multiply(b, full(b, 3, z.type),
-                                                                      stablehlo.multiply(b, z, z)))
-
-
-def _unary_rules(name: str, derivative: Callable[[Builder, Value], Value]) -> None:
-    """Register `g * derivative(result)` (VJP) and `t * derivative(result)` (JVP) for `name`
-    unless the core tables have a rule already."""
-    def vjp(b, op, cts):
-        return [stablehlo.multiply(b, cts[0], derivative(b, op.results[0]))]
-
-    def jvp(b, op, xs, ts):
-        return [None if ts[0] is None else stablehlo.multiply(b, ts[0], derivative(b, op.results[0]))]
-    VJP_RULES.setdefault(name, vjp)
-    JVP_RULES.setdefault(name, jvp)
-
-
-_unary_rules("stablehlo.tan", _tan_derivative)
-_unary_rules("stablehlo.cbrt", _cbrt_derivative)
-
-
-
 # --- max / min windows (pooling, cummax): select_and_scatter ------------------------------------
 
 
@@ -1047,5 +953,4 @@ def _reduce_window_jvp_choosers(b, op, xs, ts):
     return [b.insert(new).results[1]]
 
 
-import loom.transforms.numpy_rules  # noqa: E402, F401  (rules of the chlo ops loom.numpy emits)
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
