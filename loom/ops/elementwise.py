@@ -16,7 +16,8 @@ A row of `OPS` says everything loom knows about an op besides its declaration:
   a diagonal linear map, so it is its own transpose: the JVP is the sum of `d_i(t_i)`, the VJP
   gives operand i the cotangent `d_i(ct)`, summed back to a scalar operand's shape (select and
   clamp take scalar operands). `None` marks an operand without a derivative (a predicate, an
-  integer exponent). `ZERO` is the derivative of a piecewise constant op (floor, sign, compare,
+  integer exponent), `unsupported(reason)` one whose derivative loom does not compute (an error
+  when it is needed). `ZERO` is the derivative of a piecewise constant op (floor, sign, compare,
   ...): no tangent, no cotangent. `unsupported(reason)` leaves the op out of both tables;
 - `lax`, `lnp`: the names of the op's `loom.lax` and `loom.numpy` functions (strings: the front end
   generates its bindings from them).
@@ -43,6 +44,7 @@ from loom.dialects import stablehlo as shlo
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ops.registry import Unsupported, declare, register, unsupported
+from loom.transforms import autodiff, forward_ad
 from loom.transforms.autodiff import VJP_RULES, full_like, is_float, reduce_sum
 from loom.transforms.batching import BATCH_RULES, elementwise_rule
 from loom.transforms.forward_ad import JVP_RULES
@@ -56,12 +58,13 @@ ufunc = kn.direct            # the numpy function itself, on operands of every d
 float_math = kn.float_math   # computed in float32 for f16/bf16 operands
 
 
-def torch_function(name: str, real_only: bool = False) -> KernelMaker:
+def torch_function(name: str, real_only: bool = False, dtypes: tuple | None = None) -> KernelMaker:
     """`torch.<name>` (dotted: `special.erf`); with `real_only`, complex operands take the numpy
-    path."""
+    path, and so do operands of dtypes other than `dtypes` when given."""
     def make(op: Operation) -> Kernel | None:
         import torch  # optional: imported when a torch program is first compiled
-        if real_only and kn.operand_dtype(op).kind == "c":
+        dt = kn.operand_dtype(op)
+        if (real_only and dt.kind == "c") or (dtypes is not None and dt not in dtypes):
             return None
         fn: Any = torch
         for part in name.split("."):
@@ -115,13 +118,19 @@ Partial = Callable[[Builder, Value, At], Value]
 
 @dataclass(frozen=True)
 class Partials:
-    """Per operand, the derivative applied to a tangent (None: that operand has none)."""
+    """Per operand, the derivative applied to a tangent (None: that operand has none;
+    `unsupported(reason)`: differentiating with respect to it is an error)."""
 
-    of: tuple[Partial | None, ...]
+    of: tuple[Partial | Unsupported | None, ...]
 
 
-def partials(*of: Partial | None) -> Partials:
+def partials(*of: Partial | Unsupported | None) -> Partials:
     return Partials(of)
+
+
+def _refuse(transformation: type, name: str, op: Operation, i: int, why: Unsupported) -> Exception:
+    return transformation(f"the {name} transformation has no rule for op '{op.name}' with respect to operand {i} "
+                          f"(at {op.location}): {why.reason}")
 
 
 class _Zero:
@@ -160,6 +169,9 @@ def _jvp_rule(derivative: Partials) -> Callable:
             return [None]
         active = [(d, t) for d, x, t in zip(derivative.of, xs, ts) if d is not None and t is not None
                   and is_float(x.type)]
+        for i, (d, t) in enumerate(zip(derivative.of, ts)):
+            if isinstance(d, Unsupported) and t is not None:
+                raise _refuse(forward_ad.MissingRuleError, forward_ad.TRANSFORMATION, op, i, d)
         if not active:
             return [None]
         at = _at(b, op, xs)
@@ -178,8 +190,13 @@ def _vjp_rule(derivative: Partials) -> Callable:
         xs = list(op.operands)
         out: list[Value | None] = []
         at = None
-        for d, x in zip(derivative.of, xs):
+        for i, (d, x) in enumerate(zip(derivative.of, xs)):
             if d is None or not is_float(x.type):
+                out.append(None)
+                continue
+            if isinstance(d, Unsupported):
+                if autodiff.is_active(x):
+                    raise _refuse(autodiff.MissingRuleError, autodiff.TRANSFORMATION, op, i, d)
                 out.append(None)
                 continue
             at = at or _at(b, op, xs)
