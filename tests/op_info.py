@@ -124,6 +124,7 @@ class OpInfo:
     grad: bool = True                       # differentiated (float64, against jax.jvp / jax.vjp)
     grad_domain: str | tuple | None = None  # domain of the gradient samples (default: `domain`)
     grad_wrt: tuple | None = None           # the operands differentiated (default: every float one)
+    grad_oracle: str = "jax"                # "jax" (jax.jvp / jax.vjp) or "differences" (central, float64)
     tol: float | None = None                # relative and absolute tolerance of values (default: by dtype)
     arity: int = 1
     scalar_operands: tuple = ()             # operands that may be scalars (select's predicate, clamp's bounds)
