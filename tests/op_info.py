@@ -266,6 +266,10 @@ OP_INFO: list[OpInfo] = [
     OpInfo("chlo.erf_inv", lax.erf_inv, (F32, F64), domain="unit"),
     OpInfo("chlo.lgamma", lax.lgamma, (F32, F64), domain="positive"),
     OpInfo("chlo.digamma", lax.digamma, (F32, F64), domain="positive", grad=False),
+    OpInfo("chlo.zeta", lax.zeta, (F32, F64), arity=2, domain=("above_one", "positive"), grad_wrt=(1,),
+           grad_oracle="differences",
+           samples=((fixed(1.0, 0.5, 2.0, 2.0, 3.0, 2.5, 4.0, 2.0, dtype=F64),
+                     fixed(1.0, 1.0, 0.0, -1.0, -2.5, -0.5, 1e9, 1e-3, dtype=F64)),)),
 ]
 
 __all__ = ["BF16", "FLOATS", "INTS", "INT_EDGES", "MLIR_TYPES", "OP_INFO", "OpInfo", "fixed", "random_array"]

@@ -315,6 +315,61 @@ def _identity(b: Builder, g: Value, a: At) -> Value:
 NO_COMPLEX = unsupported("complex values are not differentiated (no complex tangent or cotangent)")
 
 
+# Hurwitz zeta (numpy has none): Euler-Maclaurin summation, as Cephes and XLA compute it.
+_ZETA_TERMS = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+               -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+               1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def hurwitz_zeta(x: float, q: float) -> float:
+    """zeta(x, q) = sum over k >= 0 of (k + q)^-x, for x > 1 (NaN below, inf at x = 1 and at q a
+    non-positive integer)."""
+    if x == 1.0:
+        return math.inf
+    if x < 1.0 or math.isnan(x) or math.isnan(q):
+        return math.nan
+    if q <= 0.0:
+        if q == math.floor(q):
+            return math.inf
+        if x != math.floor(x):
+            return math.nan  # q^-x is not real
+    if q > 1e8:  # the asymptotic expansion (DLMF 25.11.43)
+        return (1 / (x - 1) + 1 / (2 * q)) * q ** (1 - x)
+    eps = 2.0 ** -53
+    s, a, b, i = q ** -x, q, 0.0, 0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = a ** -x
+        s += b
+        if abs(b / s) < eps:
+            return s
+    w = a
+    s += b * w / (x - 1.0) - 0.5 * b
+    factor, k = 1.0, 0.0
+    for term in _ZETA_TERMS:
+        factor *= x + k
+        b /= w
+        t = factor * b / term
+        s += t
+        if abs(t / s) < eps:
+            return s
+        k += 1.0
+        factor *= x + k
+        b /= w
+        k += 1.0
+    return s
+
+
+_hurwitz_zeta = np.frompyfunc(hurwitz_zeta, 2, 1)
+
+
+def zeta(x, q):
+    """Elementwise `hurwitz_zeta`, computed in float64."""
+    dtype = np.result_type(x, q)
+    return np.asarray(_hurwitz_zeta(np.asarray(x, np.float64), np.asarray(q, np.float64)), np.float64).astype(dtype)
+
+
 # --- the table -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -464,10 +519,14 @@ OPS: list[Row] = [
         partials(lambda b, g, a: _mul(b, g, _chlo(b, C.DigammaOp, a.x))), "lgamma", None),
     Row(C.DigammaOp, kn.special_kernel, torch_kernel("special_kernel"),
         unsupported("its derivative, polygamma, has no kernel"), "digamma", None),
+    Row(C.ZetaOp, ufunc(zeta), torch_function("special.zeta", dtypes=(np.dtype(np.float32), np.dtype(np.float64))),
+        partials(unsupported("the derivative in x is not computed (nor by JAX)"),
+                 lambda b, g, a: _neg(b, _mul(b, g, _mul(b, a.x, C.ZetaOp.build(
+                     b, stablehlo.add(b, a.x, _c(b, 1, a.x)), a.y).results[0])))), "zeta", None),
 ]
 
 # Elementwise ops declared without kernels or derivatives yet.
-declare(["chlo._asin_acos_kernel", "chlo.bessel_i1e", "chlo.mulhi", "chlo.polygamma", "chlo.zeta"],
+declare(["chlo._asin_acos_kernel", "chlo.bessel_i1e", "chlo.mulhi", "chlo.polygamma"],
         unsupported("no kernel yet: XLA expands it; loom's front end does not emit it"),
         tables=("interpreter", "numpy", "torch", "jvp", "vjp"))
 
