@@ -100,3 +100,18 @@ func.func @main(%x: tensor<3xf32>, %n: tensor<3xf32>) -> tensor<3xf32> {
     for executor in ("compiled", "interpreter"):
         with pytest.raises(ExecutorMissingRuleError, match=r"chlo.polygamma"):
             loom.execute(module, x, x, executor=executor)
+
+
+@pytest.mark.parametrize("transformation", ["vjp", "jvp"])
+def test_an_unsupported_partial_is_an_error_only_when_needed(transformation):
+    """zeta is differentiated in q, not in x: asking for x's derivative names the op and operand."""
+    fn = _single_op_function("chlo.zeta", 2)
+    with pytest.raises(autodiff.MissingRuleError, match=rf"{transformation}.*chlo.zeta.*operand 0"):
+        if transformation == "vjp":
+            autodiff.vjp_function(fn, [0, 1])
+        else:
+            forward_ad.jvp_function(fn)
+    if transformation == "vjp":
+        assert autodiff.vjp_function(fn, [1]) is not None
+    else:
+        assert forward_ad.jvp_function(fn, inactive=[0]) is not None
