@@ -4,14 +4,20 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
 `JVP_RULES`, `VJP_RULES`, `BATCH_RULES`).
 
     registry      the rule tables, `unsupported("reason")`, `declare`, the coverage walk
-    elementwise   StableHLO's and CHLO's elementwise ops: one declarative row per op
-    shape         reshape, broadcast, transpose, slice, pad, concatenate, reverse, iota, ...
-    reductions    reduce, reduce_window, select_and_scatter, sort, top_k
-    indexing      gather, scatter, dynamic_slice, dynamic_update_slice
-    linalg        dot_general, convolution, fft and the linear-algebra ops loom lacks
-    control_flow  while, if, case, map, call-like ops, optimization_barrier, custom_call
-    collectives   the distributed ops (no rules yet)
+    elementwise   StableHLO's and CHLO's elementwise ops: one declarative row per op (kernels,
+                  one derivative for both modes, lax / loom.numpy names; batching from the trait)
+    indexing      gather, scatter, dynamic_slice, dynamic_update_slice: derivatives and batching
+    linalg        convolution's derivatives and batching; dot_general, fft and the ops loom lacks
+    reductions    sort, products, max / min windows (select_and_scatter): derivatives and batching
+    shape         reshape, broadcast, transpose, slice, pad, concatenate, reverse, iota, constants
+    control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
+    collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects: ad, stack, knn
+
+Families whose rules have not moved yet (shape, control flow, the sum / max / min reductions,
+dot_general, loom's own dialects) keep them in `loom.backend` and `loom.transforms`; their family
+module says where, and declares what they lack. Shared IR builders are in
+`loom.transforms.rule_builders`.
 
 Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once
 they are loaded, so any use of their tables sees the rules.

@@ -1,15 +1,301 @@
 """Reductions: reduce, reduce_window, select_and_scatter, sort, top_k.
 
-Their code generation is in `loom.backend.compiled` (region bodies of one elementwise op reduce
-with numpy's ufuncs), their derivatives in `loom.transforms.autodiff` / `forward_ad` /
-`indexing_rules` (sums are linear; max/min split the cotangent among ties; products and windows
-have their own rules), their batching in `loom.transforms.batching`. What they lack is declared
-here.
+Code generation in `loom.backend.compiled` (region bodies of one elementwise op reduce with numpy's
+ufuncs); the sum / max / min rules of reduce and reduce_window in `loom.transforms.autodiff` /
+`forward_ad` / `batching`. Here:
+
+- sort: batched by sorting one dimension further; its tangent follows the sorting permutation.
+- products: reduce and reduce_window with a multiply body (cumulative products included), whose
+  rules extend the core ones.
+- reduce_window with a maximum / minimum body (pooling, cummax): the cotangent of each window
+  goes to its first extremum (`stablehlo.select_and_scatter`, as JAX); the tangent is carried
+  along by a two-input reduce_window.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
+from loom.dialects import stablehlo
+from loom.ir.builder import Builder
+from loom.ir.core import Operation, Value
+from loom.ir.types import RankedTensorType
 from loom.ops.registry import declare, unsupported
+from loom.transforms.autodiff import VJP_RULES, full, is_float, reduce_sum
+from loom.transforms.autodiff import props_ints as _ints
+from loom.transforms.batching import BATCH_RULES, bdim_to_front
+from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.rule_builders import (
+    I32,
+    add_body,
+    batched_type,
+    int_property,
+    missing_rule,
+    rule,
+    scalar_constant,
+    shape_of,
+    take_along,
+    with_regions,
+    zeros_like,
+)
+
+# --- sort --------------------------------------------------------------------------------------
+
+
+@rule(BATCH_RULES, "stablehlo.sort")
+def _sort_batch(b, op, args, dims):
+    size = next(shape_of(v)[d] for v, d in zip(args, dims) if d is not None)
+    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
+    rank = len(shape_of(op.operands[0]))
+    props = dict(op.properties)
+    props["dimension"] = stablehlo.i64_attr(int_property(op, "dimension", -1) % rank + 1)
+    types = [batched_type(r.type, size) for r in op.results]
+    res = with_regions(b, op, inputs, types, props)
+    return list(res.results), [0] * len(types)
+
+
+@rule(JVP_RULES, "stablehlo.sort")
+def _sort_jvp(b, op, xs, ts):
+    # the permutation: the same sort with an iota carried along, then each tangent follows it
+    rank = len(shape_of(xs[0]))
+    dim = int_property(op, "dimension", -1) % rank
+    iota = stablehlo.iota(b, RankedTensorType(shape_of(xs[0]), I32, None), dim)
+    props = dict(op.properties)
+    types = [*(v.type for v in xs), iota.type]
+    new = Operation.create(op.name, [*xs, iota], types, props, dict(op.attributes), (), (), b.location)
+    region = op.regions[0].clone({})
+    block = region.entry
+    scalar = RankedTensorType((), I32, None)
+    block.add_argument(scalar)  # the comparator ignores the iota's pair of arguments
+    block.add_argument(scalar)
+    new.add_region(region)
+    perm = b.insert(new).results[-1]
+    return [None if t is None else take_along(b, t, perm, dim) for t in ts]
+
+
+
+# --- products (reduce and reduce_window with a multiply body) -----------------------------------
+
+
+def _cumprod(b: Builder, v: Value, axis: int) -> Value:
+    """The inclusive cumulative product of `v` along `axis` (a reduce_window)."""
+    n = shape_of(v)[axis]
+    rank = len(shape_of(v))
+    window = [1] * rank
+    window[axis] = n
+    padding = [(0, 0)] * rank
+    padding[axis] = (n - 1, 0)
+    one = scalar_constant(b, 1, v.type.element_type)
+    return stablehlo.reduce_window(b, [v], [one], window,
+                                   lambda bb, args: [stablehlo.multiply(bb, args[0], args[1])], padding=padding)
+
+
+def _exclusive_products(b: Builder, x: Value, axis: int) -> Value:
+    """`prod_{j != i} x[j]` along `axis` for every i, exact with zeros: the exclusive cumulative
+    products from both ends, multiplied."""
+    shape = shape_of(x)
+    n = shape[axis]
+    if n == 1:
+        return full(b, 1, x.type)
+    ones_shape = list(shape)
+    ones_shape[axis] = 1
+    ones = full(b, 1, RankedTensorType(tuple(ones_shape), x.type.element_type, None))
+    starts, limits = [0] * len(shape), list(shape)
+    limits[axis] = n - 1
+    left = stablehlo.concatenate(b, [ones, stablehlo.slice_(b, _cumprod(b, x, axis), starts, limits)], axis)
+    rev = stablehlo.reverse(b, x, [axis])
+    right = stablehlo.concatenate(b, [ones, stablehlo.slice_(b, _cumprod(b, rev, axis), starts, limits)], axis)
+    return stablehlo.multiply(b, left, stablehlo.reverse(b, right, [axis]))
+
+
+def _flatten_axes(b: Builder, x: Value, dims: Sequence[int]) -> tuple[Value, list[int]]:
+    """`x` with `dims` moved last and merged into one axis; also the permutation used."""
+    rank = len(shape_of(x))
+    kept = [d for d in range(rank) if d not in dims]
+    perm = kept + list(dims)
+    v = stablehlo.transpose(b, x, perm) if perm != list(range(rank)) else x
+    shape = [shape_of(x)[d] for d in kept]
+    n = int(np.prod([shape_of(x)[d] for d in dims], dtype=np.int64))
+    return stablehlo.reshape(b, v, (*shape, n)), perm
+
+
+def _product_partials(b: Builder, x: Value, dims: Sequence[int]) -> Value:
+    """d prod(x over dims) / dx, of the shape of `x`."""
+    flat, perm = _flatten_axes(b, x, dims)
+    partial = _exclusive_products(b, flat, len(shape_of(flat)) - 1)
+    permuted = [shape_of(x)[p] for p in perm]
+    v = stablehlo.reshape(b, partial, permuted)
+    inverse = [int(i) for i in np.argsort(perm)]
+    return stablehlo.transpose(b, v, inverse) if inverse != list(range(len(inverse))) else v
+
+
+_core_reduce_vjp = VJP_RULES.get("stablehlo.reduce")
+_core_reduce_jvp = JVP_RULES.get("stablehlo.reduce")
+
+
+@rule(VJP_RULES, "stablehlo.reduce")
+def _reduce_vjp(b, op, cts):
+    if stablehlo.reduction_body(op) != "stablehlo.multiply" or not is_float(op.operands[0].type):
+        if _core_reduce_vjp is None:
+            raise missing_rule("vjp", op, "with this body")
+        return _core_reduce_vjp(b, op, cts)
+    x = op.operands[0]
+    dims = _ints(op, "dimensions")
+    kept = [d for d in range(len(shape_of(x))) if d not in dims]
+    if not dims:
+        return [cts[0], None]
+    g = stablehlo.broadcast_in_dim(b, cts[0], shape_of(x), kept)
+    return [stablehlo.multiply(b, g, _product_partials(b, x, dims)), None]
+
+
+@rule(JVP_RULES, "stablehlo.reduce")
+def _reduce_jvp(b, op, xs, ts):
+    if stablehlo.reduction_body(op) != "stablehlo.multiply" or not is_float(xs[0].type):
+        if _core_reduce_jvp is None:
+            raise missing_rule("jvp", op, "with this body")
+        return _core_reduce_jvp(b, op, xs, ts)
+    if ts[1] is not None:
+        raise missing_rule("jvp", op, "with a differentiated initial value")
+    x = xs[0]
+    dims = _ints(op, "dimensions")
+    if ts[0] is None:
+        return [None]
+    if not dims:
+        return [ts[0]]
+    return [reduce_sum(b, stablehlo.multiply(b, ts[0], _product_partials(b, x, dims)), dims)]
+
+
+_core_reduce_window_jvp = JVP_RULES.get("stablehlo.reduce_window")
+
+
+@rule(JVP_RULES, "stablehlo.reduce_window")
+def _reduce_window_jvp(b, op, xs, ts):
+    axis = _cumulative_product_axis(op)
+    if axis is None or ts[1] is not None:
+        if _core_reduce_window_jvp is None:
+            raise missing_rule("jvp", op, "with this body")
+        return _core_reduce_window_jvp(b, op, xs, ts)
+    if ts[0] is None:
+        return [None]
+    return [_cumprod_jvp(b, xs[0], ts[0], axis)]
+
+
+def _cumulative_product_axis(op: Operation) -> int | None:
+    """The axis of a reduce_window computing a cumulative product (as lnp.cumprod emits), or None."""
+    if stablehlo.reduction_body(op) != "stablehlo.multiply" or not is_float(op.operands[0].type):
+        return None
+    x = op.operands[0]
+    shape = shape_of(x)
+    rank = len(shape)
+    window = _ints(op, "window_dimensions")
+    for name in ("window_strides", "base_dilations", "window_dilations"):
+        if _ints(op, name) not in ([], [1] * rank):
+            return None
+    attr = op.properties.get("padding")
+    flat = [0] * (2 * rank) if attr is None else [int(v) for v in np.asarray(attr.to_numpy()).reshape(-1)]
+    axes = [d for d in range(rank) if window[d] != 1 or flat[2 * d] or flat[2 * d + 1]]
+    if len(axes) != 1:
+        return None
+    a = axes[0]
+    if window[a] != shape[a] or flat[2 * a:2 * a + 2] != [shape[a] - 1, 0]:
+        return None
+    return a
+
+
+def _cumprod_jvp(b: Builder, x: Value, t: Value, axis: int) -> Value:
+    """The tangent of the cumulative product of `x` along `axis`, exact with zeros: for each
+    position i, the cumulative product of x with x[i] replaced by t[i] (an (n, n) expansion along a
+    new axis), summed over the positions i <= j."""
+    shape = shape_of(x)
+    n = shape[axis]
+    big = (*shape[:axis], n, *shape[axis:])  # the new axis `i` at axis, the original `k` at axis + 1
+    keep = [d if d < axis else d + 1 for d in range(len(shape))]
+    xb = stablehlo.broadcast_in_dim(b, x, big, keep)
+    tb = stablehlo.broadcast_in_dim(b, t, big, keep)
+    i32 = RankedTensorType(big, I32, None)
+    i_idx, k_idx = stablehlo.iota(b, i32, axis), stablehlo.iota(b, i32, axis + 1)
+    replaced = stablehlo.select(b, stablehlo.compare(b, i_idx, k_idx, "EQ"), tb, xb)
+    products = _cumprod(b, replaced, axis + 1)
+    terms = stablehlo.select(b, stablehlo.compare(b, i_idx, k_idx, "LE"), products, zeros_like(b, products))
+    return reduce_sum(b, terms, [axis])
+
+
+
+# --- max / min windows (pooling, cummax): select_and_scatter ------------------------------------
+
+
+def _window_chooser(op: Operation) -> tuple[str, list[int], list[int], list[tuple[int, int]]] | None:
+    """('GE' for max / 'LE' for min, window, strides, padding) of a one-input reduce_window with a
+    maximum or minimum body and no dilation, else None."""
+    body = stablehlo.reduction_body(op)
+    if body not in ("stablehlo.maximum", "stablehlo.minimum") or not is_float(op.operands[0].type):
+        return None
+    rank = len(shape_of(op.operands[0]))
+    for name in ("base_dilations", "window_dilations"):
+        if _ints(op, name) not in ([], [1] * rank):
+            return None
+    window = _ints(op, "window_dimensions")
+    strides = _ints(op, "window_strides") or [1] * rank
+    attr = op.properties.get("padding")
+    flat = [0] * (2 * rank) if attr is None else [int(v) for v in np.asarray(attr.to_numpy()).reshape(-1)]
+    padding = [(flat[2 * d], flat[2 * d + 1]) for d in range(rank)]
+    return ("GE" if body == "stablehlo.maximum" else "LE"), window, strides, padding
+
+
+_core_reduce_window_vjp = VJP_RULES.get("stablehlo.reduce_window")
+
+
+@rule(VJP_RULES, "stablehlo.reduce_window")
+def _reduce_window_vjp(b, op, cts):
+    chooser = _window_chooser(op)
+    if chooser is None:
+        if _core_reduce_window_vjp is None:
+            raise missing_rule("vjp", op, "with this body")
+        return _core_reduce_window_vjp(b, op, cts)
+    if cts[0] is None:
+        return [None, None]
+    direction, window, strides, padding = chooser
+    x = op.operands[0]
+    et = x.type.element_type
+    # as JAX: each window's cotangent goes to the (first) element it selected
+    new = Operation.create("stablehlo.select_and_scatter", [x, cts[0], scalar_constant(b, 0, et)], [x.type],
+                           {"window_dimensions": stablehlo.i64_array(window),
+                            "window_strides": stablehlo.i64_array(strides),
+                            "padding": stablehlo.padding_attr(padding)}, {}, (), (), b.location)
+    scalar = RankedTensorType((), et, None)
+    new.add_region(stablehlo._build_region([scalar, scalar],
+                                           lambda bb, a: [stablehlo.compare(bb, a[0], a[1], direction)]))
+    new.add_region(stablehlo._build_region([scalar, scalar], add_body))
+    return [b.insert(new).results[0], None]
+
+
+@rule(JVP_RULES, "stablehlo.reduce_window")
+def _reduce_window_jvp_choosers(b, op, xs, ts):
+    chooser = _window_chooser(op)
+    if chooser is None or ts[1] is not None:
+        return _reduce_window_jvp(b, op, xs, ts)
+    if ts[0] is None:
+        return [None]
+    direction = "GT" if chooser[0] == "GE" else "LT"
+    x, init = xs
+    et = x.type.element_type
+    scalar = RankedTensorType((), et, None)
+    # the tangent of each window's first extremum: a two-input reduce_window carrying it along
+    props = dict(op.properties)
+    new = Operation.create(op.name, [x, ts[0], init, scalar_constant(b, 0, et)], [op.results[0].type] * 2, props, {},
+                           (), (), b.location)
+    choose = stablehlo.maximum if chooser[0] == "GE" else stablehlo.minimum
+
+    def body(bb: Builder, a: list[Value]) -> list[Value]:
+        acc_v, acc_t, v, t = a
+        better = stablehlo.compare(bb, v, acc_v, direction)
+        return [choose(bb, acc_v, v), stablehlo.select(bb, better, t, acc_t)]
+    new.add_region(stablehlo._build_region([scalar] * 4, body))
+    return [b.insert(new).results[1]]
+
+
 
 declare("stablehlo.select_and_scatter",
         unsupported("the VJP of max pooling: loom does not differentiate or batch its own backward pass"),

@@ -11,5 +11,5 @@ __all__ = ["CSEPass", "CanonicalizerPass", "DCEPass", "InlinerPass", "SymbolDCEP
            "eliminate_common_subexpressions", "eliminate_dead_code"]
 
 import loom.ops  # noqa: E402, F401  (fills the rule tables from the op families)
-import loom.transforms.indexing_rules  # noqa: E402, F401  (registers rules in the transformations' tables)
 import loom.transforms.knn_rules  # noqa: E402, F401
+import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
