@@ -9,12 +9,13 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     indexing      gather, scatter, dynamic_slice, dynamic_update_slice: derivatives and batching
     linalg        convolution's derivatives and batching; dot_general, fft and the ops loom lacks
     reductions    sort, products, max / min windows (select_and_scatter): derivatives and batching
-    shape         reshape, broadcast, transpose, slice, pad, concatenate, reverse, iota, constants
+    shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
+                  (the transpose) and batching side by side; iota, constants, dynamic shapes
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects: ad, stack, knn
 
-Families whose rules have not moved yet (shape, control flow, the sum / max / min reductions,
+Families whose rules have not moved yet (control flow, the sum / max / min reductions,
 dot_general, loom's own dialects) keep them in `loom.backend` and `loom.transforms`; their family
 module says where, and declares what they lack. Shared IR builders are in
 `loom.transforms.rule_builders`.

@@ -127,15 +127,6 @@ elementwise_rule = _elementwise
 BATCH_RULES["stablehlo.bitcast_convert"] = _elementwise
 
 
-@_rule("stablehlo.broadcast_in_dim")
-def _broadcast_in_dim(b, op, args, dims):
-    x, d = args[0], dims[0]
-    size = _shape(x)[d]
-    x = moveaxis(b, x, d, 0)
-    out_dims = [0] + [i + 1 for i in _ints(op, "broadcast_dimensions")]
-    return [stablehlo.broadcast_in_dim(b, x, (size, *_shape(op.results[0])), out_dims)], [0]
-
-
 @_rule("ad.stop_gradient")
 def _stop_gradient_rule(b, op, args, dims):
     """The same op on the batched operand, batch dimension unchanged."""
@@ -162,48 +153,6 @@ def _custom_derivative_rule(b, op, args, dims):
         start += k
     new = type(op)._build(b, groups, region, None)
     return list(new.results), [0] * len(new.results)
-
-
-@_rule("stablehlo.reshape")
-def _reshape(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.reshape(b, x, (_shape(x)[0], *_shape(op.results[0])))], [0]
-
-
-@_rule("stablehlo.transpose")
-def _transpose(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.transpose(b, x, [0] + [p + 1 for p in _ints(op, "permutation")])], [0]
-
-
-@_rule("stablehlo.reverse")
-def _reverse(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.reverse(b, x, [i + 1 for i in _ints(op, "dimensions")])], [0]
-
-
-@_rule("stablehlo.slice")
-def _slice(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    strides = _ints(op, "strides") or [1] * (len(_shape(x)) - 1)
-    return [stablehlo.slice_(b, x, [0, *_ints(op, "start_indices")], [_shape(x)[0], *_ints(op, "limit_indices")],
-                             [1, *strides])], [0]
-
-
-@_rule("stablehlo.concatenate")
-def _concatenate(b, op, args, dims):
-    size = _size(args, dims)
-    parts = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
-    return [stablehlo.concatenate(b, parts, int(op.properties["dimension"].value) + 1)], [0]
-
-
-@_rule("stablehlo.pad")
-def _pad(b, op, args, dims):
-    if dims[1] is not None:
-        raise _fail(op, "with a batched padding value")
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.pad(b, x, args[1], [0, *_ints(op, "edge_padding_low")], [0, *_ints(op, "edge_padding_high")],
-                          [0, *(_ints(op, "interior_padding") or [0] * (len(_shape(x)) - 1))])], [0]
 
 
 @_rule("stablehlo.dot_general")

@@ -109,44 +109,6 @@ def _custom_vjp_rule(b, op, xs, ts):
                     "its derivative is given only in reverse mode")
 
 
-@_rule("stablehlo.broadcast_in_dim")
-def _broadcast_in_dim(b, op, xs, ts):
-    return [stablehlo.broadcast_in_dim(b, ts[0], _shape(op.results[0]), _ints(op, "broadcast_dimensions"))]
-
-
-@_rule("stablehlo.reshape")
-def _reshape(b, op, xs, ts):
-    return [stablehlo.reshape(b, ts[0], _shape(op.results[0]))]
-
-
-@_rule("stablehlo.transpose")
-def _transpose(b, op, xs, ts):
-    return [stablehlo.transpose(b, ts[0], _ints(op, "permutation"))]
-
-
-@_rule("stablehlo.reverse")
-def _reverse(b, op, xs, ts):
-    return [stablehlo.reverse(b, ts[0], _ints(op, "dimensions"))]
-
-
-@_rule("stablehlo.slice")
-def _slice(b, op, xs, ts):
-    return [stablehlo.slice_(b, ts[0], _ints(op, "start_indices"), _ints(op, "limit_indices"), _ints(op, "strides"))]
-
-
-@_rule("stablehlo.concatenate")
-def _concatenate(b, op, xs, ts):
-    parts = [_zeros(b, t, x) for x, t in zip(xs, ts)]
-    return [stablehlo.concatenate(b, parts, int(op.properties["dimension"].value))]
-
-
-@_rule("stablehlo.pad")
-def _pad(b, op, xs, ts):
-    x, padding = xs
-    return [stablehlo.pad(b, _zeros(b, ts[0], x), _zeros(b, ts[1], padding), _ints(op, "edge_padding_low"),
-                          _ints(op, "edge_padding_high"), _ints(op, "interior_padding"))]
-
-
 @_rule("stablehlo.dot_general")
 def _dot_general(b, op, xs, ts):
     x, y = xs
