@@ -7,7 +7,7 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     elementwise   StableHLO's and CHLO's elementwise ops: one declarative row per op (kernels,
                   one derivative for both modes, lax / loom.numpy names; batching from the trait)
     indexing      gather, scatter, dynamic_slice, dynamic_update_slice: derivatives and batching
-    linalg        convolution's derivatives and batching; dot_general, fft and the ops loom lacks
+    linalg        dot_general and convolution: derivatives and batching; fft and the ops loom lacks
     reductions    sort, products, max / min windows (select_and_scatter): derivatives and batching
     shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
                   (the transpose) and batching side by side; iota, constants, dynamic shapes
@@ -15,8 +15,8 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects: ad, stack, knn
 
-Families whose rules have not moved yet (control flow, the sum / max / min reductions,
-dot_general, loom's own dialects) keep them in `loom.backend` and `loom.transforms`; their family
+Families whose rules have not moved yet (control flow, the sum / max / min reductions, loom's
+own dialects) keep them in `loom.backend` and `loom.transforms`; their family
 module says where, and declares what they lack. Shared IR builders are in
 `loom.transforms.rule_builders`.
 

@@ -1,11 +1,12 @@
-"""Linear algebra and convolution: dot_general, convolution, fft, and the ops loom lacks.
+"""Linear algebra and convolution: dot_general and convolution (their derivatives and batching
+here), fft, and the ops loom lacks.
 
-Kernels in `loom.backend.kernels_numpy` / `kernels_torch`; dot_general's derivatives and batching in
-`loom.transforms.autodiff` / `forward_ad` / `batching` (bilinear: each operand's cotangent is the
-transposed product). Convolution's rules are here: JAX's transposes (a convolution of the
-cotangent with the reversed kernel, and of the input with the cotangent), feature and batch
-groups included; batched by folding the batch into the batch, feature or kernel-output
-dimension, as JAX.
+Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. Both ops are bilinear: each operand's
+tangent is the product with the other operand's; each cotangent is the transposed product (JAX's
+transposes: for convolution, a convolution of the cotangent with the reversed kernel, and of the
+input with the cotangent, feature and batch groups included). Batched by a new batching
+dimension (dot_general) or by folding the batch into the batch, feature or kernel-output
+dimension (convolution), as JAX.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from loom.dialects import stablehlo
-from loom.dialects.stablehlo import ConvDimensionNumbers
+from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
+from loom.ir.types import RankedTensorType
 from loom.ops.registry import declare, unsupported
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float
 from loom.transforms.autodiff import props_ints as _ints
-from loom.transforms.batching import BATCH_RULES
+from loom.transforms.batching import BATCH_RULES, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
 from loom.transforms.rule_builders import (
     dimension_numbers,
@@ -30,6 +32,112 @@ from loom.transforms.rule_builders import (
     shape_of,
     zeros_like,
 )
+
+# --- dot_general: bilinear (each operand's tangent is the product with the other; the cotangent
+# of each is JAX's transposed product) ------------------------------------------------------------
+
+
+@rule(JVP_RULES, "stablehlo.dot_general")
+def _dot_general_jvp(b, op, xs, ts):
+    x, y = xs
+    dn = op.properties["dot_dimension_numbers"]
+    et = op.results[0].type.element_type
+
+    def dot(lhs: Value, rhs: Value) -> Value:
+        v = stablehlo.dot_general(b, lhs, rhs, dn)
+        return v if v.type.element_type == et else stablehlo.convert(b, v, et)
+    tx = None if ts[0] is None else dot(ts[0], y)
+    ty = None if ts[1] is None else dot(x, ts[1])
+    return [tx if ty is None else ty if tx is None else stablehlo.add(b, tx, ty)]
+
+
+def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
+    out, start = [], 0
+    for x in xs:
+        out.append(list(range(start, start + len(x))))
+        start += len(x)
+    return out
+
+
+def _dot_transpose_lhs(b: Builder, g: Value, x: Value, y: Value, x_contract: Sequence[int],
+                       y_contract: Sequence[int], x_batch: Sequence[int], y_batch: Sequence[int],
+                       swap_ans: bool = False) -> Value:
+    """JAX's `_dot_general_transpose_lhs`: the cotangent of the lhs `x` of a dot_general."""
+    x_ndim, y_ndim = len(shape_of(x)), len(shape_of(y))
+    x_kept = [i for i in range(x_ndim) if i not in x_contract and i not in x_batch]
+    y_kept = [i for i in range(y_ndim) if i not in y_contract and i not in y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dn = DotDimensionNumbers.get(lhs_batching_dimensions=tuple(ans_batch), rhs_batching_dimensions=tuple(y_batch),
+                                 lhs_contracting_dimensions=tuple(ans_y), rhs_contracting_dimensions=tuple(y_kept))
+    x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = [int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)]
+    n_g = len(shape_of(g)) - len(ans_y) - len(ans_batch)  # the product's dims from g, then those from y
+    n_y = y_ndim - len(y_kept) - len(y_batch)
+    if not x_batch and out_axes != list(range(len(out_axes))) and out_axes == [*range(n_g, n_g + n_y), *range(n_g)]:
+        # the transposed product is the product with its operands swapped: no transpose, so the
+        # cotangent comes out contiguous (a loop that accumulates it, the weight gradient of an RNN
+        # step, adds contiguous arrays instead of reading one through a transposed view)
+        dn = DotDimensionNumbers.get(lhs_batching_dimensions=(), rhs_batching_dimensions=(),
+                                     lhs_contracting_dimensions=tuple(y_kept), rhs_contracting_dimensions=tuple(ans_y))
+        v = stablehlo.dot_general(b, y, g, dn)
+    else:
+        v = stablehlo.dot_general(b, g, y, dn)
+        if out_axes != list(range(len(out_axes))):
+            v = stablehlo.transpose(b, v, out_axes)
+    if v.type.element_type != x.type.element_type:
+        v = stablehlo.convert(b, v, x.type.element_type)
+    return v
+
+
+@rule(VJP_RULES, "stablehlo.dot_general")
+def _dot_general_vjp(b, op, cts):
+    x, y = op.operands
+    g = cts[0]
+    dn = op.properties["dot_dimension_numbers"]
+    xc, yc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
+    xb, yb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    gx = _dot_transpose_lhs(b, g, x, y, xc, yc, xb, yb) if is_float(x.type) else None
+    gy = _dot_transpose_lhs(b, g, y, x, yc, xc, yb, xb, swap_ans=True) if is_float(y.type) else None
+    return [gx, gy]
+
+
+@rule(BATCH_RULES, "stablehlo.dot_general")
+def _dot_general_batch(b, op, args, dims):
+    lhs, rhs = args
+    dl, dr = dims
+    dn = op.properties["dot_dimension_numbers"]
+    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
+
+    def shift(ds: list[int]) -> list[int]:
+        return [i + 1 for i in ds]
+    if dl is not None:
+        lhs = moveaxis(b, lhs, dl, 0)
+    if dr is not None:
+        rhs = moveaxis(b, rhs, dr, 0)
+    if dl is not None and dr is not None:  # a new batching dimension, first in the result
+        new_dn = type(dn).get(lhs_batching_dimensions=[0, *shift(lb)], rhs_batching_dimensions=[0, *shift(rb)],
+                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=shift(rc))
+        out_dim = 0
+    elif dl is not None:  # a free dimension of the lhs: the first lhs free dimension of the result
+        new_dn = type(dn).get(lhs_batching_dimensions=shift(lb), rhs_batching_dimensions=rb,
+                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=rc)
+        out_dim = len(lb)
+    else:  # a free dimension of the rhs: after the batch and lhs free dimensions
+        new_dn = type(dn).get(lhs_batching_dimensions=lb, rhs_batching_dimensions=shift(rb),
+                              lhs_contracting_dimensions=lc, rhs_contracting_dimensions=shift(rc))
+        out_dim = len(shape_of(lhs)) - len(lc)
+    shape = stablehlo.dot_general_shape(lhs.type, rhs.type, new_dn)
+    rt = op.results[0].type
+    props = dict(op.properties)
+    props["dot_dimension_numbers"] = new_dn
+    new = b.create(op.name, [lhs, rhs], [RankedTensorType(tuple(shape), rt.element_type, rt.encoding)], props,
+                   dict(op.attributes))
+    return [new.results[0]], [out_dim]
+
 
 # --- convolution -------------------------------------------------------------------------------
 

@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from loom.dialects import builtin, func, stablehlo
-from loom.dialects.stablehlo import DotDimensionNumbers
 from loom.ir.attributes import TypeAttr, numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
@@ -173,59 +172,6 @@ def _custom_vjp(b, op, cts):
     inputs = op.operands_of("inputs")
     in_cts = [ct if is_float(x.type) else None for ct, x in zip(got, inputs)]
     return [*in_cts, *[None] * (len(op.operands) - len(inputs))]
-
-
-def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
-    out, start = [], 0
-    for x in xs:
-        out.append(list(range(start, start + len(x))))
-        start += len(x)
-    return out
-
-
-def _dot_transpose_lhs(b: Builder, g: Value, x: Value, y: Value, x_contract: Sequence[int],
-                       y_contract: Sequence[int], x_batch: Sequence[int], y_batch: Sequence[int],
-                       swap_ans: bool = False) -> Value:
-    """JAX's `_dot_general_transpose_lhs`: the cotangent of the lhs `x` of a dot_general."""
-    x_ndim, y_ndim = len(_shape(x)), len(_shape(y))
-    x_kept = [i for i in range(x_ndim) if i not in x_contract and i not in x_batch]
-    y_kept = [i for i in range(y_ndim) if i not in y_contract and i not in y_batch]
-    if swap_ans:
-        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
-    else:
-        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
-    dn = DotDimensionNumbers.get(lhs_batching_dimensions=tuple(ans_batch), rhs_batching_dimensions=tuple(y_batch),
-                                 lhs_contracting_dimensions=tuple(ans_y), rhs_contracting_dimensions=tuple(y_kept))
-    x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
-    out_axes = [int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)]
-    n_g = len(_shape(g)) - len(ans_y) - len(ans_batch)  # the product's dims from g, then those from y
-    n_y = y_ndim - len(y_kept) - len(y_batch)
-    if not x_batch and out_axes != list(range(len(out_axes))) and out_axes == [*range(n_g, n_g + n_y), *range(n_g)]:
-        # the transposed product is the product with its operands swapped: no transpose, so the
-        # cotangent comes out contiguous (a loop that accumulates it, the weight gradient of an RNN
-        # step, adds contiguous arrays instead of reading one through a transposed view)
-        dn = DotDimensionNumbers.get(lhs_batching_dimensions=(), rhs_batching_dimensions=(),
-                                     lhs_contracting_dimensions=tuple(y_kept), rhs_contracting_dimensions=tuple(ans_y))
-        v = stablehlo.dot_general(b, y, g, dn)
-    else:
-        v = stablehlo.dot_general(b, g, y, dn)
-        if out_axes != list(range(len(out_axes))):
-            v = stablehlo.transpose(b, v, out_axes)
-    if _element(v) != _element(x):
-        v = stablehlo.convert(b, v, _element(x))
-    return v
-
-
-@_rule("stablehlo.dot_general")
-def _dot_general(b, op, cts):
-    x, y = op.operands
-    g = cts[0]
-    dn = op.properties["dot_dimension_numbers"]
-    xc, yc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
-    xb, yb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
-    gx = _dot_transpose_lhs(b, g, x, y, xc, yc, xb, yb) if is_float(x.type) else None
-    gy = _dot_transpose_lhs(b, g, y, x, yc, xc, yb, xb, swap_ans=True) if is_float(y.type) else None
-    return [gx, gy]
 
 
 @_rule("stablehlo.reduce")

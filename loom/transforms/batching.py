@@ -155,41 +155,6 @@ def _custom_derivative_rule(b, op, args, dims):
     return list(new.results), [0] * len(new.results)
 
 
-@_rule("stablehlo.dot_general")
-def _dot_general(b, op, args, dims):
-    lhs, rhs = args
-    dl, dr = dims
-    dn = op.properties["dot_dimension_numbers"]
-    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
-    lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
-
-    def shift(ds: list[int]) -> list[int]:
-        return [i + 1 for i in ds]
-    if dl is not None:
-        lhs = moveaxis(b, lhs, dl, 0)
-    if dr is not None:
-        rhs = moveaxis(b, rhs, dr, 0)
-    if dl is not None and dr is not None:  # a new batching dimension, first in the result
-        new_dn = type(dn).get(lhs_batching_dimensions=[0, *shift(lb)], rhs_batching_dimensions=[0, *shift(rb)],
-                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=shift(rc))
-        out_dim = 0
-    elif dl is not None:  # a free dimension of the lhs: the first lhs free dimension of the result
-        new_dn = type(dn).get(lhs_batching_dimensions=shift(lb), rhs_batching_dimensions=rb,
-                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=rc)
-        out_dim = len(lb)
-    else:  # a free dimension of the rhs: after the batch and lhs free dimensions
-        new_dn = type(dn).get(lhs_batching_dimensions=lb, rhs_batching_dimensions=shift(rb),
-                              lhs_contracting_dimensions=lc, rhs_contracting_dimensions=shift(rc))
-        out_dim = len(_shape(lhs)) - len(lc)
-    shape = stablehlo.dot_general_shape(lhs.type, rhs.type, new_dn)
-    rt = op.results[0].type
-    props = dict(op.properties)
-    props["dot_dimension_numbers"] = new_dn
-    new = b.create(op.name, [lhs, rhs], [RankedTensorType(tuple(shape), rt.element_type, rt.encoding)], props,
-                   dict(op.attributes))
-    return [new.results[0]], [out_dim]
-
-
 def _with_region(b: Builder, op: Operation, operands: list[Value], types: list, props: dict) -> Operation:
     new = Operation.create(op.name, operands, types, props, dict(op.attributes), (), (), b.location)
     for region in op.regions:

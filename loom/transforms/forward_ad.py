@@ -109,20 +109,6 @@ def _custom_vjp_rule(b, op, xs, ts):
                     "its derivative is given only in reverse mode")
 
 
-@_rule("stablehlo.dot_general")
-def _dot_general(b, op, xs, ts):
-    x, y = xs
-    dn = op.properties["dot_dimension_numbers"]
-    et = op.results[0].type.element_type
-
-    def dot(lhs: Value, rhs: Value) -> Value:
-        v = stablehlo.dot_general(b, lhs, rhs, dn)
-        return v if v.type.element_type == et else stablehlo.convert(b, v, et)
-    tx = None if ts[0] is None else dot(ts[0], y)
-    ty = None if ts[1] is None else dot(x, ts[1])
-    return [_add(b, tx, ty)]
-
-
 def _sum(b: Builder, v: Value, dims: Sequence[int]) -> Value:
     zero = full(b, 0, RankedTensorType((), v.type.element_type, None))
     return stablehlo.reduce(b, [v], [zero], list(dims), lambda bb, args: [stablehlo.add(bb, args[0], args[1])])
