@@ -8,16 +8,16 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
                   one derivative for both modes, lax / loom.numpy names; batching from the trait)
     indexing      gather, scatter, dynamic_slice, dynamic_update_slice: derivatives and batching
     linalg        dot_general and convolution: derivatives and batching; fft and the ops loom lacks
-    reductions    sort, products, max / min windows (select_and_scatter): derivatives and batching
+    reductions    reduce, reduce_window, sort: derivatives and batching
     shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
                   (the transpose) and batching side by side; iota, constants, dynamic shapes
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects: ad, stack, knn
 
-Families whose rules have not moved yet (control flow, the sum / max / min reductions, loom's
-own dialects) keep them in `loom.backend` and `loom.transforms`; their family
-module says where, and declares what they lack. Shared IR builders are in
+The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
+and of loom's own dialects, are still in `loom.backend` and `loom.transforms`; each family module
+says where, and declares what its ops lack. Shared IR builders are in
 `loom.transforms.rule_builders`.
 
 Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once

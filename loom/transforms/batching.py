@@ -36,7 +36,6 @@ from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
 from loom.ir.types import FunctionType, IntegerType, RankedTensorType
 from loom.transforms import autodiff
-from loom.transforms.autodiff import props_ints as _ints
 
 TRANSFORMATION = "vmap"
 
@@ -153,48 +152,6 @@ def _custom_derivative_rule(b, op, args, dims):
         start += k
     new = type(op)._build(b, groups, region, None)
     return list(new.results), [0] * len(new.results)
-
-
-def _with_region(b: Builder, op: Operation, operands: list[Value], types: list, props: dict) -> Operation:
-    new = Operation.create(op.name, operands, types, props, dict(op.attributes), (), (), b.location)
-    for region in op.regions:
-        new.add_region(region.clone({}))
-    return b.insert(new)
-
-
-@_rule("stablehlo.reduce")
-def _reduce(b, op, args, dims):
-    n = len(args) // 2
-    if any(d is not None for d in dims[n:]):
-        raise _fail(op, "with a batched initial value")
-    size = _size(args, dims)
-    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
-    props = dict(op.properties)
-    props["dimensions"] = stablehlo.i64_array([i + 1 for i in _ints(op, "dimensions")])
-    types = [_batched_type(r.type, size) for r in op.results]
-    new = _with_region(b, op, [*inputs, *args[n:]], types, props)
-    return list(new.results), [0] * len(types)
-
-
-@_rule("stablehlo.reduce_window")
-def _reduce_window(b, op, args, dims):
-    n = len(args) // 2
-    if any(d is not None for d in dims[n:]):
-        raise _fail(op, "with a batched initial value")
-    size = _size(args, dims)
-    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
-    rank = len(_shape(args[0])) - (1 if dims[0] is not None else 0)
-    props = dict(op.properties)
-    props["window_dimensions"] = stablehlo.i64_array([1, *_ints(op, "window_dimensions")])
-    for name in ("window_strides", "base_dilations", "window_dilations"):
-        if name in props:
-            props[name] = stablehlo.i64_array([1, *(_ints(op, name) or [1] * rank)])
-    if "padding" in props:
-        pads = props["padding"].to_numpy().reshape(-1, 2).tolist()
-        props["padding"] = stablehlo.padding_attr([(0, 0), *[(int(lo), int(hi)) for lo, hi in pads]])
-    types = [_batched_type(r.type, size) for r in op.results]
-    new = _with_region(b, op, [*inputs, *args[n:]], types, props)
-    return list(new.results), [0] * len(types)
 
 
 # --- stacks of saved values (vmap of a gradient through a loop) ------------------------------------

@@ -28,10 +28,9 @@ from loom.dialects import builtin, func, stablehlo
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
-from loom.ir.types import FunctionType, RankedTensorType
+from loom.ir.types import FunctionType
 from loom.transforms import autodiff
 from loom.transforms.autodiff import full, is_float
-from loom.transforms.autodiff import props_ints as _ints
 
 TRANSFORMATION = "jvp"
 
@@ -107,44 +106,6 @@ def _custom_jvp_rule(b, op, xs, ts):
 def _custom_vjp_rule(b, op, xs, ts):
     raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "
                     "its derivative is given only in reverse mode")
-
-
-def _sum(b: Builder, v: Value, dims: Sequence[int]) -> Value:
-    zero = full(b, 0, RankedTensorType((), v.type.element_type, None))
-    return stablehlo.reduce(b, [v], [zero], list(dims), lambda bb, args: [stablehlo.add(bb, args[0], args[1])])
-
-
-@_rule("stablehlo.reduce")
-def _reduce(b, op, xs, ts):
-    body = stablehlo.reduction_body(op)
-    if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
-        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with body "
-                               f"{body or '(not a single add/maximum/minimum)'} (at {op.location})")
-    x, z = xs[0], op.results[0]
-    dims = _ints(op, "dimensions")
-    if body == "stablehlo.add":  # linear in the input and the initial value
-        out = None if ts[0] is None else _sum(b, ts[0], dims)
-        if ts[1] is not None:
-            out = _add(b, out, stablehlo.broadcast_in_dim(b, ts[1], _shape(z), []))
-        return [out]
-    if ts[0] is None:
-        return [None]
-    # as JAX: the mean of the tangents at the positions equal to the extremum
-    kept = [i for i in range(len(_shape(x))) if i not in dims]
-    mask = stablehlo.convert(b, stablehlo.compare(b, x, stablehlo.broadcast_in_dim(b, z, _shape(x), kept), "EQ"),
-                             x.type.element_type)
-    return [stablehlo.divide(b, _sum(b, stablehlo.multiply(b, ts[0], mask), dims), _sum(b, mask, dims))]
-
-
-@_rule("stablehlo.reduce_window")
-def _reduce_window(b, op, xs, ts):
-    body = stablehlo.reduction_body(op)
-    if body != "stablehlo.add" or ts[1] is not None:
-        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce_window with "
-                               f"body {body or '(not a single add/maximum/minimum)'} or a differentiated initial "
-                               f"value (at {op.location})")
-    # linear: the same windowed sum of the tangent, starting from zero
-    return list(b.insert(op.clone({xs[0]: ts[0], xs[1]: _like(b, 0, xs[1])})).results)
 
 
 # --- control flow ------------------------------------------------------------------------------
