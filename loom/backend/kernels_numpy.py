@@ -118,6 +118,8 @@ def result_shape(op: Operation, i: int = 0) -> tuple[int, ...]:
 
 
 # Elementwise ---------------------------------------------------------------------------------
+# The functions and kernel makers of the elementwise ops; the rows of loom.ops.elementwise
+# register them in the table (one row per op).
 
 def in_f32(ufunc: Callable) -> Callable:
     """`ufunc` computed in float32 and rounded back, as XLA does for f16/bf16 math."""

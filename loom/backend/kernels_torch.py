@@ -197,6 +197,8 @@ def _is_complex(op: Operation, i: int = 0) -> bool:
 
 
 # Elementwise -------------------------------------------------------------------------------------
+# The functions and kernel makers of the elementwise ops; the rows of loom.ops.elementwise
+# register them in the table (one row per op).
 
 def real_only(fn: Callable) -> TorchKernelMaker:
     """A kernel for real operands; complex ones take the numpy path."""

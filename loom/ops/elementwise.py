@@ -2,7 +2,7 @@
 
 A row of `OPS` says everything loom knows about an op besides its declaration:
 
-    Row(shlo.LogOp, numpy=float_math(np.log), torch=torch_function("log"),
+    Row(stablehlo.LogOp, numpy=float_math(np.log), torch=torch_function("log"),
         derivative=partials(lambda b, g, a: stablehlo.divide(b, g, a.x)), lax="log", lnp="log")
 
 - `numpy`: the kernel maker of `KERNELS` (`ufunc(fn)`, `float_math(fn)`: computed in float32
@@ -18,7 +18,8 @@ A row of `OPS` says everything loom knows about an op besides its declaration:
   clamp take scalar operands). `None` marks an operand without a derivative (a predicate, an
   integer exponent), `unsupported(reason)` one whose derivative loom does not compute (an error
   when it is needed). `ZERO` is the derivative of a piecewise constant op (floor, sign, compare,
-  ...): no tangent, no cotangent. `unsupported(reason)` leaves the op out of both tables;
+  ...): no tangent, no cotangent. A whole-op `unsupported(reason)` leaves the op out of both
+  tables (declared, so the coverage test knows why);
 - `lax`, `lnp`: the names of the op's `loom.lax` and `loom.numpy` functions (strings: the front end
   generates its bindings from them).
 
@@ -40,7 +41,6 @@ from loom.backend import kernels_numpy as kn
 from loom.backend.common import TORCH_KERNELS
 from loom.backend.kernels_numpy import KERNELS, Kernel
 from loom.dialects import chlo, stablehlo
-from loom.dialects import stablehlo as shlo
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ops.registry import Unsupported, declare, register, unsupported
@@ -386,7 +386,7 @@ class Row:
         return self.op.name
 
 
-S, C = shlo, chlo
+S, C = stablehlo, chlo
 OPS: list[Row] = [
     # StableHLO, unary
     Row(S.AbsOp, ufunc(np.abs), torch_kernel("abs_kernel"),
@@ -560,9 +560,9 @@ for _row in OPS:
     _install(_row)
 
 # Batching from the trait: every op that has it, with a row or not, batches elementwise.
-for _dialect in (shlo.DIALECT, chlo.DIALECT):
+for _dialect in (stablehlo.DIALECT, chlo.DIALECT):
     for _name, _cls in _dialect.ops.items():
-        if _cls.definition is not None and shlo.Elementwise in _cls.definition.trait_set:
+        if _cls.definition is not None and stablehlo.Elementwise in _cls.definition.trait_set:
             register(BATCH_RULES, _name, elementwise_rule)
 
 ROWS: dict[str, Row] = {row.name: row for row in OPS}
