@@ -13,10 +13,11 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
                   (the transpose) and batching side by side; iota, constants, dynamic shapes
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
-    loom_ops      loom's own dialects: ad, stack, knn
+    loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
-and of loom's own dialects, are still in `loom.backend` and `loom.transforms`; each family module
+and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
+and `loom.transforms`; each family module
 says where, and declares what its ops lack. Shared IR builders are in
 `loom.transforms.rule_builders`.
 

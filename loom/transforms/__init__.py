@@ -11,5 +11,5 @@ __all__ = ["CSEPass", "CanonicalizerPass", "DCEPass", "InlinerPass", "SymbolDCEP
            "eliminate_common_subexpressions", "eliminate_dead_code"]
 
 import loom.ops  # noqa: E402, F401  (fills the rule tables from the op families)
-import loom.transforms.knn_rules  # noqa: E402, F401
+import loom.transforms.knn_fusion  # noqa: E402, F401  (registers the knn-fusion pass)
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
