@@ -17,9 +17,8 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
-and `loom.transforms`; each family module
-says where, and declares what its ops lack. Shared IR builders are in
-`loom.transforms.rule_builders`.
+and `loom.transforms`; each family module says where, and declares what its ops lack. Shared IR
+builders are in `loom.transforms.rule_builders`.
 
 Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once
 they are loaded, so any use of their tables sees the rules.
