@@ -27,6 +27,20 @@ jnp = pytest.importorskip("jax.numpy")
 import jax.extend as jex  # noqa: E402
 from jax import lax  # noqa: E402
 from jaxlib import xla_client  # noqa: E402
+from op_info import (  # noqa: E402  (the edge-case inputs of the per-op table)
+    FLOAT_EDGES_F32,
+    FLOAT_REMAINDER,
+    INT64_POWER_WRAPS,
+    INT_EDGES,
+    INT_POWER,
+    ROUNDING,
+    SIGN_SPECIAL_F32,
+    SPECIAL2_F32,
+    SPECIAL_F32,
+    bit_count_inputs,
+    reduce_precision_inputs,
+    shift_amounts,
+)
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
@@ -179,20 +193,18 @@ for _dt in [F32, F64, F16, BF16]:
     case(f"unary_math_a_{np.dtype(_dt).name}",
          lambda x: (-x, jnp.abs(x), jnp.sign(x), jnp.floor(x), jnp.ceil(x), lax.round(x),
                     lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), jnp.exp(x), jnp.expm1(x), jnp.tanh(x)),
-         lambda rs, d=_dt: np.array([-2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 0.3, -0.7, 3.49], dtype=d))
+         lambda rs, d=_dt: np.array(ROUNDING, dtype=d))
     case(f"unary_math_b_{np.dtype(_dt).name}",
          lambda x: (jnp.log(x), jnp.log1p(x), jnp.sqrt(x), lax.rsqrt(x), jnp.cbrt(x), jax.nn.sigmoid(x),
                     jnp.sin(x), jnp.cos(x), jnp.tan(x), jnp.isfinite(x)),
          ((7,), _dt, "positive"))
 
-case("sign_special_f32", lambda x: (jnp.sign(x), jnp.isfinite(x), jnp.abs(x)),
-     fixed(np.nan, -np.inf, np.inf, -0.0, 0.0, -3.0, 2.0, dtype=F32))
+case("sign_special_f32", lambda x: (jnp.sign(x), jnp.isfinite(x), jnp.abs(x)), SIGN_SPECIAL_F32)
 case("power_f32", lambda x, y: jnp.power(x, y), ((6,), F32, "positive"), ((6,), F32))
 case("power_f64", lambda x, y: lax.pow(x, y), ((6,), F64, "positive"), ((6,), F64))
 case("integer_pow_f32", lambda x: (lax.integer_pow(x, 3), lax.integer_pow(x, -2), x ** 2), ((6,), F32, "positive"))
-case("power_int_jnp", lambda x, y: jnp.power(x, y), fixed(2, -2, 1, -1, 3, 0, 5, 7, dtype=I32),
-     fixed(3, 3, 5, 5, 1, 4, 0, 11, dtype=I32))
-case("power_int64_wraps", lambda x, y: jnp.power(x, y), fixed(3, 7, -5, 2, dtype=I64), fixed(40, 30, 27, 63, dtype=I64))
+case("power_int_jnp", lambda x, y: jnp.power(x, y), *INT_POWER)
+case("power_int64_wraps", lambda x, y: jnp.power(x, y), *INT64_POWER_WRAPS)
 case("atan2_f32", lambda x, y: jnp.arctan2(x, y), ((8,), F32), ((8,), F32))
 case("atan2_f64", lambda x, y: jnp.arctan2(x, y), ((8,), F64), ((8,), F64))
 case("complex_ops_c64", lambda x, y: (jnp.real(x), jnp.imag(x), jnp.abs(x), x * y, x / y, jnp.exp(x),
@@ -202,31 +214,16 @@ case("complex_from_parts_f32", lambda x, y: lax.complex(x, y) * 2, ((3, 2), F32)
 case("square_expm1_small_f64", lambda x: (jnp.square(x), jnp.expm1(x * 1e-9), jnp.log1p(x * 1e-9)), ((5,), F64))
 
 # Integer division and remainder edge cases (truncation, negative operands, x/0, INT_MIN/-1).
-_INT_EDGES = {
-    I8: (fixed(7, -7, 7, -7, -128, -128, 5, 0, 127, -1, dtype=I8), fixed(2, 2, -2, -2, -1, 1, 0, 0, 0, 3, dtype=I8)),
-    I16: (fixed(7, -7, 7, -7, -32768, 9, 0, dtype=I16), fixed(2, 2, -2, -2, -1, 0, 0, dtype=I16)),
-    I32: (fixed(7, -7, 7, -7, -2 ** 31, 100, -100, 0, dtype=I32), fixed(2, 2, -2, -2, -1, 0, 7, 0, dtype=I32)),
-    I64: (fixed(7, -7, 7, -7, -2 ** 63, 100, dtype=I64), fixed(2, 2, -2, -2, -1, 0, dtype=I64)),
-    U8: (fixed(7, 250, 0, 255, 9, dtype=U8), fixed(2, 3, 0, 0, 10, dtype=U8)),
-    U16: (fixed(7, 65535, 0, 300, dtype=U16), fixed(2, 0, 0, 7, dtype=U16)),
-    U32: (fixed(7, 2 ** 32 - 1, 0, 300, dtype=U32), fixed(2, 0, 5, 7, dtype=U32)),
-    U64: (fixed(7, 2 ** 64 - 1, 0, 300, dtype=U64), fixed(2, 0, 0, 7, dtype=U64)),
-}
-for _dt, (_a, _b) in _INT_EDGES.items():
+for _dt, (_a, _b) in INT_EDGES.items():
     case(f"int_div_rem_{np.dtype(_dt).name}", lambda x, y: (lax.div(x, y), lax.rem(x, y)), _a, _b)
 case("floor_divide_mod_i32", lambda x, y: (x // y, x % y, jnp.fmod(x, y)),
      fixed(7, -7, 7, -7, 9, -9, 0, dtype=I32), fixed(2, 2, -2, -2, 3, 4, 5, dtype=I32))
-case("remainder_float_sign", lambda x, y: (lax.rem(x, y), jnp.fmod(x, y), x % y),
-     fixed(5.5, -5.5, 5.5, -5.5, 0.0, -0.0, 1e10, dtype=F32), fixed(2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 3.0, dtype=F32))
+case("remainder_float_sign", lambda x, y: (lax.rem(x, y), jnp.fmod(x, y), x % y), *FLOAT_REMAINDER)
 case("remainder_f64", lambda x, y: lax.rem(x, y), ((6,), F64), ((6,), F64, "positive"))
 
 # Bitwise and shifts.
 for _dt in [I8, I32, I64, U8, U32, U64]:
-    _bits = np.dtype(_dt).itemsize * 8
-    _amounts = [0, 1, 3, _bits - 1, _bits, _bits + 3, 2 * _bits]
-    if np.dtype(_dt).kind == "i":
-        _amounts += [-1, -_bits]
-    _shift = np.array(_amounts, dtype=_dt)
+    _shift = shift_amounts(np.dtype(_dt))
     case(f"shifts_{np.dtype(_dt).name}",
          lambda x, s: (lax.shift_left(x, s), lax.shift_right_arithmetic(x, s), lax.shift_right_logical(x, s)),
          lambda rs, d=_dt, n=_shift.size: random_array(rs, (n,), d, "full"), _shift)
@@ -235,14 +232,12 @@ for _dt in [I16, U32, BOOL, I64]:
          lambda rs, d=_dt: random_array(rs, (6,), d, "full"), lambda rs, d=_dt: random_array(rs, (6,), d, "full"))
 for _dt in [I8, I32, U16, U64]:
     case(f"popcnt_clz_{np.dtype(_dt).name}", lambda x: (lax.population_count(x), lax.clz(x)),
-         lambda rs, d=_dt: np.concatenate([random_array(rs, (6,), d, "full"),
-                                           np.array([0, 1, np.iinfo(d).max, np.iinfo(d).min], d)]))
+         lambda rs, d=_dt: bit_count_inputs(rs, np.dtype(d)))
 case("logical_bool", lambda x, y: (jnp.logical_and(x, y), jnp.logical_or(x, y), jnp.logical_not(x),
                                    jnp.logical_xor(x, y)), ((7,), BOOL), ((7,), BOOL))
 
 # Comparisons, including NaN, infinities and signed zeros.
-_special = fixed(np.nan, -np.inf, np.inf, -0.0, 0.0, 1.0, -1.0, np.nan, 2.0, dtype=F32)
-_special2 = fixed(1.0, -np.inf, 0.0, 0.0, -0.0, np.nan, -1.0, np.nan, 3.0, dtype=F32)
+_special, _special2 = SPECIAL_F32, SPECIAL2_F32
 case("compare_nan_f32", lambda x, y: (x == y, x != y, x < y, x <= y, x > y, x >= y), _special, _special2)
 case("compare_nan_f64", lambda x, y: (x < y, x >= y, x != y), _special.astype(F64), _special2.astype(F64))
 case("compare_nan_bf16", lambda x, y: (x <= y, x > y), _special.astype(BF16), _special2.astype(BF16))
@@ -258,8 +253,7 @@ case("clamp_int", lambda lo, x, hi: lax.clamp(lo, x, hi), fixed(-3, dtype=I32).r
 case("nextafter_f32", lambda x, y: jnp.nextafter(x, y), ((5,), F32), ((5,), F32))
 
 # Conversions.
-_float_edges = fixed(np.nan, np.inf, -np.inf, 3e9, -3e9, -1.5, 2.5, 300.7, -0.0, 127.9, -128.9, 1e20, 255.5, -0.9,
-                     dtype=F32)
+_float_edges = FLOAT_EDGES_F32
 for _dt in [I8, I16, I32, I64, U8, U32, U64, BOOL]:
     case(f"convert_f32_to_{np.dtype(_dt).name}", lambda x, d=_dt: lax.convert_element_type(x, d), _float_edges)
 case("convert_f64_to_i32", lambda x: lax.convert_element_type(x, I32), _float_edges.astype(F64))
@@ -285,7 +279,7 @@ case("bitcast_i64_f64_u16", lambda x: (lax.bitcast_convert_type(x, F64), lax.bit
      lambda rs: random_array(rs, (3,), I64, "full"))
 case("reduce_precision", lambda x: (lax.reduce_precision(x, 5, 10), lax.reduce_precision(x, 8, 7),
                                     lax.reduce_precision(x, 4, 3)),
-     lambda rs: np.concatenate([rs.randn(8) * 1e3, [1e-8, 7e4, 1e6, np.inf, np.nan, -0.0]]).astype(F32))
+     reduce_precision_inputs)
 
 # Shapes.
 case("reshape_transpose", lambda x: (x.reshape(6, 4), x.T, jnp.transpose(x, (1, 2, 0)).reshape(-1)), ((2, 3, 4), F32))

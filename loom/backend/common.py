@@ -44,6 +44,12 @@ class MissingRuleError(ExecutionError):
         super().__init__(f"the {executor} has no rule for op '{op_name}'{extra}")
 
 
+# The torch backend's kernel table, `op name -> maker(op) -> Kernel | None` (see kernels_torch). It
+# lives here, in a module that does not import torch, so that op families register torch kernels
+# without importing torch (their makers import it when first called).
+TORCH_KERNELS: dict[str, Any] = {}
+
+
 class ArgumentError(ExecutionError, TypeError):
     """Arguments that do not match the function's signature (count, shape or dtype)."""
 

@@ -31,7 +31,7 @@ from loom.backend.common import MissingRuleError, check_arguments, dtype_of, sha
 from loom.backend.custom_calls import custom_call_kernel
 from loom.backend.interpreter import INTERPRETER_RULES, RETURN_OPS, Interpreter, functions_of
 from loom.backend.kernels_numpy import KERNELS, Kernel
-from loom.dialects import stablehlo
+from loom.dialects import chlo, stablehlo
 from loom.ir.core import Block, Operation, Region, Value
 
 EXECUTOR = "compiled executor"
@@ -71,13 +71,15 @@ def _kt():
 
 
 # Ops whose kernels work unchanged on arrays of any shape when the op itself is on scalars:
-# region bodies made only of these can be applied to whole arrays at once.
-ELEMENTWISE = frozenset("stablehlo." + n for n in (
-    "abs negate sign floor ceil round_nearest_even round_nearest_afz exponential exponential_minus_one log "
-    "log_plus_one logistic tanh sine cosine tan sqrt rsqrt cbrt power remainder atan2 add subtract multiply "
-    "divide maximum minimum and or xor not shift_left shift_right_arithmetic shift_right_logical is_finite "
-    "popcnt count_leading_zeros clamp real imag complex compare select convert constant return").split()) | {
-    "chlo.square", "chlo.next_after", "chlo.is_inf", "chlo.is_pos_inf", "chlo.is_neg_inf"}
+# region bodies made only of these can be applied to whole arrays at once. Read from the
+# `Elementwise` trait (every op that has it, in every dialect loaded), plus constants and returns.
+def _elementwise_ops() -> frozenset[str]:
+    return frozenset(name for dialect in (stablehlo.DIALECT, chlo.DIALECT) for name, cls in dialect.ops.items()
+                     if cls.definition is not None and stablehlo.Elementwise in cls.definition.trait_set) | {
+        "stablehlo.constant", "stablehlo.return"}
+
+
+ELEMENTWISE = _elementwise_ops()
 
 # Ops whose kernels broadcast their operands as numpy does, so lazy broadcasts may feed them.
 BROADCASTING = ELEMENTWISE - {"stablehlo.constant", "stablehlo.return"}
@@ -659,7 +661,8 @@ class FunctionCodegen:
 
 
 _FRESH = (ELEMENTWISE - {"stablehlo.real", "stablehlo.imag", "stablehlo.convert", "stablehlo.constant",
-                          "stablehlo.return", "chlo.conj"}) | {"stablehlo.dot_general", "stablehlo.convolution"}
+                          "stablehlo.return", "chlo.conj", "stablehlo.reduce_precision"}) | {
+    "stablehlo.dot_general", "stablehlo.convolution"}
 
 
 def _fresh_result(op: Operation) -> bool:

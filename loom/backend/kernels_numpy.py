@@ -101,7 +101,7 @@ def kernel(*names: str):
     return register
 
 
-def _direct(fn: Callable) -> Callable[[Operation], Kernel]:
+def direct(fn: Callable) -> Callable[[Operation], Kernel]:
     return lambda op: Kernel(fn)
 
 
@@ -118,6 +118,8 @@ def result_shape(op: Operation, i: int = 0) -> tuple[int, ...]:
 
 
 # Elementwise ---------------------------------------------------------------------------------
+# The functions and kernel makers of the elementwise ops; the rows of loom.ops.elementwise
+# register them in the table (one row per op).
 
 def in_f32(ufunc: Callable) -> Callable:
     """`ufunc` computed in float32 and rounded back, as XLA does for f16/bf16 math."""
@@ -128,32 +130,13 @@ def in_f32(ufunc: Callable) -> Callable:
     return low_precision
 
 
-def _float_math(ufunc: Callable) -> Callable[[Operation], Kernel]:
+def float_math(ufunc: Callable) -> Callable[[Operation], Kernel]:
     """Elementwise math whose f16/bf16 precision XLA takes from f32."""
     def make(op: Operation) -> Kernel:
         if operand_dtype(op) in LOW_FLOATS:
             return Kernel(in_f32(ufunc))
         return Kernel(ufunc)
     return make
-
-
-for _name, _fn in {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
-                   "minimum": np.minimum, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
-                   "not": np.invert, "negate": np.negative, "floor": np.floor, "ceil": np.ceil,
-                   "round_nearest_even": np.rint, "is_finite": np.isfinite, "select": np.where,
-                   "real": np.real, "imag": np.imag}.items():
-    KERNELS["stablehlo." + _name] = _direct(_fn)
-
-for _name, _fn in {"exponential": np.exp, "exponential_minus_one": np.expm1, "log": np.log,
-                   "log_plus_one": np.log1p, "tanh": np.tanh, "sine": np.sin, "cosine": np.cos, "tan": np.tan,
-                   "sqrt": np.sqrt, "cbrt": np.cbrt, "atan2": np.arctan2}.items():
-    KERNELS["stablehlo." + _name] = _float_math(_fn)
-
-for _name, _fn in {"sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-                   "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "tan": np.tan}.items():
-    KERNELS["chlo." + _name] = _float_math(_fn)
-KERNELS["chlo.next_after"] = _direct(np.nextafter)
-KERNELS["chlo.conj"] = _direct(np.conjugate)
 
 
 def rsqrt(x):
@@ -168,11 +151,6 @@ def square(x):
     return x * x
 
 
-KERNELS["stablehlo.rsqrt"] = _float_math(rsqrt)
-KERNELS["stablehlo.logistic"] = _float_math(logistic)
-KERNELS["chlo.square"] = _direct(square)
-
-
 def is_inf(x):
     return np.isinf(x)
 
@@ -183,11 +161,6 @@ def is_pos_inf(x):
 
 def is_neg_inf(x):
     return np.isneginf(x)
-
-
-KERNELS["chlo.is_inf"] = _direct(is_inf)
-KERNELS["chlo.is_pos_inf"] = _direct(is_pos_inf)
-KERNELS["chlo.is_neg_inf"] = _direct(is_neg_inf)
 
 
 def erf_inv(y: float) -> float:
@@ -223,8 +196,7 @@ def digamma(x: float) -> float:
     return result + math.log(x) - 0.5 / x - f * (1 / 12 - f * (1 / 120 - f * (1 / 252 - f * (1 / 240 - f / 132))))
 
 
-@kernel("chlo.erf", "chlo.erfc", "chlo.lgamma", "chlo.erf_inv", "chlo.digamma")
-def _scalar_special(op: Operation) -> Kernel:
+def special_kernel(op: Operation) -> Kernel:
     import math
     fn = {"chlo.erf": math.erf, "chlo.erfc": math.erfc, "chlo.lgamma": _lgamma, "chlo.erf_inv": erf_inv,
           "chlo.digamma": digamma}[op.name]
@@ -247,15 +219,9 @@ def abs_(x):
     return np.abs(x)
 
 
-KERNELS["stablehlo.abs"] = _direct(np.abs)
-
-
 def sign(x):
     """sign with sign(+-0) = +-0 and sign(NaN) = NaN; x/|x| for complex."""
     return np.where(x == 0, x, np.sign(x))
-
-
-KERNELS["stablehlo.sign"] = _direct(sign)
 
 
 def round_nearest_afz(x):
@@ -264,19 +230,14 @@ def round_nearest_afz(x):
     return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
 
 
-KERNELS["stablehlo.round_nearest_afz"] = _float_math(round_nearest_afz)
-
-
-@kernel("stablehlo.divide")
-def _divide(op: Operation) -> Kernel:
+def divide_kernel(op: Operation) -> Kernel:
     dt = result_dtype(op)
     if dt.kind in "iu":
         return Kernel(integer_divide)
     return Kernel(np.divide)
 
 
-@kernel("stablehlo.remainder")
-def _remainder(op: Operation) -> Kernel:
+def remainder_kernel(op: Operation) -> Kernel:
     dt = result_dtype(op)
     if dt.kind in "iu":
         return Kernel(integer_remainder)
@@ -285,8 +246,7 @@ def _remainder(op: Operation) -> Kernel:
     return Kernel(np.fmod)
 
 
-@kernel("stablehlo.power")
-def _power(op: Operation) -> Kernel:
+def power_kernel(op: Operation) -> Kernel:
     dt = result_dtype(op)
     if dt.kind in "iu":
         return Kernel(integer_power)
@@ -378,11 +338,6 @@ def shift_right_arithmetic(a, s):
     return np.right_shift(a.view(sd), amount).astype(sd).view(a.dtype)
 
 
-KERNELS["stablehlo.shift_left"] = _direct(shift_left)
-KERNELS["stablehlo.shift_right_logical"] = _direct(shift_right_logical)
-KERNELS["stablehlo.shift_right_arithmetic"] = _direct(shift_right_arithmetic)
-
-
 def popcnt(x):
     x = np.asarray(x)
     return np.bitwise_count(x.view(_unsigned(x.dtype))).astype(x.dtype)
@@ -401,19 +356,11 @@ def count_leading_zeros(x):
     return (bits - length).astype(x.dtype)
 
 
-KERNELS["stablehlo.popcnt"] = _direct(popcnt)
-KERNELS["stablehlo.count_leading_zeros"] = _direct(count_leading_zeros)
-
-
 def clamp(lo, x, hi):
     return np.minimum(np.maximum(x, lo), hi)
 
 
-KERNELS["stablehlo.clamp"] = _direct(clamp)
-
-
-@kernel("stablehlo.complex")
-def _complex(op: Operation) -> Kernel:
+def complex_kernel(op: Operation) -> Kernel:
     return Kernel(make_complex, ALL, result_dtype(op))
 
 
@@ -438,8 +385,7 @@ def total_order_key(x):
     return np.where(i < 0, i ^ np.iinfo(sd).max, i)
 
 
-@kernel("stablehlo.compare")
-def _compare(op: Operation) -> Kernel:
+def compare_kernel(op: Operation) -> Kernel:
     direction = common.enum(op.get_attr("comparison_direction"))
     compare_type = common.enum(op.get_attr("compare_type"), "")
     fn = _COMPARE[direction]
@@ -464,8 +410,7 @@ def compare_complex(a, b, fn):
 
 # Conversions -----------------------------------------------------------------------------------
 
-@kernel("stablehlo.convert")
-def _convert(op: Operation) -> Kernel:
+def convert_kernel(op: Operation) -> Kernel:
     src, dst = operand_dtype(op), result_dtype(op)
     if src == dst:
         return Kernel(identity)
@@ -518,8 +463,7 @@ def bitcast_convert(x, dtype, shape):
     return np.ascontiguousarray(x).view(dtype).reshape(shape)
 
 
-@kernel("stablehlo.reduce_precision")
-def _reduce_precision(op: Operation) -> Kernel:
+def reduce_precision_kernel(op: Operation) -> Kernel:
     return Kernel(reduce_precision, Operand(0), common.integer(op.get_attr("exponent_bits")),
                   common.integer(op.get_attr("mantissa_bits")))
 
@@ -651,7 +595,7 @@ def dynamic_update_slice(x, update, *starts):
     return out
 
 
-KERNELS["stablehlo.dynamic_update_slice"] = _direct(dynamic_update_slice)
+KERNELS["stablehlo.dynamic_update_slice"] = direct(dynamic_update_slice)
 
 
 @kernel("stablehlo.concatenate")

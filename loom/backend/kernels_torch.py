@@ -40,7 +40,7 @@ from loom.backend.kernels_numpy import ALL, PACKED, Kernel, Operand, Rest, opera
 from loom.ir.core import Operation
 
 TorchKernelMaker = Callable[[Operation], "Kernel | None"]
-TORCH_KERNELS: dict[str, TorchKernelMaker] = {}
+TORCH_KERNELS: dict[str, TorchKernelMaker] = common.TORCH_KERNELS  # torch-free, so op families fill it
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 TORCH_DTYPES: dict[np.dtype, torch.dtype] = {
@@ -188,7 +188,7 @@ def fallback(k: Kernel, device: torch.device | None) -> Kernel:
     return Kernel(NumpyFallback(k.fn, device), *k.template)
 
 
-def _direct(fn: Callable) -> TorchKernelMaker:
+def direct(fn: Callable) -> TorchKernelMaker:
     return lambda op: Kernel(fn)
 
 
@@ -197,38 +197,15 @@ def _is_complex(op: Operation, i: int = 0) -> bool:
 
 
 # Elementwise -------------------------------------------------------------------------------------
+# The functions and kernel makers of the elementwise ops; the rows of loom.ops.elementwise
+# register them in the table (one row per op).
 
-def _real_only(fn: Callable) -> TorchKernelMaker:
+def real_only(fn: Callable) -> TorchKernelMaker:
     """A kernel for real operands; complex ones take the numpy path."""
     return lambda op: None if _is_complex(op) else Kernel(fn)
 
 
-for _name, _fn in {"add": torch.add, "multiply": torch.mul, "and": torch.bitwise_and, "or": torch.bitwise_or,
-                   "xor": torch.bitwise_xor, "not": torch.bitwise_not, "select": torch.where,
-                   "is_finite": torch.isfinite, "exponential": torch.exp, "log": torch.log, "tanh": torch.tanh,
-                   "sine": torch.sin, "cosine": torch.cos, "tan": torch.tan, "sqrt": torch.sqrt,
-                   "rsqrt": torch.rsqrt}.items():
-    TORCH_KERNELS["stablehlo." + _name] = _direct(_fn)
-
-TORCH_KERNELS["stablehlo.subtract"] = _direct(torch.sub)
-TORCH_KERNELS["stablehlo.negate"] = _direct(torch.neg)
-for _name, _fn in {"maximum": torch.maximum, "minimum": torch.minimum, "floor": torch.floor, "ceil": torch.ceil,
-                   "round_nearest_even": torch.round, "exponential_minus_one": torch.expm1,
-                   "log_plus_one": torch.log1p, "logistic": torch.sigmoid, "atan2": torch.atan2}.items():
-    TORCH_KERNELS["stablehlo." + _name] = _real_only(_fn)
-
-for _name, _fn in {"sinh": torch.sinh, "cosh": torch.cosh, "asin": torch.asin, "acos": torch.acos,
-                   "atan": torch.atan, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
-                   "tan": torch.tan}.items():
-    TORCH_KERNELS["chlo." + _name] = _real_only(_fn)
-TORCH_KERNELS["chlo.is_inf"] = _direct(torch.isinf)
-TORCH_KERNELS["chlo.is_pos_inf"] = _direct(torch.isposinf)
-TORCH_KERNELS["chlo.is_neg_inf"] = _direct(torch.isneginf)
-TORCH_KERNELS["chlo.square"] = _direct(kn.square)
-
-
-@torch_kernel("stablehlo.real", "stablehlo.imag")
-def _real_imag(op: Operation) -> Kernel | None:
+def real_imag_kernel(op: Operation) -> Kernel | None:
     if not _is_complex(op):
         return None
     return Kernel(real if op.name.endswith("real") else imag)
@@ -242,26 +219,20 @@ def imag(x):
     return torch.imag(x).clone()
 
 
-@torch_kernel("chlo.conj")
-def _conj(op: Operation) -> Kernel:
+def conj_kernel(op: Operation) -> Kernel:
     return Kernel(torch.conj_physical) if _is_complex(op) else Kernel(kn.identity)
 
 
-@torch_kernel("chlo.next_after")
-def _next_after(op: Operation) -> Kernel | None:
+def next_after_kernel(op: Operation) -> Kernel | None:
     return Kernel(torch.nextafter) if operand_dtype(op).kind == "f" else None
 
 
-@torch_kernel("stablehlo.abs")
-def _abs(op: Operation) -> Kernel | None:
+def abs_kernel(op: Operation) -> Kernel | None:
     return None if operand_dtype(op) == np.bool_ else Kernel(torch.abs)
 
 
 def cbrt(x):
     return torch.sign(x) * torch.abs(x).pow(1.0 / 3.0)
-
-
-TORCH_KERNELS["stablehlo.cbrt"] = _real_only(cbrt)
 
 
 def sign(x):
@@ -270,8 +241,7 @@ def sign(x):
         else torch.sign(x)
 
 
-@torch_kernel("stablehlo.sign")
-def _sign(op: Operation) -> Kernel:
+def sign_kernel(op: Operation) -> Kernel:
     return Kernel(torch.sgn) if _is_complex(op) else Kernel(sign)
 
 
@@ -280,15 +250,11 @@ def round_nearest_afz(x):
     return torch.where(torch.abs(x - t) >= 0.5, t + torch.sign(x), t)
 
 
-TORCH_KERNELS["stablehlo.round_nearest_afz"] = _real_only(round_nearest_afz)
-
-
 def _minus_one(dt: np.dtype) -> int:
     return int(np.array(-1).astype(dt))
 
 
-@torch_kernel("stablehlo.divide")
-def _divide(op: Operation) -> Kernel:
+def divide_kernel(op: Operation) -> Kernel:
     dt = result_dtype(op)
     if dt.kind in "iu":
         low = int(np.iinfo(dt).min) if dt.kind == "i" else None
@@ -323,8 +289,7 @@ def in_f32(fn: Callable) -> Callable:
     return low_precision
 
 
-@torch_kernel("stablehlo.remainder")
-def _remainder(op: Operation) -> Kernel | None:
+def remainder_kernel(op: Operation) -> Kernel | None:
     dt = result_dtype(op)
     if dt.kind in "iu":
         return Kernel(integer_remainder, Operand(0), Operand(1), int(np.iinfo(dt).min) if dt.kind == "i" else None)
@@ -338,8 +303,7 @@ def _remainder(op: Operation) -> Kernel | None:
 fmod_in_f32 = in_f32(torch.fmod)
 
 
-@torch_kernel("stablehlo.power")
-def _power(op: Operation) -> Kernel | None:
+def power_kernel(op: Operation) -> Kernel | None:
     dt = result_dtype(op)
     if dt == np.bool_:
         return None
@@ -370,8 +334,7 @@ def integer_power(a, b, bits, signed):
 
 
 # Shifts: amounts are read as unsigned (a negative amount is a huge one).
-@torch_kernel("stablehlo.shift_left", "stablehlo.shift_right_logical", "stablehlo.shift_right_arithmetic")
-def _shift(op: Operation) -> Kernel | None:
+def shift_kernel(op: Operation) -> Kernel | None:
     dt = operand_dtype(op)
     if dt.kind not in "iu":
         return None
@@ -415,10 +378,6 @@ def clamp(lo, x, hi):
     return torch.minimum(torch.maximum(x, lo), hi)
 
 
-TORCH_KERNELS["stablehlo.clamp"] = _real_only(clamp)
-TORCH_KERNELS["stablehlo.complex"] = _direct(torch.complex)
-
-
 # Compare -------------------------------------------------------------------------------------
 
 _COMPARE = {"EQ": torch.eq, "NE": torch.ne, "LT": torch.lt, "LE": torch.le, "GT": torch.gt, "GE": torch.ge}
@@ -436,8 +395,7 @@ def compare_total_order(a, b, fn):
     return fn(total_order_key(a), total_order_key(b))
 
 
-@torch_kernel("stablehlo.compare")
-def _compare(op: Operation) -> Kernel | None:
+def compare_kernel(op: Operation) -> Kernel | None:
     direction = common.enum(op.get_attr("comparison_direction"))
     compare_type = common.enum(op.get_attr("compare_type"), "")
     fn = _COMPARE[direction]
@@ -497,18 +455,13 @@ def count_leading_zeros(x):
     return torch.where(x < 0, 0, clz) if signed else clz
 
 
-TORCH_KERNELS["stablehlo.popcnt"] = _direct(popcnt)
-TORCH_KERNELS["stablehlo.count_leading_zeros"] = _direct(count_leading_zeros)
-
-
 # reduce_precision ------------------------------------------------------------------------------
 
 _FLOAT_BITS = {torch.float16: (torch.int16, 5, 10), torch.bfloat16: (torch.int16, 8, 7),
                torch.float32: (torch.int32, 8, 23), torch.float64: (torch.int64, 11, 52)}
 
 
-@torch_kernel("stablehlo.reduce_precision")
-def _reduce_precision(op: Operation) -> Kernel | None:
+def reduce_precision_kernel(op: Operation) -> Kernel | None:
     dt = operand_dtype(op)
     if dt.kind not in "fV":
         return None
@@ -556,8 +509,7 @@ def _reduce_precision_bf16(x, exponent_bits: int, mantissa_bits: int):
 
 # Conversions ---------------------------------------------------------------------------------
 
-@torch_kernel("stablehlo.convert")
-def _convert(op: Operation) -> Kernel | None:
+def convert_kernel(op: Operation) -> Kernel | None:
     src, dst = operand_dtype(op), result_dtype(op)
     if src == dst:
         return Kernel(kn.identity)
@@ -807,7 +759,7 @@ def dynamic_update_slice(x, update, *starts):
     return out
 
 
-TORCH_KERNELS["stablehlo.dynamic_update_slice"] = _direct(dynamic_update_slice)
+TORCH_KERNELS["stablehlo.dynamic_update_slice"] = direct(dynamic_update_slice)
 
 
 @torch_kernel("stablehlo.concatenate")
@@ -1297,23 +1249,19 @@ def fft(x, fft_type, lengths, dtype):
 
 # Special functions -----------------------------------------------------------------------------
 
-def _special(fn: Callable) -> TorchKernelMaker:
-    def make(op: Operation) -> Kernel | None:
-        dt = operand_dtype(op)
-        if dt.kind not in "fV":
-            return None
-        return Kernel(in_f32(fn)) if torch_dtype(dt) in _LOW_FLOATS else Kernel(fn)
-    return make
+def special_kernel(op: Operation) -> Kernel | None:
+    """erf, erfc, lgamma, erf_inv and digamma, in float32 for f16/bf16."""
+    dt = operand_dtype(op)
+    if dt.kind not in "fV":
+        return None
+    fn = {"chlo.erf": torch.special.erf, "chlo.erfc": torch.special.erfc, "chlo.lgamma": torch.lgamma,
+          "chlo.erf_inv": torch.special.erfinv, "chlo.digamma": digamma}[op.name]
+    return Kernel(in_f32(fn)) if torch_dtype(dt) in _LOW_FLOATS else Kernel(fn)
 
 
 def digamma(x):
     """psi(x), NaN at the poles (0, -1, -2, ...) as XLA computes it."""
     return torch.where((x <= 0) & (x == torch.floor(x)), torch.nan, torch.special.digamma(x))
-
-
-for _name, _fn in {"erf": torch.special.erf, "erfc": torch.special.erfc, "lgamma": torch.lgamma,
-                   "erf_inv": torch.special.erfinv, "digamma": digamma}.items():
-    TORCH_KERNELS["chlo." + _name] = _special(_fn)
 
 
 # Structural ------------------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
 from loom.ir.types import FunctionType, IntegerType, RankedTensorType
 from loom.transforms import autodiff
-from loom.transforms.autodiff import props_ints as _ints
 
 TRANSFORMATION = "vmap"
 
@@ -120,24 +119,11 @@ def _elementwise(b, op, args, dims):
     return list(new.results), [0] * len(types)
 
 
-_ELEMENTWISE = (
-    "abs", "cbrt", "ceil", "cosine", "exponential", "exponential_minus_one", "floor", "is_finite", "log",
-    "log_plus_one", "logistic", "not", "negate", "popcnt", "round_nearest_afz", "round_nearest_even", "rsqrt",
-    "sign", "sine", "sqrt", "tan", "tanh", "add", "atan2", "divide", "maximum", "minimum", "multiply", "power",
-    "remainder", "shift_left", "shift_right_arithmetic", "shift_right_logical", "subtract", "and", "or", "xor",
-    "compare", "select", "clamp", "convert", "bitcast_convert", "count_leading_zeros", "real", "imag", "complex",
-)
-for _name in _ELEMENTWISE:
-    BATCH_RULES[f"stablehlo.{_name}"] = _elementwise
-
-
-@_rule("stablehlo.broadcast_in_dim")
-def _broadcast_in_dim(b, op, args, dims):
-    x, d = args[0], dims[0]
-    size = _shape(x)[d]
-    x = moveaxis(b, x, d, 0)
-    out_dims = [0] + [i + 1 for i in _ints(op, "broadcast_dimensions")]
-    return [stablehlo.broadcast_in_dim(b, x, (size, *_shape(op.results[0])), out_dims)], [0]
+# Every op with the `Elementwise` trait gets `elementwise_rule` from loom.ops.elementwise. A
+# bit-exact reinterpretation of one width maps elements one to one too (it has no Elementwise
+# trait, since a change of width changes the shape).
+elementwise_rule = _elementwise
+BATCH_RULES["stablehlo.bitcast_convert"] = _elementwise
 
 
 @_rule("ad.stop_gradient")
@@ -166,125 +152,6 @@ def _custom_derivative_rule(b, op, args, dims):
         start += k
     new = type(op)._build(b, groups, region, None)
     return list(new.results), [0] * len(new.results)
-
-
-@_rule("stablehlo.reshape")
-def _reshape(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.reshape(b, x, (_shape(x)[0], *_shape(op.results[0])))], [0]
-
-
-@_rule("stablehlo.transpose")
-def _transpose(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.transpose(b, x, [0] + [p + 1 for p in _ints(op, "permutation")])], [0]
-
-
-@_rule("stablehlo.reverse")
-def _reverse(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.reverse(b, x, [i + 1 for i in _ints(op, "dimensions")])], [0]
-
-
-@_rule("stablehlo.slice")
-def _slice(b, op, args, dims):
-    x = moveaxis(b, args[0], dims[0], 0)
-    strides = _ints(op, "strides") or [1] * (len(_shape(x)) - 1)
-    return [stablehlo.slice_(b, x, [0, *_ints(op, "start_indices")], [_shape(x)[0], *_ints(op, "limit_indices")],
-                             [1, *strides])], [0]
-
-
-@_rule("stablehlo.concatenate")
-def _concatenate(b, op, args, dims):
-    size = _size(args, dims)
-    parts = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
-    return [stablehlo.concatenate(b, parts, int(op.properties["dimension"].value) + 1)], [0]
-
-
-@_rule("stablehlo.pad")
-def _pad(b, op, args, dims):
-    if dims[1] is not None:
-        raise _fail(op, "with a batched padding value")
-    x = moveaxis(b, args[0], dims[0], 0)
-    return [stablehlo.pad(b, x, args[1], [0, *_ints(op, "edge_padding_low")], [0, *_ints(op, "edge_padding_high")],
-                          [0, *(_ints(op, "interior_padding") or [0] * (len(_shape(x)) - 1))])], [0]
-
-
-@_rule("stablehlo.dot_general")
-def _dot_general(b, op, args, dims):
-    lhs, rhs = args
-    dl, dr = dims
-    dn = op.properties["dot_dimension_numbers"]
-    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
-    lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
-
-    def shift(ds: list[int]) -> list[int]:
-        return [i + 1 for i in ds]
-    if dl is not None:
-        lhs = moveaxis(b, lhs, dl, 0)
-    if dr is not None:
-        rhs = moveaxis(b, rhs, dr, 0)
-    if dl is not None and dr is not None:  # a new batching dimension, first in the result
-        new_dn = type(dn).get(lhs_batching_dimensions=[0, *shift(lb)], rhs_batching_dimensions=[0, *shift(rb)],
-                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=shift(rc))
-        out_dim = 0
-    elif dl is not None:  # a free dimension of the lhs: the first lhs free dimension of the result
-        new_dn = type(dn).get(lhs_batching_dimensions=shift(lb), rhs_batching_dimensions=rb,
-                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=rc)
-        out_dim = len(lb)
-    else:  # a free dimension of the rhs: after the batch and lhs free dimensions
-        new_dn = type(dn).get(lhs_batching_dimensions=lb, rhs_batching_dimensions=shift(rb),
-                              lhs_contracting_dimensions=lc, rhs_contracting_dimensions=shift(rc))
-        out_dim = len(_shape(lhs)) - len(lc)
-    shape = stablehlo.dot_general_shape(lhs.type, rhs.type, new_dn)
-    rt = op.results[0].type
-    props = dict(op.properties)
-    props["dot_dimension_numbers"] = new_dn
-    new = b.create(op.name, [lhs, rhs], [RankedTensorType(tuple(shape), rt.element_type, rt.encoding)], props,
-                   dict(op.attributes))
-    return [new.results[0]], [out_dim]
-
-
-def _with_region(b: Builder, op: Operation, operands: list[Value], types: list, props: dict) -> Operation:
-    new = Operation.create(op.name, operands, types, props, dict(op.attributes), (), (), b.location)
-    for region in op.regions:
-        new.add_region(region.clone({}))
-    return b.insert(new)
-
-
-@_rule("stablehlo.reduce")
-def _reduce(b, op, args, dims):
-    n = len(args) // 2
-    if any(d is not None for d in dims[n:]):
-        raise _fail(op, "with a batched initial value")
-    size = _size(args, dims)
-    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
-    props = dict(op.properties)
-    props["dimensions"] = stablehlo.i64_array([i + 1 for i in _ints(op, "dimensions")])
-    types = [_batched_type(r.type, size) for r in op.results]
-    new = _with_region(b, op, [*inputs, *args[n:]], types, props)
-    return list(new.results), [0] * len(types)
-
-
-@_rule("stablehlo.reduce_window")
-def _reduce_window(b, op, args, dims):
-    n = len(args) // 2
-    if any(d is not None for d in dims[n:]):
-        raise _fail(op, "with a batched initial value")
-    size = _size(args, dims)
-    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
-    rank = len(_shape(args[0])) - (1 if dims[0] is not None else 0)
-    props = dict(op.properties)
-    props["window_dimensions"] = stablehlo.i64_array([1, *_ints(op, "window_dimensions")])
-    for name in ("window_strides", "base_dilations", "window_dilations"):
-        if name in props:
-            props[name] = stablehlo.i64_array([1, *(_ints(op, name) or [1] * rank)])
-    if "padding" in props:
-        pads = props["padding"].to_numpy().reshape(-1, 2).tolist()
-        props["padding"] = stablehlo.padding_attr([(0, 0), *[(int(lo), int(hi)) for lo, hi in pads]])
-    types = [_batched_type(r.type, size) for r in op.results]
-    new = _with_region(b, op, [*inputs, *args[n:]], types, props)
-    return list(new.results), [0] * len(types)
 
 
 # --- stacks of saved values (vmap of a gradient through a loop) ------------------------------------
@@ -600,7 +467,7 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
             rule = BATCH_RULES.get(old.name)
             if rule is None:
                 raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{old.name}' "
-                                       f"(at {old.location}); add one to loom.transforms.batching.BATCH_RULES")
+                                       f"(at {old.location}); add one to its op family in loom.ops")
             b.location = old.location
             outs, out_ds = rule(b, old, args, ds)
             for r, v, d in zip(old.results, outs, out_ds):
@@ -645,5 +512,5 @@ def vmap_module(module: Operation, in_dims: Sequence[int | None], axis_size: int
     return out
 
 
-__all__ = ["BATCH_RULES", "TRANSFORMATION", "BatchRule", "MissingRuleError", "bdim_to_front", "moveaxis",
-           "vmap_function", "vmap_module"]
+__all__ = ["BATCH_RULES", "TRANSFORMATION", "BatchRule", "MissingRuleError", "bdim_to_front",
+           "elementwise_rule", "moveaxis", "vmap_function", "vmap_module"]

@@ -28,10 +28,9 @@ from loom.dialects import builtin, func, stablehlo
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
-from loom.ir.types import FunctionType, RankedTensorType
+from loom.ir.types import FunctionType
 from loom.transforms import autodiff
 from loom.transforms.autodiff import full, is_float
-from loom.transforms.autodiff import props_ints as _ints
 
 TRANSFORMATION = "jvp"
 
@@ -86,9 +85,8 @@ def _zero_tangent(b, op, xs, ts):
     return [None] * len(op.results)
 
 
-for _name in ("stablehlo.compare", "stablehlo.constant", "stablehlo.iota", "stablehlo.sign", "stablehlo.floor",
-              "stablehlo.ceil", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
-              "stablehlo.is_finite", "stablehlo.and", "stablehlo.or", "stablehlo.not", "stablehlo.xor"):
+# Elementwise ops' rules come from loom.ops.elementwise (one derivative per op, both modes).
+for _name in ("stablehlo.constant", "stablehlo.iota", "stablehlo.bitcast_convert"):
     JVP_RULES[_name] = _zero_tangent
 # `lax.stop_gradient`: the identity whose result has a zero tangent
 JVP_RULES["ad.stop_gradient"] = _zero_tangent
@@ -108,200 +106,6 @@ def _custom_jvp_rule(b, op, xs, ts):
 def _custom_vjp_rule(b, op, xs, ts):
     raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "
                     "its derivative is given only in reverse mode")
-
-
-@_rule("stablehlo.add")
-def _add_rule(b, op, xs, ts):
-    return [_add(b, ts[0], ts[1])]
-
-
-@_rule("stablehlo.subtract")
-def _subtract(b, op, xs, ts):
-    if ts[1] is None:
-        return [ts[0]]
-    return [stablehlo.negate(b, ts[1]) if ts[0] is None else stablehlo.subtract(b, ts[0], ts[1])]
-
-
-@_rule("stablehlo.negate")
-def _negate(b, op, xs, ts):
-    return [stablehlo.negate(b, ts[0])]
-
-
-@_rule("stablehlo.multiply")
-def _multiply(b, op, xs, ts):
-    x, y = xs
-    return [_add(b, _scale(b, ts[0], y), _scale(b, ts[1], x))]
-
-
-@_rule("stablehlo.divide")
-def _divide(b, op, xs, ts):
-    x, y = xs
-    z = op.results[0]
-    out = None if ts[0] is None else stablehlo.divide(b, ts[0], y)
-    if ts[1] is not None:
-        out = _add(b, out, stablehlo.negate(b, stablehlo.divide(b, stablehlo.multiply(b, ts[1], z), y)))
-    return [out]
-
-
-def _unary(name: str, derivative: Callable[[Builder, Value, Value], Value]) -> None:
-    """Register `t * derivative(builder, x, z)` for the unary op `name` (z its result)."""
-    def rule(b, op, xs, ts):
-        return [stablehlo.multiply(b, ts[0], derivative(b, xs[0], op.results[0]))]
-    JVP_RULES[name] = rule
-
-
-_unary("stablehlo.exponential", lambda b, x, z: z)
-_unary("stablehlo.exponential_minus_one", lambda b, x, z: stablehlo.add(b, z, _like(b, 1, z)))
-_unary("stablehlo.log", lambda b, x, z: stablehlo.divide(b, _like(b, 1, x), x))
-_unary("stablehlo.log_plus_one",
-       lambda b, x, z: stablehlo.divide(b, _like(b, 1, x), stablehlo.add(b, x, _like(b, 1, x))))
-_unary("stablehlo.tanh", lambda b, x, z: stablehlo.subtract(b, _like(b, 1, z), stablehlo.multiply(b, z, z)))
-_unary("stablehlo.logistic", lambda b, x, z: stablehlo.multiply(b, z, stablehlo.subtract(b, _like(b, 1, z), z)))
-_unary("stablehlo.sine", lambda b, x, z: stablehlo.cosine(b, x))
-_unary("stablehlo.cosine", lambda b, x, z: stablehlo.negate(b, stablehlo.sine(b, x)))
-_unary("stablehlo.sqrt", lambda b, x, z: stablehlo.divide(b, _like(b, 0.5, z), z))
-_unary("stablehlo.rsqrt", lambda b, x, z: stablehlo.multiply(b, stablehlo.divide(b, z, x), _like(b, -0.5, z)))
-_unary("stablehlo.abs", lambda b, x, z: stablehlo.sign(b, x))
-
-
-@_rule("stablehlo.power")
-def _power(b, op, xs, ts):
-    x, y = xs
-    z = op.results[0]
-    out = None
-    if ts[0] is not None:  # as JAX: y * x^(y-1), 0 where y == 0
-        y_f = y if y.type == x.type else stablehlo.convert(b, y, x.type.element_type)
-        zero_y = stablehlo.compare(b, y_f, _like(b, 0, y_f), "EQ")
-        dx = stablehlo.multiply(b, y_f, stablehlo.power(b, x, stablehlo.subtract(b, y_f, _like(b, 1, y_f))))
-        out = stablehlo.multiply(b, ts[0], stablehlo.select(b, zero_y, _like(b, 0, x), dx))
-    if ts[1] is not None and is_float(y.type):  # as JAX: z * log(x), with log(1) where x == 0
-        zero_x = stablehlo.compare(b, x, _like(b, 0, x), "EQ")
-        safe_x = stablehlo.select(b, zero_x, _like(b, 1, x), x)
-        out = _add(b, out, stablehlo.multiply(b, ts[1], stablehlo.multiply(b, z, stablehlo.log(b, safe_x))))
-    return [out]
-
-
-def _balanced_eq(b: Builder, x: Value, z: Value, y: Value) -> Value:
-    """1 where x == z != y, 0.5 where x == z == y, else 0 (JAX's tie splitting for max / min)."""
-    half, one, zero = _like(b, 0.5, z), _like(b, 1, z), _like(b, 0, z)
-    inner = stablehlo.select(b, stablehlo.compare(b, y, z, "EQ"), half, one)
-    return stablehlo.select(b, stablehlo.compare(b, x, z, "EQ"), inner, zero)
-
-
-@_rule("stablehlo.maximum", "stablehlo.minimum")
-def _max_min(b, op, xs, ts):
-    x, y = xs
-    z = op.results[0]
-    tx = None if ts[0] is None else stablehlo.multiply(b, ts[0], _balanced_eq(b, x, z, y))
-    ty = None if ts[1] is None else stablehlo.multiply(b, ts[1], _balanced_eq(b, y, z, x))
-    return [_add(b, tx, ty)]
-
-
-@_rule("stablehlo.select")
-def _select(b, op, xs, ts):
-    pred, on_true, on_false = xs
-    if ts[1] is None and ts[2] is None:
-        return [None]
-    if _shape(pred) != _shape(on_true):  # a scalar predicate
-        pred = stablehlo.broadcast_in_dim(b, pred, _shape(on_true), [])
-    return [stablehlo.select(b, pred, _zeros(b, ts[1], on_true), _zeros(b, ts[2], on_false))]
-
-
-@_rule("stablehlo.convert")
-def _convert(b, op, xs, ts):
-    if not (is_float(xs[0].type) and is_float(op.results[0].type)):
-        return [None]
-    return [stablehlo.convert(b, ts[0], op.results[0].type.element_type)]
-
-
-@_rule("stablehlo.broadcast_in_dim")
-def _broadcast_in_dim(b, op, xs, ts):
-    return [stablehlo.broadcast_in_dim(b, ts[0], _shape(op.results[0]), _ints(op, "broadcast_dimensions"))]
-
-
-@_rule("stablehlo.reshape")
-def _reshape(b, op, xs, ts):
-    return [stablehlo.reshape(b, ts[0], _shape(op.results[0]))]
-
-
-@_rule("stablehlo.transpose")
-def _transpose(b, op, xs, ts):
-    return [stablehlo.transpose(b, ts[0], _ints(op, "permutation"))]
-
-
-@_rule("stablehlo.reverse")
-def _reverse(b, op, xs, ts):
-    return [stablehlo.reverse(b, ts[0], _ints(op, "dimensions"))]
-
-
-@_rule("stablehlo.slice")
-def _slice(b, op, xs, ts):
-    return [stablehlo.slice_(b, ts[0], _ints(op, "start_indices"), _ints(op, "limit_indices"), _ints(op, "strides"))]
-
-
-@_rule("stablehlo.concatenate")
-def _concatenate(b, op, xs, ts):
-    parts = [_zeros(b, t, x) for x, t in zip(xs, ts)]
-    return [stablehlo.concatenate(b, parts, int(op.properties["dimension"].value))]
-
-
-@_rule("stablehlo.pad")
-def _pad(b, op, xs, ts):
-    x, padding = xs
-    return [stablehlo.pad(b, _zeros(b, ts[0], x), _zeros(b, ts[1], padding), _ints(op, "edge_padding_low"),
-                          _ints(op, "edge_padding_high"), _ints(op, "interior_padding"))]
-
-
-@_rule("stablehlo.dot_general")
-def _dot_general(b, op, xs, ts):
-    x, y = xs
-    dn = op.properties["dot_dimension_numbers"]
-    et = op.results[0].type.element_type
-
-    def dot(lhs: Value, rhs: Value) -> Value:
-        v = stablehlo.dot_general(b, lhs, rhs, dn)
-        return v if v.type.element_type == et else stablehlo.convert(b, v, et)
-    tx = None if ts[0] is None else dot(ts[0], y)
-    ty = None if ts[1] is None else dot(x, ts[1])
-    return [_add(b, tx, ty)]
-
-
-def _sum(b: Builder, v: Value, dims: Sequence[int]) -> Value:
-    zero = full(b, 0, RankedTensorType((), v.type.element_type, None))
-    return stablehlo.reduce(b, [v], [zero], list(dims), lambda bb, args: [stablehlo.add(bb, args[0], args[1])])
-
-
-@_rule("stablehlo.reduce")
-def _reduce(b, op, xs, ts):
-    body = stablehlo.reduction_body(op)
-    if body not in ("stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"):
-        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce with body "
-                               f"{body or '(not a single add/maximum/minimum)'} (at {op.location})")
-    x, z = xs[0], op.results[0]
-    dims = _ints(op, "dimensions")
-    if body == "stablehlo.add":  # linear in the input and the initial value
-        out = None if ts[0] is None else _sum(b, ts[0], dims)
-        if ts[1] is not None:
-            out = _add(b, out, stablehlo.broadcast_in_dim(b, ts[1], _shape(z), []))
-        return [out]
-    if ts[0] is None:
-        return [None]
-    # as JAX: the mean of the tangents at the positions equal to the extremum
-    kept = [i for i in range(len(_shape(x))) if i not in dims]
-    mask = stablehlo.convert(b, stablehlo.compare(b, x, stablehlo.broadcast_in_dim(b, z, _shape(x), kept), "EQ"),
-                             x.type.element_type)
-    return [stablehlo.divide(b, _sum(b, stablehlo.multiply(b, ts[0], mask), dims), _sum(b, mask, dims))]
-
-
-@_rule("stablehlo.reduce_window")
-def _reduce_window(b, op, xs, ts):
-    body = stablehlo.reduction_body(op)
-    if body != "stablehlo.add" or ts[1] is not None:
-        raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for stablehlo.reduce_window with "
-                               f"body {body or '(not a single add/maximum/minimum)'} or a differentiated initial "
-                               f"value (at {op.location})")
-    # linear: the same windowed sum of the tangent, starting from zero
-    return list(b.insert(op.clone({xs[0]: ts[0], xs[1]: _like(b, 0, xs[1])})).results)
 
 
 # --- control flow ------------------------------------------------------------------------------
@@ -443,7 +247,7 @@ def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()
             rule = JVP_RULES.get(op.name)
             if rule is None:
                 raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                       f"(at {op.location}); add one to loom.transforms.forward_ad.JVP_RULES")
+                                       f"(at {op.location}); add one to its op family in loom.ops")
             b.location = op.location
             results = list(op.results)
             outs = rule(b, op, list(op.operands), ts)

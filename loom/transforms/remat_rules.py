@@ -145,7 +145,7 @@ def _remat_vjp(b: Builder, end: Operation, cts: list[Value | None]) -> list[Valu
         rule = VJP_RULES.get(op.name)
         if rule is None:
             raise MissingRuleError(f"the vjp transformation has no rule for op '{op.name}' (at {op.location}); "
-                                   "add one to loom.transforms.autodiff.VJP_RULES")
+                                   "add one to its op family in loom.ops")
         b.location = op.location
         for v, c in zip(op.operands, rule(b, op, op_cts)):
             _accumulate(b, cotangents, v, c)

@@ -1,5 +1,11 @@
-"""VJP, JVP and batching rules of the knn dialect (`knn.approx_top_k`) and of `chlo.top_k`, registered
-into the transformations' own tables.
+"""loom's own dialects: `ad` (stop_gradient, custom_jvp, custom_vjp), `stack` (the loop stacks of
+reverse-mode while loops) and `knn` (approximate and fused top-k), and `chlo.top_k`, which shares
+`knn.approx_top_k`'s rules.
+
+Kernels in `loom.backend.ad_kernels` / `stack_kernels` / `knn_kernels`; the rules of `ad` and
+`stack` in `loom.transforms.autodiff` / `batching` (they are part of those transformations).
+
+The rules of `knn.approx_top_k` and `chlo.top_k`:
 
 - VJP: the values' cotangent is scattered (added) back to the selected positions of the operand;
   padding entries (index -1, only without `aggregate_to_topk`) receive nothing. The indices carry
@@ -12,8 +18,6 @@ into the transformations' own tables.
 
 Both gradients work on the reduction dimension moved last and the other dimensions flattened, so
 one 1-D scatter or gather (with flat indices `row * N + index`) serves every rank.
-
-Importing this module also registers the `knn-fusion` pass.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumb
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import IntegerType, RankedTensorType
+from loom.ops.registry import declare, unsupported
 from loom.transforms.autodiff import VJP_RULES, full, is_float
 from loom.transforms.batching import BATCH_RULES, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
@@ -145,12 +150,18 @@ def _batch_top_k(b: Builder, op: Operation, args: list[Value], dims: list[int | 
 VJP_RULES["knn.approx_top_k"] = _vjp
 JVP_RULES["knn.approx_top_k"] = _jvp
 BATCH_RULES["knn.approx_top_k"] = _batch_approx_top_k
-# chlo.top_k's rules live here with approx_top_k's (the same scatter / gather); another module
-# registering its own keeps it.
-VJP_RULES.setdefault("chlo.top_k", _vjp)
-JVP_RULES.setdefault("chlo.top_k", _jvp)
-BATCH_RULES.setdefault("chlo.top_k", _batch_top_k)
+# chlo.top_k's rules are approx_top_k's (the same scatter / gather)
+VJP_RULES["chlo.top_k"] = _vjp
+JVP_RULES["chlo.top_k"] = _jvp
+BATCH_RULES["chlo.top_k"] = _batch_top_k
 
-import loom.transforms.knn_fusion  # noqa: E402, F401  (registers the knn-fusion pass)
 
-__all__ = ["scatter_to_positions", "take_positions"]
+declare(["ad.stop_gradient", "ad.custom_jvp", "ad.custom_vjp"],
+        unsupported("identities at run time: the numpy kernel runs on tensors as is"), tables=("torch",))
+declare("knn.approx_top_k", unsupported("runs its numpy kernel on the tensors' values"), tables=("torch",))
+declare("knn.fused_score_top_k", unsupported("made by the knn fusion pass after differentiation and batching"),
+        tables=("torch", "jvp", "vjp", "batching"))
+declare(["stack.new", "stack.companion", "stack.push", "stack.pop"],
+        unsupported("made by reverse mode for while loops: forward mode never sees them"), tables=("jvp",))
+declare(["stack.new", "stack.companion"],
+        unsupported("made by reverse mode inside a loop's body; vmap batches the pushed values"), tables=("batching",))

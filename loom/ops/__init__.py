@@ -1,0 +1,37 @@
+"""Op rules, one module per op family: everything loom knows about an op besides its declaration
+(kernels, derivative, batching, codegen), next to the op, filling the tables the backends and
+transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_RULES`,
+`JVP_RULES`, `VJP_RULES`, `BATCH_RULES`).
+
+    registry      the rule tables, `unsupported("reason")`, `declare`, the coverage walk
+    elementwise   StableHLO's and CHLO's elementwise ops: one declarative row per op (kernels,
+                  one derivative for both modes, lax / loom.numpy names; batching from the trait)
+    indexing      gather, scatter, dynamic_slice, dynamic_update_slice: derivatives and batching
+    linalg        dot_general and convolution: derivatives and batching; fft and the ops loom lacks
+    reductions    reduce, reduce_window, sort: derivatives and batching
+    shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
+                  (the transpose) and batching side by side; iota, constants, dynamic shapes
+    control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
+    collectives   the distributed and host-communication ops (no rules yet)
+    loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+
+The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
+and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
+and `loom.transforms`; each family module says where, and declares what its ops lack. Shared IR
+builders are in `loom.transforms.rule_builders`.
+
+Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once
+they are loaded, so any use of their tables sees the rules.
+"""
+
+from loom.ops import (  # noqa: F401  (each registers its family's rules)
+    collectives,
+    control_flow,
+    elementwise,
+    indexing,
+    linalg,
+    loom_ops,
+    reductions,
+    registry,
+    shape,
+)

@@ -1,0 +1,27 @@
+"""Control flow and structure: while, if, case, map, return, tuples, optimization_barrier,
+custom_call, composite, scan, random bits.
+
+Code generation in `loom.backend.compiled` (regions inlined in the generated Python), the
+interpreter's rules in `loom.backend.interpreter`, derivatives in `loom.transforms.autodiff` /
+`forward_ad` (explicit: reverse mode through a while loop stores its carries on a stack) and
+`remat_rules` (optimization_barrier), batching in `loom.transforms.batching`. What they lack is
+declared here.
+"""
+
+from __future__ import annotations
+
+from loom.ops.registry import declare, unsupported
+
+declare("stablehlo.return", unsupported("a region terminator: the rule of the op holding the region handles it"))
+declare(["stablehlo.tuple", "stablehlo.get_tuple_element"],
+        unsupported("tuples appear only in programs exported by JAX, which loom runs but does not transform"),
+        tables=("jvp", "vjp", "batching"))
+declare(["stablehlo.custom_call", "stablehlo.map"],
+        unsupported("an opaque target or a region applied per element: not transformed yet"),
+        tables=("jvp", "vjp", "batching"))
+declare("stablehlo.composite", unsupported("runs its decomposition in the interpreter only"),
+        tables=("numpy", "torch", "jvp", "vjp", "batching"))
+declare("stablehlo.rng_bit_generator", unsupported("random bits: no derivative; loom.random batches keys itself"),
+        tables=("jvp", "vjp", "batching"))
+declare("stablehlo.rng", unsupported("parsed and printed only: loom.random uses rng_bit_generator"))
+declare("chlo.scan", unsupported("parsed and printed only: loom.lax.scan lowers to stablehlo.while"))

@@ -1,0 +1,400 @@
+"""Indexing ops: gather, scatter, dynamic_slice, dynamic_update_slice: their VJP, JVP and
+batching rules (kernels: `loom.backend.kernels_numpy` / `kernels_torch`; scatter's code generation:
+`loom.backend.compiled`).
+
+- gather: its cotangent is a scatter-add of the cotangent into zeros (the start indices clamped
+  first, as gather clamps them); its tangent is the same gather of the tangent; batched, the new
+  dimension becomes an offset dimension (batched operand), a leading batch dimension of the
+  indices (batched indices), or an operand / indices batching dimension pair (both).
+- scatter (update computations that overwrite, add, take the maximum / minimum, or multiply
+  with constant updates or unique indices): add passes the cotangent to the operand and gathers
+  it for the updates (dropped out-of-bounds windows get none); overwrite masks them by which
+  update won, found by scattering ids; maximum / minimum share it evenly among the operand and
+  the updates equal to the result (as JAX). Batched with the batching dimensions of the spec.
+  Its VJP stays explicit: transposition cannot serve a scatter that overwrites.
+- dynamic_slice / dynamic_update_slice: each other's transposes; batched start indices turn them
+  into a gather / scatter with batching dimensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from loom.dialects import stablehlo
+from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
+from loom.ir.builder import Builder
+from loom.ir.core import Operation, Value
+from loom.ir.types import RankedTensorType
+from loom.ops.registry import declare, unsupported
+from loom.transforms.autodiff import VJP_RULES, full, is_float
+from loom.transforms.autodiff import props_ints as _ints
+from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
+from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.rule_builders import (
+    I32,
+    add_body,
+    batched_type,
+    clamp_starts,
+    in_bounds,
+    missing_rule,
+    rule,
+    scalar_constant,
+    shape_of,
+    with_regions,
+    zeros_like,
+)
+
+# --- gather ------------------------------------------------------------------------------------
+
+
+def _gather_props(op: Operation) -> tuple[GatherDimensionNumbers, list[int]]:
+    return op.properties["dimension_numbers"], _ints(op, "slice_sizes")
+
+
+def _scatter_of_gather(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
+    return ScatterDimensionNumbers.get(
+        update_window_dims=tuple(dn.offset_dims), inserted_window_dims=tuple(dn.collapsed_slice_dims),
+        input_batching_dims=tuple(dn.operand_batching_dims),
+        scatter_indices_batching_dims=tuple(dn.start_indices_batching_dims),
+        scatter_dims_to_operand_dims=tuple(dn.start_index_map), index_vector_dim=dn.index_vector_dim)
+
+
+def _gather_of_scatter(dn: ScatterDimensionNumbers) -> GatherDimensionNumbers:
+    return GatherDimensionNumbers.get(
+        offset_dims=tuple(dn.update_window_dims), collapsed_slice_dims=tuple(dn.inserted_window_dims),
+        operand_batching_dims=tuple(dn.input_batching_dims),
+        start_indices_batching_dims=tuple(dn.scatter_indices_batching_dims),
+        start_index_map=tuple(dn.scatter_dims_to_operand_dims), index_vector_dim=dn.index_vector_dim)
+
+
+def _set_body(bb: Builder, args: list[Value]) -> list[Value]:
+    return [args[1]]
+
+
+@rule(VJP_RULES, "stablehlo.gather")
+def _gather_vjp(b, op, cts):
+    x, indices = op.operands
+    if not is_float(x.type) or cts[0] is None:
+        return [None, None]
+    dn, sizes = _gather_props(op)
+    clamped = clamp_starts(b, indices, dn.start_index_map, dn.index_vector_dim, shape_of(x), sizes)
+    gx = stablehlo.scatter(b, [zeros_like(b, x)], clamped, [cts[0]], _scatter_of_gather(dn), add_body)
+    return [gx, None]
+
+
+@rule(JVP_RULES, "stablehlo.gather")
+def _gather_jvp(b, op, xs, ts):
+    if ts[0] is None:
+        return [None]
+    return list(b.insert(op.clone({xs[0]: ts[0]})).results)
+
+
+def _shift(dims: Sequence[int], by: int = 1) -> tuple[int, ...]:
+    return tuple(d + by for d in dims)
+
+
+@rule(BATCH_RULES, "stablehlo.gather")
+def _gather_batch(b, op, args, dims):
+    x, indices = args
+    dx, di = dims
+    dn, sizes = _gather_props(op)
+    if di is None:  # the batch becomes a leading offset dimension of a full-size window
+        x = moveaxis(b, x, dx, 0)
+        new = GatherDimensionNumbers.get(
+            offset_dims=(0, *_shift(dn.offset_dims)), collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+            operand_batching_dims=_shift(dn.operand_batching_dims),
+            start_indices_batching_dims=tuple(dn.start_indices_batching_dims),
+            start_index_map=_shift(dn.start_index_map), index_vector_dim=dn.index_vector_dim)
+        v = stablehlo.gather(b, x, indices, new, [shape_of(x)[0], *sizes])
+        return [v], [0]
+    indices = moveaxis(b, indices, di, 0)
+    if dx is None:  # a leading batch dimension of the indices: the first non-offset result dimension
+        new = GatherDimensionNumbers.get(
+            offset_dims=_shift(dn.offset_dims), collapsed_slice_dims=tuple(dn.collapsed_slice_dims),
+            operand_batching_dims=tuple(dn.operand_batching_dims),
+            start_indices_batching_dims=_shift(dn.start_indices_batching_dims),
+            start_index_map=tuple(dn.start_index_map), index_vector_dim=dn.index_vector_dim + 1)
+        return [stablehlo.gather(b, x, indices, new, sizes)], [0]
+    x = moveaxis(b, x, dx, 0)
+    new = GatherDimensionNumbers.get(
+        offset_dims=_shift(dn.offset_dims), collapsed_slice_dims=_shift(dn.collapsed_slice_dims),
+        operand_batching_dims=(0, *_shift(dn.operand_batching_dims)),
+        start_indices_batching_dims=(0, *_shift(dn.start_indices_batching_dims)),
+        start_index_map=_shift(dn.start_index_map), index_vector_dim=dn.index_vector_dim + 1)
+    return [stablehlo.gather(b, x, indices, new, [1, *sizes])], [0]
+
+
+# --- scatter -----------------------------------------------------------------------------------
+
+
+def _scatter_kind(op: Operation) -> str | None:
+    """'set', 'add', 'multiply', 'maximum' or 'minimum' for a one-input scatter whose update
+    computation is that, else None."""
+    if len(op.results) != 1:
+        return None
+    block = op.regions[0].entry
+    ops = list(block.ops)
+    current, update = block.args
+    if len(ops) == 1 and tuple(ops[0].operands) == (update,):
+        return "set"
+    if len(ops) == 2 and len(ops[0].operands) == 2 and set(ops[0].operands) == {current, update} \
+            and tuple(ops[1].operands) == (ops[0].results[0],):
+        name = ops[0].name.removeprefix("stablehlo.")
+        if name in ("add", "multiply", "maximum", "minimum", "and", "or"):
+            return name
+    return None
+
+
+def _scatter_window_sizes(op: Operation) -> list[int]:
+    """The window size per operand dimension (1 for inserted and batching dimensions)."""
+    x, _, u = op.operands
+    dn = op.properties["scatter_dimension_numbers"]
+    rank = len(shape_of(x))
+    window_dims = [d for d in range(rank) if d not in dn.inserted_window_dims and d not in dn.input_batching_dims]
+    sizes = [1] * rank
+    for d, ud in zip(window_dims, dn.update_window_dims):
+        sizes[d] = shape_of(u)[ud]
+    return sizes
+
+
+def _to_updates(b: Builder, v: Value, op: Operation) -> Value:
+    """A value over the indices' batch dimensions broadcast to the updates' shape."""
+    u = op.operands[2]
+    dn = op.properties["scatter_dimension_numbers"]
+    scatter_dims = [d for d in range(len(shape_of(u))) if d not in dn.update_window_dims]
+    return stablehlo.broadcast_in_dim(b, v, shape_of(u), scatter_dims)
+
+
+def _unique(op: Operation) -> bool:
+    attr = op.properties.get("unique_indices")
+    return attr is not None and bool(attr.value)
+
+
+def _constant_defined(v: Value) -> bool:
+    owner = v.owner_op
+    return owner is not None and owner.name == "stablehlo.constant"
+
+
+@rule(VJP_RULES, "stablehlo.scatter")
+def _scatter_vjp(b, op, cts):
+    kind = _scatter_kind(op)
+    g = cts[0]
+    if len(op.results) != 1 or g is None:
+        return [None] * len(op.operands)
+    x, indices, u = op.operands
+    dn = op.properties["scatter_dimension_numbers"]
+    sizes = _scatter_window_sizes(op)
+    gdn = _gather_of_scatter(dn)
+    valid = _to_updates(b, in_bounds(b, indices, dn.scatter_dims_to_operand_dims, dn.index_vector_dim,
+                                      shape_of(x), sizes), op)
+    clamped = clamp_starts(b, indices, dn.scatter_dims_to_operand_dims, dn.index_vector_dim, shape_of(x), sizes)
+
+    def gather_at(v: Value) -> Value:
+        return stablehlo.gather(b, v, clamped, gdn, sizes)
+
+    def masked(mask: Value, v: Value) -> Value:
+        return stablehlo.select(b, mask, v, zeros_like(b, v))
+
+    if kind == "add":
+        return [g, None, masked(valid, gather_at(g))]
+    if kind == "set":
+        # which update won each position: scatter ids, read them back (as JAX's scatter JVP)
+        scatter_shape = [n for d, n in enumerate(shape_of(u)) if d not in dn.update_window_dims]
+        count = int(np.prod(scatter_shape, dtype=np.int64))
+        ids = stablehlo.iota(b, RankedTensorType((max(count, 1),), I32, None), 0)
+        ids = stablehlo.add(b, ids, full(b, 1, ids.type))
+        if count == 0:
+            ids = stablehlo.slice_(b, ids, [0], [0], [1])
+        ids = _to_updates(b, stablehlo.reshape(b, ids, scatter_shape), op)
+        zeros_i = full(b, 0, RankedTensorType(shape_of(x), I32, None))
+        written = stablehlo.scatter(b, [zeros_i], indices, [ids], dn, _set_body)
+        untouched = stablehlo.compare(b, written, zeros_i, "EQ")
+        won = stablehlo.and_(b, valid, stablehlo.compare(b, gather_at(written), ids, "EQ"))
+        return [masked(untouched, g), None, masked(won, gather_at(g))]
+    if kind in ("maximum", "minimum") and is_float(x.type):
+        # as JAX: the cotangent is shared evenly among the operand and the updates equal to the result
+        out = op.results[0]
+        won = stablehlo.and_(b, valid, stablehlo.compare(b, u, gather_at(out), "EQ"))
+        share_u = stablehlo.convert(b, won, u.type.element_type)
+        kept = stablehlo.convert(b, stablehlo.compare(b, x, out, "EQ"), x.type.element_type)
+        count = stablehlo.add(b, kept, stablehlo.scatter(b, [zeros_like(b, x)], indices, [share_u], dn, add_body))
+        per = stablehlo.divide(b, g, count)
+        return [stablehlo.multiply(b, per, kept), None, stablehlo.multiply(b, share_u, gather_at(per))]
+    if kind == "multiply" and (_constant_defined(u) or _unique(op)):
+        ones = full(b, 1, x.type)
+        sorted_attr = op.properties.get("indices_are_sorted")
+        factor = stablehlo.scatter(b, [ones], indices, [u], dn,
+                                   lambda bb, args: [stablehlo.multiply(bb, args[0], args[1])],
+                                   sorted_attr is not None and bool(sorted_attr.value), _unique(op))
+        # with unique indices each output element is x * u for one update u
+        gu = None if _constant_defined(u) else masked(valid, gather_at(stablehlo.multiply(b, g, x)))
+        return [stablehlo.multiply(b, g, factor), None, gu]
+    raise missing_rule("vjp", op, f"with update computation {kind or '(not a single set/add/multiply)'}"
+                + (" of non-constant updates without unique_indices" if kind == "multiply" else ""))
+
+
+@rule(JVP_RULES, "stablehlo.scatter")
+def _scatter_jvp(b, op, xs, ts):
+    kind = _scatter_kind(op)
+    x, _, u = xs
+    tx, tu = ts[0], ts[2]
+    if kind in ("set", "add"):  # linear: the same scatter of the tangents
+        return list(b.insert(op.clone({x: tx if tx is not None else zeros_like(b, x),
+                                       u: tu if tu is not None else zeros_like(b, u)})).results)
+    if kind in ("maximum", "minimum") and is_float(x.type):
+        # as JAX: the mean of the tangents of the operand and the updates equal to the result
+        dn = op.properties["scatter_dimension_numbers"]
+        indices = xs[1]
+        out = op.results[0]
+        sizes = _scatter_window_sizes(op)
+        clamped = clamp_starts(b, indices, dn.scatter_dims_to_operand_dims, dn.index_vector_dim, shape_of(x), sizes)
+        valid = _to_updates(b, in_bounds(b, indices, dn.scatter_dims_to_operand_dims, dn.index_vector_dim,
+                                          shape_of(x), sizes), op)
+        gathered = stablehlo.gather(b, out, clamped, _gather_of_scatter(dn), sizes)
+        share_u = stablehlo.convert(b, stablehlo.and_(b, valid, stablehlo.compare(b, u, gathered, "EQ")),
+                                    u.type.element_type)
+        kept = stablehlo.convert(b, stablehlo.compare(b, x, out, "EQ"), x.type.element_type)
+        count = stablehlo.add(b, kept, stablehlo.scatter(b, [zeros_like(b, x)], indices, [share_u], dn, add_body))
+        total = stablehlo.multiply(b, kept, tx) if tx is not None else zeros_like(b, x)
+        if tu is not None:
+            total = stablehlo.add(b, total, stablehlo.scatter(b, [zeros_like(b, x)], indices,
+                                                              [stablehlo.multiply(b, share_u, tu)], dn, add_body))
+        return [stablehlo.divide(b, total, count)]
+    if kind == "multiply" and (tu is None or _unique(op)):
+        out = None if tx is None else b.insert(op.clone({x: tx})).results[0]  # linear in the operand
+        if tu is not None:  # unique indices: x * (the update's tangent where written, else 0)
+            spread = stablehlo.scatter(b, [zeros_like(b, x)], xs[1], [tu], op.properties["scatter_dimension_numbers"],
+                                       add_body)
+            t = stablehlo.multiply(b, x, spread)
+            out = t if out is None else stablehlo.add(b, out, t)
+        return [out]
+    raise missing_rule("jvp", op, f"with update computation {kind or '(not a single set/add/multiply)'}"
+                + (" and a tangent of the updates (without unique_indices)" if kind == "multiply" else ""))
+
+
+@rule(BATCH_RULES, "stablehlo.scatter")
+def _scatter_batch(b, op, args, dims):
+    n = (len(args) - 1) // 2
+    dn = op.properties["scatter_dimension_numbers"]
+    size = next(shape_of(v)[d] for v, d in zip(args, dims) if d is not None)
+    inputs = [bdim_to_front(b, v, d, size) for v, d in zip(args[:n], dims[:n])]
+    updates = [bdim_to_front(b, v, d, size) for v, d in zip(args[n + 1:], dims[n + 1:])]
+    indices, di = args[n], dims[n]
+    if di is None:  # the batch is a leading window dimension of the inputs and the updates
+        new = ScatterDimensionNumbers.get(
+            update_window_dims=(0, *_shift(dn.update_window_dims)),
+            inserted_window_dims=_shift(dn.inserted_window_dims), input_batching_dims=_shift(dn.input_batching_dims),
+            scatter_indices_batching_dims=tuple(dn.scatter_indices_batching_dims),
+            scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+            index_vector_dim=dn.index_vector_dim)
+    else:
+        indices = moveaxis(b, indices, di, 0)
+        new = ScatterDimensionNumbers.get(
+            update_window_dims=_shift(dn.update_window_dims), inserted_window_dims=_shift(dn.inserted_window_dims),
+            input_batching_dims=(0, *_shift(dn.input_batching_dims)),
+            scatter_indices_batching_dims=(0, *_shift(dn.scatter_indices_batching_dims)),
+            scatter_dims_to_operand_dims=_shift(dn.scatter_dims_to_operand_dims),
+            index_vector_dim=dn.index_vector_dim + 1)
+    props = dict(op.properties)
+    props["scatter_dimension_numbers"] = new
+    types = [batched_type(r.type, size) for r in op.results]
+    res = with_regions(b, op, [*inputs, indices, *updates], types, props)
+    return list(res.results), [0] * len(types)
+
+
+# --- dynamic_slice and dynamic_update_slice ----------------------------------------------------
+
+
+@rule(VJP_RULES, "stablehlo.dynamic_slice")
+def _dynamic_slice_vjp(b, op, cts):
+    x, starts = op.operands[0], list(op.operands[1:])
+    if cts[0] is None or not is_float(x.type):
+        return [None] * len(op.operands)
+    return [stablehlo.dynamic_update_slice(b, zeros_like(b, x), cts[0], starts), *([None] * len(starts))]
+
+
+@rule(JVP_RULES, "stablehlo.dynamic_slice")
+def _dynamic_slice_jvp(b, op, xs, ts):
+    if ts[0] is None:
+        return [None]
+    return [stablehlo.dynamic_slice(b, ts[0], list(xs[1:]), _ints(op, "slice_sizes"))]
+
+
+@rule(VJP_RULES, "stablehlo.dynamic_update_slice")
+def _dynamic_update_slice_vjp(b, op, cts):
+    x, u, starts = op.operands[0], op.operands[1], list(op.operands[2:])
+    g = cts[0]
+    if g is None:
+        return [None] * len(op.operands)
+    gx = stablehlo.dynamic_update_slice(b, g, zeros_like(b, u), starts) if is_float(x.type) else None
+    gu = stablehlo.dynamic_slice(b, g, starts, shape_of(u)) if is_float(u.type) else None
+    return [gx, gu, *([None] * len(starts))]
+
+
+@rule(JVP_RULES, "stablehlo.dynamic_update_slice")
+def _dynamic_update_slice_jvp(b, op, xs, ts):
+    x, u = xs[0], xs[1]
+    if ts[0] is None and ts[1] is None:
+        return [None]
+    tx = ts[0] if ts[0] is not None else zeros_like(b, x)
+    tu = ts[1] if ts[1] is not None else zeros_like(b, u)
+    return [stablehlo.dynamic_update_slice(b, tx, tu, list(xs[2:]))]
+
+
+def _stacked_starts(b: Builder, starts: Sequence[Value], dims: Sequence[int | None], size: int,
+                    clamp_to: Sequence[int] | None = None) -> Value:
+    """The start indices as one `(size, n)` tensor (batched ones along axis 0), clamped into
+    `[0, clamp_to[k]]` when given."""
+    et = starts[0].type.element_type
+    columns = []
+    for k, (s, d) in enumerate(zip(starts, dims)):
+        col = stablehlo.broadcast_in_dim(b, s, (size,), []) if d is None else s
+        if clamp_to is not None:
+            col = stablehlo.clamp(b, scalar_constant(b, 0, et), col, scalar_constant(b, clamp_to[k], et))
+        columns.append(stablehlo.reshape(b, col, (size, 1)))
+    return columns[0] if len(columns) == 1 else stablehlo.concatenate(b, columns, 1)
+
+
+@rule(BATCH_RULES, "stablehlo.dynamic_slice")
+def _dynamic_slice_batch(b, op, args, dims):
+    x, starts = args[0], list(args[1:])
+    sizes = _ints(op, "slice_sizes")
+    size = next(shape_of(v)[d] for v, d in zip(args, dims) if d is not None)
+    x = bdim_to_front(b, x, dims[0], size)
+    if all(d is None for d in dims[1:]):  # shared starts: one more dimension sliced whole
+        zero = scalar_constant(b, 0, starts[0].type.element_type) if starts else None
+        return [stablehlo.dynamic_slice(b, x, [zero, *starts], [size, *sizes])], [0]
+    rank = len(sizes)
+    if rank == 0:
+        return [x], [0]
+    indices = _stacked_starts(b, starts, dims[1:], size)
+    dn = GatherDimensionNumbers.get(offset_dims=tuple(range(1, rank + 1)), operand_batching_dims=(0,),
+                                    start_indices_batching_dims=(0,), start_index_map=tuple(range(1, rank + 1)),
+                                    index_vector_dim=1)
+    return [stablehlo.gather(b, x, indices, dn, [1, *sizes])], [0]
+
+
+@rule(BATCH_RULES, "stablehlo.dynamic_update_slice")
+def _dynamic_update_slice_batch(b, op, args, dims):
+    x, u, starts = args[0], args[1], list(args[2:])
+    size = next(shape_of(v)[d] for v, d in zip(args, dims) if d is not None)
+    x = bdim_to_front(b, x, dims[0], size)
+    u = bdim_to_front(b, u, dims[1], size)
+    if all(d is None for d in dims[2:]):
+        zero = scalar_constant(b, 0, starts[0].type.element_type) if starts else None
+        return [stablehlo.dynamic_update_slice(b, x, u, [zero, *starts])], [0]
+    rank = len(starts)
+    # scatter drops windows out of bounds where dynamic_update_slice clamps: clamp first
+    limits = [xs - us for xs, us in zip(shape_of(x)[1:], shape_of(u)[1:])]
+    indices = _stacked_starts(b, starts, dims[2:], size, limits)
+    dn = ScatterDimensionNumbers.get(update_window_dims=tuple(range(1, rank + 1)), input_batching_dims=(0,),
+                                     scatter_indices_batching_dims=(0,),
+                                     scatter_dims_to_operand_dims=tuple(range(1, rank + 1)), index_vector_dim=1)
+    return [stablehlo.scatter(b, [x], indices, [u], dn, _set_body)], [0]
+
+
+
+declare(["stablehlo.dynamic_gather", "stablehlo.torch_index_select"],
+        unsupported("parsed and printed only: loom's front end emits stablehlo.gather"))

@@ -1,0 +1,344 @@
+"""Linear algebra and convolution: dot_general and convolution (their derivatives and batching
+here), fft, and the ops loom lacks.
+
+Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. Both ops are bilinear: each operand's
+tangent is the product with the other operand's; each cotangent is the transposed product (JAX's
+transposes: for convolution, a convolution of the cotangent with the reversed kernel, and of the
+input with the cotangent, feature and batch groups included). Batched by a new batching
+dimension (dot_general) or by folding the batch into the batch, feature or kernel-output
+dimension (convolution), as JAX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from loom.dialects import stablehlo
+from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
+from loom.ir.builder import Builder
+from loom.ir.core import Operation, Value
+from loom.ir.types import RankedTensorType
+from loom.ops.registry import declare, unsupported
+from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float
+from loom.transforms.autodiff import props_ints as _ints
+from loom.transforms.batching import BATCH_RULES, moveaxis
+from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.rule_builders import (
+    dimension_numbers,
+    int_property,
+    rule,
+    shape_of,
+    zeros_like,
+)
+
+# --- dot_general: bilinear (each operand's tangent is the product with the other; the cotangent
+# of each is JAX's transposed product) ------------------------------------------------------------
+
+
+@rule(JVP_RULES, "stablehlo.dot_general")
+def _dot_general_jvp(b, op, xs, ts):
+    x, y = xs
+    dn = op.properties["dot_dimension_numbers"]
+    et = op.results[0].type.element_type
+
+    def dot(lhs: Value, rhs: Value) -> Value:
+        v = stablehlo.dot_general(b, lhs, rhs, dn)
+        return v if v.type.element_type == et else stablehlo.convert(b, v, et)
+    tx = None if ts[0] is None else dot(ts[0], y)
+    ty = None if ts[1] is None else dot(x, ts[1])
+    return [tx if ty is None else ty if tx is None else stablehlo.add(b, tx, ty)]
+
+
+def _ranges_like(*xs: Sequence[int]) -> list[list[int]]:
+    out, start = [], 0
+    for x in xs:
+        out.append(list(range(start, start + len(x))))
+        start += len(x)
+    return out
+
+
+def _dot_transpose_lhs(b: Builder, g: Value, x: Value, y: Value, x_contract: Sequence[int],
+                       y_contract: Sequence[int], x_batch: Sequence[int], y_batch: Sequence[int],
+                       swap_ans: bool = False) -> Value:
+    """JAX's `_dot_general_transpose_lhs`: the cotangent of the lhs `x` of a dot_general."""
+    x_ndim, y_ndim = len(shape_of(x)), len(shape_of(y))
+    x_kept = [i for i in range(x_ndim) if i not in x_contract and i not in x_batch]
+    y_kept = [i for i in range(y_ndim) if i not in y_contract and i not in y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dn = DotDimensionNumbers.get(lhs_batching_dimensions=tuple(ans_batch), rhs_batching_dimensions=tuple(y_batch),
+                                 lhs_contracting_dimensions=tuple(ans_y), rhs_contracting_dimensions=tuple(y_kept))
+    x_contract_sorted_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = [int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_sorted_by_y)]
+    n_g = len(shape_of(g)) - len(ans_y) - len(ans_batch)  # the product's dims from g, then those from y
+    n_y = y_ndim - len(y_kept) - len(y_batch)
+    if not x_batch and out_axes != list(range(len(out_axes))) and out_axes == [*range(n_g, n_g + n_y), *range(n_g)]:
+        # the transposed product is the product with its operands swapped: no transpose, so the
+        # cotangent comes out contiguous (a loop that accumulates it, the weight gradient of an RNN
+        # step, adds contiguous arrays instead of reading one through a transposed view)
+        dn = DotDimensionNumbers.get(lhs_batching_dimensions=(), rhs_batching_dimensions=(),
+                                     lhs_contracting_dimensions=tuple(y_kept), rhs_contracting_dimensions=tuple(ans_y))
+        v = stablehlo.dot_general(b, y, g, dn)
+    else:
+        v = stablehlo.dot_general(b, g, y, dn)
+        if out_axes != list(range(len(out_axes))):
+            v = stablehlo.transpose(b, v, out_axes)
+    if v.type.element_type != x.type.element_type:
+        v = stablehlo.convert(b, v, x.type.element_type)
+    return v
+
+
+@rule(VJP_RULES, "stablehlo.dot_general")
+def _dot_general_vjp(b, op, cts):
+    x, y = op.operands
+    g = cts[0]
+    dn = op.properties["dot_dimension_numbers"]
+    xc, yc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
+    xb, yb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    gx = _dot_transpose_lhs(b, g, x, y, xc, yc, xb, yb) if is_float(x.type) else None
+    gy = _dot_transpose_lhs(b, g, y, x, yc, xc, yb, xb, swap_ans=True) if is_float(y.type) else None
+    return [gx, gy]
+
+
+@rule(BATCH_RULES, "stablehlo.dot_general")
+def _dot_general_batch(b, op, args, dims):
+    lhs, rhs = args
+    dl, dr = dims
+    dn = op.properties["dot_dimension_numbers"]
+    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
+
+    def shift(ds: list[int]) -> list[int]:
+        return [i + 1 for i in ds]
+    if dl is not None:
+        lhs = moveaxis(b, lhs, dl, 0)
+    if dr is not None:
+        rhs = moveaxis(b, rhs, dr, 0)
+    if dl is not None and dr is not None:  # a new batching dimension, first in the result
+        new_dn = type(dn).get(lhs_batching_dimensions=[0, *shift(lb)], rhs_batching_dimensions=[0, *shift(rb)],
+                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=shift(rc))
+        out_dim = 0
+    elif dl is not None:  # a free dimension of the lhs: the first lhs free dimension of the result
+        new_dn = type(dn).get(lhs_batching_dimensions=shift(lb), rhs_batching_dimensions=rb,
+                              lhs_contracting_dimensions=shift(lc), rhs_contracting_dimensions=rc)
+        out_dim = len(lb)
+    else:  # a free dimension of the rhs: after the batch and lhs free dimensions
+        new_dn = type(dn).get(lhs_batching_dimensions=lb, rhs_batching_dimensions=shift(rb),
+                              lhs_contracting_dimensions=lc, rhs_contracting_dimensions=shift(rc))
+        out_dim = len(shape_of(lhs)) - len(lc)
+    shape = stablehlo.dot_general_shape(lhs.type, rhs.type, new_dn)
+    rt = op.results[0].type
+    props = dict(op.properties)
+    props["dot_dimension_numbers"] = new_dn
+    new = b.create(op.name, [lhs, rhs], [RankedTensorType(tuple(shape), rt.element_type, rt.encoding)], props,
+                   dict(op.attributes))
+    return [new.results[0]], [out_dim]
+
+
+# --- convolution -------------------------------------------------------------------------------
+
+
+class _Conv:
+    """A convolution's attributes in JAX's terms: specs `(batch, feature, *spatial)` of the input
+    and output, `(out_feature, in_feature, *spatial)` of the kernel."""
+
+    def __init__(self, op: Operation) -> None:
+        dn: ConvDimensionNumbers = op.properties["dimension_numbers"]
+        self.lhs_spec = (dn.input_batch_dimension, dn.input_feature_dimension, *dn.input_spatial_dimensions)
+        self.rhs_spec = (dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension,
+                         *dn.kernel_spatial_dimensions)
+        self.out_spec = (dn.output_batch_dimension, dn.output_feature_dimension, *dn.output_spatial_dimensions)
+        n = len(dn.input_spatial_dimensions)
+        self.strides = _ints(op, "window_strides") or [1] * n
+        self.lhs_dilation = _ints(op, "lhs_dilation") or [1] * n
+        self.rhs_dilation = _ints(op, "rhs_dilation") or [1] * n
+        attr = op.properties.get("padding")
+        flat = [0] * (2 * n) if attr is None else [int(v) for v in np.asarray(attr.to_numpy()).reshape(-1)]
+        self.padding = [(flat[2 * i], flat[2 * i + 1]) for i in range(n)]
+        self.feature_group_count = int_property(op, "feature_group_count", 1)
+        self.batch_group_count = int_property(op, "batch_group_count", 1)
+        self.precision = op.properties.get("precision_config")
+        self.result_element = op.results[0].type.element_type
+        reversal = op.properties.get("window_reversal")
+        if reversal is not None and any(bool(v) for v in np.asarray(reversal.to_numpy()).reshape(-1)):
+            raise MissingRuleError(f"the rules of stablehlo.convolution do not handle window_reversal "
+                                   f"(at {op.location})")
+
+
+def _conv(b: Builder, c: _Conv, lhs: Value, rhs: Value, specs: tuple, strides: Sequence[int],
+          padding: Sequence[tuple[int, int]], lhs_dilation: Sequence[int], rhs_dilation: Sequence[int],
+          feature_group_count: int, batch_group_count: int) -> Value:
+    op = stablehlo.ConvolutionOp.build(b, lhs, rhs, dimension_numbers(*specs), window_strides=list(strides),
+                                       padding=[(int(lo), int(hi)) for lo, hi in padding],
+                                       lhs_dilation=list(lhs_dilation), rhs_dilation=list(rhs_dilation),
+                                       feature_group_count=feature_group_count,
+                                       batch_group_count=batch_group_count)
+    if c.precision is not None:
+        op.properties["precision_config"] = c.precision
+    v = op.results[0]
+    return v if v.type.element_type == lhs.type.element_type else stablehlo.convert(b, v, lhs.type.element_type)
+
+
+def _reshape_axis_out_of(b: Builder, src: int, size1: int, v: Value) -> Value:
+    shape = list(shape_of(v))
+    shape[src:src + 1] = [size1, shape[src] // size1]
+    return stablehlo.reshape(b, v, shape)
+
+
+def _reshape_axis_into(b: Builder, src: int, dst: int, v: Value) -> Value:
+    """Merge axis `src` into axis `dst` (numbered without `src`) as its major part."""
+    shape = shape_of(v)
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    new_shape = [shape[i] for i in range(len(shape)) if i != src]
+    new_shape[dst] *= shape[src]
+    if perm != list(range(len(shape))):
+        v = stablehlo.transpose(b, v, perm)
+    return stablehlo.reshape(b, v, new_shape)
+
+
+def _dilate(shape: Sequence[int], dilation: Sequence[int]) -> np.ndarray:
+    return np.asarray([0 if s == 0 else 1 + d * (s - 1) for s, d in zip(shape, dilation)])
+
+
+def _transpose_spec(spec: Sequence[int]) -> tuple[int, ...]:
+    return (spec[1], spec[0], *spec[2:])
+
+
+def _conv_transpose_lhs(b: Builder, c: _Conv, g: Value, lhs: Value, rhs: Value) -> Value:
+    lhs_sdims, rhs_sdims, out_sdims = c.lhs_spec[2:], c.rhs_spec[2:], c.out_spec[2:]
+    fgc, bgc = c.feature_group_count, c.batch_group_count
+    if fgc > 1:
+        rhs = _reshape_axis_out_of(b, c.rhs_spec[0], fgc, rhs)
+        rhs = _reshape_axis_into(b, c.rhs_spec[0], c.rhs_spec[1], rhs)
+    elif bgc > 1:
+        rhs = _reshape_axis_out_of(b, c.rhs_spec[0], bgc, rhs)
+        rhs = _reshape_axis_into(b, c.rhs_spec[0], c.rhs_spec[1], rhs)
+        fgc = bgc
+    in_shape = [shape_of(lhs)[d] for d in lhs_sdims]
+    window = [shape_of(rhs)[d] for d in rhs_sdims]
+    out_shape = [shape_of(g)[d] for d in out_sdims]
+    lhs_dilated = _dilate(in_shape, c.lhs_dilation)
+    rhs_dilated = _dilate(window, c.rhs_dilation)
+    out_dilated = _dilate(out_shape, c.strides)
+    before = rhs_dilated - np.asarray([lo for lo, _ in c.padding]) - 1
+    after = lhs_dilated + rhs_dilated - 1 - out_dilated - before
+    reversed_rhs = stablehlo.reverse(b, rhs, list(rhs_sdims)) if rhs_sdims else rhs
+    out = _conv(b, c, g, reversed_rhs, (c.out_spec, _transpose_spec(c.rhs_spec), c.lhs_spec), c.lhs_dilation,
+                list(zip(before.tolist(), after.tolist())), c.strides, c.rhs_dilation, fgc, 1)
+    if c.batch_group_count > 1:
+        out = _reshape_axis_out_of(b, c.lhs_spec[1], c.batch_group_count, out)
+        out = _reshape_axis_into(b, c.lhs_spec[1], c.lhs_spec[0], out)
+    return out
+
+
+def _conv_transpose_rhs(b: Builder, c: _Conv, g: Value, lhs: Value, rhs: Value) -> Value:
+    lhs_sdims, rhs_sdims, out_sdims = c.lhs_spec[2:], c.rhs_spec[2:], c.out_spec[2:]
+    fgc, bgc = c.feature_group_count, c.batch_group_count
+    if bgc > 1:
+        fgc, bgc = bgc, 1
+    elif fgc > 1:
+        fgc, bgc = 1, fgc
+    in_shape = [shape_of(lhs)[d] for d in lhs_sdims]
+    window = [shape_of(rhs)[d] for d in rhs_sdims]
+    out_shape = [shape_of(g)[d] for d in out_sdims]
+    lhs_dilated = _dilate(in_shape, c.lhs_dilation)
+    rhs_dilated = _dilate(window, c.rhs_dilation)
+    out_dilated = _dilate(out_shape, c.strides)
+    lo = np.asarray([p for p, _ in c.padding], dtype=np.int64)
+    hi = (out_dilated - lhs_dilated) + (rhs_dilated - lo - 1)
+    specs = (_transpose_spec(c.lhs_spec), _transpose_spec(c.out_spec), _transpose_spec(c.rhs_spec))
+    return _conv(b, c, lhs, g, specs, c.rhs_dilation, list(zip(lo.tolist(), hi.tolist())), c.lhs_dilation,
+                 c.strides, fgc, bgc)
+
+
+@rule(VJP_RULES, "stablehlo.convolution")
+def _convolution_vjp(b, op, cts):
+    lhs, rhs = op.operands
+    g = cts[0]
+    if g is None:
+        return [None, None]
+    c = _Conv(op)
+    if 0 in shape_of(g):
+        return [zeros_like(b, lhs) if is_float(lhs.type) else None, zeros_like(b, rhs) if is_float(rhs.type) else None]
+    gl = _conv_transpose_lhs(b, c, g, lhs, rhs) if is_float(lhs.type) else None
+    gr = _conv_transpose_rhs(b, c, g, lhs, rhs) if is_float(rhs.type) else None
+    return [gl, gr]
+
+
+@rule(JVP_RULES, "stablehlo.convolution")
+def _convolution_jvp(b, op, xs, ts):
+    lhs, rhs = xs
+    out = None
+    if ts[0] is not None:
+        out = b.insert(op.clone({lhs: ts[0]})).results[0]
+    if ts[1] is not None:
+        t = b.insert(op.clone({rhs: ts[1]})).results[0]
+        out = t if out is None else stablehlo.add(b, out, t)
+    return [out]
+
+
+@rule(BATCH_RULES, "stablehlo.convolution")
+def _convolution_batch(b, op, args, dims):
+    lhs, rhs = args
+    dl, dr = dims
+    c = _Conv(op)
+    ls, rs, os_ = c.lhs_spec, c.rhs_spec, c.out_spec
+    fgc, bgc = c.feature_group_count, c.batch_group_count
+
+    def conv(new_lhs: Value, new_rhs: Value, f: int, g: int) -> Value:
+        out = _conv(b, c, new_lhs, new_rhs, (ls, rs, os_), c.strides, c.padding, c.lhs_dilation, c.rhs_dilation,
+                    f, g)
+        et = op.results[0].type.element_type
+        return out if out.type.element_type == et else stablehlo.convert(b, out, et)
+
+    if dl is not None and dr is not None:
+        size = shape_of(lhs)[dl]
+        if bgc > 1:
+            new_lhs = _reshape_axis_into(b, dl, ls[0], lhs)
+            bgc *= size
+        else:
+            new_lhs = _reshape_axis_into(b, dl, ls[1], lhs)
+            fgc *= size
+        new_rhs = _reshape_axis_into(b, dr, rs[0], rhs)
+        out = conv(new_lhs, new_rhs, fgc, bgc)
+        return [_reshape_axis_out_of(b, os_[1], size, out)], [os_[1]]
+    if dl is not None:
+        size = shape_of(lhs)[dl]
+        if bgc == 1:
+            out = conv(_reshape_axis_into(b, dl, ls[0], lhs), rhs, fgc, bgc)
+        else:
+            new_lhs = _reshape_axis_out_of(b, ls[0] + int(dl <= ls[0]), bgc, lhs)
+            new_lhs = _reshape_axis_into(b, dl + int(ls[0] < dl), ls[0] + 1, new_lhs)
+            new_lhs = _reshape_axis_into(b, ls[0], ls[0], new_lhs)
+            out = conv(new_lhs, rhs, fgc, bgc)
+        return [_reshape_axis_out_of(b, os_[0], size, out)], [os_[0]]
+    size = shape_of(rhs)[dr]
+    if fgc == 1 and bgc == 1:
+        out = conv(lhs, _reshape_axis_into(b, dr, rs[0], rhs), fgc, bgc)
+        return [_reshape_axis_out_of(b, os_[1], size, out)], [os_[1]]
+    groups = fgc if fgc > 1 else bgc
+    new_rhs = _reshape_axis_out_of(b, rs[0] + int(dr <= rs[0]), groups, rhs)
+    new_rhs = _reshape_axis_into(b, dr + int(rs[0] < dr), rs[0] + 1, new_rhs)
+    new_rhs = _reshape_axis_into(b, rs[0], rs[0], new_rhs)
+    out = conv(lhs, new_rhs, fgc, bgc)
+    out = _reshape_axis_out_of(b, os_[1], groups, out)
+    out = _reshape_axis_out_of(b, os_[1] + 1, size, out)
+    out = _reshape_axis_into(b, os_[1], os_[1] + 1, out)
+    return [out], [os_[1]]
+
+
+
+declare("stablehlo.fft", unsupported("fft is run, not differentiated or batched yet"),
+        tables=("jvp", "vjp", "batching"))
+declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum", "stablehlo.dynamic_conv",
+         "stablehlo.cholesky", "stablehlo.triangular_solve", "stablehlo.batch_norm_grad",
+         "stablehlo.batch_norm_inference", "stablehlo.batch_norm_training", "chlo.ragged_dot"],
+        unsupported("parsed and printed only: loom's front end lowers to dot_general, convolution and "
+                    "elementwise ops"))
+declare(["stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"],
+        unsupported("quantized types are parsed and printed only"))
