@@ -3,8 +3,8 @@ the names they had before their modules were reorganised (tests/data/public_name
 each module, taken before)."""
 
 from __future__ import annotations
-
 import __future__
+
 import importlib
 import json
 import pathlib
@@ -27,9 +27,9 @@ def _public(module: types.ModuleType) -> set[str]:
             continue
         if isinstance(value, types.ModuleType) and not value.__name__.startswith(module.__name__ + "."):
             continue
-        if isinstance(value, __future__._Feature) or getattr(value, "__module__", None) in ("typing", "collections.abc"):
+        if isinstance(value, type(__future__.annotations)) or value is typing.Any:
             continue
-        if value is typing.Any:
+        if getattr(value, "__module__", None) in ("typing", "collections.abc"):
             continue
         out.add(name)
     return out
