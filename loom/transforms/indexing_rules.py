@@ -1047,5 +1047,10 @@ def _reduce_window_jvp_choosers(b, op, xs, ts):
     return [b.insert(new).results[1]]
 
 
+# Public for the front end (loom.lax traces gathers, scatters and convolutions with the same
+# bounds checks and dimension numbers).
+clamp_starts, in_bounds, conv_dimension_numbers = _clamp_starts, _in_bounds, _dimension_numbers
+
+
 import loom.transforms.numpy_rules  # noqa: E402, F401  (rules of the chlo ops loom.numpy emits)
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
