@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from loom.backend.api import compile as _compile
+from loom.backend.api import execute as _execute
+
 __version__ = "0.1.0"
 
 
@@ -16,14 +19,12 @@ def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled"
             device: Any = None) -> Any:
     """A callable running function `entry` of a module (or its text) on numpy arrays, or on torch
     tensors with `backend="torch"` (`device` e.g. "cuda"). See loom.backend.api.compile."""
-    from loom.backend.api import compile as _compile
     return _compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device)
 
 
 def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",
             device: Any = None) -> Any:
     """Compile and run function `entry` on `args`. See loom.backend.api.execute."""
-    from loom.backend.api import execute as _execute
     return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device)
 
 

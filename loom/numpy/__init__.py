@@ -19,15 +19,22 @@ import numpy as np
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import DotDimensionNumbers
 from loom.frontend.tracing import (
-    TraceContext,
+    TraceContext,  # noqa: F401 - part of the namespace
     Tracer,
-    TracerError,
+    TracerError,  # noqa: F401 - part of the namespace
     ir_element_type,
     is_floating,
     promote_types,
+    result_type,
     scalar_dtype,
     user_line,
 )
+from loom.frontend.tracing import broadcast_shapes as _broadcast_shapes
+from loom.frontend.tracing import broadcast_to_shape as _broadcast
+from loom.frontend.tracing import floating_dtype as _floating
+from loom.frontend.tracing import lift as _lift
+from loom.frontend.tracing import promote as _promote
+from loom.frontend.tracing import trace_of as _trace_of
 
 ndarray = np.ndarray
 # ml_dtypes' bfloat16, the same type as jax.numpy.bfloat16 (importing ml_dtypes also makes
@@ -46,68 +53,8 @@ Axis = int | Sequence[int] | None
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def _trace_of(*xs: Any) -> TraceContext | None:
-    """The trace the tracers among `xs` (and in lists or tuples among them) belong to, or None;
-    tracers of different traces are an error (one leaked out of its function)."""
-    found = None
-    for x in xs:
-        t = x.trace if isinstance(x, Tracer) else _trace_of(*x) if isinstance(x, (list, tuple)) else None
-        if t is None:
-            continue
-        if found is not None and t is not found:
-            raise TracerError(f"traced values of different functions were mixed (at {user_line()}); a tracer "
-                              "leaked out of the function that traced it")
-        found = t
-    return found
 
 
-def _lift(trace: TraceContext, x: Any, dtype: np.dtype | None = None, weak: bool = False) -> Tracer:
-    """`x` as a tracer (a constant if it is not one), converted to `dtype` when given."""
-    if not isinstance(x, Tracer):
-        d, w = scalar_dtype(x)
-        arr = np.asarray(x, dtype=dtype if dtype is not None else d)
-        return Tracer(trace.constant(arr), trace, weak if dtype is not None else w)
-    if dtype is not None and x.dtype != dtype:
-        return Tracer(stablehlo.convert(x.trace.emit(), x.value, ir_element_type(dtype)), x.trace, weak)
-    if dtype is not None and x.weak != weak:
-        return Tracer(x.value, x.trace, weak)
-    return x
-
-
-def _broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together "
-                         f"(at {user_line()})") from None
-
-
-def _broadcast(x: Tracer, shape: tuple[int, ...]) -> Tracer:
-    if x.shape == shape:
-        return x
-    dims = list(range(len(shape) - x.ndim, len(shape)))
-    v = stablehlo.broadcast_in_dim(x.trace.emit(), x.value, shape, dims)
-    return Tracer(v, x.trace, x.weak)
-
-
-def _promote(trace: TraceContext, *xs: Any, dtype: np.dtype | None = None) -> list[Tracer]:
-    """The operands as tracers of their common dtype (or `dtype`), broadcast to a common shape."""
-    common, weak = promote_types(*(scalar_dtype(x) for x in xs))
-    if dtype is not None:
-        common, weak = np.dtype(dtype), False
-    shape = _broadcast_shapes(*(np.shape(x) if not isinstance(x, Tracer) else x.shape for x in xs))
-    out = []
-    for x in xs:
-        if not isinstance(x, Tracer) and np.ndim(x) == 0:
-            # a scalar: one splat constant of the full shape
-            out.append(Tracer(trace.constant(np.asarray(x, dtype=common), shape=shape), trace, weak))
-        else:
-            out.append(_broadcast(_lift(trace, x, common, weak), shape))
-    return out
-
-
-def _floating(d: np.dtype) -> np.dtype:
-    return d if is_floating(d) else np.dtype(np.float32)
 
 
 _HALF_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -541,17 +488,6 @@ def stack(arrays: Sequence[ArrayLike], axis: int = 0) -> Any:
     return concatenate([expand_dims(_lift(trace, a), axis) for a in arrays], axis=axis)
 
 
-def result_type(*xs: Any) -> np.dtype:
-    """The dtype JAX's promotion gives for `xs` (arrays, dtypes or Python scalars)."""
-    items = []
-    for x in xs:
-        if isinstance(x, (type, np.dtype)) and not isinstance(x, Tracer):
-            items.append((np.dtype(x), False))
-        else:
-            items.append(scalar_dtype(x))
-    return promote_types(*items)[0]
-
-
 def finfo(dtype: Any) -> Any:
     """Machine limits of a floating-point dtype (`eps`, `max`, `tiny`, ...), bfloat16 included
     (numpy's own `finfo` rejects it), as `jax.numpy.finfo`."""
@@ -616,4 +552,6 @@ from loom.numpy._parity import __all__ as _parity_all  # noqa: E402
 
 __all__ += _parity_all
 
-from loom.numpy import linalg  # noqa: E402, F401 - built from the functions above
+from loom.numpy import _array_methods, linalg  # noqa: E402, F401 - built from the functions above
+
+_array_methods.register()

@@ -13,6 +13,7 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.frontend.tracing import Tracer, tensor_type, user_line
+from loom.lax import special as lax_special
 from loom.numpy import (
     ArrayLike,
     _floating,
@@ -24,11 +25,9 @@ from loom.numpy import (
     astype,
     divide,
     equal,
-    exp,
     finfo,
     greater,
     less,
-    log,
     maximum,
     minimum,
     multiply,
@@ -43,11 +42,9 @@ from loom.numpy._more import (
     _rem,
     arctan2,
     ceil,
-    expm1,
     floor,
     isfinite,
     isnan,
-    log1p,
     logaddexp,
     logical_and,
     logical_not,
@@ -105,60 +102,16 @@ def _binary_float(np_fn: Any, body: Any, doc: str) -> Any:
 # --- trigonometric and hyperbolic -----------------------------------------------------------------
 
 
-def _sinh(x: Tracer) -> Tracer:
-    return multiply(subtract(expm1(x), expm1(negative(x))), 0.5)
-
-
-def _cosh(x: Tracer) -> Tracer:
-    return multiply(add(exp(x), exp(negative(x))), 0.5)
-
-
-def _arcsin(x: Tracer) -> Tracer:
-    return arctan2(x, sqrt(multiply(subtract(1.0, x), add(1.0, x))))
-
-
-def _arccos(x: Tracer) -> Tracer:
-    out = multiply(arctan2(sqrt(multiply(subtract(1.0, x), add(1.0, x))), add(1.0, x)), 2.0)
-    return where(equal(x, -1.0), float(np.pi), out)  # atan2(0, 0) is 0 there (as JAX)
-
-
-def _arctan(x: Tracer) -> Tracer:
-    return arctan2(x, 1.0)
-
-
-def _big(x: Tracer) -> float:
-    """Beyond this magnitude `sqrt(x * x + 1) == |x|` in `x`'s dtype."""
-    return float(1.0 / np.sqrt(finfo(x.dtype).eps))
-
-
-def _arcsinh(x: Tracer) -> Tracer:
-    a = abs(x)
-    big = greater(a, _big(x))
-    small = where(big, 1.0, a)  # keeps the unused branch finite (and its gradient)
-    r = log1p(add(small, divide(multiply(small, small), add(1.0, sqrt(add(multiply(small, small), 1.0))))))
-    r = where(big, add(log(a), _LN2), r)
-    return where(less(x, 0), negative(r), r)
-
-
-def _arccosh(x: Tracer) -> Tracer:
-    big = greater(x, _big(x))
-    small = where(big, 2.0, x)
-    r = log(add(small, sqrt(multiply(subtract(small, 1.0), add(small, 1.0)))))
-    return where(big, add(log(x), _LN2), r)
-
-
-def _arctanh(x: Tracer) -> Tracer:
-    return multiply(subtract(log1p(x), log1p(negative(x))), 0.5)
-
-
-sinh = _unary_float(np.sinh, _sinh, "Elementwise hyperbolic sine (as `(expm1(x) - expm1(-x)) / 2`).")
-cosh = _unary_float(np.cosh, _cosh, "Elementwise hyperbolic cosine.")
-arcsin = _unary_float(np.arcsin, _arcsin, "Elementwise inverse sine, in `[-pi/2, pi/2]` (NaN outside `[-1, 1]`).")
-arccos = _unary_float(np.arccos, _arccos, "Elementwise inverse cosine, in `[0, pi]` (NaN outside `[-1, 1]`).")
-arctan = _unary_float(np.arctan, _arctan, "Elementwise inverse tangent, in `[-pi/2, pi/2]`.")
-arcsinh = _unary_float(np.arcsinh, _arcsinh, "Elementwise inverse hyperbolic sine.")
-arccosh = _unary_float(np.arccosh, _arccosh, "Elementwise inverse hyperbolic cosine (NaN below 1).")
-arctanh = _unary_float(np.arctanh, _arctanh, "Elementwise inverse hyperbolic tangent (NaN outside `[-1, 1]`).")
+sinh = _unary_float(np.sinh, lax_special.sinh, "Elementwise hyperbolic sine (as `(expm1(x) - expm1(-x)) / 2`).")
+cosh = _unary_float(np.cosh, lax_special.cosh, "Elementwise hyperbolic cosine.")
+arcsin = _unary_float(np.arcsin, lax_special.asin,
+                      "Elementwise inverse sine, in `[-pi/2, pi/2]` (NaN outside `[-1, 1]`).")
+arccos = _unary_float(np.arccos, lax_special.acos,
+                      "Elementwise inverse cosine, in `[0, pi]` (NaN outside `[-1, 1]`).")
+arctan = _unary_float(np.arctan, lax_special.atan, "Elementwise inverse tangent, in `[-pi/2, pi/2]`.")
+arcsinh = _unary_float(np.arcsinh, lax_special.asinh, "Elementwise inverse hyperbolic sine.")
+arccosh = _unary_float(np.arccosh, lax_special.acosh, "Elementwise inverse hyperbolic cosine (NaN below 1).")
+arctanh = _unary_float(np.arctanh, lax_special.atanh, "Elementwise inverse hyperbolic tangent (NaN outside `[-1, 1]`).")
 
 
 def _sinc(x: Tracer) -> Tracer:
