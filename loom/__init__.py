@@ -41,6 +41,7 @@ from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import l
 # `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
 from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
+from loom.frontend.config import config  # noqa: E402
 from loom.frontend.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jacobians import hessian, jacfwd, jacrev  # noqa: E402
@@ -52,7 +53,8 @@ from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",
-           "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "custom_jvp", "custom_vjp",
-           "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad", "hessian",
+           "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "config", "custom_jvp",
+           "custom_vjp", "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad",
+           "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat",
            "scipy", "tree_util", "value_and_grad", "vjp", "vmap"]

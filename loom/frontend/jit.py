@@ -34,8 +34,18 @@ from loom.backend.common import ArgumentError
 from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
 from loom.devices import HOST, Array, committed_device, get_device
 from loom.devices import devices as devices_list
+from loom.frontend.config import config
 from loom.frontend.pytree import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from loom.frontend.tracing import TraceContext, Tracer, current_trace, ir_element_type, lift, scalar_dtype, tensor_type
+from loom.frontend.tracing import (
+    TraceContext,
+    Tracer,
+    canonical_dtype,
+    current_trace,
+    ir_element_type,
+    lift,
+    scalar_dtype,
+    tensor_type,
+)
 from loom.ir.core import Operation
 from loom.rewrite import PassManager
 
@@ -78,7 +88,8 @@ def as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, boo
             ir_element_type(arr.dtype)
         except TypeError:
             raise TypeError(f"argument {name} has dtype {arr.dtype}, which loom does not support") from None
-        return arr, False
+        dtype = canonical_dtype(arr.dtype)  # 64-bit inputs are 32-bit unless enable_x64
+        return (arr if dtype == arr.dtype else arr.astype(dtype)), False
     if isinstance(x, (bool, int, float)):
         dtype, weak = scalar_dtype(x)
         return np.asarray(x, dtype=dtype), weak
@@ -269,6 +280,7 @@ class Jitted:
         self._cache: dict[Hashable, Compiled] = {}
         # Fast paths: flat positional arrays of one kind -> a runner, keyed by (shape, dtype) pairs.
         self._fast_numpy: dict[Hashable, Callable[[tuple], Any]] = {}
+        self._generation = config.generation
         self._fast_device: dict[Hashable, Callable[[tuple], Any]] = {}
         # ... and trees of numpy arrays (a dict of parameters, a batch) run on the host, keyed by
         # their structure, shapes and dtypes (see `_flatten_arrays`)
@@ -320,7 +332,7 @@ class Jitted:
                 avals.append((arr.shape, arr.dtype.str, w))
         _, treedef = tree_flatten((dyn_args, dyn_kwargs))
         try:
-            key = (treedef, tuple(avals), tuple(static))
+            key = (treedef, tuple(avals), tuple(static), config.enable_x64)
             hash(key)
         except TypeError:
             raise TypeError("static arguments must be hashable") from None
@@ -366,7 +378,7 @@ class Jitted:
             leaves = [leaf.torch() if isinstance(leaf, Array) else leaf for leaf in leaves]
         wrap = device.backend == "torch" and (any_array or committed is None)
         try:
-            key = (treedef, tuple(avals), tuple(static), device)
+            key = (treedef, tuple(avals), tuple(static), device, config.enable_x64)
             hash(key)
         except TypeError:
             raise TypeError("static arguments must be hashable") from None
@@ -434,6 +446,11 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current_trace() is not None:
             return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+        if self._generation != config.generation:  # a flag changed: the fast paths' programs are stale
+            self._fast_numpy.clear()
+            self._fast_device.clear()
+            self._fast_tree.clear()
+            self._generation = config.generation
         if not kwargs and self._flat_ok and args:
             first = type(args[0])
             if first is np.ndarray:
@@ -486,6 +503,8 @@ class Jitted:
         """Remember a runner for calls of this flat signature (positional arrays of one kind), or
         of this tree signature (tuples, lists and dicts of numpy arrays run on the host)."""
         first = type(args[0])
+        if not config.enable_x64 and _has_64_bit(args):
+            return  # the general path canonicalizes the arguments to 32 bits
         if compiled.device.backend == "numpy" and not all(type(a) is np.ndarray for a in args):
             leaves: list[Any] = []
             key: list[Any] = []
@@ -505,6 +524,15 @@ class Jitted:
             key = _device_key(args)
             if key is not None:
                 self._fast_device[key] = _runner(self, compiled, first.__name__ == "Array", wrap)
+
+
+def _has_64_bit(x: Any) -> bool:
+    """Whether a tree of arguments holds a numpy value of a 64-bit dtype."""
+    if isinstance(x, (tuple, list)):
+        return any(_has_64_bit(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_64_bit(v) for v in x.values())
+    return isinstance(x, (np.ndarray, np.generic)) and canonical_dtype(x.dtype) != x.dtype
 
 
 def _leaf_names(named: list[tuple[str, Any]]) -> list[str]:

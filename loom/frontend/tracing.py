@@ -23,6 +23,7 @@ import ml_dtypes
 import numpy as np
 
 from loom.dialects import builtin, func, stablehlo
+from loom.frontend.config import config
 from loom.ir.attributes import FileLineColLoc, Location, TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Value
@@ -119,7 +120,8 @@ def _node(dtype: np.dtype, weak: bool) -> str:
 
 def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     """The common dtype of `(dtype, weak)` pairs, as JAX's lattice (least upper bound), and whether
-    it is weak. A weak int stays the strong int's width; a weak float takes float32 by default."""
+    it is weak. A weak int stays the strong int's width; a weak float takes float32 (float64 with
+    64-bit values enabled)."""
     common = frozenset(_LATTICE)
     for d, w in items:
         common &= _upper(_node(np.dtype(d), w))
@@ -128,31 +130,49 @@ def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
         raise TypeError(f"no common dtype for {[str(d) for d, _ in items]}")
     if best == "i*":
         widest = [np.dtype(d) for d, w in items if np.dtype(d).kind in "iu"]
-        return (widest[0] if widest else np.dtype(np.int32)), True
+        return (widest[0] if widest else default_dtype("i")), True
     if best == "f*":
         floats = [np.dtype(d) for d, w in items if is_floating(d)]
-        return (floats[0] if floats else np.dtype(np.float32)), True
+        return (floats[0] if floats else default_dtype("f")), True
     if best == "c*":
         complexes = [np.dtype(d) for d, w in items if np.dtype(d).kind == "c"]
-        return (complexes[0] if complexes else np.dtype(np.complex64)), True
+        return (complexes[0] if complexes else default_dtype("c")), True
     return np.dtype(best), False
 
 
+# 64-bit dtypes and the 32-bit ones they become unless `loom.config.enable_x64` (as JAX)
+_NARROW = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.int64): np.dtype(np.int32),
+           np.dtype(np.uint64): np.dtype(np.uint32), np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def canonical_dtype(dtype: Any) -> np.dtype:
+    """`dtype` as loom computes in it: 64-bit dtypes become 32-bit unless 64-bit values are
+    enabled (`loom.config.update("enable_x64", True)`)."""
+    d = np.dtype(dtype)
+    return d if config.enable_x64 else _NARROW.get(d, d)
+
+
+def default_dtype(kind: str) -> np.dtype:
+    """The dtype of Python ints ("i"), floats ("f") and complex numbers ("c"): 32-bit, or 64-bit
+    with 64-bit values enabled."""
+    return canonical_dtype({"i": np.int64, "f": np.float64, "c": np.complex128}[kind])
+
+
 def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
-    """(dtype, weak) of a Python scalar, numpy value or tracer."""
+    """(dtype, weak) of a Python scalar, numpy value or tracer, canonicalized (`canonical_dtype`)."""
     if isinstance(x, Tracer):
         return x.dtype, x.weak
     if isinstance(x, np.generic):  # before float: np.float64 subclasses it, but is strongly typed
-        return x.dtype, False
+        return canonical_dtype(x.dtype), False
     if isinstance(x, bool):
         return np.dtype(np.bool_), False
     if isinstance(x, int):
-        return np.dtype(np.int32), True
+        return default_dtype("i"), True
     if isinstance(x, float):
-        return np.dtype(np.float32), True
+        return default_dtype("f"), True
     if isinstance(x, complex):
-        return np.dtype(np.complex64), True
-    return np.asarray(x).dtype, False
+        return default_dtype("c"), True
+    return canonical_dtype(np.asarray(x).dtype), False
 
 
 # --- trace context -----------------------------------------------------------------------------
@@ -408,8 +428,9 @@ def promote(trace: TraceContext, *xs: Any, dtype: np.dtype | None = None) -> lis
 
 
 def floating_dtype(d: np.dtype) -> np.dtype:
-    """`d` when it is a floating dtype, else float32 (what integer math converts to)."""
-    return d if is_floating(d) else np.dtype(np.float32)
+    """`d` when it is a floating dtype, else the float dtype integer math converts to, as JAX's:
+    float32, float64 for 64-bit integers (which exist only with 64-bit values enabled)."""
+    return d if is_floating(d) else np.dtype(np.float64 if d.kind in "iu" and d.itemsize == 8 else np.float32)
 
 
 def filled_like(x: Tracer, fill_value: Any) -> Tracer:
@@ -429,6 +450,6 @@ def result_type(*xs: Any) -> np.dtype:
 
 
 __all__ = ["TraceContext", "Tracer", "TracerBoolConversionError", "TracerError", "broadcast_shapes",
-           "broadcast_to_shape", "current_trace", "filled_like", "floating_dtype", "ir_element_type", "lift",
-           "np_dtype", "promote", "promote_types", "result_type", "scalar_dtype", "tensor_type", "trace_of",
-           "user_location", "user_line"]
+           "broadcast_to_shape", "canonical_dtype", "current_trace", "default_dtype", "filled_like",
+           "floating_dtype", "ir_element_type", "lift", "np_dtype", "promote", "promote_types", "result_type",
+           "scalar_dtype", "tensor_type", "trace_of", "user_location", "user_line"]

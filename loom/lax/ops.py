@@ -24,6 +24,7 @@ from loom.frontend.tracing import (
     TraceContext,
     Tracer,
     broadcast_to_shape,
+    canonical_dtype,
     current_trace,
     dtype_kind,
     ir_element_type,
@@ -217,7 +218,7 @@ def integer_pow(x: Array, y: int) -> Array:
 def convert_element_type(x: Array, new_dtype: Any) -> Array:
     """`x` converted to `new_dtype` (`stablehlo.convert`)."""
     t = _lift(x)
-    d = np.dtype(new_dtype)
+    d = canonical_dtype(new_dtype)
     if d == t.dtype:
         return Tracer(t.value, t.trace, False)
     return Tracer(stablehlo.convert(t.trace.emit(), t.value, ir_element_type(d)), t.trace)
@@ -248,7 +249,7 @@ def bitcast_convert_type(x: Array, new_dtype: Any) -> Array:
     """`x`'s bits reinterpreted as `new_dtype` (`stablehlo.bitcast_convert`); a narrower type
     adds a trailing dimension, a wider one consumes it, as `jax.lax.bitcast_convert_type`."""
     t = _lift(x)
-    d = np.dtype(new_dtype)
+    d = canonical_dtype(new_dtype)
     shape = list(t.shape)
     if d.itemsize < t.dtype.itemsize:
         shape.append(t.dtype.itemsize // d.itemsize)

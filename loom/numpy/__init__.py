@@ -15,6 +15,8 @@ tracing core (`loom.frontend.tracing`).
 
 from __future__ import annotations
 
+import types
+
 from loom.dialects.stablehlo import DotDimensionNumbers  # noqa: F401 - part of the namespace
 from loom.frontend.tracing import (  # noqa: F401 - part of the namespace
     TraceContext,
@@ -56,6 +58,14 @@ from loom.numpy._window_functions import __all__ as _window_functions_all  # noq
 __all__ = sorted(_scalar_types_all + _lax_numpy_all + _ufuncs_all + _reductions_all + _tensor_contractions_all
                  + _sorting_all + _setops_all + _index_tricks_all + _indexing_all + _polynomial_all
                  + _window_functions_all + _vectorize_all)
+
+# Eager calls (plain arrays, no trace) follow the dtype policy of traced ones (loom.numpy._eager);
+# the modules call each other's functions directly, so the policy applies once, at this boundary.
+from loom.numpy import _eager  # noqa: E402
+
+for _name in __all__:
+    if isinstance(globals()[_name], types.FunctionType):
+        globals()[_name] = _eager.eager_dtype_policy(globals()[_name])
 
 from loom.numpy import _array_methods, linalg  # noqa: E402, F401 - built on the functions above
 

@@ -18,6 +18,8 @@ from loom.dialects import stablehlo
 from loom.frontend.tracing import (
     Tracer,
     TracerError,
+    canonical_dtype,
+    default_dtype,
     ir_element_type,
     is_floating,
     promote_types,
@@ -61,21 +63,16 @@ def _is_python_data(x: Any) -> bool:
     return type(x) in (builtins.bool, int, float, complex)
 
 
-# JAX's dtypes for Python data (64-bit types off): numpy's defaults halved.
-_PYTHON_DEFAULTS = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32),
-                    np.dtype(np.complex128): np.dtype(np.complex64)}
-
-
 def _from_python(x: Any) -> np.ndarray:
-    """Python data as an array of JAX's default dtypes (int32, float32, complex64); integers that
-    int32 cannot hold are an error, as in JAX, not wrapped."""
+    """Python data as an array of JAX's default dtypes (int32, float32, complex64; 64-bit ones with
+    enable_x64); integers that int32 cannot hold are an error, as in JAX, not wrapped."""
     out = np.array(x)
-    dtype = _PYTHON_DEFAULTS.get(out.dtype)
+    dtype = canonical_dtype(out.dtype) if out.dtype.kind in "ifc" else None
     if dtype is None:
         if out.dtype.kind in "uO":  # beyond int64 (numpy picks uint64 or object)
             raise OverflowError(f"Python int too large to convert to int32 (at {user_line()})")
         return out
-    if dtype.kind == "i" and out.size and (out.min() < -2**31 or out.max() >= 2**31):
+    if dtype == np.int32 and out.size and (out.min() < -2**31 or out.max() >= 2**31):
         raise OverflowError(f"Python int {int(out.max() if out.max() >= 2**31 else out.min())} too large to "
                             f"convert to int32 (at {user_line()})")
     return out.astype(dtype)
@@ -107,14 +104,19 @@ def _shape(shape: int | Sequence[int]) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
 
 
-def zeros(shape: int | Sequence[int], dtype: Any = np.float32) -> np.ndarray:
+def _float_default(dtype: Any) -> Any:
+    """`dtype`, or the default float dtype (float32; float64 with enable_x64) when it is None."""
+    return dtype if dtype is not None else default_dtype("f")
+
+
+def zeros(shape: int | Sequence[int], dtype: Any = None) -> np.ndarray:
     """An array of zeros (float32 by default, as JAX)."""
-    return np.zeros(_shape(shape), dtype=dtype)
+    return np.zeros(_shape(shape), dtype=_float_default(dtype))
 
 
-def ones(shape: int | Sequence[int], dtype: Any = np.float32) -> np.ndarray:
+def ones(shape: int | Sequence[int], dtype: Any = None) -> np.ndarray:
     """An array of ones (float32 by default, as JAX)."""
-    return np.ones(_shape(shape), dtype=dtype)
+    return np.ones(_shape(shape), dtype=_float_default(dtype))
 
 
 def full(shape: int | Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
@@ -133,7 +135,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> np
         start, stop = 0, start
     if dtype is None:
         floats = builtins.any(isinstance(v, float) for v in (start, stop, step))
-        dtype = np.float32 if floats else np.int32
+        dtype = default_dtype("f" if floats else "i")
     return np.arange(start, stop, step, dtype=dtype)
 
 
@@ -174,7 +176,7 @@ def astype(x: ArrayLike, dtype: Any) -> Any:
     """`x` converted to `dtype`."""
     if not isinstance(x, Tracer):
         return np.asarray(x).astype(dtype)
-    d = np.dtype(dtype)
+    d = canonical_dtype(dtype)
     if d == x.dtype:
         return Tracer(x.value, x.trace, False)
     if d == np.bool_:
@@ -275,12 +277,12 @@ def ndim(x: ArrayLike) -> int:
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> np.ndarray:
     """`numpy.linspace`, float32 by default (as JAX)."""
-    return np.linspace(start, stop, num, endpoint=endpoint).astype(dtype if dtype is not None else np.float32)
+    return np.linspace(start, stop, num, endpoint=endpoint).astype(_float_default(dtype))
 
 
-def eye(n: int, m: int | None = None, k: int = 0, dtype: Any = np.float32) -> np.ndarray:
+def eye(n: int, m: int | None = None, k: int = 0, dtype: Any = None) -> np.ndarray:
     """The identity-like `n x m` matrix with ones on diagonal `k`, float32 by default."""
-    return np.eye(n, m, k, dtype=dtype)
+    return np.eye(n, m, k, dtype=_float_default(dtype))
 
 
 def swapaxes(x: ArrayLike, axis1: int, axis2: int) -> Any:
@@ -881,24 +883,24 @@ def histogram_bin_edges(a: ArrayLike, bins: ArrayLike = 10, range: Any = None,  
     return histogram(a, bins, range=range, weights=weights)[1]
 
 
-def identity(n: int, dtype: Any = np.float32) -> np.ndarray:
+def identity(n: int, dtype: Any = None) -> np.ndarray:
     """The `n x n` identity matrix, float32 by default (as JAX)."""
-    return np.identity(n, dtype=dtype)
+    return np.identity(n, dtype=_float_default(dtype))
 
 
-def tri(n: int, m: int | None = None, k: int = 0, dtype: Any = np.float32) -> np.ndarray:
+def tri(n: int, m: int | None = None, k: int = 0, dtype: Any = None) -> np.ndarray:
     """Ones at and below diagonal `k`, float32 by default (as JAX)."""
-    return np.tri(n, m, k, dtype=dtype)
+    return np.tri(n, m, k, dtype=_float_default(dtype))
 
 
-def indices(dimensions: Sequence[int], dtype: Any = np.int32) -> np.ndarray:
+def indices(dimensions: Sequence[int], dtype: Any = None) -> np.ndarray:
     """The grid of indices of an array of shape `dimensions`, int32 by default (as JAX)."""
-    return np.indices(dimensions, dtype=dtype)
+    return np.indices(dimensions, dtype=dtype if dtype is not None else default_dtype("i"))
 
 
-def empty(shape_: int | Sequence[int], dtype: Any = np.float32) -> np.ndarray:
+def empty(shape_: int | Sequence[int], dtype: Any = None) -> np.ndarray:
     """Zeros (JAX arrays are never uninitialized), float32 by default."""
-    return np.zeros(shape_, dtype=dtype)
+    return np.zeros(shape_, dtype=_float_default(dtype))
 
 
 def empty_like(x: ArrayLike, dtype: Any = None) -> Any:

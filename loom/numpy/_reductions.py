@@ -18,6 +18,8 @@ from loom.dialects import stablehlo
 from loom.frontend.tracing import (
     Tracer,
     TracerError,
+    canonical_dtype,
+    default_dtype,
     is_floating,
     user_line,
 )
@@ -82,7 +84,7 @@ def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = No
     if dtype is not None:
         x = lax_numpy.astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 4):
-        x = lax_numpy.astype(x, np.int32 if x.dtype.kind != "u" else np.uint32)
+        x = lax_numpy.astype(x, default_dtype("i") if x.dtype.kind != "u" else canonical_dtype(np.uint64))
     return _in_float32(x, lambda xf: _reduce(xf, axis, keepdims, 0, stablehlo.add))
 
 
@@ -120,7 +122,7 @@ def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = N
     if dtype is not None:
         x = lax_numpy.astype(x, dtype)
     elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 4):
-        x = lax_numpy.astype(x, np.int32 if x.dtype.kind != "u" else np.uint32)
+        x = lax_numpy.astype(x, default_dtype("i") if x.dtype.kind != "u" else canonical_dtype(np.uint64))
     return _in_float32(x, lambda xf: _reduce(xf, axis, keepdims, 1, stablehlo.multiply))
 
 
@@ -167,14 +169,14 @@ def argmax(x: ArrayLike, axis: int | None = None, keepdims: bool = False) -> Any
     on ties and the first NaN, as numpy. int32, as JAX."""
     if not isinstance(x, Tracer):
         return np.argmax(x, axis=axis, keepdims=keepdims)
-    return arg_reduce(x, axis, keepdims, True)
+    return lax_numpy.astype(arg_reduce(x, axis, keepdims, True), default_dtype("i"))
 
 
 def argmin(x: ArrayLike, axis: int | None = None, keepdims: bool = False) -> Any:
     """Index of the smallest element along `axis`; the first on ties and the first NaN."""
     if not isinstance(x, Tracer):
         return np.argmin(x, axis=axis, keepdims=keepdims)
-    return arg_reduce(x, axis, keepdims, False)
+    return lax_numpy.astype(arg_reduce(x, axis, keepdims, False), default_dtype("i"))
 
 
 def _cumulative(x: Tracer, axis: int | None, dtype: Any, init: Any, hlo_fn: Any) -> Tracer:

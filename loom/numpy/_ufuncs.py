@@ -36,8 +36,9 @@ from loom.numpy._util import ArrayLike, as_bool, dtype_of, is_traced
 def _elementwise_binary(np_fn: Callable, hlo_fn: Callable) -> Callable[[ArrayLike, ArrayLike], Any]:
     def fn(x: ArrayLike, y: ArrayLike) -> Any:
         trace = _trace_of(x, y)
-        if trace is None:
-            return np_fn(x, y)
+        if trace is None:  # NumPy, in the dtype JAX's promotion gives (numpy's may be wider)
+            d = promote_types(scalar_dtype(x), scalar_dtype(y))[0]
+            return np_fn(*(v.astype(d) if isinstance(v, (np.ndarray, np.generic)) else v for v in (x, y)))
         a, b = _promote(trace, x, y)
         return Tracer(hlo_fn(trace.emit(), a.value, b.value), trace, a.weak and b.weak)
     fn.__name__ = fn.__qualname__ = np_fn.__name__
