@@ -1,5 +1,9 @@
-"""Tracing Python into loom's IR: a `Tracer` stands for an IR value of a `func.func` being built,
-with JAX's dtype promotion (weak types for Python scalars) and numpy broadcasting.
+"""The front-end core: tracing Python into loom's IR. A `Tracer` stands for an IR value of a
+`func.func` being built; `lift`, `promote` (JAX's dtype lattice, weak types for Python scalars),
+`broadcast_to_shape`, `trace_of` and `result_type` are what loom.lax builds on (and loom.numpy on
+loom.lax). Dtypes are canonicalized by one policy (`canonical_dtype`, `loom.config`): 64-bit values
+are 32-bit unless `enable_x64`. The tracer's array methods and operators (`x + y`, `x.sum()`,
+`x[i]`) are loom.numpy's functions, set on `Tracer` when loom.numpy is imported.
 
 A `TraceContext` owns the module, the function and a `Builder`; while it is active (a `with`
 block) `loom.numpy` functions applied to tracers insert StableHLO ops. Every op gets a

@@ -2,9 +2,10 @@
 
 Inside `loom.jit` the functions take `Tracer`s and insert StableHLO ops, promoting dtypes as JAX
 does (Python scalars are weakly typed: `x_f32 + 1.0` stays float32) and broadcasting as NumPy does.
-Called on plain arrays outside tracing, they run NumPy directly. Creation functions (`zeros`,
-`arange`, ...) return NumPy arrays with JAX's default dtypes (float32, int32); combined with
-tracers they become constants.
+Called on plain arrays outside tracing, they run NumPy directly, under the same dtype policy
+(`loom.config`: 64-bit values canonicalized to 32 bits unless `enable_x64`; see `_eager`).
+Creation functions (`zeros`, `arange`, ...) return NumPy arrays with JAX's default dtypes
+(float32, int32; float64, int64 with `enable_x64`); combined with tracers they become constants.
 
 The functions live in topic modules, as jax/_src/numpy's: `_lax_numpy` (creation, shapes,
 selection), `_ufuncs` (elementwise), `_reductions`, `_tensor_contractions`, `_sorting`, `_setops`,
