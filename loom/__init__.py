@@ -9,21 +9,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from loom.backend.api import compile as _compile
+from loom.backend.api import execute as _execute
+
 __version__ = "0.1.0"
+
+# The op families fill the rule tables of loom.backend and loom.transforms (kernels, derivatives,
+# batching); every `import loom.<anything>` runs this first, so no table is seen unfilled.
+import loom.ops  # noqa: E402, F401
 
 
 def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",  # noqa: A001
             device: Any = None) -> Any:
     """A callable running function `entry` of a module (or its text) on numpy arrays, or on torch
     tensors with `backend="torch"` (`device` e.g. "cuda"). See loom.backend.api.compile."""
-    from loom.backend.api import compile as _compile
     return _compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device)
 
 
 def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",
             device: Any = None) -> Any:
     """Compile and run function `entry` on `args`. See loom.backend.api.execute."""
-    from loom.backend.api import execute as _execute
     return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device)
 
 
@@ -40,6 +45,7 @@ from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import l
 # `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
 from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
+from loom.frontend.config import config  # noqa: E402
 from loom.frontend.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
 from loom.frontend.grad import grad, value_and_grad, vjp  # noqa: E402
 from loom.frontend.jacobians import hessian, jacfwd, jacrev  # noqa: E402
@@ -51,7 +57,8 @@ from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",
-           "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "custom_jvp", "custom_vjp",
-           "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad", "hessian",
+           "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "config", "custom_jvp",
+           "custom_vjp", "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad",
+           "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat",
            "scipy", "tree_util", "value_and_grad", "vjp", "vmap"]

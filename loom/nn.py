@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import loom.numpy as lnp
+from loom.dialects import stablehlo
 from loom.frontend.custom_derivatives import custom_jvp
 from loom.frontend.tracing import Tracer, is_floating, user_line
 from loom.lax.ops import stop_gradient
@@ -39,7 +40,6 @@ def sigmoid(x: ArrayLike) -> Any:
     """The logistic function `1 / (1 + exp(-x))`."""
     x = _float(x)
     if isinstance(x, Tracer):
-        from loom.dialects import stablehlo
         return Tracer(stablehlo.logistic(x.trace.emit(), x.value), x.trace, x.weak)
     with np.errstate(over="ignore"):
         return (1 / (1 + np.exp(-x))).astype(x.dtype)

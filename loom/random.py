@@ -27,15 +27,18 @@ Seeds follow JAX's default 32-bit mode: `key(seed)` is `[0, seed mod 2**32]`.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from loom.dialects import stablehlo
+from loom.dialects import chlo, stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers
+from loom.frontend.jit import jit
 from loom.frontend.tracing import Tracer, current_trace, ir_element_type, tensor_type
+from loom.numpy import argmax, cumsum
 
 ArrayLike = Any
 Shape = Sequence[int]
@@ -262,7 +265,6 @@ def _index(d: Any) -> int:
     """`d` as an int if it is an integer (Python or numpy); a TypeError otherwise."""
     if isinstance(d, Tracer):
         raise TypeError("a traced value cannot be used as a shape")
-    import operator
     return operator.index(d)
 
 
@@ -298,7 +300,6 @@ def _run(impl: Callable, arrays: tuple, static: tuple) -> Any:
         return impl(*arrays, *static)
     jitted = _COMPILED.get(impl)
     if jitted is None:
-        from loom.frontend.jit import jit
         n = len(arrays)
         n_static = impl.__code__.co_argcount - n
         jitted = _COMPILED[impl] = jit(impl, static_argnums=tuple(range(n, n + n_static)))
@@ -772,7 +773,6 @@ def _choice_impl(key: ArrayLike, a: ArrayLike, p: ArrayLike, shape: tuple[int, .
         if pt.dtype.kind != "f":
             pt = _convert(pt, np.float32)
         if replace:
-            from loom.numpy import cumsum
             cum = cumsum(pt)
             total = _reshape(Tracer(stablehlo.slice_(cum.trace.emit(), cum.value, [n_inputs - 1], [n_inputs]),
                                     cum.trace), ())
@@ -843,7 +843,6 @@ def _categorical_impl(key: ArrayLike, logits: ArrayLike, axis: int, shape: tuple
     logits_shape.insert(axis, lt.shape[axis])
     full = (*prefix, *logits_shape)
     g = _gumbel_impl(key, full, lt.dtype)
-    from loom.numpy import argmax
     return argmax(_add(g, _broadcast(lt, full)), axis=len(prefix) + axis)
 
 
@@ -878,7 +877,6 @@ def _erf(x: Tracer) -> Tracer:
     """The error function as XLA's CPU code computes it in float32 (float16 via float32); float64
     uses the executor's `chlo.erf`."""
     if x.dtype == np.float64:
-        from loom.dialects import chlo
         return Tracer(chlo.ErfOp.build(x.trace.emit(), x.value).results[0], x.trace)
     if x.dtype != np.float32:
         return _convert(_erf(_convert(x, np.float32)), x.dtype)

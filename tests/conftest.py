@@ -26,6 +26,15 @@ def jax_x64():
     jax.config.update("jax_enable_x64", previous)
 
 
+@pytest.fixture
+def loom_x64():
+    """64-bit values in loom (`loom.config` enable_x64) for one test: suites that check float64
+    results say `pytestmark = pytest.mark.usefixtures("loom_x64")`."""
+    import loom
+    with loom.config.override(enable_x64=True):
+        yield
+
+
 # Measured with `pytest -n 2 --durations=0` on a shared 2-core machine: modules whose tests take
 # 10 s or more together and are not a package's core (higher orders, full op tables, other
 # engines' conformance), and single tests of 4 s or more (every parametrization), as "module" or

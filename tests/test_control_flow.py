@@ -140,6 +140,7 @@ def test_stablehlo_interpreter_cases():
             np.testing.assert_array_equal(execute(case, np.int32(index), executor=executor), e)
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_pytorch_docs_while_example():
     def f(it, x):
         return lax.while_loop(lambda s: lnp.sum(s[0]) > 0, lambda s: (s[0] - 1, s[1] * 2), (it, x))
@@ -215,6 +216,7 @@ def test_eager_calls_outside_jit():
 # --- errors ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_carry_type_error_names_the_element_and_both_types():
     def f(x):
         return lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, {"h": s[1]["h"].astype(np.float64)}),
@@ -248,6 +250,7 @@ def test_branch_and_predicate_errors():
         loom.jit(lambda a, b: lax.scan(lambda c, x: (c, x), 0.0, (a, b)))(np.ones(2), np.ones(3))
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_weak_initial_carry_takes_the_body_dtype():
     out = both_executors(lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, 0.0), np.array(1.5))
     assert out.dtype == np.float64 and float(out) == 4.5

@@ -15,6 +15,13 @@ from loom import lax
 from loom.backend import execute
 from loom.frontend.grad import _Differentiable
 
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """The gradients are checked against float64 finite differences: 64-bit values on in loom."""
+    with loom.config.override(enable_x64=True):
+        yield
+
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 

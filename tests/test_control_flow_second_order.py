@@ -14,6 +14,14 @@ from loom import lax
 from loom.backend import execute
 from loom.frontend.grad import _Differentiable
 
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """The derivatives are checked in float64 (finite differences, tight tolerances): 64-bit
+    values on in loom."""
+    with loom.config.override(enable_x64=True):
+        yield
+
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 

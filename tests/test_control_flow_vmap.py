@@ -88,6 +88,7 @@ def test_per_example_gradients_through_scan_and_fori():
     np.testing.assert_allclose(gx, jx, rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_gradient_of_a_loop_with_per_lane_trip_counts():
     # each lane's loop runs its own number of iterations (4, 3, 2, 0 here); the batched forward
     # loop starts the shorter lanes late so the backward loop pops every lane's values in order

@@ -131,6 +131,7 @@ def test_ops_carry_the_users_source_line():
 # --- caching and static arguments ------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_second_call_with_same_shapes_does_not_retrace():
     traces = []
 

@@ -12,6 +12,9 @@ import loom.numpy as lnp
 from loom.frontend.grad import grad, value_and_grad, vjp
 from loom.transforms import autodiff
 
+# the derivatives are checked against float64 finite differences
+pytestmark = pytest.mark.usefixtures("loom_x64")
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 

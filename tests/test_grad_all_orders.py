@@ -12,6 +12,14 @@ import pytest
 import loom
 import loom.numpy as lnp
 
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """The derivatives are checked in float64 (finite differences, tight tolerances): 64-bit
+    values on in loom."""
+    with loom.config.override(enable_x64=True):
+        yield
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 

@@ -12,6 +12,9 @@ import loom.nn as lnn
 import loom.numpy as lnp
 from loom.frontend.grad import grad
 
+# the derivatives are checked against float64 finite differences
+pytestmark = pytest.mark.usefixtures("loom_x64")
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 

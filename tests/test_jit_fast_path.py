@@ -177,6 +177,7 @@ def test_compiled_function_gets_the_fused_knn_kernel() -> None:
     np.testing.assert_allclose(g, db[expected].sum(1), rtol=1e-5)
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_numpy_scalars_keep_their_dtype() -> None:
     """np.float64 subclasses float, but a numpy scalar is strongly typed (as in JAX): it is not a
     weak float32 Python scalar."""
@@ -235,6 +236,7 @@ def test_tree_fast_path_checks_donation():
         f(g, g)  # the fast path's check: a donated argument passed twice
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_numpy_scalar_constants_in_traced_code_are_strongly_typed() -> None:
     """A numpy scalar written in traced code promotes like an array of its dtype (as in JAX with
     64-bit types on); a Python float stays weak."""

@@ -13,6 +13,9 @@ from loom.frontend.jvp import jvp
 from loom.frontend.tracing import Tracer
 from loom.transforms import forward_ad
 
+# the derivatives are checked against float64 finite differences
+pytestmark = pytest.mark.usefixtures("loom_x64")
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 

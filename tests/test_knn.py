@@ -13,6 +13,9 @@ import pytest
 import loom.knn
 from loom.knn import Index, IndexFileError
 
+# float64 results and int64 indices are checked: 64-bit values on
+pytestmark = pytest.mark.usefixtures("loom_x64")
+
 RNG = np.random.default_rng(7)
 
 

@@ -89,7 +89,8 @@ def test_nextafter_steps_one_ulp_and_signbit_sees_negative_zero():
 @pytest.mark.parametrize("dtype,tiny", [(np.float16, 1e-7), (np.float32, 1e-40), (np.float64, 1e-310)])
 def test_frexp_is_exact_for_zeros_subnormals_and_non_finite_values(dtype, tiny):
     x = np.array([0.0, -0.0, 1.0, -3.5, tiny, -tiny, np.inf, -np.inf, np.nan, 12345.678, 0.5], dtype)
-    mant, exp = loom.jit(lnp.frexp)(x)
+    with loom.config.override(enable_x64=True):  # float64 stays float64
+        mant, exp = loom.jit(lnp.frexp)(x)
     expected_mant, expected_exp = np.frexp(x)
     assert mant.dtype == dtype and exp.dtype == np.int32
     np.testing.assert_array_equal(mant, expected_mant)
@@ -108,7 +109,7 @@ def test_put_along_axis_returns_a_new_array_and_is_differentiable():
     def f(m, a):
         return m.sum(m.put_along_axis(a, idx, a[:, :1] * 2, axis=1, inplace=False) ** 2)
     x64 = x.astype(np.float64)
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), loom.config.override(enable_x64=True):
         np.testing.assert_allclose(loom.grad(lambda a: f(lnp, a))(x64), jax.grad(lambda a: f(jnp, a))(x64),
                                    rtol=1e-12)
 
@@ -213,7 +214,7 @@ COMMON = [
 
 @pytest.mark.parametrize("name,fn,args", COMMON, ids=[c[0] for c in COMMON])
 def test_common_function_matches_numpy_values_and_jax_dtypes(name, fn, args):
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), loom.config.override(enable_x64=True):  # NumPy's float64 values
         expected = fn(np, *args)
         eager = fn(lnp, *args)
     jitted = loom.jit(lambda *a: fn(lnp, *a))(*args)
@@ -293,7 +294,8 @@ GRADS = [
 
 @pytest.mark.parametrize("name,fn", GRADS, ids=[c[0] for c in GRADS])
 def test_grad_matches_jax(name, fn):
-    ours = loom.grad(lambda x: fn(lnp, x))(X64)
+    with loom.config.override(enable_x64=True):
+        ours = loom.grad(lambda x: fn(lnp, x))(X64)
     with jax.enable_x64(True):
         theirs = np.asarray(jax.grad(lambda x: fn(jnp, x))(X64))
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)

@@ -1,4 +1,4 @@
-"""The array-API names and the rest of jax.numpy's everyday API in loom.numpy (loom/numpy/_extra.py),
+"""The array-API names and the rest of jax.numpy's everyday API in loom.numpy,
 against jax.numpy's values and dtypes, eagerly on numpy arrays and under loom.jit; gradients
 against jax.grad."""
 

@@ -1,4 +1,4 @@
-"""More of jax.numpy's names in loom.numpy (loom/numpy/_parity.py), against jax.numpy's values and
+"""More of jax.numpy's names in loom.numpy, against jax.numpy's values and
 dtypes, eagerly on numpy arrays and under loom.jit; gradients against jax.grad."""
 
 import jax

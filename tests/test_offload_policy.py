@@ -27,7 +27,7 @@ jnp = jax.numpy
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 
-pytestmark = pytest.mark.usefixtures("jax_x64")
+pytestmark = pytest.mark.usefixtures("jax_x64", "loom_x64")
 
 
 LIMIT = 30.0  # the loop runs until the squared norm of its carry passes this

@@ -103,6 +103,7 @@ def test_uniform_array_bounds_and_large():
     assert 0.0 <= u.min() and u.max() < 1.0 and abs(u.mean() - 0.5) < 0.01
 
 
+@pytest.mark.usefixtures("loom_x64")  # float64 values
 def test_float64_and_64_bit_ints():
     k, jk = lr.PRNGKey(5), jr.PRNGKey(5)
     with jax.enable_x64(True):

@@ -11,6 +11,9 @@ import loom
 import loom.numpy as lnp
 from loom import lax
 
+# float64 results and int64 indices are checked: 64-bit values on
+pytestmark = pytest.mark.usefixtures("loom_x64")
+
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 jl = jax.lax

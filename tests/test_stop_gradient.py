@@ -19,7 +19,7 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 
-pytestmark = pytest.mark.usefixtures("jax_x64")
+pytestmark = pytest.mark.usefixtures("jax_x64", "loom_x64")  # float64 in jax and loom
 
 RNG = np.random.default_rng(7)
 

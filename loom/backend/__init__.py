@@ -17,4 +17,3 @@ __all__ = ["CODEGEN_RULES", "CUSTOM_CALLS", "EXECUTORS", "INTERPRETER_RULES", "K
 
 import loom.backend.knn_kernels  # noqa: E402, F401  (registers kernels)
 import loom.backend.stack_kernels  # noqa: E402, F401
-import loom.ops  # noqa: E402, F401  (fills the tables above from the op families)

@@ -23,7 +23,7 @@ from typing import Any
 
 from loom.dialects import stablehlo
 from loom.frontend.pytree import tree_flatten, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace
+from loom.frontend.tracing import Tracer, current_trace, lift
 from loom.ir.core import Operation, Value
 from loom.transforms import remat_rules
 
@@ -40,7 +40,7 @@ def _captured(block: Any, start: Operation) -> list[Value]:
     first = position[id(start)]
     seen: dict[int, Value] = {}
     for op in ops[first + 1:]:
-        for v in remat_rules._used_values(op):
+        for v in remat_rules.used_values(op):
             owner = v.owner_op
             if owner is not None and (owner.parent is not block or position.get(id(owner), -1) >= first):
                 continue
@@ -78,9 +78,8 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
             inner[i] = Tracer(start.results[k], trace, leaves[i].weak)
         in_args, in_kwargs = tree_unflatten(tree, inner)
         out = fun(*in_args, **in_kwargs)
-        from loom.numpy import _lift
         out_leaves, out_tree = tree_flatten(out)
-        outs = [_lift(trace, x) for x in out_leaves]
+        outs = [lift(trace, x) for x in out_leaves]
         # route captured values through the start marker too, so that every bracketed op
         # depends on it and the rule can hand their cotangents back
         captured = _captured(block, start)

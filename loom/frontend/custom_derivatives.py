@@ -38,9 +38,13 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from loom.dialects import ad, stablehlo
-from loom.frontend.pytree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace, is_floating, user_line
+from loom.frontend.grad import inline_module
+from loom.frontend.jit import Jitted
+from loom.frontend.pytree import keystr, tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from loom.frontend.tracing import Tracer, current_trace, filled_like, is_floating, lift, promote, trace_of, user_line
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Region
 
@@ -75,10 +79,9 @@ class _CustomDerivative:
             if any(isinstance(leaf, Tracer) for leaf in tree_flatten(args[i])[0]):
                 raise TypeError(f"argument {i} of {self.__name__} is in nondiff_argnums but is a traced array "
                                 f"(at {user_line()}); nondiff_argnums are for static Python values")
-        from loom.numpy import _lift
         diff = [i for i in range(len(args)) if i not in static]
         pairs, tree = tree_flatten_with_path(tuple(args[i] for i in diff))
-        inputs = [_lift(trace, leaf) for _, leaf in pairs]
+        inputs = [lift(trace, leaf) for _, leaf in pairs]
         return self._traced(trace, args, static, diff, pairs, tree, inputs)
 
     def _traced(self, trace: Any, args: tuple, static: list[int], diff: list[int], pairs: list, tree: Any,
@@ -130,18 +133,17 @@ class _CustomDerivative:
 
     def _matched(self, trace: Any, values: list[Any], like: list[tuple[str, Tracer]], what: str, noun: str
                  ) -> list[Tracer]:
-        from loom.numpy import _lift, astype, zeros_like
         out = []
         for v, (path, x) in zip(values, like):
             if v is None or not is_floating(x.dtype):
-                out.append(zeros_like(x))
+                out.append(filled_like(x, 0))
                 continue
-            v = _lift(trace, v)
+            v = lift(trace, v)
             if v.shape != x.shape:
                 raise TypeError(f"the {what} of {self.__name__} returned a {noun} of shape {v.shape} for "
                                 f"{'input' if noun == 'cotangent' else 'output'}{path} of shape {x.shape} "
                                 f"(at {user_line()})")
-            out.append(v if v.dtype == x.dtype else astype(v, x.dtype))
+            out.append(v if v.dtype == x.dtype else lift(trace, v, x.dtype))
         return out
 
 
@@ -165,7 +167,6 @@ class custom_vjp(_CustomDerivative):  # noqa: N801 - jax.custom_vjp's name
         return self.fwd is not None
 
     def _traced(self, trace, args, static, diff, pairs, tree, inputs):
-        from loom.numpy import _lift
         with self._rule(trace):
             pair = self.fwd(*self._with(args, diff, tree_unflatten(tree, inputs)))
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
@@ -173,9 +174,9 @@ class custom_vjp(_CustomDerivative):  # noqa: N801 - jax.custom_vjp's name
                             f"got {type(pair).__name__} (at {user_line()})")
         out, residuals = pair
         out_leaves, out_tree = tree_flatten(out)
-        outputs = [_lift(trace, leaf) for leaf in out_leaves]
+        outputs = [lift(trace, leaf) for leaf in out_leaves]
         res_leaves, res_tree = tree_flatten(residuals)
-        res = [_lift(trace, leaf) for leaf in res_leaves]
+        res = [lift(trace, leaf) for leaf in res_leaves]
         region = Region()
         block = region.add_block(Block([*(t.value.type for t in res), *(t.value.type for t in outputs)]))
         with self._rule(trace, block):
@@ -224,10 +225,9 @@ class custom_jvp(_CustomDerivative):  # noqa: N801 - jax.custom_jvp's name
         return self.jvp is not None
 
     def _traced(self, trace, args, static, diff, pairs, tree, inputs):
-        from loom.numpy import _lift
         out = self.fun(*self._with(args, diff, tree_unflatten(tree, inputs)))
         out_leaves, out_tree = tree_flatten(out)
-        outputs = [_lift(trace, leaf) for leaf in out_leaves]
+        outputs = [lift(trace, leaf) for leaf in out_leaves]
         region = Region()
         block = region.add_block(Block([t.value.type for t in inputs] * 2))
         n = len(inputs)
@@ -254,8 +254,6 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
     `example_args` give the shapes and dtypes the converted function is called with."""
     if current_trace() is None:
         return fun, []
-    from loom.frontend.grad import _inline
-    from loom.frontend.jit import Jitted
     lowered = Jitted(fun).lower(*example_args)
     consts = list(lowered.captures)
     n = len(consts)
@@ -265,14 +263,21 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
             raise TypeError(f"the closure-converted {getattr(fun, '__name__', 'function')} takes "
                             f"{len(example_args)} arguments and {n} consts, got {len(args)} (at {user_line()})")
         leaves = tree_flatten((list(args[:len(args) - n]), {}))[0]
-        return tree_unflatten(lowered.out_tree, _inline(lowered.module, [*leaves, *args[len(args) - n:]]))
+        return tree_unflatten(lowered.out_tree, inline_module(lowered.module, [*leaves, *args[len(args) - n:]]))
     return converted, consts
 
 
 def _tree_add(a: Any, b: Any) -> Any:
-    from loom.frontend.pytree import tree_map
-    from loom.numpy import add
-    return tree_map(add, a, b)
+    return tree_map(_add, a, b)
+
+
+def _add(x: Any, y: Any) -> Any:
+    """`x + y` with JAX's promotion (a tangent contribution of each argument, summed)."""
+    trace = trace_of(x, y)
+    if trace is None:
+        return np.add(x, y)
+    a, b = promote(trace, x, y)
+    return Tracer(stablehlo.add(trace.emit(), a.value, b.value), trace, a.weak and b.weak)
 
 
 def _kind(x: Any) -> str:

@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from loom.backend.compiled import Executable
-from loom.frontend.jit import Jitted, _as_array, _aval, _device_leaf, _host_value, _pass_manager, _placement
+from loom.devices import Array
+from loom.dialects import stablehlo
+from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, host_value, pass_manager, placement
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace, is_floating
+from loom.frontend.tracing import Tracer, current_trace, is_floating, lift, np_dtype
 from loom.ir.core import Operation
 from loom.transforms.autodiff import vjp_module
 
@@ -44,8 +46,8 @@ class ModuleRunner:
 
     def __call__(self, args: Sequence[Any]) -> list[Any]:
         if current_trace() is not None:
-            return _inline(self.module, args)
-        device, leaves, wrap = _placement(args)
+            return inline_module(self.module, args)
+        device, leaves, wrap = placement(args)
         exe = self._executables.get(device)
         if exe is None:
             if device.backend == "numpy":
@@ -59,7 +61,6 @@ class ModuleRunner:
         if device.backend == "numpy":
             return [np.asarray(o) for o in out]
         if wrap:
-            from loom.devices import Array
             return [Array(o) for o in out]
         return list(out)
 
@@ -85,18 +86,16 @@ class _Traced:
         return self._runner([*leaves, *cotangents])
 
 
-def _inline(module: Operation, args: Sequence[Any]) -> list[Tracer]:
+def inline_module(module: Operation, args: Sequence[Any]) -> list[Tracer]:
     """Copy the module's `@main` into the current trace, applied to `args`."""
-    from loom.numpy import _lift
     trace = current_trace()
     fn = module.regions[0].entry.first_op
     block = fn.regions[0].entry
     builder = trace.emit()
     mapping: dict = {}
     for a, v in zip(block.args, args):
-        t = _lift(trace, v)
+        t = lift(trace, v)
         if t.value.type != a.type:
-            from loom.dialects import stablehlo
             t = Tracer(stablehlo.convert(builder, t.value, a.type.element_type), trace)
         mapping[a] = t.value
     results = []
@@ -152,23 +151,23 @@ class _Differentiable:
         in_tracing = current_trace() is not None
         if in_tracing:  # tracers of the enclosing trace stand for arrays of their shape and dtype
             key, _, weak = jitted._signature(args, kwargs, abstract=True)
-            leaves = [x if isinstance(x, Tracer) else _as_array(x, "argument")[0]
+            leaves = [x if isinstance(x, Tracer) else as_array(x, "argument")[0]
                       for x in tree_flatten((list(args), kwargs))[0]]
         else:
             key, leaves, weak = jitted._signature(args, kwargs, keep_device=True)
         key = (key, wrt_argnums)
         traced = self._cache.get(key)
         if traced is None:
-            abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(_aval, leaves)]
+            abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(abstract_value, leaves)]
             lowered = jitted._lower(key, args, kwargs, abstract, weak)
             fn = lowered.module.regions[0].entry.first_op
             ftype = fn.properties["function_type"].value
             n_out = trees["n_out"]
             wrt = [i for g in groups for i in g]
             module = vjp_module(lowered.module, wrt, list(range(n_out)))
-            _pass_manager().run(module)
+            pass_manager().run(module)
             module.verify()
-            out_avals = [(tuple(t.shape), _np_dtype(t)) for t in ftype.results[:n_out]]
+            out_avals = [(tuple(t.shape), np_dtype(t.element_type)) for t in ftype.results[:n_out]]
             traced = _Traced(module, len(leaves), trees["out"], trees["aux"] if self.has_aux else None,
                              n_out, out_avals)
             # closed-over tracers of enclosing traces: extra trailing inputs, not differentiated
@@ -178,15 +177,10 @@ class _Differentiable:
         return traced, [*leaves, *traced.captures], groups
 
 
-def _np_dtype(t: Any) -> np.dtype:
-    from loom.frontend.tracing import np_dtype
-    return np_dtype(t.element_type)
-
-
 def _check_float_inputs(leaves: Sequence[Any], groups: list[list[int]], name: str) -> None:
     for g in groups:
         for i in g:
-            d = _aval(leaves[i])[1] if hasattr(leaves[i], "dtype") else np.asarray(leaves[i]).dtype
+            d = abstract_value(leaves[i])[1] if hasattr(leaves[i], "dtype") else np.asarray(leaves[i]).dtype
             if not is_floating(d):
                 raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
                                 f"np.inexact), but got {d.name}. If you want to use Boolean- or integer-valued "
@@ -273,10 +267,10 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
             if isinstance(c, Tracer):
                 cts.append(c)
                 continue
-            if _device_leaf(c) is not None and _aval(c) == (shape, dtype):
+            if device_leaf(c) is not None and abstract_value(c) == (shape, dtype):
                 cts.append(c)  # stays on its device
                 continue
-            c = np.asarray(_host_value(c), dtype=dtype)
+            c = np.asarray(host_value(c), dtype=dtype)
             if c.shape != shape:
                 raise ValueError(f"a cotangent of shape {c.shape} was given for an output of shape {shape}")
             cts.append(c)

@@ -15,8 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from loom.frontend.grad import vjp
+from loom.frontend.jit import abstract_value
+from loom.frontend.jvp import jvp
 from loom.frontend.pytree import tree_flatten, tree_unflatten
 from loom.frontend.tracing import is_floating, user_line
+from loom.frontend.vmap import vmap
 
 
 def _argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
@@ -29,8 +33,7 @@ def _argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]
 
 
 def _aval(x: Any) -> tuple[tuple[int, ...], np.dtype]:
-    from loom.frontend.jit import _aval as aval
-    return aval(x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x))
+    return abstract_value(x if hasattr(x, "shape") and hasattr(x, "dtype") else np.asarray(x))
 
 
 def _basis(avals: list[tuple[tuple[int, ...], np.dtype]]) -> list[np.ndarray]:
@@ -87,9 +90,6 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     """The Jacobian of `fun` with respect to the arguments `argnums`, in reverse mode (one VJP per
     output element, batched by `vmap`); with `has_aux`, `fun` returns `(output, aux)` and the
     result is `(jacobian, aux)`."""
-    from loom import numpy as lnp
-    from loom.frontend.grad import vjp
-    from loom.frontend.vmap import vmap
 
     def jacfun(*args: Any) -> Any:
         f, dyn, _, in_avals = _prepare(fun, args, argnums, "jacrev")
@@ -103,7 +103,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         blocks, offset = [], 0
         for shape, _ in y_avals:
             size = int(np.prod(shape))
-            blocks.append([lnp.reshape(c[offset:offset + size], (*shape, *s)) for c, (s, _) in zip(cols, in_avals)])
+            blocks.append([c[offset:offset + size].reshape((*shape, *s)) for c, (s, _) in zip(cols, in_avals)])
             offset += size
         jac = _per_output(y_tree, [tree_flatten(a)[1] for a in dyn], isinstance(argnums, int), blocks)
         return (jac, got[2]) if has_aux else jac
@@ -114,9 +114,6 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
     """The Jacobian of `fun` with respect to the arguments `argnums`, in forward mode (one JVP per
     input element, batched by `vmap`); with `has_aux`, `fun` returns `(output, aux)` and the
     result is `(jacobian, aux)`."""
-    from loom import numpy as lnp
-    from loom.frontend.jvp import jvp
-    from loom.frontend.vmap import vmap
 
     def jacfun(*args: Any) -> Any:
         f, dyn, in_tree, in_avals = _prepare(fun, args, argnums, "jacfwd")
@@ -134,8 +131,9 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             row, offset = [], 0
             for s, _ in in_avals:
                 size = int(np.prod(s))
-                part = lnp.moveaxis(c[offset:offset + size], 0, -1)
-                row.append(lnp.reshape(part, (*shape, *s)))
+                part = c[offset:offset + size]
+                part = part.transpose((*range(1, part.ndim), 0))  # the basis axis last
+                row.append(part.reshape((*shape, *s)))
                 offset += size
             blocks.append(row)
         jac = _per_output(y_tree, [tree_flatten(a)[1] for a in dyn], isinstance(argnums, int), blocks)

@@ -29,10 +29,25 @@ from typing import Any
 import numpy as np
 
 import loom.ir as lir
-from loom.backend.compiled import Executable
+import loom.transforms  # noqa: F401 - registers the passes
+from loom.backend.common import ArgumentError
+from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
+from loom.devices import HOST, Array, committed_device, get_device
+from loom.devices import devices as devices_list
+from loom.frontend.config import config
 from loom.frontend.pytree import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from loom.frontend.tracing import _STACK, TraceContext, Tracer, ir_element_type, scalar_dtype, tensor_type
+from loom.frontend.tracing import (
+    TraceContext,
+    Tracer,
+    canonical_dtype,
+    current_trace,
+    ir_element_type,
+    lift,
+    scalar_dtype,
+    tensor_type,
+)
 from loom.ir.core import Operation
+from loom.rewrite import PassManager
 
 # The pass pipeline run on every traced function before it is compiled (a module-level constant
 # so that other passes, e.g. knn-fusion, can be added to it).
@@ -47,24 +62,21 @@ DEFAULT_PIPELINE = "builtin.module(inline,func.func(canonicalize,cse),dce)"
 EXECUTION_PIPELINE = "builtin.module(lower-stop-gradient,func.func(knn-fusion))"
 
 
-def _pass_manager(pipeline: str | None = None) -> Any:
-    import loom.transforms  # noqa: F401 - registers the passes
-    from loom.rewrite import PassManager
+def pass_manager(pipeline: str | None = None) -> Any:
     return PassManager.parse(DEFAULT_PIPELINE if pipeline is None else pipeline)
 
 
-def _host_value(x: Any) -> Any:
+def host_value(x: Any) -> Any:
     """A device value (loom.Array, torch tensor) as a numpy array; anything else unchanged."""
-    from loom.devices import Array
     if isinstance(x, Array):
         return np.asarray(x)
     if type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch"):
-        from loom.backend.kernels_torch import to_numpy
+        from loom.backend.kernels_torch import to_numpy  # torch is optional: only for a torch value
         return np.array(to_numpy(x))
     return x
 
 
-def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bool]:
+def as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bool]:
     """A leaf as (numpy array, weak): Python scalars take their dtype and weak type from
     `scalar_dtype` (the one place the weak-type rules live). With `abstract`, anything with
     `.shape` and `.dtype` (a `jax.ShapeDtypeStruct`) stands for an array. Device values
@@ -76,15 +88,16 @@ def _as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, bo
             ir_element_type(arr.dtype)
         except TypeError:
             raise TypeError(f"argument {name} has dtype {arr.dtype}, which loom does not support") from None
-        return arr, False
+        dtype = canonical_dtype(arr.dtype)  # 64-bit inputs are 32-bit unless enable_x64
+        return (arr if dtype == arr.dtype else arr.astype(dtype)), False
     if isinstance(x, (bool, int, float)):
         dtype, weak = scalar_dtype(x)
         return np.asarray(x, dtype=dtype), weak
-    host = _host_value(x)
+    host = host_value(x)
     if host is not x:
-        return _as_array(host, name, abstract)
+        return as_array(host, name, abstract)
     if abstract and hasattr(x, "shape") and hasattr(x, "dtype"):
-        return _as_array(np.broadcast_to(np.zeros((), dtype=np.dtype(x.dtype)), tuple(x.shape)), name)
+        return as_array(np.broadcast_to(np.zeros((), dtype=np.dtype(x.dtype)), tuple(x.shape)), name)
     raise TypeError(f"argument {name} of type {type(x).__name__} is not a valid loom array type (an array or a "
                     "Python scalar); pass it as a static argument (static_argnums / static_argnames) if it is "
                     "not data")
@@ -100,14 +113,13 @@ class _Aval:
         self.dtype = dtype
 
 
-def _device_leaf(x: Any) -> tuple[Any, Any] | None:
+def device_leaf(x: Any) -> tuple[Any, Any] | None:
     """(runtime tensor, abstract value) for a loom.Array or torch tensor; None otherwise."""
-    from loom.devices import Array
     if isinstance(x, Array):
         x = x.torch()
     elif not (type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch")):
         return None
-    from loom.backend.kernels_torch import NUMPY_DTYPES
+    from loom.backend.kernels_torch import NUMPY_DTYPES  # torch is optional: only for a torch value
     try:
         dtype = NUMPY_DTYPES[x.dtype]
     except KeyError:
@@ -115,22 +127,21 @@ def _device_leaf(x: Any) -> tuple[Any, Any] | None:
     return x, _Aval(tuple(x.shape), dtype)
 
 
-def _aval(x: Any) -> tuple[tuple[int, ...], np.dtype]:
+def abstract_value(x: Any) -> tuple[tuple[int, ...], np.dtype]:
     """(shape, numpy dtype) of an array leaf: a numpy array, a tracer, a loom.Array or a torch
     tensor (whose torch dtype numpy cannot read)."""
-    placed = _device_leaf(x)
+    placed = device_leaf(x)
     if placed is not None:
         return placed[1].shape, placed[1].dtype
     return tuple(x.shape), np.dtype(x.dtype)
 
 
-def _placement(leaves: Sequence[Any]) -> tuple[Any, list[Any], bool]:
+def placement(leaves: Sequence[Any]) -> tuple[Any, list[Any], bool]:
     """Where a computation on `leaves` runs when it is not jitted (grad, vjp, jvp, vmap and
     linearize called directly), by jit's rule: (the device the committed leaves live on, else
     the host; the leaves as that device's executable takes them, loom.Arrays as their tensors;
     whether results become loom.Arrays: on a torch device unless the committed leaves are all
     raw torch tensors, which get raw tensors back, as `jit` does)."""
-    from loom.devices import HOST, Array, committed_device
     device = committed_device(leaves) or HOST
     if device.backend != "torch":
         return device, list(leaves), False
@@ -161,20 +172,17 @@ class Lowered:
         compiled = self._jitted._cache.get(self._key)
         if compiled is None:
             jitted = self._jitted
-            from loom.devices import HOST
             device = self.device if self.device is not None else (jitted.device or HOST)
             donate = self.donate
             module = self.module.clone()
-            _pass_manager(EXECUTION_PIPELINE).run(module)
+            pass_manager(EXECUTION_PIPELINE).run(module)
             if device.backend == "numpy":
                 exe = Executable(module, "main", donate=donate)
             else:
                 exe = Executable(module, "main", backend="torch", device=device.torch_device, donate=donate)
                 if jitted.fuse:
-                    from loom.backend.compiled import InductorExecutable
                     exe = InductorExecutable(exe, cuda_graph=jitted.cuda_graph)
                 elif jitted.cuda_graph:
-                    from loom.backend.compiled import CudaGraphExecutable
                     exe = CudaGraphExecutable(exe)
             compiled = self._jitted._cache[self._key] = Compiled(exe, self, device, module)
         return compiled
@@ -213,7 +221,6 @@ class Compiled:
         if self._n_out == 1:
             out = (out,)
         if wrap:
-            from loom.devices import Array
             out = [Array(o) for o in out]
         if self._shape == "leaf":
             return out[0]
@@ -256,11 +263,9 @@ class Jitted:
         if donate & self.static_argnums:
             raise ValueError(f"static arguments cannot be donated: {sorted(donate & self.static_argnums)}")
         self.donate_argnums = frozenset(donate)
-        from loom.devices import devices as devices_list
-        from loom.devices import get_device
         self.device = get_device(device) if device is not None else None
         if self.device is not None and self.device.platform == "cuda":
-            import torch
+            import torch  # optional: only for a CUDA device
             if not torch.cuda.is_available() or self.device.id >= torch.cuda.device_count():
                 raise ValueError(f"device {self.device} is not available; loom.devices() lists "
                                  f"{', '.join(map(str, devices_list()))}")
@@ -275,6 +280,7 @@ class Jitted:
         self._cache: dict[Hashable, Compiled] = {}
         # Fast paths: flat positional arrays of one kind -> a runner, keyed by (shape, dtype) pairs.
         self._fast_numpy: dict[Hashable, Callable[[tuple], Any]] = {}
+        self._generation = config.generation
         self._fast_device: dict[Hashable, Callable[[tuple], Any]] = {}
         # ... and trees of numpy arrays (a dict of parameters, a batch) run on the host, keyed by
         # their structure, shapes and dtypes (see `_flatten_arrays`)
@@ -314,19 +320,19 @@ class Jitted:
         for name, a in named:
             pairs, _ = tree_flatten_with_path(a)
             for path, leaf in pairs:
-                placed = _device_leaf(leaf) if keep_device else None
+                placed = device_leaf(leaf) if keep_device else None
                 if placed is not None:
                     leaves.append(leaf)
                     weak.append(False)
                     avals.append((placed[1].shape, placed[1].dtype.str, False))
                     continue
-                arr, w = _as_array(leaf, name + keystr(path), abstract)
+                arr, w = as_array(leaf, name + keystr(path), abstract)
                 leaves.append(arr)
                 weak.append(w)
                 avals.append((arr.shape, arr.dtype.str, w))
         _, treedef = tree_flatten((dyn_args, dyn_kwargs))
         try:
-            key = (treedef, tuple(avals), tuple(static))
+            key = (treedef, tuple(avals), tuple(static), config.enable_x64)
             hash(key)
         except TypeError:
             raise TypeError("static arguments must be hashable") from None
@@ -337,23 +343,22 @@ class Jitted:
 
         The arguments are flattened once; the leaves' names (`params['w0']`) are only built to
         word an error (building them on every call was a quarter of a small training step)."""
-        from loom.devices import HOST, Array, committed_device
         dyn_args, dyn_kwargs, static, named = self._split(args, kwargs)
         flat, treedef = tree_flatten((dyn_args, dyn_kwargs))
         leaves: list[Any] = []
         avals = []
         any_array = False
         for i, leaf in enumerate(flat):
-            placed = _device_leaf(leaf)
+            placed = device_leaf(leaf)
             if placed is not None:
                 any_array |= isinstance(leaf, Array)
                 leaves.append(leaf)
                 avals.append((placed[1].shape, placed[1].dtype.str, False))
                 continue
             try:
-                arr, w = _as_array(leaf, "")
+                arr, w = as_array(leaf, "")
             except TypeError:
-                _as_array(leaf, _leaf_names(named)[i])  # raises, naming the argument
+                as_array(leaf, _leaf_names(named)[i])  # raises, naming the argument
                 raise
             leaves.append(arr)
             avals.append((arr.shape, arr.dtype.str, w))
@@ -366,15 +371,14 @@ class Jitted:
         if device is None:
             device = committed or HOST
         elif committed is not None and committed != device:
-            from loom.backend.common import ArgumentError
-            where = next(n for leaf, n in zip(leaves, _leaf_names(named)) if _device_leaf(leaf) is not None)
+            where = next(n for leaf, n in zip(leaves, _leaf_names(named)) if device_leaf(leaf) is not None)
             raise ArgumentError(f"{self.__name__}: argument {where} is on device {committed}, but the function is "
                                 f"jitted for device {device}; move it with loom.device_put(x, {str(device)!r})")
         if device.backend == "torch":
             leaves = [leaf.torch() if isinstance(leaf, Array) else leaf for leaf in leaves]
         wrap = device.backend == "torch" and (any_array or committed is None)
         try:
-            key = (treedef, tuple(avals), tuple(static), device)
+            key = (treedef, tuple(avals), tuple(static), device, config.enable_x64)
             hash(key)
         except TypeError:
             raise TypeError("static arguments must be hashable") from None
@@ -411,7 +415,6 @@ class Jitted:
 
     def _lower(self, key: Hashable, args: tuple, kwargs: dict, leaves: Sequence[Any],
                weak: list[bool], device: Any = None, donate: tuple[int, ...] = ()) -> Lowered:
-        from loom.numpy import _lift
         trace = TraceContext([tensor_type(a.shape, a.dtype) for a in leaves])
         with trace:
             tracers = trace.arguments(weak)
@@ -422,10 +425,10 @@ class Jitted:
             for path_leaf in out_leaves:
                 if isinstance(path_leaf, Tracer) and path_leaf.trace is not trace:
                     raise TypeError("a traced value escaped from another trace")
-                outs.append(_lift(trace, path_leaf))
+                outs.append(lift(trace, path_leaf))
             trace.finish(outs)
         module = trace.module
-        _pass_manager(self.pipeline).run(module)
+        pass_manager(self.pipeline).run(module)
         module.verify()
         lowered = Lowered(module, out_tree, self, key, device, donate)
         lowered.captures = list(trace.captures)
@@ -435,14 +438,19 @@ class Jitted:
         key, leaves, wrap = self._placed_signature(args, kwargs)
         compiled = self._cache.get(key)
         if compiled is None:
-            avals = [_device_leaf(x)[1] if _device_leaf(x) is not None else x for x in leaves]
+            avals = [device_leaf(x)[1] if device_leaf(x) is not None else x for x in leaves]
             weak = [k[2] for k in key[1]]
             compiled = self._lower(key, args, kwargs, avals, weak, key[3], self._donated_leaves(args)).compile()
         return compiled, leaves, wrap, key
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _STACK:
+        if current_trace() is not None:
             return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+        if self._generation != config.generation:  # a flag changed: the fast paths' programs are stale
+            self._fast_numpy.clear()
+            self._fast_device.clear()
+            self._fast_tree.clear()
+            self._generation = config.generation
         if not kwargs and self._flat_ok and args:
             first = type(args[0])
             if first is np.ndarray:
@@ -487,7 +495,6 @@ class Jitted:
 
     def _delete_donated(self, args: tuple) -> None:
         if self.donate_argnums:
-            from loom.devices import Array
             for i in self.donate_argnums:
                 if i < len(args) and isinstance(args[i], Array):
                     args[i].delete()
@@ -496,6 +503,8 @@ class Jitted:
         """Remember a runner for calls of this flat signature (positional arrays of one kind), or
         of this tree signature (tuples, lists and dicts of numpy arrays run on the host)."""
         first = type(args[0])
+        if not config.enable_x64 and _has_64_bit(args):
+            return  # the general path canonicalizes the arguments to 32 bits
         if compiled.device.backend == "numpy" and not all(type(a) is np.ndarray for a in args):
             leaves: list[Any] = []
             key: list[Any] = []
@@ -515,6 +524,15 @@ class Jitted:
             key = _device_key(args)
             if key is not None:
                 self._fast_device[key] = _runner(self, compiled, first.__name__ == "Array", wrap)
+
+
+def _has_64_bit(x: Any) -> bool:
+    """Whether a tree of arguments holds a numpy value of a 64-bit dtype."""
+    if isinstance(x, (tuple, list)):
+        return any(_has_64_bit(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_64_bit(v) for v in x.values())
+    return isinstance(x, (np.ndarray, np.generic)) and canonical_dtype(x.dtype) != x.dtype
 
 
 def _leaf_names(named: list[tuple[str, Any]]) -> list[str]:
@@ -574,7 +592,7 @@ def _runner(jitted: Jitted, compiled: Compiled, unwrap: bool, wrap: bool,
     n = len(compiled.lowered._key[1])
 
     if to_device is not None:
-        from loom.backend.kernels_torch import to_torch
+        from loom.backend.kernels_torch import to_torch  # torch is optional: only for a torch device
 
         def run(args: tuple) -> Any:
             if donating:

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from loom.frontend.grad import ModuleRunner, _np_dtype
-from loom.frontend.jit import Jitted, _as_array, _aval, _device_leaf, _host_value, _pass_manager
+from loom.frontend.grad import ModuleRunner
+from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, host_value, pass_manager
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace, is_floating
+from loom.frontend.tracing import Tracer, current_trace, is_floating, np_dtype
 from loom.ir.core import Operation
 from loom.transforms.forward_ad import jvp_module
 
@@ -43,7 +43,7 @@ class _Transformed:
         return self._runner([*leaves, *tangents])
 
 
-def _transform(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
+def transformed(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
                transform: Callable[[Operation], Operation] = jvp_module) -> tuple[_Transformed, list[Any]]:
     trees: dict[str, Any] = {}
 
@@ -62,16 +62,16 @@ def _transform(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
     jitted = Jitted(flat)
     if current_trace() is not None:  # tracers of the enclosing trace stand for arrays of their shape and dtype
         key, _, weak = jitted._signature(primals, {}, abstract=True)
-        leaves = [x if isinstance(x, Tracer) else _as_array(x, "primal")[0] for x in tree_flatten(list(primals))[0]]
+        leaves = [x if isinstance(x, Tracer) else as_array(x, "primal")[0] for x in tree_flatten(list(primals))[0]]
     else:
         key, leaves, weak = jitted._signature(primals, {}, keep_device=True)
-    abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(_aval, leaves)]
+    abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(abstract_value, leaves)]
     lowered = jitted._lower(key, primals, {}, abstract, weak)
     ftype = lowered.module.regions[0].entry.first_op.properties["function_type"].value
     module = transform(lowered.module)
-    _pass_manager().run(module)
+    pass_manager().run(module)
     module.verify()
-    out_avals = [(tuple(t.shape), _np_dtype(t)) for t in ftype.results]
+    out_avals = [(tuple(t.shape), np_dtype(t.element_type)) for t in ftype.results]
     # closed-over tracers of enclosing traces are extra trailing primals (their tangents are zeros)
     return (_Transformed(module, trees["out"], out_avals, trees["n_out"], trees["aux"] if has_aux else None),
             [*leaves, *lowered.captures])
@@ -92,23 +92,23 @@ def jvp(fun: Callable[..., Any], primals: Any, tangents: Any, has_aux: bool = Fa
     if p_tree != t_tree:
         raise TypeError(f"primal and tangent arguments to jvp must have the same tree structure; primals have "
                         f"tree structure {p_tree} whereas tangents have tree structure {t_tree}.")
-    transformed, leaves = _transform(fun, primals, has_aux)
-    ts = _tangent_leaves(leaves, t_leaves)
-    results = transformed.run(leaves, ts)
-    n = len(transformed.out_avals)
-    k = transformed.n_out
-    out = tree_unflatten(transformed.out_tree, results[:k])
-    tangent_out = tree_unflatten(transformed.out_tree, results[n:n + k])
+    traced, leaves = transformed(fun, primals, has_aux)
+    ts = tangent_leaves(leaves, t_leaves)
+    results = traced.run(leaves, ts)
+    n = len(traced.out_avals)
+    k = traced.n_out
+    out = tree_unflatten(traced.out_tree, results[:k])
+    tangent_out = tree_unflatten(traced.out_tree, results[n:n + k])
     if has_aux:
-        return out, tangent_out, tree_unflatten(transformed.aux_tree, results[k:n])
+        return out, tangent_out, tree_unflatten(traced.aux_tree, results[k:n])
     return out, tangent_out
 
 
-def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
+def tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
     """The tangents checked against the primals' shapes and dtypes (zeros for integer primals)."""
     ts: list[Any] = []
     for i, p in enumerate(leaves):
-        shape, dtype = _aval(p)
+        shape, dtype = abstract_value(p)
         if i >= len(t_leaves):  # a captured closure value: no tangent
             ts.append(np.zeros(shape, dtype))
             continue
@@ -116,10 +116,10 @@ def _tangent_leaves(leaves: list[Any], t_leaves: list[Any]) -> list[Any]:
         if isinstance(t, Tracer):
             ts.append(t)
             continue
-        if _device_leaf(t) is not None and is_floating(dtype) and _aval(t) == (shape, dtype):
+        if device_leaf(t) is not None and is_floating(dtype) and abstract_value(t) == (shape, dtype):
             ts.append(t)  # stays on its device
             continue
-        arr = np.asarray(_host_value(t))
+        arr = np.asarray(host_value(t))
         if is_floating(dtype) and arr.shape != shape:
             raise ValueError(f"jvp called with different primal and tangent shapes; got primal shape {shape} "
                              f"and tangent shape {arr.shape}")

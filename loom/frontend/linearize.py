@@ -15,14 +15,14 @@ from typing import Any
 
 from loom.dialects import builtin, func
 from loom.frontend.grad import ModuleRunner
-from loom.frontend.jit import _pass_manager
-from loom.frontend.jvp import _tangent_leaves, _transform
+from loom.frontend.jit import pass_manager
+from loom.frontend.jvp import tangent_leaves, transformed
 from loom.frontend.pytree import tree_flatten, tree_unflatten
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
 from loom.ir.types import FunctionType
-from loom.transforms.remat_rules import _used_values
+from loom.transforms.remat_rules import used_values
 
 _FREE_OPS = ("stablehlo.constant", "stablehlo.iota")  # cloned where needed rather than passed
 
@@ -36,7 +36,7 @@ def _module(name: str, inputs: list, body: Callable[[Builder, list[Value]], list
     fn.properties["function_type"] = TypeAttr(FunctionType(tuple(inputs), tuple(v.type for v in outs)))
     module = builtin.ModuleOp.build()
     module.body.append(fn)
-    _pass_manager().run(module)
+    pass_manager().run(module)
     module.verify()
     return module
 
@@ -52,7 +52,7 @@ def _split(jvp_module: Operation, n_in: int, n_res: int, n_out: int) -> tuple[Op
     dependent: set[int] = {id(a) for a in tangent_args}
     tangent_ops, primal_ops = [], []
     for op in ops:
-        if any(id(v) in dependent for v in _used_values(op)):
+        if any(id(v) in dependent for v in used_values(op)):
             tangent_ops.append(op)
             dependent.update(id(r) for r in op.results)
         else:
@@ -62,7 +62,7 @@ def _split(jvp_module: Operation, n_in: int, n_res: int, n_out: int) -> tuple[Op
     residuals: dict[int, Value] = {}
     free: dict[int, Operation] = {}
     tangent_set = {id(op) for op in tangent_ops}
-    needed = [v for op in tangent_ops for v in _used_values(op)] + tangent_outputs
+    needed = [v for op in tangent_ops for v in used_values(op)] + tangent_outputs
     for v in needed:
         if id(v) in dependent or id(v) in (id(a) for a in tangent_args):
             continue
@@ -99,28 +99,28 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     applied to `tangents` (pytrees of the primals' structure), computed without re-running the
     primal computation, as `jax.linearize`. With `has_aux`, `fun` returns `(output, aux)` and the
     result is `(output, f_jvp, aux)`."""
-    transformed, leaves = _transform(fun, primals, has_aux)
+    traced, leaves = transformed(fun, primals, has_aux)
     _, p_tree = tree_flatten(primals)
-    n_res = len(transformed.out_avals)
-    n_out = transformed.n_out
-    primal, tangent, n_residuals = _split(transformed.module, len(leaves), n_res, n_out)
+    n_res = len(traced.out_avals)
+    n_out = traced.n_out
+    primal, tangent, n_residuals = _split(traced.module, len(leaves), n_res, n_out)
     # the residuals stay where the primal computation ran (on the arguments' device)
     results = ModuleRunner(primal)(list(leaves))
     outs, residuals = results[:n_res], results[n_res:]
     run_tangent = ModuleRunner(tangent)
-    out = tree_unflatten(transformed.out_tree, outs[:n_out])
+    out = tree_unflatten(traced.out_tree, outs[:n_out])
 
     def f_jvp(*tangents: Any) -> Any:
         t_leaves, t_tree = tree_flatten(tangents)
         if t_tree != p_tree:
             raise TypeError(f"f_jvp takes tangents with the structure of the primals {p_tree}, got {t_tree}")
-        ts = _tangent_leaves(leaves, t_leaves)
-        return tree_unflatten(transformed.out_tree, run_tangent([*residuals, *ts]))
+        ts = tangent_leaves(leaves, t_leaves)
+        return tree_unflatten(traced.out_tree, run_tangent([*residuals, *ts]))
 
     f_jvp.n_residuals = n_residuals  # type: ignore[attr-defined]
     f_jvp.module = tangent  # type: ignore[attr-defined]
     if has_aux:
-        return out, f_jvp, tree_unflatten(transformed.aux_tree, outs[n_out:])
+        return out, f_jvp, tree_unflatten(traced.aux_tree, outs[n_out:])
     return out, f_jvp
 
 

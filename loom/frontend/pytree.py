@@ -92,7 +92,7 @@ def keystr(path: tuple[Any, ...]) -> str:
     return "".join(str(k) for k in path)
 
 
-def _children(x: Any) -> tuple[Any, Hashable, list[Any], list[Any]] | None:
+def node_children(x: Any) -> tuple[Any, Hashable, list[Any], list[Any]] | None:
     """(kind, aux, children, keys) of a node, or None for a leaf."""
     if x is None:
         return type(None), None, [], []
@@ -117,7 +117,7 @@ def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = No
     out: list[tuple[tuple[Any, ...], Any]] = []
 
     def walk(x: Any, path: tuple[Any, ...]) -> PyTreeDef:
-        node = None if is_leaf is not None and is_leaf(x) else _children(x)
+        node = None if is_leaf is not None and is_leaf(x) else node_children(x)
         if node is None:
             out.append((path, x))
             return LEAF

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from loom.frontend.jit import Jitted
 from loom.frontend.pytree import tree_map, tree_unflatten
+from loom.frontend.tracing import np_dtype
 
 
 class ShapeDtypeStruct:
@@ -42,8 +44,6 @@ class ShapeDtypeStruct:
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of `fun(*args, **kwargs)` as a pytree of `ShapeDtypeStruct`s, found
     by tracing (nothing is computed). Arguments may be arrays or `ShapeDtypeStruct`s."""
-    from loom.frontend.jit import Jitted
-    from loom.frontend.tracing import np_dtype
     lowered = Jitted(fun).lower(*args, **kwargs)
     fn = lowered.module.regions[0].entry.first_op
     results = fn.properties["function_type"].value.results

@@ -1,5 +1,9 @@
-"""Tracing Python into loom's IR: a `Tracer` stands for an IR value of a `func.func` being built,
-with JAX's dtype promotion (weak types for Python scalars) and numpy broadcasting.
+"""The front-end core: tracing Python into loom's IR. A `Tracer` stands for an IR value of a
+`func.func` being built; `lift`, `promote` (JAX's dtype lattice, weak types for Python scalars),
+`broadcast_to_shape`, `trace_of` and `result_type` are what loom.lax builds on (and loom.numpy on
+loom.lax). Dtypes are canonicalized by one policy (`canonical_dtype`, `loom.config`): 64-bit values
+are 32-bit unless `enable_x64`. The tracer's array methods and operators (`x + y`, `x.sum()`,
+`x[i]`) are loom.numpy's functions, set on `Tracer` when loom.numpy is imported.
 
 A `TraceContext` owns the module, the function and a `Builder`; while it is active (a `with`
 block) `loom.numpy` functions applied to tracers insert StableHLO ops. Every op gets a
@@ -23,6 +27,7 @@ import ml_dtypes
 import numpy as np
 
 from loom.dialects import builtin, func, stablehlo
+from loom.frontend.config import config
 from loom.ir.attributes import FileLineColLoc, Location, TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Value
@@ -119,7 +124,8 @@ def _node(dtype: np.dtype, weak: bool) -> str:
 
 def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     """The common dtype of `(dtype, weak)` pairs, as JAX's lattice (least upper bound), and whether
-    it is weak. A weak int stays the strong int's width; a weak float takes float32 by default."""
+    it is weak. A weak int stays the strong int's width; a weak float takes float32 (float64 with
+    64-bit values enabled)."""
     common = frozenset(_LATTICE)
     for d, w in items:
         common &= _upper(_node(np.dtype(d), w))
@@ -128,31 +134,49 @@ def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
         raise TypeError(f"no common dtype for {[str(d) for d, _ in items]}")
     if best == "i*":
         widest = [np.dtype(d) for d, w in items if np.dtype(d).kind in "iu"]
-        return (widest[0] if widest else np.dtype(np.int32)), True
+        return (widest[0] if widest else default_dtype("i")), True
     if best == "f*":
         floats = [np.dtype(d) for d, w in items if is_floating(d)]
-        return (floats[0] if floats else np.dtype(np.float32)), True
+        return (floats[0] if floats else default_dtype("f")), True
     if best == "c*":
         complexes = [np.dtype(d) for d, w in items if np.dtype(d).kind == "c"]
-        return (complexes[0] if complexes else np.dtype(np.complex64)), True
+        return (complexes[0] if complexes else default_dtype("c")), True
     return np.dtype(best), False
 
 
+# 64-bit dtypes and the 32-bit ones they become unless `loom.config.enable_x64` (as JAX)
+_NARROW = {np.dtype(np.float64): np.dtype(np.float32), np.dtype(np.int64): np.dtype(np.int32),
+           np.dtype(np.uint64): np.dtype(np.uint32), np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def canonical_dtype(dtype: Any) -> np.dtype:
+    """`dtype` as loom computes in it: 64-bit dtypes become 32-bit unless 64-bit values are
+    enabled (`loom.config.update("enable_x64", True)`)."""
+    d = np.dtype(dtype)
+    return d if config.enable_x64 else _NARROW.get(d, d)
+
+
+def default_dtype(kind: str) -> np.dtype:
+    """The dtype of Python ints ("i"), floats ("f") and complex numbers ("c"): 32-bit, or 64-bit
+    with 64-bit values enabled."""
+    return canonical_dtype({"i": np.int64, "f": np.float64, "c": np.complex128}[kind])
+
+
 def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
-    """(dtype, weak) of a Python scalar, numpy value or tracer."""
+    """(dtype, weak) of a Python scalar, numpy value or tracer, canonicalized (`canonical_dtype`)."""
     if isinstance(x, Tracer):
         return x.dtype, x.weak
     if isinstance(x, np.generic):  # before float: np.float64 subclasses it, but is strongly typed
-        return x.dtype, False
+        return canonical_dtype(x.dtype), False
     if isinstance(x, bool):
         return np.dtype(np.bool_), False
     if isinstance(x, int):
-        return np.dtype(np.int32), True
+        return default_dtype("i"), True
     if isinstance(x, float):
-        return np.dtype(np.float32), True
+        return default_dtype("f"), True
     if isinstance(x, complex):
-        return np.dtype(np.complex64), True
-    return np.asarray(x).dtype, False
+        return default_dtype("c"), True
+    return canonical_dtype(np.asarray(x).dtype), False
 
 
 # --- trace context -----------------------------------------------------------------------------
@@ -304,10 +328,6 @@ class Tracer:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
-    @property
-    def T(self) -> Tracer:  # noqa: N802 - numpy's name
-        return _lnp().transpose(self)
-
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak else ""
         return f"Tracer(shape={self.shape}, dtype={self.dtype}{weak})"
@@ -342,214 +362,98 @@ class Tracer:
         for i in range(len(self)):
             yield self[i]
 
-    def astype(self, dtype: Any) -> Tracer:
-        return _lnp().astype(self, dtype)
-
-    def reshape(self, *shape: Any) -> Tracer:
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return _lnp().reshape(self, shape)
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _lnp().sum(self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _lnp().mean(self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _lnp().max(self, axis=axis, keepdims=keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _lnp().min(self, axis=axis, keepdims=keepdims)
-
-    def argmax(self, axis: int | None = None, keepdims: bool = False) -> Tracer:
-        return _lnp().argmax(self, axis=axis, keepdims=keepdims)
-
-    def argmin(self, axis: int | None = None, keepdims: bool = False) -> Tracer:
-        return _lnp().argmin(self, axis=axis, keepdims=keepdims)
-
-    def prod(self, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Tracer:
-        return _lnp().prod(self, axis=axis, keepdims=keepdims, dtype=dtype)
-
-    def var(self, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tracer:
-        return _lnp().var(self, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def std(self, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tracer:
-        return _lnp().std(self, axis=axis, keepdims=keepdims, ddof=ddof)
-
-    def any(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _lnp().any(self, axis=axis, keepdims=keepdims)
-
-    def all(self, axis: Any = None, keepdims: bool = False) -> Tracer:
-        return _lnp().all(self, axis=axis, keepdims=keepdims)
-
-    def cumsum(self, axis: int | None = None, dtype: Any = None) -> Tracer:
-        return _lnp().cumsum(self, axis=axis, dtype=dtype)
-
-    def cumprod(self, axis: int | None = None, dtype: Any = None) -> Tracer:
-        return _lnp().cumprod(self, axis=axis, dtype=dtype)
-
-    def sort(self, axis: int | None = -1) -> Tracer:
-        return _lnp().sort(self, axis=axis)
-
-    def argsort(self, axis: int | None = -1) -> Tracer:
-        return _lnp().argsort(self, axis=axis)
-
-    def flatten(self) -> Tracer:
-        return _lnp().reshape(self, (-1,))
-
-    ravel = flatten
-
-    def swapaxes(self, axis1: int, axis2: int) -> Tracer:
-        return _lnp().swapaxes(self, axis1, axis2)
-
-    def clip(self, min: Any = None, max: Any = None) -> Tracer:  # noqa: A002 - numpy's names
-        return _lnp().clip(self, min, max)
-
-    def round(self, decimals: int = 0) -> Tracer:
-        return _lnp().round(self, decimals)
-
-    def squeeze(self, axis: Any = None) -> Tracer:
-        return _lnp().squeeze(self, axis)
-
-    def transpose(self, *axes: Any) -> Tracer:
-        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
-        return _lnp().transpose(self, tuple(axes) if axes else None)
-
-    def __getitem__(self, index: Any) -> Tracer:
-        if isinstance(index, tuple) and len(index) == 1:
-            index = index[0]
-        if isinstance(index, Tracer) and index.shape == () and index.dtype.kind in "iu" and self.shape:
-            return _take_scalar(self, index)
-        return getitem(self, index)
-
-    @property
-    def at(self) -> Any:
-        """Functional updates, `x.at[idx].set(v)` and friends, as in JAX."""
-        from loom.numpy._indexing import at
-        return at(self)
-
-    def __add__(self, o: Any) -> Tracer:
-        return _lnp().add(self, o)
-
-    def __radd__(self, o: Any) -> Tracer:
-        return _lnp().add(o, self)
-
-    def __sub__(self, o: Any) -> Tracer:
-        return _lnp().subtract(self, o)
-
-    def __rsub__(self, o: Any) -> Tracer:
-        return _lnp().subtract(o, self)
-
-    def __mul__(self, o: Any) -> Tracer:
-        return _lnp().multiply(self, o)
-
-    def __rmul__(self, o: Any) -> Tracer:
-        return _lnp().multiply(o, self)
-
-    def __truediv__(self, o: Any) -> Tracer:
-        return _lnp().divide(self, o)
-
-    def __rtruediv__(self, o: Any) -> Tracer:
-        return _lnp().divide(o, self)
-
-    def __pow__(self, o: Any) -> Tracer:
-        return _lnp().power(self, o)
-
-    def __rpow__(self, o: Any) -> Tracer:
-        return _lnp().power(o, self)
-
-    def __matmul__(self, o: Any) -> Tracer:
-        return _lnp().matmul(self, o)
-
-    def __rmatmul__(self, o: Any) -> Tracer:
-        return _lnp().matmul(o, self)
-
-    def __floordiv__(self, o: Any) -> Tracer:
-        return _lnp().floor_divide(self, o)
-
-    def __rfloordiv__(self, o: Any) -> Tracer:
-        return _lnp().floor_divide(o, self)
-
-    def __mod__(self, o: Any) -> Tracer:
-        return _lnp().remainder(self, o)
-
-    def __rmod__(self, o: Any) -> Tracer:
-        return _lnp().remainder(o, self)
-
-    def __and__(self, o: Any) -> Tracer:
-        return _lnp().bitwise_and(self, o)
-
-    def __rand__(self, o: Any) -> Tracer:
-        return _lnp().bitwise_and(o, self)
-
-    def __or__(self, o: Any) -> Tracer:
-        return _lnp().bitwise_or(self, o)
-
-    def __ror__(self, o: Any) -> Tracer:
-        return _lnp().bitwise_or(o, self)
-
-    def __xor__(self, o: Any) -> Tracer:
-        return _lnp().bitwise_xor(self, o)
-
-    def __rxor__(self, o: Any) -> Tracer:
-        return _lnp().bitwise_xor(o, self)
-
-    def __invert__(self) -> Tracer:
-        return _lnp().invert(self)
-
-    def __neg__(self) -> Tracer:
-        return _lnp().negative(self)
-
-    def __pos__(self) -> Tracer:
-        return self
-
-    def __abs__(self) -> Tracer:
-        return _lnp().abs(self)
-
-    def __lt__(self, o: Any) -> Tracer:
-        return _lnp().less(self, o)
-
-    def __le__(self, o: Any) -> Tracer:
-        return _lnp().less_equal(self, o)
-
-    def __gt__(self, o: Any) -> Tracer:
-        return _lnp().greater(self, o)
-
-    def __ge__(self, o: Any) -> Tracer:
-        return _lnp().greater_equal(self, o)
-
-    def __eq__(self, o: Any) -> Tracer:  # type: ignore[override]
-        return _lnp().equal(self, o)
-
-    def __ne__(self, o: Any) -> Tracer:  # type: ignore[override]
-        return _lnp().not_equal(self, o)
-
     __hash__ = object.__hash__
 
 
-def _lnp() -> Any:
-    import loom.numpy as lnp
-    return lnp
+
+# --- lifting, promotion, broadcasting ----------------------------------------------------------
 
 
-def _take_scalar(x: Tracer, i: Tracer) -> Tracer:
-    """`x[i]` for a traced integer scalar `i` (a loop counter): one `dynamic_slice` of the leading
-    dimension, as JAX rewrites this case. The general path (a gather over a grid of indices) gives
-    the same values (negative indices wrap, others clamp) but costs a full advanced-indexing read
-    per call in the executors, and its gradient is a scatter instead of a `dynamic_update_slice`."""
-    from loom.lax import ops as lax_ops
-    row = lax_ops.dynamic_slice_in_dim(x, i, 1, 0)  # wraps a negative start, as jax.lax.dynamic_slice
-    return lax_ops.reshape(row, x.shape[1:])
+def trace_of(*xs: Any) -> TraceContext | None:
+    """The trace the tracers among `xs` (and in lists or tuples among them) belong to, or None;
+    tracers of different traces are an error (one leaked out of its function)."""
+    found = None
+    for x in xs:
+        t = x.trace if isinstance(x, Tracer) else trace_of(*x) if isinstance(x, (list, tuple)) else None
+        if t is None:
+            continue
+        if found is not None and t is not found:
+            raise TracerError(f"traced values of different functions were mixed (at {user_line()}); a tracer "
+                              "leaked out of the function that traced it")
+        found = t
+    return found
 
 
-def getitem(x: Tracer, index: Any) -> Tracer:
-    """`x[index]`; the rules live in loom.numpy._indexing."""
-    from loom.numpy._indexing import getitem as _getitem
-    return _getitem(x, index)
+def lift(trace: TraceContext, x: Any, dtype: np.dtype | None = None, weak: bool = False) -> Tracer:
+    """`x` as a tracer (a constant if it is not one), converted to `dtype` when given."""
+    if not isinstance(x, Tracer):
+        d, w = scalar_dtype(x)
+        arr = np.asarray(x, dtype=dtype if dtype is not None else d)
+        return Tracer(trace.constant(arr), trace, weak if dtype is not None else w)
+    if dtype is not None and x.dtype != dtype:
+        return Tracer(stablehlo.convert(x.trace.emit(), x.value, ir_element_type(dtype)), x.trace, weak)
+    if dtype is not None and x.weak != weak:
+        return Tracer(x.value, x.trace, weak)
+    return x
 
 
-__all__ = ["TraceContext", "Tracer", "TracerBoolConversionError", "TracerError", "current_trace", "getitem",
-           "ir_element_type", "np_dtype", "promote_types", "scalar_dtype", "tensor_type", "user_location",
-           "user_line"]
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of `shapes`; an error naming the shapes and the user's line."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together "
+                         f"(at {user_line()})") from None
+
+
+def broadcast_to_shape(x: Tracer, shape: tuple[int, ...]) -> Tracer:
+    """`x` broadcast to `shape` (its dimensions aligned to the trailing ones)."""
+    if x.shape == shape:
+        return x
+    dims = list(range(len(shape) - x.ndim, len(shape)))
+    v = stablehlo.broadcast_in_dim(x.trace.emit(), x.value, shape, dims)
+    return Tracer(v, x.trace, x.weak)
+
+
+def promote(trace: TraceContext, *xs: Any, dtype: np.dtype | None = None) -> list[Tracer]:
+    """The operands as tracers of their common dtype (or `dtype`), broadcast to a common shape."""
+    common, weak = promote_types(*(scalar_dtype(x) for x in xs))
+    if dtype is not None:
+        common, weak = np.dtype(dtype), False
+    shape = broadcast_shapes(*(np.shape(x) if not isinstance(x, Tracer) else x.shape for x in xs))
+    out = []
+    for x in xs:
+        if not isinstance(x, Tracer) and np.ndim(x) == 0:
+            # a scalar: one splat constant of the full shape
+            out.append(Tracer(trace.constant(np.asarray(x, dtype=common), shape=shape), trace, weak))
+        else:
+            out.append(broadcast_to_shape(lift(trace, x, common, weak), shape))
+    return out
+
+
+def floating_dtype(d: np.dtype) -> np.dtype:
+    """`d` when it is a floating dtype, else the float dtype integer math converts to, as JAX's:
+    float32, float64 for 64-bit integers (which exist only with 64-bit values enabled)."""
+    return d if is_floating(d) else np.dtype(np.float64 if d.kind in "iu" and d.itemsize == 8 else np.float32)
+
+
+def filled_like(x: Tracer, fill_value: Any) -> Tracer:
+    """`fill_value` in the shape and dtype of `x` (one splat constant), as weak as `x`."""
+    return Tracer(x.trace.constant(np.asarray(fill_value, dtype=x.dtype), shape=x.shape), x.trace, x.weak)
+
+
+def result_type(*xs: Any) -> np.dtype:
+    """The dtype JAX's promotion gives for `xs` (arrays, dtypes or Python scalars)."""
+    items = []
+    for x in xs:
+        if isinstance(x, (type, np.dtype)) and not isinstance(x, Tracer):
+            items.append((np.dtype(x), False))
+        else:
+            items.append(scalar_dtype(x))
+    return promote_types(*items)[0]
+
+
+__all__ = ["TraceContext", "Tracer", "TracerBoolConversionError", "TracerError", "broadcast_shapes",
+           "broadcast_to_shape", "canonical_dtype", "current_trace", "default_dtype", "filled_like",
+           "floating_dtype", "ir_element_type", "lift", "np_dtype", "promote", "promote_types", "result_type",
+           "scalar_dtype", "tensor_type", "trace_of", "user_location", "user_line"]

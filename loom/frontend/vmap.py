@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from loom.frontend.grad import ModuleRunner
-from loom.frontend.jit import Jitted, _as_array, _aval, _device_leaf, _pass_manager
-from loom.frontend.pytree import PyTreeDef, _children, tree_flatten, tree_unflatten
+from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, pass_manager
+from loom.frontend.pytree import PyTreeDef, node_children, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace
 from loom.ir.core import Operation
 from loom.transforms.batching import vmap_module
@@ -44,7 +44,7 @@ def _broadcast_prefix(spec: Any, tree: Any, what: str) -> list[Any]:
     """One entry of `spec` (a pytree prefix of `tree` with int / None leaves) per leaf of `tree`."""
     if spec is None or isinstance(spec, int):
         return [spec] * _n_leaves(tree)
-    s_node, t_node = _children(spec), _children(tree)
+    s_node, t_node = node_children(spec), node_children(tree)
     if s_node is None or t_node is None or s_node[0] is not t_node[0] or s_node[1] != t_node[1] \
             or len(s_node[2]) != len(t_node[2]):
         raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding value, got "
@@ -57,7 +57,7 @@ def _broadcast_prefix(spec: Any, tree: Any, what: str) -> list[Any]:
 
 def _shape_dtype(x: Any) -> tuple[tuple[int, ...], np.dtype]:
     if isinstance(x, Tracer) or (hasattr(x, "shape") and hasattr(x, "dtype")):
-        return _aval(x)
+        return abstract_value(x)
     arr = np.asarray(x)
     return arr.shape, arr.dtype
 
@@ -103,7 +103,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         for i, (x, d) in enumerate(zip(leaves, axes)):
             if d is None:
                 # a device value stands for its shape and dtype (no host copy just to trace)
-                example.append(_Abstract(*_aval(x)) if _device_leaf(x) is not None else x)
+                example.append(_Abstract(*abstract_value(x)) if device_leaf(x) is not None else x)
                 dims.append(None)
                 continue
             shape, dtype = _shape_dtype(x)
@@ -133,7 +133,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
         key, abstract, weak = jitted._signature(ex_args, {}, abstract=True)
         in_tracing = current_trace() is not None
         # device values stay where they live: the batched function runs there (see `ModuleRunner`)
-        run_leaves = [x if isinstance(x, Tracer) or _device_leaf(x) is not None else _as_array(x, "argument")[0]
+        run_leaves = [x if isinstance(x, Tracer) or device_leaf(x) is not None else as_array(x, "argument")[0]
                       for x in leaves]
         full_key = (key, tuple(dims), size, repr(out_axes))
         batched = None if in_tracing else cache.get(full_key)
@@ -145,7 +145,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             # closed-over tracers of enclosing traces are extra trailing inputs, unbatched
             captures = lowered.captures
             module = vmap_module(lowered.module, [*dims, *[None] * len(captures)], size, out_dims)
-            _pass_manager().run(module)
+            pass_manager().run(module)
             module.verify()
             batched = _Batched(module, out_tree)
             batched.captures = captures

@@ -53,12 +53,14 @@ import numpy as np
 
 from loom.backend.stack_kernels import peak_saved_bytes, reset_saved_bytes, saved_bytes
 from loom.dialects import stablehlo
+from loom.frontend.jit import Jitted
 from loom.frontend.pytree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
-from loom.frontend.tracing import Tracer, current_trace, ir_element_type, np_dtype, user_line, user_location
+from loom.frontend.tracing import Tracer, current_trace, ir_element_type, lift, np_dtype, user_line, user_location
 from loom.ir.attributes import StringAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Region, Value
 from loom.ir.types import IntegerType, RankedTensorType
+from loom.lax.ops import convert_element_type
 
 POLICY_ATTRIBUTE = "loom.memory_policy"
 
@@ -121,11 +123,6 @@ def checkpoint_policy(policy: str | Checkpoint = "checkpoint") -> Iterator[None]
 # --- tracing into regions ----------------------------------------------------------------------
 
 
-def _lift(trace: Any, x: Any) -> Tracer:
-    from loom.numpy import _lift as lift
-    return lift(trace, x)
-
-
 def _describe(t: Any) -> str:
     shape = ",".join(str(d) for d in t.shape)
     return f"{np.dtype(t.dtype).name}[{shape}]"
@@ -149,7 +146,7 @@ def _flat_outputs(trace: Any, out: Any) -> tuple[list[Tracer], Any, list[str]]:
     for _, leaf in pairs:
         if isinstance(leaf, Tracer) and leaf.trace is not trace:
             raise TypeError(f"a traced value of another trace was returned from a branch or body (at {user_line()})")
-        leaves.append(_lift(trace, leaf))
+        leaves.append(lift(trace, leaf))
     return leaves, tree, [keystr(p) for p, _ in pairs]
 
 
@@ -173,12 +170,11 @@ def _convert_in(block: Block, t: Tracer, dtype: np.dtype) -> Value:
 
 def _eager(fn: Callable[..., Any], *args: Any) -> Any:
     """Run a control-flow call made outside any trace by tracing it with `loom.jit`."""
-    from loom.frontend.jit import Jitted
     return Jitted(fn)(*args)
 
 
 def _scalar_predicate(trace: Any, pred: Any, what: str) -> Value:
-    p = _lift(trace, pred)
+    p = lift(trace, pred)
     if p.shape != ():
         raise TypeError(f"{what} must be a scalar, but it has shape {p.shape} (at {user_line()}); "
                         "use lnp.where to select elementwise")
@@ -257,7 +253,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     if current_trace() is None:
         return _eager(lambda i, ops: switch(i, branches, *ops), index, operands)
     trace = current_trace()
-    i = _lift(trace, index)
+    i = lift(trace, index)
     if i.shape != () or i.dtype.kind not in "iub":
         raise TypeError(f"the index of switch must be a scalar integer, but got {_describe(i)} (at {user_line()})")
     b = trace.emit()
@@ -334,7 +330,7 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], leave
     with _inside(cond_block):
         c = cond_fun(tree_unflatten(tree, args))
         if isinstance(c, (bool, np.bool_)):
-            c = _lift(trace, bool(c))
+            c = lift(trace, bool(c))
         if not isinstance(c, Tracer) or c.shape != () or c.dtype != np.bool_:
             raise TypeError(f"cond_fun must return a boolean scalar, but returned "
                             f"{_describe(c) if isinstance(c, Tracer) else type(c).__name__} (at {user_line()})")
@@ -358,7 +354,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
         return _eager(lambda v: while_loop(cond_fun, body_fun, v, policy=text), init_val)
     trace = current_trace()
     leaves, tree = tree_flatten(init_val)
-    leaves = [_lift(trace, x) for x in leaves]
+    leaves = [lift(trace, x) for x in leaves]
     return tree_unflatten(tree, _while(cond_fun, body_fun, leaves, tree, text))
 
 
@@ -377,9 +373,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         return _eager(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v, policy=text), lower, upper, init_val)
     trace = current_trace()
     dtype = _index_dtype(lower, upper)
-    from loom.numpy import asarray
-    lo = asarray(lower, dtype)
-    hi = asarray(upper, dtype)
+    lo, hi = (convert_element_type(x, dtype) if isinstance(x, Tracer) else np.asarray(x, dtype) for x in (lower, upper))
 
     def cond_fn(state: Any) -> Any:
         return state[0] < hi
@@ -389,7 +383,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         return (i + np.asarray(1, dtype), body_fun(i, v))
 
     leaves, tree = tree_flatten((lo, init_val))
-    leaves = [_lift(trace, x) for x in leaves]
+    leaves = [lift(trace, x) for x in leaves]
     out = tree_unflatten(tree, _while(cond_fn, body_fn, leaves, tree, text, user_carry=1))
     return out[1]
 
@@ -426,7 +420,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         return _eager(lambda c, x: scan(f, c, x, length, reverse, unroll, policy=text), init, xs)
     trace = current_trace()
     x_leaves, x_tree = tree_flatten(xs)
-    x_leaves = [_lift(trace, x) for x in x_leaves]
+    x_leaves = [lift(trace, x) for x in x_leaves]
     lengths = {x.shape[0] if x.ndim else None for x in x_leaves}
     if None in lengths:
         raise ValueError(f"scan got a 0-d leaf in xs; every leaf needs a leading axis to scan over (at {user_line()})")
@@ -440,7 +434,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     while u > 1 and n % u:
         u -= 1
     c_leaves, c_tree = tree_flatten(init)
-    c_leaves = [_lift(trace, c) for c in c_leaves]
+    c_leaves = [lift(trace, c) for c in c_leaves]
     c_paths = [keystr(p) for p, _ in tree_flatten_with_path(init)[0]]
 
     # a first trace of f on placeholders gives the types of the ys (and checks the carry); a
@@ -456,8 +450,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
             if not (isinstance(res, tuple) and len(res) == 2):
                 raise TypeError(f"the function scanned must return a pair (carry, y) (at {user_line()})")
             y_flat, y_tree = tree_flatten(res[1])
-            y_leaves = [_lift(trace, y) for y in y_flat]
-            new_c = [_lift(trace, c) for c in tree_flatten(res[0])[0]]
+            y_leaves = [lift(trace, y) for y in y_flat]
+            new_c = [lift(trace, c) for c in tree_flatten(res[0])[0]]
         _discard(probe)
         if tree_flatten(res[0])[1] != c_tree:
             raise TypeError(f"the function scanned must return a carry with the structure of init, {c_tree}, but "
@@ -466,7 +460,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         if not changed:
             break
     _carry_check(c_leaves, new_c, c_paths, "the function scanned")
-    ys0 = [_lift(trace, np.zeros((n, *y.shape), y.dtype)) for y in y_leaves]
+    ys0 = [lift(trace, np.zeros((n, *y.shape), y.dtype)) for y in y_leaves]
     y_weak = [y.weak for y in y_leaves]
 
     def cond_fn(state: Any) -> Any:
@@ -475,15 +469,15 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     def body_fn(state: Any) -> Any:
         i, carry, ys = state
         for _ in range(u):
-            idx = (_lift(trace, np.int32(n - 1)) - i) if reverse else i
+            idx = (lift(trace, np.int32(n - 1)) - i) if reverse else i
             x = tree_unflatten(x_tree, [_index_at(x, idx) for x in x_leaves])
             carry, y = f(carry, x)
-            y_flat = [_lift(trace, v) for v in tree_flatten(y)[0]]
+            y_flat = [lift(trace, v) for v in tree_flatten(y)[0]]
             ys = [_write_at(buf, v if v.dtype == buf.dtype else v.astype(buf.dtype), idx) for buf, v in zip(ys, y_flat)]
             i = i + np.int32(1)
         return (i, carry, ys)
 
-    state = (_lift(trace, np.int32(0)), tree_unflatten(c_tree, c_leaves), ys0)
+    state = (lift(trace, np.int32(0)), tree_unflatten(c_tree, c_leaves), ys0)
     leaves, tree = tree_flatten(state)
     out = tree_unflatten(tree, _while(cond_fn, body_fn, leaves, tree, text))
     ys = [Tracer(v.value, trace, w) for v, w in zip(out[2], y_weak)]

@@ -16,28 +16,32 @@ from typing import Any
 
 import numpy as np
 
-from loom.dialects import stablehlo
+from loom.dialects import ad, stablehlo
 from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
+from loom.frontend.jit import jit
+from loom.frontend.pytree import tree_map
 from loom.frontend.tracing import (
     TraceContext,
     Tracer,
+    broadcast_to_shape,
+    canonical_dtype,
     current_trace,
     dtype_kind,
     ir_element_type,
     is_floating,
+    lift,
+    result_type,
     tensor_type,
+    trace_of,
     user_line,
 )
+from loom.transforms.rule_builders import clamp_starts, in_bounds
+from loom.transforms.rule_builders import dimension_numbers as conv_dimension_numbers
 
 Array = Any
 
 
-def _trace_of(*xs: Any) -> TraceContext | None:
-    from loom.numpy import _trace_of as trace_of
-    return trace_of(*xs)
-
-
-def _op(*array_params: str) -> Callable[[Callable], Callable]:
+def traced_op(*array_params: str) -> Callable[[Callable], Callable]:
     """Run the decorated function on tracers inside a trace; outside, trace it with `loom.jit`
     over the parameters `array_params` (the others are static) and run it."""
     def decorate(fn: Callable) -> Callable:
@@ -48,31 +52,29 @@ def _op(*array_params: str) -> Callable[[Callable], Callable]:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             arrays = {n: bound.arguments[n] for n in array_params}
-            if current_trace() is not None or _trace_of(*arrays.values()) is not None:
+            if current_trace() is not None or trace_of(*arrays.values()) is not None:
                 return fn(*args, **kwargs)
             static = {n: v for n, v in bound.arguments.items() if n not in array_params}
-            from loom.frontend.jit import jit
             return jit(lambda arrs: fn(**arrs, **static))(arrays)
         return wrapped
     return decorate
 
 
 def _trace(*xs: Any) -> TraceContext:
-    t = _trace_of(*xs) or current_trace()
+    t = trace_of(*xs) or current_trace()
     if t is None:
         raise TypeError(f"no active trace (at {user_line()})")
     return t
 
 
 def _lift(x: Any, dtype: Any = None) -> Tracer:
-    from loom.numpy import _lift as lift
     trace = _trace(x)
     if isinstance(x, Tracer):
         return x if dtype is None or x.dtype == np.dtype(dtype) else lift(trace, x, np.dtype(dtype))
     return lift(trace, np.asarray(x, dtype=dtype) if dtype is not None else x)
 
 
-def _same_dtype(*xs: Any) -> list[Tracer]:
+def same_dtype(*xs: Any) -> list[Tracer]:
     """The operands as tracers of one dtype: arrays must agree (as `jax.lax`); Python scalars and
     weakly typed values take the dtype of the strongly typed arrays."""
     strong = [x for x in xs if isinstance(x, Tracer) and not x.weak] + \
@@ -84,7 +86,6 @@ def _same_dtype(*xs: Any) -> list[Tracer]:
     if dtypes:
         dtype = dtypes.pop()
     else:
-        from loom.numpy import result_type
         dtype = result_type(*xs)
     _trace(*xs)
     out = [_lift(x if isinstance(x, Tracer) else np.asarray(x, dtype=dtype), dtype) for x in xs]
@@ -97,8 +98,7 @@ def _broadcast_scalars(ts: list[Tracer]) -> list[Tracer]:
     if len(shapes) > 1:
         raise TypeError(f"lax operations require arrays of one shape, got {sorted(shapes)} (at {user_line()})")
     shape = shapes.pop() if shapes else ()
-    from loom.numpy import _broadcast
-    return [_broadcast(t, shape) for t in ts]
+    return [broadcast_to_shape(t, shape) for t in ts]
 
 
 def _wrap(v: Any, like: Tracer, weak: bool | None = None) -> Tracer:
@@ -108,10 +108,10 @@ def _wrap(v: Any, like: Tracer, weak: bool | None = None) -> Tracer:
 # --- elementwise -------------------------------------------------------------------------------
 
 
-def _unary(name: str, hlo: Callable, kinds: str = "f", doc: str = "") -> Callable[[Array], Array]:
-    @_op("x")
+def unary_op(name: str, hlo: Callable, kinds: str = "f", doc: str = "") -> Callable[[Array], Array]:
+    @traced_op("x")
     def fn(x: Array) -> Array:
-        t = _same_dtype(x)[0]
+        t = same_dtype(x)[0]
         if dtype_kind(t.dtype) not in kinds:
             raise TypeError(f"lax.{name} does not accept dtype {t.dtype} (at {user_line()})")
         return _wrap(hlo(t.trace.emit(), t.value), t)
@@ -121,9 +121,9 @@ def _unary(name: str, hlo: Callable, kinds: str = "f", doc: str = "") -> Callabl
 
 
 def _binary(name: str, hlo: Callable, kinds: str = "fiu", result_bool: bool = False) -> Callable:
-    @_op("x", "y")
+    @traced_op("x", "y")
     def fn(x: Array, y: Array) -> Array:
-        a, b = _broadcast_scalars(_same_dtype(x, y))
+        a, b = _broadcast_scalars(same_dtype(x, y))
         if dtype_kind(a.dtype) not in kinds:
             raise TypeError(f"lax.{name} does not accept dtype {a.dtype} (at {user_line()})")
         v = hlo(a.trace.emit(), a.value, b.value)
@@ -164,42 +164,42 @@ gt = _binary("gt", _compare("GT"), "fiub", True)
 ge = _binary("ge", _compare("GE"), "fiub", True)
 del nextafter
 
-neg = _unary("neg", stablehlo.negate, "fiu")
-sign = _unary("sign", stablehlo.sign, "fi")
-floor = _unary("floor", stablehlo.floor)
-ceil = _unary("ceil", stablehlo.ceil)
-round = _unary("round", stablehlo.round_nearest_afz,  # noqa: A001 - jax.lax's name
+neg = unary_op("neg", stablehlo.negate, "fiu")
+sign = unary_op("sign", stablehlo.sign, "fi")
+floor = unary_op("floor", stablehlo.floor)
+ceil = unary_op("ceil", stablehlo.ceil)
+round = unary_op("round", stablehlo.round_nearest_afz,  # noqa: A001 - jax.lax's name
                doc="Elementwise rounding half away from zero (`stablehlo.round_nearest_afz`), as `jax.lax.round`.")
-abs = _unary("abs", stablehlo.abs_, "fi")  # noqa: A001 - jax.lax's name
-exp = _unary("exp", stablehlo.exponential)
-expm1 = _unary("expm1", stablehlo.exponential_minus_one)
-log = _unary("log", stablehlo.log)
-log1p = _unary("log1p", stablehlo.log_plus_one)
-tanh = _unary("tanh", stablehlo.tanh)
-logistic = _unary("logistic", stablehlo.logistic)
-sin = _unary("sin", stablehlo.sine)
-cos = _unary("cos", stablehlo.cosine)
-tan = _unary("tan", stablehlo.tan)
-sqrt = _unary("sqrt", stablehlo.sqrt)
-rsqrt = _unary("rsqrt", stablehlo.rsqrt)
-cbrt = _unary("cbrt", stablehlo.cbrt)
-is_finite = _unary("is_finite", stablehlo.is_finite)
-bitwise_not = _unary("bitwise_not", stablehlo.not_, "iub")
-population_count = _unary("population_count", stablehlo.popcnt, "iu")
-clz = _unary("clz", stablehlo.count_leading_zeros, "iu")
+abs = unary_op("abs", stablehlo.abs_, "fi")  # noqa: A001 - jax.lax's name
+exp = unary_op("exp", stablehlo.exponential)
+expm1 = unary_op("expm1", stablehlo.exponential_minus_one)
+log = unary_op("log", stablehlo.log)
+log1p = unary_op("log1p", stablehlo.log_plus_one)
+tanh = unary_op("tanh", stablehlo.tanh)
+logistic = unary_op("logistic", stablehlo.logistic)
+sin = unary_op("sin", stablehlo.sine)
+cos = unary_op("cos", stablehlo.cosine)
+tan = unary_op("tan", stablehlo.tan)
+sqrt = unary_op("sqrt", stablehlo.sqrt)
+rsqrt = unary_op("rsqrt", stablehlo.rsqrt)
+cbrt = unary_op("cbrt", stablehlo.cbrt)
+is_finite = unary_op("is_finite", stablehlo.is_finite)
+bitwise_not = unary_op("bitwise_not", stablehlo.not_, "iub")
+population_count = unary_op("population_count", stablehlo.popcnt, "iu")
+clz = unary_op("clz", stablehlo.count_leading_zeros, "iu")
 
 
-@_op("x")
+@traced_op("x")
 def square(x: Array) -> Array:
     """`x * x`, as `jax.lax.square`."""
-    t = _same_dtype(x)[0]
+    t = same_dtype(x)[0]
     return _wrap(stablehlo.multiply(t.trace.emit(), t.value, t.value), t)
 
 
-@_op("x")
+@traced_op("x")
 def integer_pow(x: Array, y: int) -> Array:
     """`x ** y` for a static integer `y`, by repeated squaring (as `jax.lax.integer_pow`)."""
-    t = _same_dtype(x)[0]
+    t = same_dtype(x)[0]
     b = t.trace.emit()
     if y == 0:
         return Tracer(t.trace.constant(np.asarray(1, t.dtype), shape=t.shape), t.trace, t.weak)
@@ -215,11 +215,11 @@ def integer_pow(x: Array, y: int) -> Array:
     return _wrap(acc, t)
 
 
-@_op("x")
+@traced_op("x")
 def convert_element_type(x: Array, new_dtype: Any) -> Array:
     """`x` converted to `new_dtype` (`stablehlo.convert`)."""
     t = _lift(x)
-    d = np.dtype(new_dtype)
+    d = canonical_dtype(new_dtype)
     if d == t.dtype:
         return Tracer(t.value, t.trace, False)
     return Tracer(stablehlo.convert(t.trace.emit(), t.value, ir_element_type(d)), t.trace)
@@ -232,8 +232,6 @@ def stop_gradient(x: Any) -> Any:
 
     Traced, each floating leaf becomes an `ad.stop_gradient` op (loom.dialects.ad), which the jit
     pipeline keeps, so a function can be differentiated after it was traced and optimised."""
-    from loom.dialects import ad
-    from loom.frontend.pytree import tree_map
 
     def leaf(v: Any) -> Any:
         if isinstance(v, Tracer):
@@ -241,18 +239,18 @@ def stop_gradient(x: Any) -> Any:
                 return v
             t = _lift(v)
             return _wrap(ad.stop_gradient(t.trace.emit(), t.value), t)
-        if current_trace() is not None or _trace_of(v) is not None:
+        if current_trace() is not None or trace_of(v) is not None:
             return v  # a constant inside a trace: nothing to stop
         return np.asarray(v)
     return tree_map(leaf, x)
 
 
-@_op("x")
+@traced_op("x")
 def bitcast_convert_type(x: Array, new_dtype: Any) -> Array:
     """`x`'s bits reinterpreted as `new_dtype` (`stablehlo.bitcast_convert`); a narrower type
     adds a trailing dimension, a wider one consumes it, as `jax.lax.bitcast_convert_type`."""
     t = _lift(x)
-    d = np.dtype(new_dtype)
+    d = canonical_dtype(new_dtype)
     shape = list(t.shape)
     if d.itemsize < t.dtype.itemsize:
         shape.append(t.dtype.itemsize // d.itemsize)
@@ -265,10 +263,10 @@ def bitcast_convert_type(x: Array, new_dtype: Any) -> Array:
     return Tracer(v, t.trace)
 
 
-@_op("pred", "on_true", "on_false")
+@traced_op("pred", "on_true", "on_false")
 def select(pred: Array, on_true: Array, on_false: Array) -> Array:
     """`on_true` where `pred`, else `on_false` (`stablehlo.select`; `pred` may be a scalar)."""
-    a, b = _broadcast_scalars(_same_dtype(on_true, on_false))
+    a, b = _broadcast_scalars(same_dtype(on_true, on_false))
     p = _lift(pred)
     if p.dtype != np.bool_:
         raise TypeError(f"select: the predicate must be boolean, got {p.dtype} (at {user_line()})")
@@ -277,17 +275,17 @@ def select(pred: Array, on_true: Array, on_false: Array) -> Array:
     return Tracer(stablehlo.select(a.trace.emit(), p.value, a.value, b.value), a.trace, a.weak and b.weak)
 
 
-@_op("min", "x", "max")
+@traced_op("min", "x", "max")
 def clamp(min: Array, x: Array, max: Array) -> Array:  # noqa: A002 - jax.lax's names
     """`x` clamped into `[min, max]` (`stablehlo.clamp`; the bounds may be scalars)."""
-    lo, t, hi = _same_dtype(min, x, max)
+    lo, t, hi = same_dtype(min, x, max)
     return _wrap(stablehlo.clamp(t.trace.emit(), lo.value, t.value, hi.value), t)
 
 
 # --- shapes ------------------------------------------------------------------------------------
 
 
-@_op("operand")
+@traced_op("operand")
 def broadcast_in_dim(operand: Array, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Array:
     """`stablehlo.broadcast_in_dim`: operand dimension i becomes result dimension
     `broadcast_dimensions[i]`."""
@@ -297,7 +295,7 @@ def broadcast_in_dim(operand: Array, shape: Sequence[int], broadcast_dimensions:
     return _wrap(v, t)
 
 
-@_op("operand")
+@traced_op("operand")
 def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
     """`operand` with leading dimensions `sizes` added."""
     t = _lift(operand)
@@ -305,7 +303,7 @@ def broadcast(operand: Array, sizes: Sequence[int]) -> Array:
     return broadcast_in_dim(t, (*sizes, *t.shape), list(range(n, n + t.ndim)))
 
 
-@_op("operand")
+@traced_op("operand")
 def reshape(operand: Array, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Array:
     """`operand` (transposed by `dimensions` first, when given) reshaped to `new_sizes`."""
     t = _lift(operand)
@@ -315,37 +313,37 @@ def reshape(operand: Array, new_sizes: Sequence[int], dimensions: Sequence[int] 
     return _wrap(v, t)
 
 
-@_op("operand")
+@traced_op("operand")
 def transpose(operand: Array, permutation: Sequence[int]) -> Array:
     """`stablehlo.transpose`."""
     t = _lift(operand)
     return _wrap(stablehlo.transpose(t.trace.emit(), t.value, [int(p) for p in permutation]), t)
 
 
-@_op("operand")
+@traced_op("operand")
 def rev(operand: Array, dimensions: Sequence[int]) -> Array:
     """`operand` reversed along `dimensions` (`stablehlo.reverse`)."""
     t = _lift(operand)
     return _wrap(stablehlo.reverse(t.trace.emit(), t.value, [int(d) for d in dimensions]), t)
 
 
-@_op("operand", "padding_value")
+@traced_op("operand", "padding_value")
 def pad(operand: Array, padding_value: Array, padding_config: Sequence[tuple[int, int, int]]) -> Array:
     """`stablehlo.pad` with `(low, high, interior)` per dimension (negative low / high crop)."""
-    t, p = _same_dtype(operand, padding_value)
+    t, p = same_dtype(operand, padding_value)
     cfg = [tuple(int(v) for v in c) for c in padding_config]
     v = stablehlo.pad(t.trace.emit(), t.value, p.value, [c[0] for c in cfg], [c[1] for c in cfg], [c[2] for c in cfg])
     return _wrap(v, t)
 
 
-@_op("operands")
+@traced_op("operands")
 def concatenate(operands: Sequence[Array], dimension: int) -> Array:
     """The operands joined along `dimension` (`stablehlo.concatenate`)."""
-    ts = _same_dtype(*operands)
+    ts = same_dtype(*operands)
     return _wrap(stablehlo.concatenate(ts[0].trace.emit(), [t.value for t in ts], int(dimension)), ts[0])
 
 
-@_op("operand")
+@traced_op("operand")
 def slice(operand: Array, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
           strides: Sequence[int] | None = None) -> Array:
     """`stablehlo.slice` (static bounds)."""
@@ -376,7 +374,7 @@ def index_in_dim(operand: Array, index: int, axis: int = 0, keepdims: bool = Tru
     return out if keepdims else squeeze(out, (axis,))
 
 
-@_op("array")
+@traced_op("array")
 def squeeze(array: Array, dimensions: Sequence[int]) -> Array:
     """`array` without the size-1 `dimensions`."""
     t = _lift(array)
@@ -387,7 +385,7 @@ def squeeze(array: Array, dimensions: Sequence[int]) -> Array:
     return reshape(t, [s for i, s in enumerate(t.shape) if i not in dims])
 
 
-@_op("array")
+@traced_op("array")
 def expand_dims(array: Array, dimensions: Sequence[int]) -> Array:
     """`array` with size-1 dimensions inserted at `dimensions`."""
     t = _lift(array)
@@ -435,7 +433,7 @@ def _start_scalars(t: Tracer, start_indices: Sequence[Any]) -> list[Any]:
     return out
 
 
-@_op("operand", "start_indices")
+@traced_op("operand", "start_indices")
 def dynamic_slice(operand: Array, start_indices: Sequence[Array], slice_sizes: Sequence[int]) -> Array:
     """A `slice_sizes` block of `operand` at run-time `start_indices` (clamped into bounds, as
     `stablehlo.dynamic_slice`)."""
@@ -444,10 +442,10 @@ def dynamic_slice(operand: Array, start_indices: Sequence[Array], slice_sizes: S
     return _wrap(stablehlo.dynamic_slice(t.trace.emit(), t.value, starts, [int(s) for s in slice_sizes]), t)
 
 
-@_op("operand", "update", "start_indices")
+@traced_op("operand", "update", "start_indices")
 def dynamic_update_slice(operand: Array, update: Array, start_indices: Sequence[Array]) -> Array:
     """`operand` with `update` written at run-time `start_indices` (clamped into bounds)."""
-    t, u = _same_dtype(operand, update)
+    t, u = same_dtype(operand, update)
     starts = _start_scalars(t, start_indices)
     return _wrap(stablehlo.dynamic_update_slice(t.trace.emit(), t.value, u.value, starts), t)
 
@@ -523,16 +521,13 @@ def _index_operand(indices: Any) -> Tracer:
     return t
 
 
-@_op("operand", "start_indices")
+@traced_op("operand", "start_indices")
 def gather(operand: Array, start_indices: Array, dimension_numbers: Any, slice_sizes: Sequence[int], *,
            unique_indices: bool = False, indices_are_sorted: bool = False, mode: Any = None,
            fill_value: Any = None) -> Array:
     """`stablehlo.gather` with the index vector the last dimension of `start_indices`. Modes:
     'clip' / 'promise_in_bounds' (out-of-bounds starts are clamped, StableHLO's semantics) and
     'fill' (the default, as JAX: slices that are out of bounds give `fill_value`, NaN for floats)."""
-    from loom.numpy import _lift as lift
-    from loom.numpy import where
-    from loom.numpy._indexing import _fill_default
     t = _lift(operand)
     idx = _index_operand(start_indices)
     f = _fields(dimension_numbers, ("offset_dims", "collapsed_slice_dims", "start_index_map",
@@ -544,12 +539,24 @@ def gather(operand: Array, start_indices: Array, dimension_numbers: Any, slice_s
     if mode in ("clip", "promise_in_bounds"):
         return v
     # fill: a slice whose start is out of bounds gives the fill value
-    from loom.transforms.indexing_rules import _in_bounds
-    ok = Tracer(_in_bounds(t.trace.emit(), idx.value, f["start_index_map"], idx.ndim - 1, t.shape, sizes), t.trace)
+    ok = Tracer(in_bounds(t.trace.emit(), idx.value, f["start_index_map"], idx.ndim - 1, t.shape, sizes), t.trace)
     batch_dims = [d for d in range(v.ndim) if d not in f["offset_dims"]]
     mask = broadcast_in_dim(ok, v.shape, batch_dims)
-    fill = _fill_default(t.dtype) if fill_value is None else fill_value
-    return where(mask, v, lift(t.trace, np.asarray(fill, t.dtype)))
+    fill = out_of_bounds_fill(t.dtype) if fill_value is None else fill_value
+    filler = broadcast_to_shape(lift(t.trace, np.asarray(fill, t.dtype)), v.shape)
+    return Tracer(stablehlo.select(t.trace.emit(), mask.value, v.value, filler.value), t.trace)
+
+
+def out_of_bounds_fill(dtype: np.dtype) -> Any:
+    """JAX's fill value for out-of-bounds reads: NaN, the smallest signed / largest unsigned
+    integer, or True."""
+    if is_floating(dtype):
+        return np.nan
+    if dtype.kind == "i":
+        return np.iinfo(dtype).min
+    if dtype.kind == "u":
+        return np.iinfo(dtype).max
+    return True
 
 
 def _mode_name(mode: Any, default: str) -> str:
@@ -561,10 +568,10 @@ def _mode_name(mode: Any, default: str) -> str:
 
 
 def _scatter(name: str, combine: Callable | None) -> Callable:
-    @_op("operand", "scatter_indices", "updates")
+    @traced_op("operand", "scatter_indices", "updates")
     def fn(operand: Array, scatter_indices: Array, updates: Array, dimension_numbers: Any, *,
            indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None) -> Array:
-        t, u = _same_dtype(operand, updates)
+        t, u = same_dtype(operand, updates)
         idx = _index_operand(scatter_indices)
         f = _fields(dimension_numbers, ("update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
                                         "input_batching_dims", "scatter_indices_batching_dims"),
@@ -572,13 +579,12 @@ def _scatter(name: str, combine: Callable | None) -> Callable:
         dn = stablehlo.ScatterDimensionNumbers.get(index_vector_dim=idx.ndim - 1, **f)
         indices = idx.value
         if _mode_name(mode, "fill") == "clip":  # clamp the windows into bounds instead of dropping them
-            from loom.transforms.indexing_rules import _clamp_starts
             window_dims = [d for d in range(t.ndim)
                            if d not in f["inserted_window_dims"] and d not in f["input_batching_dims"]]
             sizes = [1] * t.ndim
             for d, ud in zip(window_dims, f["update_window_dims"]):
                 sizes[d] = u.shape[ud]
-            indices = _clamp_starts(t.trace.emit(), indices, f["scatter_dims_to_operand_dims"], idx.ndim - 1, t.shape,
+            indices = clamp_starts(t.trace.emit(), indices, f["scatter_dims_to_operand_dims"], idx.ndim - 1, t.shape,
                                     sizes)
 
         def body(bb: Any, args: list) -> list:
@@ -610,12 +616,12 @@ def _preferred(v: Tracer, preferred_element_type: Any) -> Tracer:
     return convert_element_type(v, preferred_element_type)
 
 
-@_op("lhs", "rhs")
+@traced_op("lhs", "rhs")
 def dot_general(lhs: Array, rhs: Array, dimension_numbers: Any, precision: Any = None,
                 preferred_element_type: Any = None) -> Array:
     """`stablehlo.dot_general`: `dimension_numbers` is `((lhs_contracting, rhs_contracting),
     (lhs_batch, rhs_batch))`; the result has the batch, lhs free, then rhs free dimensions."""
-    a, b = _same_dtype(lhs, rhs)
+    a, b = same_dtype(lhs, rhs)
     (lc, rc), (lb, rb) = dimension_numbers
     dn = DotDimensionNumbers.get(lhs_batching_dimensions=tuple(lb), rhs_batching_dimensions=tuple(rb),
                                  lhs_contracting_dimensions=tuple(lc), rhs_contracting_dimensions=tuple(rc))
@@ -677,7 +683,7 @@ def _conv_padding(padding: Any, in_shape: Sequence[int], window: Sequence[int], 
     return out
 
 
-@_op("lhs", "rhs")
+@traced_op("lhs", "rhs")
 def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], padding: Any,
                          lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
                          dimension_numbers: Any = None, feature_group_count: int = 1, batch_group_count: int = 1,
@@ -685,15 +691,15 @@ def conv_general_dilated(lhs: Array, rhs: Array, window_strides: Sequence[int], 
     """`stablehlo.convolution`, as `jax.lax.conv_general_dilated`: `padding` is 'SAME', 'VALID' or
     one `(low, high)` pair per spatial dimension; `dimension_numbers` None (NCHW / OIHW / NCHW),
     layout strings such as `('NHWC', 'HWIO', 'NHWC')`, or `(lhs_spec, rhs_spec, out_spec)`."""
-    a, b = _same_dtype(lhs, rhs)
+    a, b = same_dtype(lhs, rhs)
     ls, rs, os_ = _conv_specs(dimension_numbers, a.ndim)
     n = a.ndim - 2
     strides = [int(s) for s in window_strides] if window_strides else [1] * n
     ld = [int(d) for d in lhs_dilation] if lhs_dilation else [1] * n
     rd = [int(d) for d in rhs_dilation] if rhs_dilation else [1] * n
     pads = _conv_padding(padding, [a.shape[d] for d in ls[2:]], [b.shape[d] for d in rs[2:]], strides, ld, rd)
-    from loom.transforms.indexing_rules import _dimension_numbers
-    v = stablehlo.convolution(a.trace.emit(), a.value, b.value, _dimension_numbers(ls, rs, os_), window_strides=strides,
+    dn = conv_dimension_numbers(ls, rs, os_)
+    v = stablehlo.convolution(a.trace.emit(), a.value, b.value, dn, window_strides=strides,
                               padding=pads, lhs_dilation=ld, rhs_dilation=rd,
                               feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count))
     return _preferred(Tracer(v, a.trace, a.weak and b.weak), preferred_element_type)
@@ -721,7 +727,7 @@ _MONOIDS: dict[str, tuple[Callable, Callable[[np.dtype], Any]]] = {
 def _reducer(kind: str) -> Callable:
     hlo, identity = _MONOIDS[kind]
 
-    @_op("operand")
+    @traced_op("operand")
     def fn(operand: Array, axes: Sequence[int]) -> Array:
         t = _lift(operand)
         init = t.trace.constant(np.asarray(identity(t.dtype), t.dtype))
@@ -752,13 +758,13 @@ def _monoid_of(computation: Callable) -> str:
                               f"bitwise_or (at {user_line()})")
 
 
-@_op("operand", "init_value")
+@traced_op("operand", "init_value")
 def reduce_window(operand: Array, init_value: Array, computation: Callable, window_dimensions: Sequence[int],
                   window_strides: Sequence[int] | None = None, padding: Any = "VALID",
                   base_dilation: Sequence[int] | None = None, window_dilation: Sequence[int] | None = None) -> Array:
     """`stablehlo.reduce_window` of one operand with a `computation` among lax.add, mul, max, min,
     bitwise_and, bitwise_or; `padding` is 'SAME', 'VALID' or `(low, high)` pairs."""
-    t, init = _same_dtype(operand, init_value)
+    t, init = same_dtype(operand, init_value)
     hlo = _MONOIDS[_monoid_of(computation)][0]
     n = t.ndim
     window = [int(w) for w in window_dimensions]
@@ -773,7 +779,7 @@ def reduce_window(operand: Array, init_value: Array, computation: Callable, wind
 
 
 def _cumulative(name: str, kind: str) -> Callable:
-    @_op("operand")
+    @traced_op("operand")
     def fn(operand: Array, axis: int = 0, reverse: bool = False) -> Array:
         t = _lift(operand)
         ax = int(axis) % t.ndim
@@ -799,15 +805,66 @@ cummin = _cumulative("cummin", "min")
 
 
 def _arg_extremum(name: str, largest: bool) -> Callable:
-    @_op("operand")
+    @traced_op("operand")
     def fn(operand: Array, axis: int, index_dtype: Any) -> Array:
-        from loom.numpy import argmax as np_argmax
-        from loom.numpy import argmin as np_argmin
-        out = (np_argmax if largest else np_argmin)(_lift(operand), axis=int(axis))
+        out = arg_reduce(_lift(operand), int(axis), False, largest)
         return convert_element_type(out, index_dtype)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The index of the {'largest' if largest else 'smallest'} element along `axis`, as `jax.lax.{name}`."
     return fn
+
+
+def arg_reduce(x: Tracer, axis: int | None, keepdims: bool, largest: bool) -> Tracer:
+    """The int32 index of the largest (smallest) element of `x` along `axis` (of the flattened
+    array when None): the first on ties and the first NaN, as numpy."""
+    trace = x.trace
+    if x.dtype == np.bool_:
+        x = convert_element_type(x, np.int32)
+    if axis is None:
+        out = arg_reduce(_reshaped(x, (x.size,)), 0, False, largest)
+        return _reshaped(out, (1,) * x.ndim) if keepdims else out
+    if x.ndim == 0:
+        raise ValueError(f"argmax/argmin of a 0-d array needs axis=None (at {user_line()})")
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for an array of rank {x.ndim} (at {user_line()})")
+    ax = axis % x.ndim
+    if x.shape[ax] == 0:
+        raise ValueError(f"attempt to get argmax/argmin of an empty sequence (at {user_line()})")
+    b = trace.emit()
+    idx = stablehlo.iota(b, tensor_type(x.shape, np.int32), ax)
+    is_float = is_floating(x.dtype)
+    if is_float:
+        init = -np.inf if largest else np.inf
+    else:
+        info = np.iinfo(x.dtype)
+        init = info.min if largest else info.max
+    init_v = trace.constant(np.asarray(init, dtype=x.dtype))
+    init_i = trace.constant(np.asarray(np.iinfo(np.int32).max, dtype=np.int32))
+    direction = "GT" if largest else "LT"
+
+    def body(bb: Any, args: list) -> list:
+        av, ai, bv, bi = args[0], args[1], args[2], args[3]
+        wins = stablehlo.compare(bb, av, bv, direction)
+        eq = stablehlo.compare(bb, av, bv, "EQ")
+        if is_float:  # NaN wins (numpy returns the first NaN)
+            a_nan = stablehlo.compare(bb, av, av, "NE")
+            b_nan = stablehlo.compare(bb, bv, bv, "NE")
+            wins = stablehlo.or_(bb, wins, a_nan)
+            eq = stablehlo.or_(bb, eq, stablehlo.and_(bb, a_nan, b_nan))
+        val = stablehlo.select(bb, wins, av, bv)
+        ind = stablehlo.select(bb, eq, stablehlo.minimum(bb, ai, bi), stablehlo.select(bb, wins, ai, bi))
+        return [val, ind]
+
+    # `reduce`'s body arguments are (acc..., x...): values and indices of both sides.
+    results = stablehlo.reduce(b, [x.value, idx], [init_v, init_i], [ax], body)
+    out = Tracer(results[1], trace)
+    if keepdims:
+        out = _reshaped(out, tuple(1 if i == ax else d for i, d in enumerate(x.shape)))
+    return out
+
+
+def _reshaped(x: Tracer, shape: tuple[int, ...]) -> Tracer:
+    return x if x.shape == shape else _wrap(stablehlo.reshape(x.trace.emit(), x.value, list(shape)), x)
 
 
 argmax = _arg_extremum("argmax", True)
@@ -817,11 +874,10 @@ argmin = _arg_extremum("argmin", False)
 # --- sorting -----------------------------------------------------------------------------------
 
 
-@_op("operand")
+@traced_op("operand")
 def sort(operand: Array | Sequence[Array], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
     """`stablehlo.sort` of one array or several of one shape sorted together by the first
     `num_keys` (lexicographically, NaNs last), as `jax.lax.sort`."""
-    from loom.numpy._more import _less_total
     single = not isinstance(operand, (list, tuple))
     ts = [_lift(x) for x in ([operand] if single else operand)]
     rank = ts[0].ndim
@@ -835,11 +891,11 @@ def sort(operand: Array | Sequence[Array], dimension: int = -1, is_stable: bool 
         result = None
         for k in reversed(range(num_keys)):
             lhs, rhs = args[2 * k], args[2 * k + 1]
-            less = _less_total(bb, lhs, rhs, floats[k])
+            less = less_total_order(bb, lhs, rhs, floats[k])
             if result is None:
                 result = less
             else:
-                greater = _less_total(bb, rhs, lhs, floats[k])
+                greater = less_total_order(bb, rhs, lhs, floats[k])
                 equal = stablehlo.not_(bb, stablehlo.or_(bb, less, greater))
                 result = stablehlo.or_(bb, less, stablehlo.and_(bb, equal, result))
         return [result]
@@ -848,6 +904,17 @@ def sort(operand: Array | Sequence[Array], dimension: int = -1, is_stable: bool 
     res = [res] if not isinstance(res, (list, tuple)) else list(res)
     outs = [Tracer(v, t.trace, t.weak) for v, t in zip(res, ts)]
     return outs[0] if single else tuple(outs)
+
+
+def less_total_order(b: Any, lhs: Any, rhs: Any, is_float: bool) -> Any:
+    """`lhs < rhs` with NaNs sorted last (as numpy): the comparator of sorts."""
+    lt = stablehlo.compare(b, lhs, rhs, "LT")
+    if not is_float:
+        return lt
+    lhs_nan = stablehlo.compare(b, lhs, lhs, "NE")
+    rhs_nan = stablehlo.compare(b, rhs, rhs, "NE")
+    # lhs < rhs, or rhs is NaN and lhs is not
+    return stablehlo.or_(b, lt, stablehlo.and_(b, rhs_nan, stablehlo.not_(b, lhs_nan)))
 
 
 def sort_key_val(keys: Array, values: Array, dimension: int = -1, is_stable: bool = True) -> tuple[Array, Array]:

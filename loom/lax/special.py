@@ -7,15 +7,18 @@ ops (`full`, `full_like`, `reciprocal`, `exp2`, `select_n`, `split`, `collapse`,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from loom.dialects import chlo
-from loom.frontend.tracing import dtype_kind, user_line
+from loom.frontend.jit import jit
+from loom.frontend.pytree import tree_flatten, tree_unflatten
+from loom.frontend.tracing import Tracer, broadcast_to_shape, current_trace, dtype_kind, lift, result_type, user_line
 from loom.lax import ops
-from loom.lax.ops import _op, _same_dtype, _unary
+from loom.lax.ops import same_dtype, traced_op, unary_op
 
 Array = Any
 
@@ -27,39 +30,93 @@ def _chlo(cls: type):
     return hlo
 
 
-erf = _unary("erf", _chlo(chlo.ErfOp), doc="Elementwise error function, as `jax.lax.erf`.")
-erfc = _unary("erfc", _chlo(chlo.ErfcOp), doc="Elementwise complementary error function, as `jax.lax.erfc`.")
-erf_inv = _unary("erf_inv", _chlo(chlo.ErfInvOp), doc="Elementwise inverse error function, as `jax.lax.erf_inv`.")
-lgamma = _unary("lgamma", _chlo(chlo.LgammaOp), doc="Elementwise log |gamma(x)|, as `jax.lax.lgamma`.")
-digamma = _unary("digamma", _chlo(chlo.DigammaOp),
+erf = unary_op("erf", _chlo(chlo.ErfOp), doc="Elementwise error function, as `jax.lax.erf`.")
+erfc = unary_op("erfc", _chlo(chlo.ErfcOp), doc="Elementwise complementary error function, as `jax.lax.erfc`.")
+erf_inv = unary_op("erf_inv", _chlo(chlo.ErfInvOp), doc="Elementwise inverse error function, as `jax.lax.erf_inv`.")
+lgamma = unary_op("lgamma", _chlo(chlo.LgammaOp), doc="Elementwise log |gamma(x)|, as `jax.lax.lgamma`.")
+digamma = unary_op("digamma", _chlo(chlo.DigammaOp),
                  doc="Elementwise digamma (no derivative: loom has no polygamma), as `jax.lax.digamma`.")
 
 
-def _from_numpy(name: str, fn_name: str):
-    """A lax function computed by `loom.numpy`'s (differentiable) formula, without promotion."""
-    @_op("x")
+def _composite(name: str, body: Callable[[Tracer], Tracer], doc: str) -> Callable[[Array], Array]:
+    """A lax function StableHLO has no single op for, computed by a (differentiable) formula of
+    other ops, without promotion; float16 and bfloat16 are computed in float32 (as XLA expands
+    half-precision math)."""
+    @traced_op("x")
     def fn(x: Array) -> Array:
-        import loom.numpy as lnp
-        t = _same_dtype(x)[0]
+        t = same_dtype(x)[0]
         if dtype_kind(t.dtype) != "f":
             raise TypeError(f"lax.{name} does not accept dtype {t.dtype} (at {user_line()})")
-        return getattr(lnp, fn_name)(t)
+        if t.dtype.itemsize >= 4:
+            return body(t)
+        out = body(lift(t.trace, t, np.dtype(np.float32), t.weak))
+        return lift(out.trace, out, t.dtype, out.weak)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise `{fn_name}`, as `jax.lax.{name}`."
+    fn.__doc__ = doc
     return fn
 
 
-sinh = _from_numpy("sinh", "sinh")
-cosh = _from_numpy("cosh", "cosh")
-asin = _from_numpy("asin", "arcsin")
-acos = _from_numpy("acos", "arccos")
-atan = _from_numpy("atan", "arctan")
-asinh = _from_numpy("asinh", "arcsinh")
-acosh = _from_numpy("acosh", "arccosh")
-atanh = _from_numpy("atanh", "arctanh")
+_LN2 = math.log(2.0)
 
 
-@_op("x")
+def _sinh(x: Tracer) -> Tracer:
+    return ops.mul(ops.sub(ops.expm1(x), ops.expm1(ops.neg(x))), 0.5)
+
+
+def _cosh(x: Tracer) -> Tracer:
+    return ops.mul(ops.add(ops.exp(x), ops.exp(ops.neg(x))), 0.5)
+
+
+def _asin(x: Tracer) -> Tracer:
+    return ops.atan2(x, ops.sqrt(ops.mul(ops.sub(1.0, x), ops.add(1.0, x))))
+
+
+def _acos(x: Tracer) -> Tracer:
+    out = ops.mul(ops.atan2(ops.sqrt(ops.mul(ops.sub(1.0, x), ops.add(1.0, x))), ops.add(1.0, x)), 2.0)
+    return ops.select(ops.eq(x, -1.0), float(np.pi), out)  # atan2(0, 0) is 0 there (as JAX)
+
+
+def _atan(x: Tracer) -> Tracer:
+    return ops.atan2(x, 1.0)
+
+
+def _big(x: Tracer) -> float:
+    """Beyond this magnitude `sqrt(x * x + 1) == |x|` in `x`'s dtype."""
+    return float(1.0 / np.sqrt(ml_dtypes.finfo(x.dtype).eps))
+
+
+def _asinh(x: Tracer) -> Tracer:
+    a = ops.abs(x)
+    big = ops.gt(a, _big(x))
+    small = ops.select(big, 1.0, a)  # keeps the unused branch finite (and its gradient)
+    r = ops.log1p(ops.add(small, ops.div(ops.mul(small, small), ops.add(1.0, ops.sqrt(ops.add(ops.mul(small, small),
+                                                                                               1.0))))))
+    r = ops.select(big, ops.add(ops.log(a), _LN2), r)
+    return ops.select(ops.lt(x, 0.0), ops.neg(r), r)
+
+
+def _acosh(x: Tracer) -> Tracer:
+    big = ops.gt(x, _big(x))
+    small = ops.select(big, 2.0, x)
+    r = ops.log(ops.add(small, ops.sqrt(ops.mul(ops.sub(small, 1.0), ops.add(small, 1.0)))))
+    return ops.select(big, ops.add(ops.log(x), _LN2), r)
+
+
+def _atanh(x: Tracer) -> Tracer:
+    return ops.mul(ops.sub(ops.log1p(x), ops.log1p(ops.neg(x))), 0.5)
+
+
+sinh = _composite("sinh", _sinh, "Elementwise hyperbolic sine (as `(expm1(x) - expm1(-x)) / 2`).")
+cosh = _composite("cosh", _cosh, "Elementwise hyperbolic cosine.")
+asin = _composite("asin", _asin, "Elementwise inverse sine, in `[-pi/2, pi/2]` (NaN outside `[-1, 1]`).")
+acos = _composite("acos", _acos, "Elementwise inverse cosine, in `[0, pi]` (NaN outside `[-1, 1]`).")
+atan = _composite("atan", _atan, "Elementwise inverse tangent, in `[-pi/2, pi/2]`.")
+asinh = _composite("asinh", _asinh, "Elementwise inverse hyperbolic sine.")
+acosh = _composite("acosh", _acosh, "Elementwise inverse hyperbolic cosine (NaN below 1).")
+atanh = _composite("atanh", _atanh, "Elementwise inverse hyperbolic tangent (NaN outside `[-1, 1]`).")
+
+
+@traced_op("x")
 def reciprocal(x: Array) -> Array:
     """`1 / x`, as `jax.lax.reciprocal` (`integer_pow(x, -1)`)."""
     return ops.integer_pow(x, -1)
@@ -72,16 +129,18 @@ def exp2(x: Array) -> Array:
 
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Array:
     """An array of `shape` filled with `fill_value` (a scalar), as `jax.lax.full`."""
-    import loom.numpy as lnp
     if np.ndim(fill_value) != 0:
         raise TypeError(f"lax.full requires a scalar fill_value, got shape {np.shape(fill_value)} (at {user_line()})")
-    return lnp.full(tuple(shape), fill_value, dtype=dtype if dtype is not None else lnp.result_type(fill_value))
+    dtype = dtype if dtype is not None else result_type(fill_value)
+    if isinstance(fill_value, Tracer):
+        out = broadcast_to_shape(fill_value, tuple(int(s) for s in shape))
+        return ops.convert_element_type(out, dtype)
+    return np.full(tuple(shape), fill_value, dtype=dtype)
 
 
 def full_like(x: Array, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None) -> Array:
     """An array like `x` (its shape and dtype unless given) filled with `fill_value`."""
-    import loom.numpy as lnp
-    return full(np.shape(x) if shape is None else shape, fill_value, lnp.result_type(x) if dtype is None else dtype)
+    return full(np.shape(x) if shape is None else shape, fill_value, result_type(x) if dtype is None else dtype)
 
 
 def select_n(which: Array, *cases: Array) -> Array:
@@ -141,11 +200,8 @@ def associative_scan(fn: Any, elems: Any, reverse: bool = False, axis: int = 0) 
     """All prefix combinations of `elems` (a pytree of arrays of one length along `axis`) by the
     associative `fn`, as `jax.lax.associative_scan`: the parallel odd/even recursion (Blelloch),
     O(log n) steps of whole-array ops, each step combining every other element."""
-    from loom.frontend.pytree import tree_flatten, tree_unflatten
-    from loom.frontend.tracing import current_trace
     leaves, tree = tree_flatten(elems)
     if current_trace() is None:  # eagerly: trace and run once
-        from loom.frontend.jit import jit
         return jit(lambda e: associative_scan(fn, e, reverse, axis))(elems)
     if not leaves:
         return elems

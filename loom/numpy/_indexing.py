@@ -1,11 +1,9 @@
-"""Indexing of traced arrays: `x[idx]` and the functional updates `x.at[idx].set/add/...`.
+"""NumPy indexing of traced arrays (`x[idx]`: basic and advanced, lowered to slices and
+`stablehlo.gather`), functional updates `x.at[idx].set(v)` (scatters), `take`, `take_along_axis`,
+`put_along_axis`.
 
-Basic indexing (integers, slices, None, Ellipsis) lowers to `stablehlo.slice`, `stablehlo.reverse`
-and `stablehlo.reshape`. Advanced indexing (integer arrays, traced index arrays, static boolean
-masks, mixed with slices, None and Ellipsis with NumPy's rules for where the indexed dimensions
-go) lowers to one `stablehlo.gather`; `x.at[idx].set/add/multiply/min/max/divide/power` lower to
-`stablehlo.scatter` with the same index plan. As JAX: negative indices count from the end,
-out-of-bounds indices are clamped when reading and their updates are dropped when writing.
+Inside `loom.jit` the functions take tracers and insert StableHLO ops (with JAX's dtype
+promotion); on plain arrays they run NumPy directly.
 """
 
 from __future__ import annotations
@@ -18,7 +16,59 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
-from loom.frontend.tracing import TraceContext, Tracer, is_floating, user_line
+from loom.frontend.tracing import (
+    TraceContext,
+    Tracer,
+    is_floating,
+    user_line,
+)
+from loom.frontend.tracing import broadcast_shapes as _broadcast_shapes
+from loom.frontend.tracing import broadcast_to_shape as _broadcast
+from loom.frontend.tracing import lift as _lift
+from loom.frontend.tracing import trace_of as _trace_of
+from loom.lax.ops import out_of_bounds_fill
+from loom.numpy import _lax_numpy as lax_numpy
+from loom.numpy import _ufuncs as ufuncs
+from loom.numpy._util import ArrayLike, as_tracer, canonical_axes, is_traced, lift_all
+from loom.transforms.rule_builders import clamp_starts as _clamp_starts
+from loom.transforms.rule_builders import in_bounds as _in_bounds
+
+
+def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: int | None,
+                   inplace: bool = False, mode: str | None = None) -> Any:
+    """`arr` with `values` put at `indices` along `axis` (the other axes matched), returned as a new
+    array as JAX does (`inplace=True` is an error, as in JAX; NumPy modifies `arr` instead)."""
+    if inplace:
+        raise ValueError(f"put_along_axis: inplace=True is not supported; arrays are immutable, pass "
+                         f"inplace=False and use the result (at {user_line()})")
+    if not is_traced(arr, indices, values):
+        out = np.array(arr)
+        np.put_along_axis(out, np.asarray(indices), values, axis)
+        return out
+    arr, indices = lift_all([arr, indices])
+    if axis is None:
+        return lax_numpy.reshape(
+            put_along_axis(
+                lax_numpy.ravel(arr),
+                lax_numpy.ravel(indices),
+                lax_numpy.ravel(as_tracer(values, arr)) if np.ndim(values) else values,
+                0,
+                mode=mode,
+            ),
+            arr.shape,
+        )
+    ax = canonical_axes(axis, arr.ndim)[0]
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"put_along_axis: `indices` must have the rank of `arr` ({arr.ndim}), got shape "
+                         f"{indices.shape} (at {user_line()})")
+    index = []
+    for i in range(arr.ndim):
+        if i == ax:
+            index.append(indices)
+        else:
+            index.append(np.arange(arr.shape[i]).reshape([-1 if j == i else 1 for j in range(arr.ndim)]))
+    return arr.at[tuple(index)].set(values, mode=mode)
+
 
 _INDEX_DTYPE = np.dtype(np.int32)
 
@@ -80,16 +130,12 @@ def _normalize(x_ndim: int, index: Any) -> list[Any]:
 
 def _static_list(i: list | tuple) -> Any:
     """A list index as a numpy array; a list holding tracers is stacked into one."""
-    from loom.numpy import _trace_of, stack
     if _trace_of(i) is not None:
-        return stack(list(i))
+        return lax_numpy.stack(list(i))
     arr = np.asarray(i)
     if arr.size == 0:
         arr = arr.astype(np.int32)
     return arr
-
-
-# --- basic indexing ----------------------------------------------------------------------------
 
 
 def _basic(x: Tracer, entries: list[Any]) -> Tracer:
@@ -130,9 +176,6 @@ def _basic(x: Tracer, entries: list[Any]) -> Tracer:
     return Tracer(v, x.trace, x.weak)
 
 
-# --- the plan shared by gather and scatter -----------------------------------------------------
-
-
 @dataclass
 class _Plan:
     """How an advanced index maps to one gather / scatter.
@@ -166,19 +209,17 @@ class _Plan:
 
 def _as_index_tracer(trace: TraceContext, i: Any, size: int, dim: int) -> Tracer:
     """An index array (numpy or traced) as an int32 tracer with negative indices wrapped once."""
-    from loom.numpy import _lift, add, astype, less, where
     if isinstance(i, Tracer):
-        t = i if i.dtype == _INDEX_DTYPE else astype(i, _INDEX_DTYPE)
+        t = i if i.dtype == _INDEX_DTYPE else lax_numpy.astype(i, _INDEX_DTYPE)
         if i.dtype.kind == "u":
             return t
-        return where(less(t, 0), add(t, np.int32(size)), t)
+        return lax_numpy.where(ufuncs.less(t, 0), ufuncs.add(t, np.int32(size)), t)
     arr = np.asarray(i)
     arr = np.where(arr < 0, arr + size, arr).astype(_INDEX_DTYPE)
     return _lift(trace, arr)
 
 
 def _plan(x: Tracer, entries: list[Any]) -> _Plan:
-    from loom.numpy import _broadcast, concatenate, reshape
     trace = x.trace
     advanced = [k for k, e in enumerate(entries)
                 if isinstance(e, (np.ndarray, Tracer)) or (isinstance(e, (int, np.integer)))]
@@ -196,7 +237,6 @@ def _plan(x: Tracer, entries: list[Any]) -> _Plan:
             start, stop, step = e.indices(x.shape[dim])
             slices.append((k, dim, start, len(range(start, stop, step)), step))
         dim += 1
-    from loom.numpy import _broadcast_shapes
     bshape = _broadcast_shapes(*(a.shape for a in arrays))
     strided = [s for s in slices if s[4] != 1]
     windows = [s for s in slices if s[4] == 1]
@@ -204,9 +244,9 @@ def _plan(x: Tracer, entries: list[Any]) -> _Plan:
     # index vector components: the arrays, the strided slices (aranges), windows with a nonzero start
     parts = []
     for a in arrays:
-        a = reshape(a, (*a.shape[:0], *[1] * (len(bshape) - a.ndim), *a.shape))
+        a = lax_numpy.reshape(a, (*a.shape[:0], *[1] * (len(bshape) - a.ndim), *a.shape))
         a = _broadcast(a, (*bshape,))
-        parts.append(reshape(a, (*bshape, *[1] * len(strided), 1)))
+        parts.append(lax_numpy.reshape(a, (*bshape, *[1] * len(strided), 1)))
     for j, (_, _d, start, n, step) in enumerate(strided):
         ar = np.asarray(start + step * np.arange(n), dtype=_INDEX_DTYPE)
         shape = [1] * len(batch)
@@ -217,7 +257,7 @@ def _plan(x: Tracer, entries: list[Any]) -> _Plan:
         parts.append(Tracer(trace.constant(np.full((*[1] * len(batch), 1), start, _INDEX_DTYPE)), trace))
     parts = [_broadcast(p, (*batch, 1)) for p in parts]
     if parts:
-        indices = parts[0] if len(parts) == 1 else concatenate(parts, axis=len(batch))
+        indices = parts[0] if len(parts) == 1 else lax_numpy.concatenate(parts, axis=len(batch))
     else:
         indices = Tracer(trace.constant(np.zeros((*batch, 0), _INDEX_DTYPE)), trace)
     index_map = (*array_dims, *(s[1] for s in strided), *(w[1] for w in nonzero_windows))
@@ -279,24 +319,18 @@ def getitem(x: Tracer, index: Any, mode: str | None = None, fill_value: Any = No
     b = x.trace.emit()
     v = stablehlo.gather(b, x.value, plan.indices.value, plan.gather_dimension_numbers(), plan.slice_sizes)
     out = Tracer(v, x.trace, x.weak)
-    from loom.numpy import _lift, reshape, transpose, where
     if mode in ("fill", "drop"):
-        from loom.transforms.indexing_rules import _in_bounds
         n_batch = plan.indices.ndim - 1
         ok = _in_bounds(b, plan.indices.value, plan.index_map, n_batch, x.shape, plan.slice_sizes)
         mask = stablehlo.broadcast_in_dim(x.trace.emit(), ok, plan.gather_shape, list(range(n_batch)))
-        fill = _fill_default(x.dtype) if fill_value is None else fill_value
-        out = where(Tracer(mask, x.trace), out, _lift(x.trace, np.asarray(fill, x.dtype)))
-    out = transpose(out, plan.perm)
-    return reshape(out, plan.out_shape)
-
-
-# --- functional updates ------------------------------------------------------------------------
+        fill = out_of_bounds_fill(x.dtype) if fill_value is None else fill_value
+        out = lax_numpy.where(Tracer(mask, x.trace), out, _lift(x.trace, np.asarray(fill, x.dtype)))
+    out = lax_numpy.transpose(out, plan.perm)
+    return lax_numpy.reshape(out, plan.out_shape)
 
 
 def _scatter(x: Tracer, index: Any, values: Any, combine: Callable | None, name: str, mode: str | None = None,
              indices_are_sorted: bool = False, unique_indices: bool = False) -> Tracer:
-    from loom.numpy import _lift, _trace_of, broadcast_to, reshape, transpose
     _check_mode(mode, ("clip", "drop", "fill", "promise_in_bounds"))
     trace = _trace_of(x, values, index if isinstance(index, (Tracer, list, tuple)) else None) or x.trace
     entries = _normalize(x.ndim, index)
@@ -308,19 +342,18 @@ def _scatter(x: Tracer, index: Any, values: Any, combine: Callable | None, name:
     plan = _plan(x, entries)
     vals = _lift(trace, values, x.dtype, x.weak)
     try:
-        vals = broadcast_to(vals, plan.out_shape)
+        vals = lax_numpy.broadcast_to(vals, plan.out_shape)
     except ValueError:
         raise ValueError(f"x.at[...].{name}: values of shape {vals.shape} cannot be broadcast to the indexed shape "
                          f"{plan.out_shape} (at {user_line()})") from None
     # back to the gather order: drop the None axes, then undo the permutation
-    vals = reshape(vals, tuple(plan.gather_shape[p] for p in plan.perm))
-    vals = transpose(vals, tuple(int(i) for i in np.argsort(plan.perm)))
+    vals = lax_numpy.reshape(vals, tuple(plan.gather_shape[p] for p in plan.perm))
+    vals = lax_numpy.transpose(vals, tuple(int(i) for i in np.argsort(plan.perm)))
 
     def body(bb: Any, args: list) -> list:
         return [args[1] if combine is None else combine(bb, args[0], args[1])]
     indices = plan.indices.value
     if mode == "clip":  # clamp the windows into bounds instead of dropping them
-        from loom.transforms.indexing_rules import _clamp_starts
         indices = _clamp_starts(trace.emit(), indices, plan.index_map, plan.indices.ndim - 1, x.shape,
                                 plan.slice_sizes)
     b = trace.emit()
@@ -375,18 +408,16 @@ class _IndexUpdateRef:
     def divide(self, values: Any, **kwargs: Any) -> Tracer:
         """`x` with `x[idx] /= values`, as JAX: `x` divided by a scatter-multiply of the divisors
         into ones."""
-        from loom.numpy import divide, ones_like
         if not is_floating(self.x.dtype):
             raise TypeError(f"x.at[...].divide needs a floating-point array, got {self.x.dtype} (at {user_line()})")
-        ref = _IndexUpdateRef(ones_like(self.x), self.index)
-        return divide(self.x, ref._update(values, stablehlo.multiply, "divide", kwargs))
+        ref = _IndexUpdateRef(lax_numpy.ones_like(self.x), self.index)
+        return ufuncs.divide(self.x, ref._update(values, stablehlo.multiply, "divide", kwargs))
 
     def power(self, values: Any, **kwargs: Any) -> Tracer:
         """`x` with `x[idx] **= values`, as JAX: `x` to the power of a scatter of the exponents
         into ones."""
-        from loom.numpy import ones_like, power
-        ref = _IndexUpdateRef(ones_like(self.x), self.index)
-        return power(self.x, ref._update(values, stablehlo.multiply, "power", kwargs))
+        ref = _IndexUpdateRef(lax_numpy.ones_like(self.x), self.index)
+        return ufuncs.power(self.x, ref._update(values, stablehlo.multiply, "power", kwargs))
 
 
 def _mul_or_and(x: Tracer) -> Callable:
@@ -409,30 +440,11 @@ def at(x: Tracer) -> _IndexHelper:
     return _IndexHelper(x)
 
 
-__all__ = ["at", "getitem"]
-
-
-# --- take and take_along_axis --------------------------------------------------------------------
-
-
-def _fill_default(dtype: np.dtype) -> Any:
-    """JAX's fill value for out-of-bounds reads: NaN, the smallest signed / largest unsigned
-    integer, or True."""
-    if is_floating(dtype):
-        return np.nan
-    if dtype.kind == "i":
-        return np.iinfo(dtype).min
-    if dtype.kind == "u":
-        return np.iinfo(dtype).max
-    return True
-
-
 def _index_operand(trace: TraceContext, indices: Any) -> Tracer:
-    from loom.numpy import _lift, astype
     t = _lift(trace, indices if isinstance(indices, Tracer) else np.asarray(indices))
     if t.dtype.kind not in "iu":
         raise IndexError(f"indices must be integers, got dtype {t.dtype} (at {user_line()})")
-    return t if t.dtype == _INDEX_DTYPE else astype(t, _INDEX_DTYPE)
+    return t if t.dtype == _INDEX_DTYPE else lax_numpy.astype(t, _INDEX_DTYPE)
 
 
 def _with_mode(trace: TraceContext, a: Tracer, idx: Tracer, n: int, mode: str | None, wrap_negative: bool,
@@ -440,34 +452,32 @@ def _with_mode(trace: TraceContext, a: Tracer, idx: Tracer, n: int, mode: str | 
                fill_value: Any) -> Tracer:
     """`read(indices)` with JAX's index modes: 'fill' (the default: out-of-bounds give
     `fill_value`), 'clip' / 'promise_in_bounds' (clamped) or 'wrap' (modulo the size)."""
-    from loom.numpy import _lift, add, clip, greater_equal, less, logical_and, remainder, where
     mode = "fill" if mode is None else mode
     if mode == "wrap":
-        return read(remainder(idx, np.int32(n)) if n else idx)
+        return read(ufuncs.remainder(idx, np.int32(n)) if n else idx)
     if mode in ("clip", "promise_in_bounds"):
         if wrap_negative:
-            idx = where(less(idx, 0), add(idx, np.int32(n)), idx)
-        return read(clip(idx, np.int32(0), np.int32(max(n - 1, 0))))
+            idx = lax_numpy.where(ufuncs.less(idx, 0), ufuncs.add(idx, np.int32(n)), idx)
+        return read(ufuncs.clip(idx, np.int32(0), np.int32(max(n - 1, 0))))
     if mode != "fill":
         raise ValueError(f"invalid index mode {mode!r}; expected 'fill', 'clip', 'wrap' or 'promise_in_bounds' "
                          f"(at {user_line()})")
-    valid = logical_and(greater_equal(idx, np.int32(-n)), less(idx, np.int32(n)))
+    valid = ufuncs.logical_and(ufuncs.greater_equal(idx, np.int32(-n)), ufuncs.less(idx, np.int32(n)))
     out = read(idx)
-    fill = _fill_default(a.dtype) if fill_value is None else fill_value
-    return where(mask_shape(valid), out, _lift(trace, np.asarray(fill, a.dtype)))
+    fill = out_of_bounds_fill(a.dtype) if fill_value is None else fill_value
+    return lax_numpy.where(mask_shape(valid), out, _lift(trace, np.asarray(fill, a.dtype)))
 
 
 def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
     """Elements of `a` at `indices` along `axis` (of the flattened array when None), as
     `jax.numpy.take`: out-of-bounds indices give `fill_value` (NaN for floats) by default, or are
     clamped (`mode='clip'`) or wrapped (`mode='wrap'`)."""
-    from loom.numpy import _lift, _trace_of, reshape
     trace = _trace_of(a, indices)
     if trace is None:
         return np.take(a, indices, axis=axis, mode="raise" if mode in (None, "fill") else mode)
     a = _lift(trace, a)
     if axis is None:
-        a, axis = reshape(a, (-1,)), 0
+        a, axis = lax_numpy.reshape(a, (-1,)), 0
     if not -a.ndim <= axis < a.ndim:
         raise ValueError(f"take: axis {axis} is out of bounds for an array of rank {a.ndim} (at {user_line()})")
     ax = axis % a.ndim
@@ -478,7 +488,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
         return getitem(a, (*[slice(None)] * ax, i))
 
     def mask_shape(valid: Tracer) -> Tracer:
-        return reshape(valid, (*[1] * ax, *valid.shape, *[1] * (a.ndim - ax - 1)))
+        return lax_numpy.reshape(valid, (*[1] * ax, *valid.shape, *[1] * (a.ndim - ax - 1)))
 
     return _with_mode(trace, a, idx, n, mode, False, read, mask_shape, fill_value)
 
@@ -487,14 +497,13 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
                     fill_value: Any = None) -> Any:
     """Elements of `arr` at `indices` along `axis`, the other axes matched (broadcast) between
     `arr` and `indices`, as `jax.numpy.take_along_axis` (index modes as `take`)."""
-    from loom.numpy import _broadcast_shapes, _lift, _trace_of, reshape
     trace = _trace_of(arr, indices)
     if trace is None:
         return np.take_along_axis(np.asarray(arr), np.asarray(indices), axis)
     a = _lift(trace, arr)
     idx = _index_operand(trace, indices)
     if axis is None:
-        a, idx, axis = reshape(a, (-1,)), reshape(idx, (-1,)), 0
+        a, idx, axis = lax_numpy.reshape(a, (-1,)), lax_numpy.reshape(idx, (-1,)), 0
     if idx.ndim != a.ndim:
         raise ValueError(f"take_along_axis: indices and arr must have the same number of dimensions, got shapes "
                          f"{idx.shape} and {a.shape} (at {user_line()})")
@@ -520,4 +529,4 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     return _with_mode(trace, a, idx, a.shape[ax], mode, True, read, lambda v: v, fill_value)
 
 
-__all__ += ["take", "take_along_axis"]
+__all__ = ["put_along_axis", "take", "take_along_axis"]

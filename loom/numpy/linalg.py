@@ -27,19 +27,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import loom.numpy as lnp
-from loom.frontend.tracing import Tracer, is_floating, user_line
-from loom.numpy._common import _traced
-
-
-def _float(x: Any) -> Any:
-    dt = lnp.result_type(x)
-    return x if is_floating(dt) else lnp.astype(x, lnp.float32)
+from loom import lax
+from loom.frontend import custom_derivatives
+from loom.frontend.tracing import Tracer, is_floating, user_line  # noqa: F401 - is_floating: part of the namespace
+from loom.numpy import _util
 
 
 def vector_norm(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
     """The vector `ord`-norm over `axis` (all axes flattened by default)."""
-    x = _float(x)
-    axes = lnp._axes(axis, lnp.ndim(x))
+    x = _util.as_floating(x)
+    axes = _util.canonical_axes(axis, lnp.ndim(x))
     a = lnp.abs(x)
     if ord is None or ord == 2:
         return lnp.sqrt(lnp.sum(a * a, axis=axes, keepdims=keepdims))
@@ -59,9 +56,9 @@ def vector_norm(x: Any, axis: int | Sequence[int] | None = None, keepdims: bool 
 
 def matrix_norm(x: Any, axis: tuple[int, int] = (-2, -1), keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
     """The matrix `ord`-norm over the two axes `axis`."""
-    x = _float(x)
+    x = _util.as_floating(x)
     nd = lnp.ndim(x)
-    (rows,), (cols,) = lnp._axes(axis[0], nd), lnp._axes(axis[1], nd)
+    (rows,), (cols,) = _util.canonical_axes(axis[0], nd), _util.canonical_axes(axis[1], nd)
     if rows == cols:
         raise ValueError(f"norm: the two axes of a matrix norm must differ, got {axis} (at {user_line()})")
     a = lnp.abs(x)
@@ -172,7 +169,7 @@ def multi_dot(arrays: Sequence[Any]) -> Any:
 def matrix_power(a: Any, n: int) -> Any:
     """The integer power `n` of the (stacked) square matrices `a` by repeated squaring; a
     negative power inverts first."""
-    size = _square(a, "matrix_power")
+    size = _util.square_size(a, "matrix_power")
     n = operator.index(n)
     if n < 0:
         a, n = inv(a), -n
@@ -190,14 +187,6 @@ def matrix_power(a: Any, n: int) -> Any:
 
 
 # --- LU: solve, inv, det, slogdet ------------------------------------------------------------------
-
-
-def _square(a: Any, name: str) -> int:
-    s = tuple(lnp.shape(a))
-    if len(s) < 2 or s[-1] != s[-2]:
-        raise ValueError(f"{name}: a must be a square matrix or a stack of them, but got shape {s} "
-                         f"(at {user_line()})")
-    return s[-1]
 
 
 def _lu(a: Any) -> tuple[Any, Any, Any]:
@@ -249,14 +238,14 @@ def _lu_solve(lu: Any, perm: Any, b: Any) -> Any:
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b for the (stacked) square matrices `a`: `b` is a vector (n,) when 1-D, a
     (stack of) n x m matrices otherwise (batch dimensions broadcast)."""
-    n = _square(a, "solve")
-    a, b = _float(a), _float(b)
+    n = _util.square_size(a, "solve")
+    a, b = _util.as_floating(a), _util.as_floating(b)
     vector = lnp.ndim(b) == 1
     if lnp.shape(b)[0 if vector else -2] != n:
         raise ValueError(f"solve: b has {lnp.shape(b)[0 if vector else -2]} rows for a {n} x {n} matrix "
                          f"(shapes {lnp.shape(a)} and {lnp.shape(b)}; at {user_line()})")
     dtype = lnp.result_type(a, b)
-    if not _traced(a, b):
+    if not _util.is_traced(a, b):
         return np.linalg.solve(np.asarray(a, dtype), np.asarray(b, dtype))
     a, b = lnp.astype(a, dtype), lnp.astype(b, dtype)
     lu, perm, _ = _lu(a)
@@ -270,9 +259,9 @@ def solve(a: Any, b: Any) -> Any:
 
 def inv(a: Any) -> Any:
     """The inverses of the (stacked) square matrices `a`."""
-    _square(a, "inv")
-    a = _float(a)
-    if not _traced(a):
+    _util.square_size(a, "inv")
+    a = _util.as_floating(a)
+    if not _util.is_traced(a):
         return np.linalg.inv(np.asarray(a))
     return _lu_inverse(a)
 
@@ -287,9 +276,9 @@ def _lu_inverse(a: Any) -> Any:
 
 def slogdet(a: Any) -> tuple[Any, Any]:
     """(sign, log |det|) of the (stacked) square matrices `a`."""
-    _square(a, "slogdet")
-    a = _float(a)
-    if not _traced(a):
+    _util.square_size(a, "slogdet")
+    a = _util.as_floating(a)
+    if not _util.is_traced(a):
         sign, logdet = np.linalg.slogdet(np.asarray(a))
         return SlogdetResult(sign, logdet)
     lu, _, sign = _lu(a)
@@ -300,9 +289,9 @@ def slogdet(a: Any) -> tuple[Any, Any]:
 
 def det(a: Any) -> Any:
     """The determinants of the (stacked) square matrices `a`."""
-    _square(a, "det")
-    a = _float(a)
-    if not _traced(a):
+    _util.square_size(a, "det")
+    a = _util.as_floating(a)
+    if not _util.is_traced(a):
         return np.asarray(np.linalg.det(np.asarray(a)), lnp.result_type(a))
     lu, _, sign = _lu(a)
     return sign * lnp.prod(lnp.diagonal(lu, 0, -2, -1), axis=-1)
@@ -313,11 +302,11 @@ def cholesky(a: Any, *, upper: bool = False) -> Any:
     (stacked) symmetric positive definite matrices `a`, unrolled over the columns. As JAX, `a` is
     symmetrised first ((a + a^T) / 2, so derivatives reach both triangles), and a matrix that is
     not positive definite gets NaN on and below the diagonal."""
-    n = _square(a, "cholesky")
-    a = _float(a)
+    n = _util.square_size(a, "cholesky")
+    a = _util.as_floating(a)
     rows = np.arange(n)
     lower = rows[:, None] >= rows[None, :]
-    if not _traced(a):
+    if not _util.is_traced(a):
         a = np.asarray(a)
         sym = (a + np.swapaxes(a, -1, -2)) / 2
         definite = np.all(np.linalg.eigvalsh(sym) > 0, axis=-1)[..., None, None]
@@ -347,10 +336,10 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     s = tuple(lnp.shape(a))
     if len(s) < 2:
         raise ValueError(f"qr: a must be a matrix or a stack of them, but got shape {s} (at {user_line()})")
-    a = _float(a)
+    a = _util.as_floating(a)
     m, n = s[-2:]
     k = min(m, n)
-    if not _traced(a):
+    if not _util.is_traced(a):
         out = np.linalg.qr(np.asarray(a), mode=mode)
         return out if mode == "r" else QRResult(*out)
     rows = np.arange(m)
@@ -391,7 +380,6 @@ def _jacobi(a: Any) -> tuple[Any, Any]:
     """Eigenvalues (ascending) and eigenvectors (columns) of the (stacked) symmetric matrices
     `a` by cyclic Jacobi rotations: `JACOBI_SWEEPS` sweeps over the n (n - 1) / 2 pairs in one
     `fori_loop`, each rotation applied as a dense n x n product."""
-    from loom import lax
     n = lnp.shape(a)[-1]
     pairs = [(p, q) for p in range(n) for q in range(p + 1, n)]
     if not pairs:
@@ -446,8 +434,7 @@ def _eigh_symmetric(a: Any) -> Any:
     """`_jacobi` with `_eigh_jvp` as its derivative (built on first use: loom.numpy is imported
     before loom's custom derivatives)."""
     if not _EIGH:
-        from loom.frontend.custom_derivatives import custom_jvp
-        fn = custom_jvp(_jacobi)
+        fn = custom_derivatives.custom_jvp(_jacobi)
         fn.defjvp(_eigh_jvp)
         _EIGH.append(fn)
     return _EIGH[0](a)
@@ -459,11 +446,11 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:
     loom outside jit, which runs LAPACK, for large ones). Derivatives by the analytic rule (as
     JAX's: defined for distinct eigenvalues). `symmetrize_input` uses (a + a^T) / 2; otherwise
     the `UPLO` ("L", the default, or "U") triangle is read."""
-    n = _square(a, "eigh")
-    a = _float(a)
+    n = _util.square_size(a, "eigh")
+    a = _util.as_floating(a)
     if UPLO not in (None, "L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', but got {UPLO!r} (at {user_line()})")
-    if not _traced(a):
+    if not _util.is_traced(a):
         a = np.asarray(a)
         if symmetrize_input:
             a = (a + np.swapaxes(a, -1, -2)) / 2
@@ -500,7 +487,6 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
     updates two columns by masks (O(r k), not a dense product), and is the Jacobi rotation of
     the 2 x 2 block of g^T g, computed from the columns so that g^T g is never formed (which
     would square the condition number)."""
-    from loom import lax
     k = lnp.shape(g)[-1]
     dtype = lnp.result_type(g)
     eye = np.eye(k, dtype=dtype)
@@ -610,8 +596,7 @@ _SVD: list = []
 def _svd_differentiable(a: Any, full_matrices: bool, compute_uv: bool) -> Any:
     """`_svd_factors` with `_svd_jvp` as its derivative (built on first use, as `_EIGH`)."""
     if not _SVD:
-        from loom.frontend.custom_derivatives import custom_jvp
-        fn = custom_jvp(_svd_factors, nondiff_argnums=(1, 2))
+        fn = custom_derivatives.custom_jvp(_svd_factors, nondiff_argnums=(1, 2))
         fn.defjvp(_svd_jvp)
         _SVD.append(fn)
     return _SVD[0](a, full_matrices, compute_uv)
@@ -633,7 +618,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     if hermitian and m != n:
         raise ValueError(f"svd: a hermitian matrix must be square, but got shape {tuple(lnp.shape(a))} "
                          f"(at {user_line()})")
-    a = _float(a)
+    a = _util.as_floating(a)
     if hermitian:  # the eigenvalues' magnitudes, descending as JAX sorts them (ascending, then reversed)
         w, v = eigh(a)
         s = lnp.abs(w)
@@ -644,7 +629,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         u = lnp.take_along_axis(v, lnp.broadcast_to(lnp.expand_dims(order, -2), tuple(lnp.shape(v))), axis=-1)
         sign = lnp.take_along_axis(lnp.sign(w), order, axis=-1)
         return SVDResult(u, s, lnp.matrix_transpose(u * lnp.expand_dims(sign, -2)))
-    if not _traced(a):
+    if not _util.is_traced(a):
         out = np.linalg.svd(np.asarray(a), full_matrices=full_matrices, compute_uv=compute_uv)
     else:
         out = _svd_differentiable(a, full_matrices, compute_uv)
@@ -663,7 +648,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
     values above `rcond` (default eps max(m, n)) times the largest), the singular values). The
     residuals are always there, as JAX's; `numpy_resid` empties them where NumPy does (rank < n
     or m <= n), which needs concrete values."""
-    a, b = _float(a), _float(b)
+    a, b = _util.as_floating(a), _util.as_floating(b)
     if lnp.ndim(a) != 2:
         raise TypeError(f"lstsq: a must be a matrix (2-D), but got shape {tuple(lnp.shape(a))} (at {user_line()})")
     if lnp.ndim(b) not in (1, 2):
@@ -688,7 +673,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
     x = lnp.matmul(lnp.matrix_transpose(vt), s_inv * lnp.matmul(lnp.matrix_transpose(u), b))
     residuals = vector_norm(b - lnp.matmul(a, x), axis=0) ** 2
     if numpy_resid:  # the residuals' shape depends on the rank: concrete values only, as JAX's
-        if _traced(rank):
+        if _util.is_traced(rank):
             raise ValueError(f"lstsq: numpy_resid=True needs concrete arrays, not traced ones (at {user_line()})")
         if int(rank) < n or m <= n:
             residuals = np.zeros((0,), dtype)
@@ -699,7 +684,7 @@ def _pinv_factors(a: Any, rtol: Any, hermitian: bool) -> Any:
     """The pseudo-inverse from the thin SVD, singular values at or below `rtol` times the
     largest dropped (as NumPy and JAX). `_pinv_jvp` differentiates it, so the traced SVD is the
     plain one (`svd`'s own rule would be traced for nothing)."""
-    if _traced(a) and not hermitian:
+    if _util.is_traced(a) and not hermitian:
         u, s, vh = _svd_factors(a, False, True)
     else:
         u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
@@ -741,16 +726,15 @@ def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None
         if rtol is not None:
             raise ValueError(f"pinv: only one of rtol and rcond may be given (at {user_line()})")
         rtol = rcond
-    a = _float(a)
+    a = _util.as_floating(a)
     dtype = lnp.result_type(a)
     if rtol is None:
         rtol = 10.0 * max(lnp.shape(a)[-2:]) * float(np.finfo(dtype).eps)
     rtol = lnp.astype(rtol if isinstance(rtol, Tracer) else np.asarray(rtol), dtype)
-    if not _traced(a, rtol):
+    if not _util.is_traced(a, rtol):
         return _pinv_factors(np.asarray(a), np.asarray(rtol), hermitian)
     if not _PINV:
-        from loom.frontend.custom_derivatives import custom_jvp
-        fn = custom_jvp(_pinv_factors, nondiff_argnums=(2,))
+        fn = custom_derivatives.custom_jvp(_pinv_factors, nondiff_argnums=(2,))
         fn.defjvp(_pinv_jvp)
         _PINV.append(fn)
     return _PINV[0](a, rtol, hermitian)
@@ -764,7 +748,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
         if rtol is not None:
             raise ValueError(f"matrix_rank: only one of tol or rtol may be given (at {user_line()})")
         rtol = tol
-    M = _float(M)  # noqa: N806
+    M = _util.as_floating(M)  # noqa: N806
     if lnp.ndim(M) < 2:
         return lnp.astype(lnp.any(lnp.not_equal(M, 0)), lnp.int32)
     s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
@@ -790,7 +774,7 @@ def cond(x: Any, p: Any = None) -> Any:
         if m != n:
             raise ValueError(f"cond: for p={p!r} x must be square, but got shape {tuple(lnp.shape(x))} "
                              f"(at {user_line()})")
-        x = _float(x)
+        x = _util.as_floating(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # a singular x: inf, as JAX
             r = matrix_norm(x, ord=p) * matrix_norm(_lu_inverse(x), ord=p)
     return lnp.where(lnp.isnan(r) & lnp.logical_not(lnp.any(lnp.isnan(x), axis=(-2, -1))), lnp.inf, r)

@@ -10,20 +10,21 @@ import numpy as np
 
 import loom.numpy as lnp
 from loom.frontend.tracing import user_line
-from loom.numpy.linalg import _float, _square, det, inv
+from loom.numpy import _util
+from loom.numpy.linalg import det, inv
 
 
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False, unit_diagonal: bool = False) -> Any:
     """x with op(a) x = b for the triangular (stacked) matrices `a` (only the named triangle is
     read); op is the identity (`trans` 0 / "N") or the transpose (1 / "T" / 2 / "C").
     `b` is (..., n) or (..., n, m)."""
-    n = _square(a, "solve_triangular")
+    n = _util.square_size(a, "solve_triangular")
     if trans in (1, 2, "T", "C"):
         a, lower = lnp.matrix_transpose(a), not lower
     elif trans not in (0, "N"):
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', but got {trans!r} "
                          f"(at {user_line()})")
-    a, b = _float(a), _float(b)
+    a, b = _util.as_floating(a), _util.as_floating(b)
     vector = lnp.ndim(b) == lnp.ndim(a) - 1
     if vector:
         b = lnp.expand_dims(b, -1)

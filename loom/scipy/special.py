@@ -13,12 +13,12 @@ from loom import lax
 from loom.frontend.custom_derivatives import custom_jvp
 from loom.nn import logsumexp as _logsumexp
 from loom.nn import sigmoid
-from loom.numpy.linalg import _float
+from loom.numpy import _util
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
     """`log(sum(b * exp(a), axis))`, stably; with `return_sign`, (log |sum|, sign of the sum)."""
-    a = _float(a)
+    a = _util.as_floating(a)
     if b is None and not return_sign:
         return _logsumexp(a, axis=axis, keepdims=keepdims)
     m = lnp.max(a, axis=axis, keepdims=True)
@@ -36,44 +36,44 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
 
 def expit(x: Any) -> Any:
     """The logistic sigmoid 1 / (1 + exp(-x))."""
-    return sigmoid(_float(x))
+    return sigmoid(_util.as_floating(x))
 
 
 def logit(p: Any) -> Any:
     """log(p / (1 - p)), the inverse of `expit`."""
-    p = _float(p)
+    p = _util.as_floating(p)
     return lnp.log(p) - lnp.log1p(-p)
 
 
 def erf(x: Any) -> Any:
     """The error function."""
-    return lax.erf(_float(x))
+    return lax.erf(_util.as_floating(x))
 
 
 def erfc(x: Any) -> Any:
     """1 - erf(x), accurate for large x."""
-    return lax.erfc(_float(x))
+    return lax.erfc(_util.as_floating(x))
 
 
 def erfinv(x: Any) -> Any:
     """The inverse of `erf` on (-1, 1)."""
-    return lax.erf_inv(_float(x))
+    return lax.erf_inv(_util.as_floating(x))
 
 
 def gammaln(x: Any) -> Any:
     """log |Gamma(x)|."""
-    return lax.lgamma(_float(x))
+    return lax.lgamma(_util.as_floating(x))
 
 
 def digamma(x: Any) -> Any:
     """The logarithmic derivative of Gamma."""
-    return lax.digamma(_float(x))
+    return lax.digamma(_util.as_floating(x))
 
 
 @custom_jvp
 def xlogy(x: Any, y: Any) -> Any:
     """x * log(y), 0 where x is 0 (whatever y); derivatives log(y) in x and x / y in y, as JAX's."""
-    x, y = _float(x), _float(y)
+    x, y = _util.as_floating(x), _util.as_floating(y)
     zero = lnp.equal(x, 0)
     return lnp.where(zero, 0.0, x * lnp.log(lnp.where(zero, 1.0, y)))
 
@@ -87,7 +87,7 @@ def _xlogy_jvp(primals: Any, tangents: Any) -> Any:
 @custom_jvp
 def xlog1py(x: Any, y: Any) -> Any:
     """x * log1p(y), 0 where x is 0 (whatever y); derivatives log1p(y) in x and x / (1 + y) in y."""
-    x, y = _float(x), _float(y)
+    x, y = _util.as_floating(x), _util.as_floating(y)
     zero = lnp.equal(x, 0)
     return lnp.where(zero, 0.0, x * lnp.log1p(lnp.where(zero, 0.0, y)))
 
@@ -100,26 +100,26 @@ def _xlog1py_jvp(primals: Any, tangents: Any) -> Any:
 
 def entr(x: Any) -> Any:
     """-x log x for x > 0, 0 at 0, -inf below."""
-    x = _float(x)
+    x = _util.as_floating(x)
     return lnp.where(x > 0, -xlogy(x, x), lnp.where(x == 0, 0.0, -np.inf))
 
 
 def ndtr(x: Any) -> Any:
     """The standard normal CDF."""
-    x = _float(x)
+    x = _util.as_floating(x)
     return 0.5 * lax.erfc(-x / np.sqrt(2.0).astype(np.float32))
 
 
 def ndtri(p: Any) -> Any:
     """The inverse of `ndtr`."""
-    p = _float(p)
+    p = _util.as_floating(p)
     return np.sqrt(2.0).astype(np.float32) * lax.erf_inv(2 * p - 1)
 
 
 def log_ndtr(x: Any) -> Any:
     """log of the standard normal CDF; for x < -5 its asymptotic series (log(ndtr) underflows
     there in float32)."""
-    x = _float(x)
+    x = _util.as_floating(x)
     safe = lnp.where(x < -5, 0.0, x)
     tail = lnp.where(x < -5, x, -6.0)
     z = 1.0 / (tail * tail)

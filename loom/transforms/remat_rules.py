@@ -189,3 +189,6 @@ def mark(op: Operation, kind: str, region: int, outputs: int | None = None, poli
 
 
 __all__ = ["END", "OUTPUTS", "POLICIES", "POLICY", "START", "mark", "register_policy"]
+
+
+used_values = _used_values  # public for the front end (checkpoint and linearize walk the same uses)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import loom.numpy as lnp
-from loom.numpy.linalg import _float
+from loom.numpy import _util
 from loom.scipy.special import gammaln, xlogy
 from loom.scipy.stats._support import NEG_INF, standard
 
@@ -13,7 +13,7 @@ from loom.scipy.stats._support import NEG_INF, standard
 def logpdf(x: Any, a: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """(a - 1) log z - z - gammaln(a) - log(scale) for z >= 0, -inf below."""
     z, log_scale = standard(x, loc, scale)
-    a = _float(a)
+    a = _util.as_floating(a)
     return lnp.where(z < 0, NEG_INF, xlogy(a - 1, z) - z - gammaln(a) - log_scale)
 
 

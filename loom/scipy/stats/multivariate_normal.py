@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 
 import loom.numpy as lnp
-from loom.numpy.linalg import _float
+from loom.numpy import _util
 from loom.scipy.linalg import solve_triangular
 
 
 def logpdf(x: Any, mean: Any, cov: Any) -> Any:
     """The log density at the points `x` (..., d) for a mean (..., d) and a covariance (d, d) (or
     a stack); -0.5 (d log 2pi + log det cov + |L^-1 (x - mean)|^2) with cov = L L^T."""
-    x, mean, cov = _float(x), _float(mean), _float(cov)
+    x, mean, cov = _util.as_floating(x), _util.as_floating(mean), _util.as_floating(cov)
     d = lnp.shape(cov)[-1]
     factor = lnp.linalg.cholesky(cov)
     diff = lnp.broadcast_to(x - mean, np.broadcast_shapes(tuple(lnp.shape(x)), tuple(lnp.shape(mean))))

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import loom.numpy as lnp
-from loom.numpy.linalg import _float
+from loom.numpy import _util
 from loom.scipy.special import gammaln, xlogy
 from loom.scipy.stats._support import NEG_INF
 
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
     """k log mu - mu - log k! for whole k >= 0 (k counted from `loc`), -inf elsewhere."""
-    k, mu = _float(k) - loc, _float(mu)
+    k, mu = _util.as_floating(k) - loc, _util.as_floating(mu)
     whole = (k >= 0) & (lnp.floor(k) == k)
     return lnp.where(whole, xlogy(k, mu) - mu - gammaln(k + 1), NEG_INF)
 
