@@ -1,6 +1,6 @@
-"""The public namespaces of loom.numpy, loom.numpy.linalg, loom.lax and loom.scipy.* keep exactly
-the names they had before their modules were reorganised (tests/data/public_names.json: `_public` of
-each module, taken before)."""
+"""The public namespaces of loom.numpy, loom.numpy.linalg, loom.lax and loom.scipy.* hold exactly
+the names recorded in tests/data/public_names.json (`_public` of each module): a reorganisation
+loses none, and a new public name is added there on purpose."""
 
 from __future__ import annotations
 import __future__

@@ -35,6 +35,10 @@ from loom.frontend.tracing import (
     trace_of,
     user_line,
 )
+from loom.ir.attributes import IntegerAttr
+from loom.ir.core import Operation
+from loom.ir.types import IntegerType
+from loom.ops import elementwise
 from loom.transforms.rule_builders import clamp_starts, in_bounds
 from loom.transforms.rule_builders import dimension_numbers as conv_dimension_numbers
 
@@ -140,53 +144,82 @@ def _compare(direction: str) -> Callable:
     return hlo
 
 
-add = _binary("add", stablehlo.add)
-sub = _binary("sub", stablehlo.subtract)
-mul = _binary("mul", stablehlo.multiply, "fiub")
-div = _binary("div", stablehlo.divide)
-rem = _binary("rem", stablehlo.remainder)
-max = _binary("max", stablehlo.maximum, "fiub")  # noqa: A001 - jax.lax's name
-min = _binary("min", stablehlo.minimum, "fiub")  # noqa: A001 - jax.lax's name
-pow = _binary("pow", stablehlo.power, "f")  # noqa: A001 - jax.lax's name
-atan2 = _binary("atan2", stablehlo.atan2, "f")
-nextafter = None  # not a StableHLO op
-bitwise_and = _binary("bitwise_and", stablehlo.and_, "iub")
-bitwise_or = _binary("bitwise_or", stablehlo.or_, "iub")
-bitwise_xor = _binary("bitwise_xor", stablehlo.xor, "iub")
-shift_left = _binary("shift_left", stablehlo.shift_left, "iu")
-shift_right_logical = _binary("shift_right_logical", stablehlo.shift_right_logical, "iu")
-shift_right_arithmetic = _binary("shift_right_arithmetic", stablehlo.shift_right_arithmetic, "iu")
+# The comparisons: one op, `stablehlo.compare`, whose direction is an attribute.
 eq = _binary("eq", _compare("EQ"), "fiub", True)
 ne = _binary("ne", _compare("NE"), "fiub", True)
 lt = _binary("lt", _compare("LT"), "fiub", True)
 le = _binary("le", _compare("LE"), "fiub", True)
 gt = _binary("gt", _compare("GT"), "fiub", True)
 ge = _binary("ge", _compare("GE"), "fiub", True)
-del nextafter
 
-neg = unary_op("neg", stablehlo.negate, "fiu")
-sign = unary_op("sign", stablehlo.sign, "fi")
-floor = unary_op("floor", stablehlo.floor)
-ceil = unary_op("ceil", stablehlo.ceil)
+
+# Every other elementwise op: one binding per row of the op table (loom.ops.elementwise) that
+# names a jax.lax function, made from the row: the op, its arity, the dtypes it accepts. The rows
+# whose binding takes more than arrays, or that jax.lax computes by a formula, are written out by
+# hand (below, or in lax/special.py), each listed here with the reason.
+BOUND_BY_HAND = {
+    "round": "jax.lax.round's rounding_method chooses between two ops",
+    "convert_element_type": "takes the new dtype",
+    "reduce_precision": "takes the exponent and mantissa bits",
+    "select": "a predicate and two cases", "clamp": "scalar bounds broadcast to the operand",
+    "square": "x * x, as jax.lax.square lowers",
+    **dict.fromkeys(("sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh"),
+                    "a formula of StableHLO ops, as XLA expands the CHLO op"),
+}
+# Rows with a jax.lax name that loom.lax does not bind yet, with the reason.
+NOT_BOUND = dict.fromkeys(("complex", "real", "imag", "conj"), "the front end has no complex dtype")
+# op kinds (predicate, integer, signed integer, float) -> numpy's
+_KIND_LETTERS = {"p": "b", "i": "iu", "s": "i", "f": "f"}
+
+
+def elementwise_binding(row: Any) -> Callable:
+    """The `jax.lax`-style function of an elementwise op's row: operands of one dtype (Python
+    scalars take it), scalars broadcast to the arrays' one shape, the op emitted."""
+    op, name = row.op, row.lax
+    accepted = row.lax_dtypes
+    if accepted is None:  # the op's own kinds, minus complex
+        kinds = op.definition.operands[0].constraint.kinds
+        accepted = "".join(_KIND_LETTERS[k] for k in "pisf" if k in kinds)
+
+    def emit(*xs: Any) -> Tracer:
+        ts = _broadcast_scalars(same_dtype(*xs))
+        if dtype_kind(ts[0].dtype) not in accepted:
+            raise TypeError(f"lax.{name} does not accept dtype {ts[0].dtype} (at {user_line()})")
+        v = op.build(ts[0].trace.emit(), *(t.value for t in ts)).results[0]
+        return Tracer(v, ts[0].trace, builtins.all(t.weak for t in ts))
+
+    if len(op.definition.operands) == 1:
+        def fn(x: Array) -> Array:
+            return emit(x)
+        fn = traced_op("x")(fn)
+    else:
+        def fn(x: Array, y: Array) -> Array:  # type: ignore[misc]
+            return emit(x, y)
+        fn = traced_op("x", "y")(fn)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise `{op.name}`, as `jax.lax.{name}`."
+    return fn
+
+
+ELEMENTWISE_BINDINGS = {row.lax: elementwise_binding(row) for row in elementwise.OPS
+                        if row.lax is not None and row.lax not in BOUND_BY_HAND and row.lax not in NOT_BOUND}
+globals().update(ELEMENTWISE_BINDINGS)
+@traced_op("operand")
+def reduce_precision(operand: Array, exponent_bits: int, mantissa_bits: int) -> Array:
+    """`operand` rounded to the float format of `exponent_bits` and `mantissa_bits`, in its own
+    dtype (`stablehlo.reduce_precision`), as `jax.lax.reduce_precision`."""
+    t = same_dtype(operand)[0]
+    if dtype_kind(t.dtype) != "f":
+        raise TypeError(f"lax.reduce_precision does not accept dtype {t.dtype} (at {user_line()})")
+    b = t.trace.emit()
+    props = {"exponent_bits": IntegerAttr.get(int(exponent_bits), IntegerType(32)),
+             "mantissa_bits": IntegerAttr.get(int(mantissa_bits), IntegerType(32))}
+    op = Operation.create(stablehlo.ReducePrecisionOp.name, [t.value], [t.value.type], props, {}, (), (), b.location)
+    return _wrap(b.insert(op).results[0], t)
+
+
 round = unary_op("round", stablehlo.round_nearest_afz,  # noqa: A001 - jax.lax's name
-               doc="Elementwise rounding half away from zero (`stablehlo.round_nearest_afz`), as `jax.lax.round`.")
-abs = unary_op("abs", stablehlo.abs_, "fi")  # noqa: A001 - jax.lax's name
-exp = unary_op("exp", stablehlo.exponential)
-expm1 = unary_op("expm1", stablehlo.exponential_minus_one)
-log = unary_op("log", stablehlo.log)
-log1p = unary_op("log1p", stablehlo.log_plus_one)
-tanh = unary_op("tanh", stablehlo.tanh)
-logistic = unary_op("logistic", stablehlo.logistic)
-sin = unary_op("sin", stablehlo.sine)
-cos = unary_op("cos", stablehlo.cosine)
-tan = unary_op("tan", stablehlo.tan)
-sqrt = unary_op("sqrt", stablehlo.sqrt)
-rsqrt = unary_op("rsqrt", stablehlo.rsqrt)
-cbrt = unary_op("cbrt", stablehlo.cbrt)
-is_finite = unary_op("is_finite", stablehlo.is_finite)
-bitwise_not = unary_op("bitwise_not", stablehlo.not_, "iub")
-population_count = unary_op("population_count", stablehlo.popcnt, "iu")
-clz = unary_op("clz", stablehlo.count_leading_zeros, "iu")
+                 doc="Elementwise rounding half away from zero (`stablehlo.round_nearest_afz`), as `jax.lax.round`.")
 
 
 @traced_op("x")
@@ -428,7 +461,7 @@ def _start_scalars(t: Tracer, start_indices: Sequence[Any]) -> list[Any]:
             raise ValueError(f"start indices must be scalars, got shape {s.shape} (at {user_line()})")
         s = convert_element_type(s, dtype)
         if dtype.kind == "i":  # as JAX: a negative start counts from the end (then it is clamped)
-            s = select(lt(s, np.zeros((), dtype)), add(s, np.asarray(size, dtype)), s)
+            s = select(lt(s, np.zeros((), dtype)), ELEMENTWISE_BINDINGS["add"](s, np.asarray(size, dtype)), s)
         out.append(s.value)
     return out
 
@@ -750,8 +783,9 @@ reduce_or = _reducer("or")
 
 
 def _monoid_of(computation: Callable) -> str:
-    for name, fn in (("add", add), ("mul", mul), ("max", max), ("min", min), ("and", bitwise_and),
-                     ("or", bitwise_or)):
+    for name, fn in (("add", ELEMENTWISE_BINDINGS["add"]), ("mul", ELEMENTWISE_BINDINGS["mul"]),
+                     ("max", ELEMENTWISE_BINDINGS["max"]), ("min", ELEMENTWISE_BINDINGS["min"]),
+                     ("and", ELEMENTWISE_BINDINGS["bitwise_and"]), ("or", ELEMENTWISE_BINDINGS["bitwise_or"])):
         if computation is fn or getattr(computation, "__name__", None) == name:
             return name
     raise NotImplementedError(f"reduce_window: the computation must be lax.add, mul, max, min, bitwise_and or "
@@ -923,17 +957,13 @@ def sort_key_val(keys: Array, values: Array, dimension: int = -1, is_stable: boo
 
 
 __all__ = [
-    "GatherDimensionNumbers", "ScatterDimensionNumbers", "abs", "add", "argmax", "argmin", "atan2",
-    "bitcast_convert_type",
-    "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim", "broadcasted_iota",
-    "cbrt", "ceil", "clamp", "clz", "concatenate", "conv", "conv_general_dilated", "convert_element_type", "cos",
-    "cummax", "cummin", "cumprod", "cumsum", "div", "dot", "dot_general", "dynamic_index_in_dim",
-    "dynamic_slice", "dynamic_slice_in_dim",
-    "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "exp", "expand_dims", "expm1", "floor", "gather", "ge",
-    "gt", "index_in_dim", "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min",
-    "mul", "ne", "neg", "pad", "population_count", "pow", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
-    "reduce_prod", "reduce_sum", "reduce_window", "rem", "reshape", "rev", "round", "rsqrt", "scatter", "scatter_add",
-    "scatter_max", "scatter_min", "scatter_mul", "select", "shift_left", "shift_right_arithmetic",
-    "shift_right_logical", "sign", "sin", "slice", "slice_in_dim", "sort", "sort_key_val", "sqrt", "square",
-    "squeeze", "stop_gradient", "sub", "tan", "tanh", "transpose",
-]
+    "GatherDimensionNumbers", "ScatterDimensionNumbers", "argmax", "argmin", "bitcast_convert_type", "broadcast",
+    "broadcast_in_dim", "broadcasted_iota", "clamp", "concatenate", "conv", "conv_general_dilated",
+    "convert_element_type", "cummax", "cummin", "cumprod", "cumsum", "dot", "dot_general", "dynamic_index_in_dim",
+    "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq",
+    "expand_dims", "gather", "ge", "gt", "index_in_dim", "integer_pow", "iota", "le", "lt", "ne", "pad",
+    "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_precision", "reduce_prod", "reduce_sum",
+    "reduce_window",
+    "reshape", "rev", "round", "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "select",
+    "slice", "slice_in_dim", "sort", "sort_key_val", "square", "squeeze", "stop_gradient", "transpose"
+] + sorted(ELEMENTWISE_BINDINGS)

@@ -13,29 +13,13 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from loom.dialects import chlo
 from loom.frontend.jit import jit
 from loom.frontend.pytree import tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, broadcast_to_shape, current_trace, dtype_kind, lift, result_type, user_line
 from loom.lax import ops
-from loom.lax.ops import same_dtype, traced_op, unary_op
+from loom.lax.ops import same_dtype, traced_op
 
 Array = Any
-
-
-def _chlo(cls: type):
-    def hlo(b: Any, x: Any) -> Any:
-        return cls.build(b, x).results[0]
-    hlo.__name__ = cls.name.split(".")[1]
-    return hlo
-
-
-erf = unary_op("erf", _chlo(chlo.ErfOp), doc="Elementwise error function, as `jax.lax.erf`.")
-erfc = unary_op("erfc", _chlo(chlo.ErfcOp), doc="Elementwise complementary error function, as `jax.lax.erfc`.")
-erf_inv = unary_op("erf_inv", _chlo(chlo.ErfInvOp), doc="Elementwise inverse error function, as `jax.lax.erf_inv`.")
-lgamma = unary_op("lgamma", _chlo(chlo.LgammaOp), doc="Elementwise log |gamma(x)|, as `jax.lax.lgamma`.")
-digamma = unary_op("digamma", _chlo(chlo.DigammaOp),
-                 doc="Elementwise digamma (no derivative: loom has no polygamma), as `jax.lax.digamma`.")
 
 
 def _composite(name: str, body: Callable[[Tracer], Tracer], doc: str) -> Callable[[Array], Array]:
@@ -252,5 +236,5 @@ def associative_scan(fn: Any, elems: Any, reverse: bool = False, axis: int = 0) 
 
 
 __all__ = ["acos", "acosh", "asin", "asinh", "associative_scan", "atan", "atanh", "batch_matmul", "collapse",
-           "cosh", "digamma", "erf", "erf_inv", "erfc", "exp2", "full", "full_like", "lgamma", "reciprocal",
+           "cosh", "exp2", "full", "full_like", "reciprocal",
            "scatter_sub", "select_n", "sinh", "split"]

@@ -380,6 +380,9 @@ class Row:
     derivative: Partials | _Zero | Unsupported
     lax: str | None = None
     lnp: str | None = None
+    # The dtype kinds (numpy's letters: b, i, u, f, c) the `lax` binding accepts, where jax.lax's
+    # differ from the op's own minus complex (the front end does not differentiate complex values).
+    lax_dtypes: str | None = None
 
     @property
     def name(self) -> str:
@@ -430,24 +433,24 @@ OPS: list[Row] = [
     Row(S.CbrtOp, float_math(np.cbrt), torch_loom_function("cbrt", real_only=True),
         partials(lambda b, g, a: _mul(b, g, _div(b, _c(b, 1, a.z), _mul(b, _c(b, 3, a.z), _mul(b, a.z, a.z))))),
         "cbrt", "cbrt"),
-    Row(S.RealOp, ufunc(np.real), torch_kernel("real_imag_kernel"), NO_COMPLEX, "real", "real"),
-    Row(S.ImagOp, ufunc(np.imag), torch_kernel("real_imag_kernel"), NO_COMPLEX, "imag", "imag"),
+    Row(S.RealOp, ufunc(np.real), torch_kernel("real_imag_kernel"), NO_COMPLEX, "real", "real", "c"),
+    Row(S.ImagOp, ufunc(np.imag), torch_kernel("real_imag_kernel"), NO_COMPLEX, "imag", "imag", "c"),
     Row(S.ConvertOp, kn.convert_kernel, torch_kernel("convert_kernel"), partials(_identity), "convert_element_type",
         "astype"),
     Row(S.ReducePrecisionOp, kn.reduce_precision_kernel, torch_kernel("reduce_precision_kernel"),
         partials(_same_op), "reduce_precision", None),
     # StableHLO, binary and ternary
-    Row(S.AddOp, ufunc(np.add), torch_function("add"), partials(_identity, _identity), "add", "add"),
+    Row(S.AddOp, ufunc(np.add), torch_function("add"), partials(_identity, _identity), "add", "add", "fiu"),
     Row(S.SubtractOp, ufunc(np.subtract), torch_function("sub"),
         partials(_identity, lambda b, g, a: _neg(b, g)), "sub", "subtract"),
     Row(S.MulOp, ufunc(np.multiply), torch_function("mul"),
-        partials(lambda b, g, a: _mul(b, g, a.y), lambda b, g, a: _mul(b, g, a.x)), "mul", "multiply"),
+        partials(lambda b, g, a: _mul(b, g, a.y), lambda b, g, a: _mul(b, g, a.x)), "mul", "multiply", "fiu"),
     Row(S.DivOp, kn.divide_kernel, torch_kernel("divide_kernel"),
         partials(lambda b, g, a: _div(b, g, a.y), lambda b, g, a: _neg(b, _div(b, _mul(b, g, a.z), a.y))),
         "div", "true_divide"),
     Row(S.RemOp, kn.remainder_kernel, torch_kernel("remainder_kernel"),
         partials(_identity, lambda b, g, a: _neg(b, _mul(b, g, _truncated_quotient(b, a.x, a.y)))), "rem", "fmod"),
-    Row(S.PowOp, kn.power_kernel, torch_kernel("power_kernel"), partials(_power_x, _power_y), "pow", "power"),
+    Row(S.PowOp, kn.power_kernel, torch_kernel("power_kernel"), partials(_power_x, _power_y), "pow", "power", "f"),
     Row(S.MaxOp, ufunc(np.maximum), torch_function("maximum", real_only=True),
         partials(lambda b, g, a: _mul(b, g, _balanced_eq(b, a.x, a.z, a.y)),
                  lambda b, g, a: _mul(b, g, _balanced_eq(b, a.y, a.z, a.x))), "max", "maximum"),
@@ -467,7 +470,7 @@ OPS: list[Row] = [
     Row(S.ShiftRightLogicalOp, ufunc(kn.shift_right_logical), torch_kernel("shift_kernel"), ZERO,
         "shift_right_logical", None),
     Row(S.CompareOp, kn.compare_kernel, torch_kernel("compare_kernel"), ZERO, None, None),
-    Row(S.ComplexOp, kn.complex_kernel, torch_function("complex"), NO_COMPLEX, "complex", None),
+    Row(S.ComplexOp, kn.complex_kernel, torch_function("complex"), NO_COMPLEX, "complex", None, "f"),
     Row(S.SelectOp, ufunc(np.where), torch_function("where"),
         partials(None, lambda b, g, a: _where(b, a.x, g, _c(b, 0, g)), lambda b, g, a: _where(b, a.x, _c(b, 0, g), g)),
         "select", "where"),
@@ -507,7 +510,7 @@ OPS: list[Row] = [
     Row(C.NextAfterOp, ufunc(np.nextafter), torch_kernel("next_after_kernel"),
         unsupported("next_after steps to a neighbouring float: no derivative"), "nextafter", "nextafter"),
     Row(C.ConjOp, ufunc(np.conjugate), torch_kernel("conj_kernel"),
-        partials(lambda b, g, a: _chlo(b, C.ConjOp, g)), "conj", "conjugate"),
+        partials(lambda b, g, a: _chlo(b, C.ConjOp, g)), "conj", "conjugate", "fc"),
     Row(C.ErfOp, kn.special_kernel, torch_kernel("special_kernel"),
         partials(lambda b, g, a: _mul(b, g, _gaussian(b, a.x, 2 / math.sqrt(math.pi)))), "erf", None),
     Row(C.ErfcOp, kn.special_kernel, torch_kernel("special_kernel"),

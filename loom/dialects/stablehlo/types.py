@@ -82,6 +82,17 @@ def _kind_text(kinds: str) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
+class TensorConstraint(Constraint):
+    """A tensor constraint that also says which element kinds it admits (letters of "pifc":
+    predicate, integer, float, complex), for the front end's bindings to check dtypes."""
+
+    __slots__ = ("kinds",)
+
+    def __init__(self, check: Callable[[Any], bool], description: str, kinds: str) -> None:
+        super().__init__(check, description)
+        self.kinds = kinds
+
+
 def TensorOf(kinds: str = "pifc", rank: int | None = None) -> Constraint:
     """Constraint: a tensor whose elements are of the given kinds (and of the given rank)."""
     def check(t: Type) -> bool:
@@ -89,7 +100,7 @@ def TensorOf(kinds: str = "pifc", rank: int | None = None) -> Constraint:
             return False
         return rank is None or (isinstance(t, RankedTensorType) and t.rank == rank)
     where = "" if rank is None else f"{rank}D "
-    return Constraint(check, f"{where}tensor of {_kind_text(kinds)} values")
+    return TensorConstraint(check, f"{where}tensor of {_kind_text(kinds)} values", kinds)
 
 
 # How attributes are written in custom forms (`$prop` of an assembly format).
