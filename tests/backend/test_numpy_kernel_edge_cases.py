@@ -15,7 +15,7 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-from test_backend import run_xla  # noqa: E402  (tests/ is on sys.path: its conftest.py)
+from support.oracles import run_xla  # noqa: E402
 
 import loom  # noqa: E402
 from loom.backend import kernels_numpy as kn  # noqa: E402

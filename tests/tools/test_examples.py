@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import importlib.util
 import io
-import pathlib
 import sys
 
 import numpy as np
 import pytest
+from support.paths import EXAMPLES
 
 jax = pytest.importorskip("jax")
 pytest.importorskip("sklearn")
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
 def _load(name: str):

@@ -27,7 +27,7 @@ jnp = pytest.importorskip("jax.numpy")
 import jax.extend as jex  # noqa: E402
 from jax import lax  # noqa: E402
 from jaxlib import xla_client  # noqa: E402
-from op_info import (  # noqa: E402  (the edge-case inputs of the per-op table)
+from support.op_info import (  # noqa: E402  (the edge-case inputs of the per-op table)
     FLOAT_EDGES_F32,
     FLOAT_REMAINDER,
     INT64_POWER_WRAPS,

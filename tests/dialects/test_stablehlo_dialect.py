@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from support.paths import CORPUS as CORPUS_ROOT
 
 import loom.ir as lir
 from loom.dialects import chlo
@@ -22,7 +23,7 @@ from loom.ir.attributes import DenseElementsAttr
 from loom.ir.types import ComplexType, IntegerType, bf16, f16, f32, f64, i1, i8, i32, i64
 from loom.rewrite.pass_manager import PassManager
 
-CORPUS = pathlib.Path(__file__).parent / "corpus" / "generic"
+CORPUS = CORPUS_ROOT / "generic"
 JAX_CORPUS = sorted(CORPUS.glob("*jax*.mlir"))
 OWN_DIALECTS = ("stablehlo", "chlo", "func", "builtin")
 

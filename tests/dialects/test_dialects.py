@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.paths import CORPUS
 
 import loom.ir as lir
 from loom.dialects import arith, func
@@ -683,8 +684,7 @@ def test_canonicalize_matches_mlir(name: str):
 
 def test_canonicalize_corpus_if_present():
     """The generated canonicalize corpus (tests/corpus/canonicalize), when present."""
-    import pathlib
-    folder = pathlib.Path(__file__).parent / "corpus" / "canonicalize"
+    folder = CORPUS / "canonicalize"
     cases = sorted(folder.glob("*.canonicalize.expected.mlir"))
     if not cases:
         pytest.skip("no canonicalize corpus")

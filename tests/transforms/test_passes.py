@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support.paths import CORPUS as CORPUS_ROOT
 
 import loom.ir as lir
 from loom.dialects import arith, func  # noqa: F401  (registers the dialects)
@@ -41,7 +42,7 @@ from loom.transforms import CanonicalizerPass, CSEPass, InlinerPass
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-CORPUS = Path(__file__).parent / "corpus" / "canonicalize"
+CORPUS = CORPUS_ROOT / "canonicalize"
 _OF = "<{overflowFlags = #arith.overflow<none>}>"
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import loom
-import loom.nn as lnn
 import loom.numpy as lnp
 from loom.frontend.grad import grad
 
@@ -18,62 +17,8 @@ pytestmark = pytest.mark.usefixtures("loom_x64")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
-_W = np.linspace(-1.0, 2.0, 24).astype(np.float32)
-
-
-def _weights(shape):
-    n = int(np.prod(shape))
-    return np.resize(_W, n).reshape(shape)
-
-
-def _nn(m):
-    return lnn if m is lnp else jax.nn
-
-
-# (name, function of (numpy module, *args), argument shapes, positive inputs)
-CASES = [
-    ("cumsum", lambda m, x: m.sum(m.sin(m.cumsum(x, axis=1)) * _weights((3, 4))), [(3, 4)], False),
-    ("cumsum_flat", lambda m, x: m.sum(m.cumsum(x) ** 2), [(2, 3)], False),
-    ("cumsum_axis0", lambda m, x: m.sum(m.tanh(m.cumsum(x, axis=0))), [(4, 3)], False),
-    ("cumprod", lambda m, x: m.sum(m.cumprod(x, axis=1) * _weights((3, 4))), [(3, 4)], False),
-    ("cumprod_flat", lambda m, x: m.sum(m.cumprod(x) ** 2), [(2, 3)], False),
-    ("cumprod_3d", lambda m, x: m.sum(m.sin(m.cumprod(x, axis=1))), [(2, 3, 2)], False),
-    ("cumprod_len1", lambda m, x: m.sum(m.cumprod(x, axis=1) * 2.0), [(3, 1)], False),
-    ("sort", lambda m, x: m.sum(m.sort(x) * _weights((6,))), [(6,)], False),
-    ("sort_axis0", lambda m, x: m.sum(m.sort(x, axis=0) ** 3 * _weights((4, 3))), [(4, 3)], False),
-    ("remainder", lambda m, x, y: m.sum(m.remainder(x * 3.0, y) * _weights((3, 4))), [(3, 4), (3, 4)], True),
-    ("remainder_neg", lambda m, x, y: m.sum(m.remainder(x * 3.0, -y) ** 2), [(3, 4), (3, 4)], True),
-    ("arctan2", lambda m, y, x: m.sum(m.arctan2(y, x) * _weights((3, 4))), [(3, 4), (3, 4)], False),
-    ("clip", lambda m, x: m.sum(m.clip(x, -0.5, 0.7) ** 2), [(3, 4)], False),
-    ("var", lambda m, x: m.sum(m.var(x, axis=1)), [(3, 4)], False),
-    ("std", lambda m, x: m.std(x), [(3, 4)], False),
-    ("std_ddof", lambda m, x: m.sum(m.std(x, axis=0, ddof=1)), [(3, 4)], False),
-    ("logsumexp", lambda m, x: m.sum(_nn(m).logsumexp(x, axis=-1) if m is lnp
-                                     else jax.scipy.special.logsumexp(x, axis=-1)), [(3, 4)], False),
-    ("softmax", lambda m, x: m.sum(_nn(m).softmax(x) * _weights((3, 4))), [(3, 4)], False),
-    ("log_softmax", lambda m, x: m.sum(_nn(m).log_softmax(x) * _weights((3, 4))), [(3, 4)], False),
-    ("gelu", lambda m, x: m.sum(_nn(m).gelu(x)), [(3, 4)], False),
-    ("silu", lambda m, x: m.sum(_nn(m).silu(x) * _weights((3, 4))), [(3, 4)], False),
-    ("sigmoid", lambda m, x: m.sum(_nn(m).sigmoid(x) ** 2), [(3, 4)], False),
-    ("einsum", lambda m, a, b: m.sum(m.tanh(m.einsum("ij,jk->ik", a, b))), [(3, 4), (4, 2)], False),
-    ("einsum_batch", lambda m, a, b: m.sum(m.einsum("bij,bjk->bik", a, b) ** 2), [(2, 3, 4), (2, 4, 2)], False),
-    ("einsum_reduce", lambda m, a, b: m.einsum("ij,ij->j", a, b) @ m.arange(3.0), [(4, 3), (4, 3)], False),
-    ("tensordot", lambda m, a, b: m.sum(m.sin(m.tensordot(a, b, axes=([1, 2], [0, 1])))),
-     [(2, 3, 4), (3, 4, 2)], False),
-    ("pad", lambda m, x: m.sum(m.sin(m.pad(x, ((1, 2), (0, 1))))), [(3, 4)], False),
-    ("roll", lambda m, x: m.sum(m.roll(x, 2, axis=1) * _weights((3, 4))), [(3, 4)], False),
-    ("roll_flat", lambda m, x: m.sum(m.roll(x, -1) * _weights((3, 4))), [(3, 4)], False),
-    ("flip", lambda m, x: m.sum(m.flip(x, axis=0) * _weights((3, 4))), [(3, 4)], False),
-    ("tile", lambda m, x: m.sum(m.tile(x, (2, 3)) * _weights((6, 6))), [(3, 2)], False),
-    ("repeat", lambda m, x: m.sum(m.repeat(x, 2, axis=1) * _weights((3, 4))), [(3, 2)], False),
-    ("repeat_flat", lambda m, x: m.sum(m.repeat(x, 3) ** 2), [(2, 2)], False),
-    ("concatenate_split", lambda m, a, b: m.sum(m.split(m.concatenate([a, b], axis=1), [1, 4], axis=1)[1] ** 2),
-     [(2, 3), (2, 2)], False),
-    ("split_sections", lambda m, x: m.sum(m.split(x, 2)[0] * m.split(x, 2)[1]), [(4, 3)], False),
-    ("max_argmax_mix", lambda m, x: m.sum(m.max(x, axis=1)) + m.sum(m.argmax(x, axis=1).astype(x.dtype)),
-     [(3, 4)], False),
-    ("round_floor", lambda m, x: m.sum(x * m.round(x) + m.floor(x) + m.ceil(x) * x), [(3, 4)], False),
-]
+from support.gradient_cases import ARRAY_OP_CASES as CASES  # noqa: E402  (it imports jax)
+from support.gradient_cases import weights  # noqa: E402  (it imports jax)
 
 
 def _inputs(shapes, positive, dtype, seed=0):
@@ -131,7 +76,7 @@ def test_sort_gradient_with_ties_follows_the_stable_permutation():
 
 def test_cumprod_gradient_with_zeros():
     x = np.array([[2.0, 0.0, 3.0, -1.5], [0.0, 0.0, 1.0, 2.0]], np.float32)
-    w = _weights((2, 4))
+    w = weights((2, 4))
     ours = grad(lambda x: lnp.sum(lnp.cumprod(x, axis=1) * w))(x)
     theirs = jax.grad(lambda x: jnp.sum(jnp.cumprod(x, axis=1) * w))(x)
     np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-5, atol=1e-6)
@@ -202,7 +147,7 @@ def _clamp(lo, x, hi):
 def test_clamp_gradient(hi_shape):
     x, hi = _inputs([(3, 4), hi_shape], False, np.float32, seed=4)
     hi = np.abs(hi) * 0.5
-    w = _weights((3, 4))
+    w = weights((3, 4))
     ours = grad(lambda x, hi: lnp.sum(_clamp(-0.5, x, hi) * w), (0, 1))(x, hi)
     # (jax.grad of lax.clamp with a scalar max fails inside JAX; broadcasting it is equivalent)
     theirs = jax.grad(lambda x, hi: jnp.sum(jax.lax.clamp(np.float32(-0.5), x, jnp.broadcast_to(hi, x.shape)) * w),

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax_parity import check_call
+from support.jax_parity import check_call
 
 import loom
 import loom.numpy as lnp

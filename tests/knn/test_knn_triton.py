@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import pytest
+from support.paths import ROOT
 
 pytest.importorskip("torch")
 pytest.importorskip("triton")
@@ -139,7 +140,7 @@ CHECKS = textwrap.dedent("""
 def results():
     env = dict(os.environ, TRITON_INTERPRET="1")
     proc = subprocess.run([sys.executable, "-c", CHECKS], capture_output=True, text=True, env=env, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -275,7 +276,7 @@ def test_knn_search_on_torch_tensors_takes_the_triton_kernel():
     # database batches, in query batches) against the CPU kernel at recall 1 (exact).
     env = dict(os.environ, TRITON_INTERPRET="1")
     proc = subprocess.run([sys.executable, "-c", SEARCH_API], capture_output=True, text=True, env=env, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     for metric in ("ip", "l2", "cos"):

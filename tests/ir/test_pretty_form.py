@@ -13,6 +13,7 @@ import pathlib
 import re
 
 import pytest
+from support.paths import CORPUS
 
 import loom.ir as lir
 from loom.dialects import chlo, stablehlo  # noqa: F401 - registers the dialects
@@ -391,8 +392,7 @@ def test_debuginfo_matches_mlir(name: str):
 
 def test_corpus_pretty_files_if_present():
     """The generated corpus (tests/corpus/pretty), when present: both prints match MLIR's."""
-    import pathlib
-    folder = pathlib.Path(__file__).parent / "corpus" / "pretty"
+    folder = CORPUS / "pretty"
     files = sorted(p for p in folder.glob("*.mlir") if not p.name.endswith(".generic.mlir"))
     if not files:
         pytest.skip("no pretty corpus")
@@ -422,7 +422,7 @@ def test_malformed_custom_syntax_is_rejected(text: str, message: str):
 
 # StableHLO and CHLO -----------------------------------------------------------------------------
 
-STABLEHLO_CORPUS = pathlib.Path(__file__).parent / "corpus" / "stablehlo"
+STABLEHLO_CORPUS = CORPUS / "stablehlo"
 STABLEHLO_FILES = sorted(p for p in STABLEHLO_CORPUS.glob("*.mlir") if not p.name.endswith(".generic.mlir"))
 # Ops whose types need the quant dialect, which jaxlib's MLIR bindings do not register: jaxlib can
 # neither parse nor print them, so there is no oracle for their custom form.

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax_parity import check, check_call, check_gradient
+from support.jax_parity import check, check_call, check_gradient
 
 import loom
 import loom.numpy as lnp

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from support.paths import CORPUS
 
 import loom.ir as lir
 
-CORPUS = pathlib.Path(__file__).parent / "corpus"
 GENERIC = sorted((CORPUS / "generic").glob("*.mlir"))
 DEBUG = sorted(p for p in (CORPUS / "debuginfo").glob("*.mlir") if not p.name.endswith(".input.mlir"))
 

@@ -21,7 +21,7 @@ from loom.transforms.batching import vmap_module
 from loom.transforms.forward_ad import jvp_function
 
 jax = pytest.importorskip("jax")
-from op_info import BF16, MLIR_TYPES, OP_INFO, OpInfo  # noqa: E402
+from support.op_info import BF16, MLIR_TYPES, OP_INFO, OpInfo  # noqa: E402
 
 CPU = jax.devices("cpu")[0]
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.oracles import run_xla
+from support.paths import CORPUS as CORPUS_ROOT
 
 import loom.ir
 from loom.backend import compile as loom_compile
@@ -19,19 +21,8 @@ from loom.backend.custom_calls import CUSTOM_CALLS
 
 try:
     import jax
-    import jax.extend as jex
-    from jaxlib import xla_client
 except ImportError:  # pragma: no cover - jax is a test extra
     jax = None
-
-
-def run_xla(text: str, args) -> list[np.ndarray]:
-    backend = jex.backend.get_backend("cpu")
-    devs = backend.local_devices()[:1]
-    exe = backend.compile_and_load(text, executable_devices=xla_client.DeviceList(tuple(devs)),
-                                   compile_options=jex.backend.get_compile_options(num_replicas=1, num_partitions=1))
-    with jax.enable_x64(True):
-        return [np.asarray(o) for o in exe.execute([jax.device_put(a, devs[0]) for a in args])]
 
 
 def as_list(out):
@@ -336,7 +327,7 @@ def test_interpreter_defines_reduce_order_element_by_element():
 
 # The JAX corpus (tests/corpus/generic/*jax*) -----------------------------------------------------
 
-CORPUS = sorted((__import__("pathlib").Path(__file__).parent / "corpus" / "generic").glob("*_jax_*.mlir"))
+CORPUS = sorted((CORPUS_ROOT / "generic").glob("*_jax_*.mlir"))
 
 
 def _random_inputs(func_type, rs, dynamic_size: int = 4) -> list[np.ndarray]:

@@ -1,13 +1,12 @@
-"""Every function of the gradient suites (tests/test_grad.py and test_grad_more.py, built from
+"""Every function of the gradient suites (tests/support/gradient_cases.py, built from
 loom.numpy) checked in float64: first-order gradients against central finite differences, and
 second order (Hessian-vector products, reverse over reverse) against JAX."""
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
+from support.gradient_cases import SUITES
 
 import loom
 import loom.numpy as lnp
@@ -130,10 +129,8 @@ _KINKED = {"max_ties"}
 
 
 def _cases() -> list[tuple]:
-    cases = []
-    for name in ("test_grad", "test_grad_more"):
-        suite = importlib.import_module(name)
-        cases += [(f"{name[5:]}:{c[0]}", c[1], c[2], c[3]) for c in suite.CASES if c[0] not in _KINKED]
+    cases = [(f"{suite}:{c[0]}", c[1], c[2], c[3]) for suite, rows in SUITES.items() for c in rows
+             if c[0] not in _KINKED]
     return cases + EXTRA_CASES
 
 

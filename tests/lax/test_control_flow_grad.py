@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.oracles import finite_differences
 
 import loom
 import loom.ir as lir
@@ -43,24 +44,6 @@ def backward_program(f, args, argnums=0):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
     n = sum(len(g) for g in groups)
     return text, tuple(np.asarray(g) for g in compiled[len(compiled) - n:])
-
-
-def finite_differences(f, args, argnum, eps=1e-6):
-    """Central differences of a float64 program (run with loom.jit) w.r.t. argument `argnum`."""
-    jitted = loom.jit(f)
-    x = np.array(args[argnum], np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        a = list(args)
-        a[argnum] = hi
-        fh = float(jitted(*a))
-        a[argnum] = lo
-        fl = float(jitted(*a))
-        g[i] = (fh - fl) / (2 * eps)
-    return g
 
 
 # --- section 6.1 (TensorFlow's control-flow gradient tests) -----------------------------------------

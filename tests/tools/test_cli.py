@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.paths import EXAMPLES, ROOT
 
 from loom.tools import loom_main, loom_opt
 
@@ -318,7 +319,7 @@ def test_unknown_pass_is_reported() -> None:
     assert rc == 1 and "no-such-pass" in err and "Traceback" not in err
 
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "arith_canonicalize.mlir"
+EXAMPLE = EXAMPLES / "arith_canonicalize.mlir"
 DEMO_PIPELINE = "builtin.module(func.func(canonicalize,cse),symbol-dce)"
 
 
@@ -406,7 +407,7 @@ def test_loom_demo_runs() -> None:
 
 def test_readme_python_examples_run() -> None:
     """Every ```python block of README.md runs (each in a fresh namespace, in a child process)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert len(blocks) >= 4
     script = "\n".join(f"exec(compile({b!r}, 'README block {i}', 'exec'), {{'__name__': '__readme__'}})"

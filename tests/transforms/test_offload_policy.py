@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_control_flow_grad import finite_differences  # tests/ is on sys.path (its conftest.py)
+from support.oracles import finite_differences
 
 import loom
 import loom.ir as lir
