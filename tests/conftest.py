@@ -5,6 +5,10 @@ imports them, `gpu` to tests skipped without a CUDA device (by a mark or in thei
 `multiprocess` to tests of a module that starts processes of its own (torch.distributed), and
 `slow` to the modules and tests listed in SLOW (measured, see there).
 `make test-fast` runs `-m "not slow"`.
+
+The test modules sit in folders that mirror loom/ (tests/ir, tests/backend, ...), with basenames
+unique across folders (SLOW names them, and pytest imports them by basename); what they share is
+in tests/support, imported by name (pyproject puts tests/ on the path).
 """
 
 from __future__ import annotations

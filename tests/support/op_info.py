@@ -1,6 +1,6 @@
 """One table of sample inputs per op (in the manner of PyTorch's OpInfo), driving the value,
-gradient and batching tests of tests/test_op_info.py and the edge-case inputs of the conformance
-suite (tests/test_backend_conformance.py).
+gradient and batching tests of tests/transforms/test_op_info.py and the edge-case inputs of the conformance
+suite (tests/backend/test_backend_conformance.py).
 
 A row: the op's name, its oracle (a jax.lax / jax.numpy function of the operands, run on XLA's CPU
 backend in 64-bit mode), the dtypes sampled, the input domain, fixed edge-case inputs, the op's

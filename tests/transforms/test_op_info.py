@@ -1,4 +1,4 @@
-"""Value, gradient and batching tests of every op in tests/op_info.py's table, on one-op programs:
+"""Value, gradient and batching tests of every op in tests/support/op_info.py's table, on one-op programs:
 
 - values: the compiled executor (numpy and torch backends) and the interpreter against the op's
   JAX oracle, on random samples of every listed dtype and on the fixed edge cases;
@@ -226,7 +226,7 @@ def test_scalar_operands_batch():
 def test_every_elementwise_row_has_an_op_info_row():
     have = {info.op for info in OP_INFO}
     missing = [row.name for row in elementwise.OPS if row.name not in have]
-    assert not missing, f"elementwise ops without sample inputs in tests/op_info.py: {missing}"
+    assert not missing, f"elementwise ops without sample inputs in tests/support/op_info.py: {missing}"
 
 
 def test_jvp_is_linear_in_the_tangent_and_vjp_its_transpose():
