@@ -5,6 +5,10 @@ imports them, `gpu` to tests skipped without a CUDA device (by a mark or in thei
 `multiprocess` to tests of a module that starts processes of its own (torch.distributed), and
 `slow` to the modules and tests listed in SLOW (measured, see there).
 `make test-fast` runs `-m "not slow"`.
+
+The test modules sit in folders that mirror loom/ (tests/ir, tests/backend, ...), with basenames
+unique across folders (SLOW names them, and pytest imports them by basename); what they share is
+in tests/support, imported by name (pyproject puts tests/ on the path).
 """
 
 from __future__ import annotations
@@ -43,9 +47,9 @@ SLOW = frozenset({
     # whole modules
     "test_backend_conformance.py", "test_bf16_frontend.py", "test_cli.py", "test_control_flow_grad.py",
     "test_control_flow_nested_second_order.py", "test_control_flow_second_order.py", "test_examples.py",
-    "test_grad_all_orders.py", "test_grad_more.py", "test_jacobians.py", "test_knn_real_embeddings.py",
-    "test_knn_triton.py", "test_linalg.py", "test_lnp_complete.py", "test_lnp_extra.py", "test_lnp_more.py",
-    "test_lnp_parity.py", "test_numpy_kernel_fixes.py", "test_properties.py", "test_random.py",
+    "test_grad_all_orders.py", "test_grad_array_ops.py", "test_jacobians.py", "test_knn_real_embeddings.py",
+    "test_knn_triton.py", "test_linalg.py", "test_elementwise_math.py", "test_array_api.py", "test_functions_and_nn.py",
+    "test_dtypes_sets_and_index_tricks.py", "test_numpy_kernel_edge_cases.py", "test_properties.py", "test_random.py",
     "test_rules_indexing.py", "test_scipy.py", "test_torch_gather_scatter.py", "test_torch_native.py",
     # single tests
     "test_approx_topk.py::test_fused_kernel_equals_reference_across_tilings",

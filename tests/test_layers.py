@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import pathlib
 
-LOOM = pathlib.Path(__file__).resolve().parent.parent / "loom"
+from support.paths import LOOM
 
 LAYERS: dict[str, int] = {
     "ir": 0, "rewrite": 1, "dialects": 2, "backend": 3, "transforms": 3, "devices": 3, "ops": 4, "frontend": 5,

@@ -7,13 +7,13 @@ import __future__
 
 import importlib
 import json
-import pathlib
 import types
 import typing
 
 import pytest
+from support.paths import DATA
 
-SNAPSHOT = json.loads((pathlib.Path(__file__).parent / "data" / "public_names.json").read_text())
+SNAPSHOT = json.loads((DATA / "public_names.json").read_text())
 
 
 def _public(module: types.ModuleType) -> set[str]:

@@ -9,7 +9,7 @@ says so next to its definition in its family, with the reason:
     declare("stablehlo.all_gather", unsupported("collectives run only in partitioned programs"))
     declare("chlo.next_after", unsupported("piecewise constant: no derivative"), tables=("jvp", "vjp"))
 
-`tests/test_op_coverage.py` walks every op of every dialect against every table and fails unless
+`tests/transforms/test_op_coverage.py` walks every op of every dialect against every table and fails unless
 each has a rule or such a declaration. At run time a missing rule stays the table's own
 `MissingRuleError`, naming the op and the table. Adding a table (sharding) is one line here.
 """

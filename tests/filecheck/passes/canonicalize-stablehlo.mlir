@@ -1,7 +1,7 @@
 // RUN: loom-opt %s --split-input-file --mlir-print-op-generic --pass-pipeline='builtin.module(canonicalize)' | FileCheck %s
 
 // StableHLO's canonicalization patterns, the exact IR they leave (their values against numpy are
-// checked in tests/test_stablehlo_canonicalize.py).
+// checked in tests/dialects/test_stablehlo_canonicalize.py).
 
 // A reduce over unit dimensions with the body's identity as its init value is a reshape.
 // CHECK-LABEL: sym_name = "reduce_unit_dims"
