@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -181,12 +182,19 @@ def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
 
 # --- trace context -----------------------------------------------------------------------------
 
-_STACK: list[TraceContext] = []
+class _PerThread(threading.local):
+    """Each thread traces on its own: its active traces, innermost last."""
+
+    def __init__(self) -> None:
+        self.traces: list[TraceContext] = []
+
+
+_LOCAL = _PerThread()
 
 
 def current_trace() -> TraceContext | None:
     """The innermost active trace, or None outside tracing."""
-    return _STACK[-1] if _STACK else None
+    return _LOCAL.traces[-1] if _LOCAL.traces else None
 
 
 def user_location() -> Location:
@@ -220,11 +228,11 @@ class TraceContext:
         self._captured: dict[int, Tracer] = {}
 
     def __enter__(self) -> TraceContext:
-        _STACK.append(self)
+        _LOCAL.traces.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _STACK.remove(self)
+        _LOCAL.traces.remove(self)
 
     def arguments(self, weak: Sequence[bool] | None = None) -> list[Tracer]:
         args = self.func.entry_block.args
@@ -253,7 +261,7 @@ class TraceContext:
     def emit(self) -> Builder:
         """The builder, its location set to the user's current line. Raises `TracerError` when the
         trace is not the innermost active one (a tracer leaked out of its function)."""
-        if not _STACK or _STACK[-1] is not self:
+        if not _LOCAL.traces or _LOCAL.traces[-1] is not self:
             raise TracerError(f"a traced value was used outside the function that traced it (at {user_line()}); "
                               "return it from the jitted function instead of storing it")
         self.builder.location = user_location()
@@ -300,15 +308,15 @@ class Tracer:
         enclosing active trace (a closure of a function traced by grad, vmap, jvp...). A tracer of
         a trace that is no longer active (leaked) is returned as is: using it raises."""
         t = self._trace
-        if not _STACK or _STACK[-1] is t or not any(s is t for s in _STACK):
+        if not _LOCAL.traces or _LOCAL.traces[-1] is t or not any(s is t for s in _LOCAL.traces):
             return self
-        return _STACK[-1].capture(self)
+        return _LOCAL.traces[-1].capture(self)
 
     @property
     def value(self) -> Value:
         """The IR value, in the innermost active trace (see `_resolved`)."""
         t = self._trace
-        if not _STACK or _STACK[-1] is t:
+        if not _LOCAL.traces or _LOCAL.traces[-1] is t:
             return self._value
         return self._resolved()._value
 
@@ -316,7 +324,7 @@ class Tracer:
     def trace(self) -> TraceContext:
         """The trace the value belongs to: the innermost active one for a captured closure value."""
         t = self._trace
-        if not _STACK or _STACK[-1] is t:
+        if not _LOCAL.traces or _LOCAL.traces[-1] is t:
             return t
         return self._resolved()._trace
 

@@ -31,6 +31,7 @@ cotangent is pushed on a paired stack, popped by the push's rule), so gradients 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -199,28 +200,37 @@ class _State:
         return v
 
 
-_STATES: list[_State] = []
+class _PerThread(threading.local):
+    """Each thread differentiates on its own: the VJPs under way (innermost last) and, for the
+    region functions they build, each argument standing for a captured value -> that value."""
+
+    def __init__(self) -> None:
+        self.states: list[_State] = []
+        self.origins: dict[Value, Value] = {}
+
+
+_LOCAL = _PerThread()
 
 
 def current_state() -> _State:
     """The innermost `vjp_function` being built (for rules of ops with regions)."""
-    return _STATES[-1]
+    return _LOCAL.states[-1]
 
 
 def accumulate_captured(value: Value, ct: Value | None) -> None:
     """Add `ct` to the cotangent of `value`, a value captured by a region op (not its operand)."""
-    _STATES[-1].accumulate(value, ct)
+    _LOCAL.states[-1].accumulate(value, ct)
 
 
 def is_active(value: Value) -> bool:
     """Whether `value` depends on a differentiated argument (only active values get cotangents)."""
-    return value in _STATES[-1].active
+    return value in _LOCAL.states[-1].active
 
 
 def replace_op(old: Operation, new_values: Sequence[Value]) -> None:
     """Replace a forward op by the values of a rewritten one (a while that now counts its
     iterations and saves values) and erase it; the function's outputs follow the replacement."""
-    state = _STATES[-1]
+    state = _LOCAL.states[-1]
     for r, v in zip(old.results, new_values):
         r.replace_all_uses_with(v)
         state.replaced[r] = v
@@ -287,8 +297,8 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
     block = new.regions[0].entry
     old_block = fn.regions[0].entry
     mapping: dict = dict(zip(old_block.args, block.args))
-    if _STATES:  # a region's VJP: its arguments stand for the region function's (for _cotangent_stack)
-        _ORIGINS.update((n, o) for o, n in zip(old_block.args, block.args) if o in _ORIGINS)
+    if _LOCAL.states:  # a region's VJP: its arguments stand for the region function's (for _cotangent_stack)
+        _LOCAL.origins.update((n, o) for o, n in zip(old_block.args, block.args) if o in _LOCAL.origins)
     b = Builder(InsertionPoint.at_end(block))
     forward: list[Operation] = []
     ret = None
@@ -304,7 +314,7 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
         b.insert(Operation.create(BOUNDARY))
 
     state = _State(b, _activity(forward, [block.args[i] for i in (*wrt, *active_args)]))
-    _STATES.append(state)
+    _LOCAL.states.append(state)
     try:
         for k, i in enumerate(cotangent_outputs):
             state.accumulate(outputs[i], block.args[len(ftype.inputs) + k])
@@ -327,9 +337,9 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
             for v, ct in zip(operands, operand_cts):
                 state.accumulate(v, ct)
     finally:
-        _STATES.pop()
-        if not _STATES:
-            _ORIGINS.clear()
+        _LOCAL.states.pop()
+        if not _LOCAL.states:
+            _LOCAL.origins.clear()
     results = [state.resolve(v) for v in outputs]
     for i in wrt:
         arg = block.args[i]
@@ -355,8 +365,6 @@ def vjp_module(module: Operation, wrt: Sequence[int], cotangent_outputs: Sequenc
 # --- the stack dialect (second order through loops) ----------------------------------------------
 
 STACK_OPS = frozenset({"stack.push", "stack.pop"})
-# The argument of a region function standing for a captured value -> that value.
-_ORIGINS: dict[Value, Value] = {}
 
 
 def _cotangent_stack(b: Builder, s: Value) -> Value:
@@ -404,7 +412,7 @@ def region_function(region: Any, free: Sequence[Value], name: str = "region") ->
     fb = fn.regions[0].entry
     mapping: dict = dict(zip(block.args, fb.args))
     mapping.update(zip(free, fb.args[len(block.args):]))
-    _ORIGINS.update(zip(fb.args[len(block.args):], free))
+    _LOCAL.origins.update(zip(fb.args[len(block.args):], free))
     for o in block.ops:
         if o is ret:
             fb.append(func.ReturnOp.build([mapping.get(v, v) for v in o.operands]))

@@ -25,6 +25,7 @@ starts the shorter lanes late (after a counting pass) so the backward loop pops 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -138,7 +139,7 @@ def _custom_derivative_rule(b, op, args, dims):
     same axis; the values the region captures keep their own batching (an unbatched constant
     stays one: a reduce's initial value, say, must not become batched). The op keeps its
     derivative under vmap."""
-    size = _STATES[-1].size
+    size = _LOCAL.states[-1].size
     operands = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
     free, fvals, fdims = _captured(b, op)
     block = op.regions[0].entry
@@ -156,16 +157,14 @@ def _custom_derivative_rule(b, op, args, dims):
 
 # --- stacks of saved values (vmap of a gradient through a loop) ------------------------------------
 
-# Stacks on which batched values are pushed lane by lane (their pops are batched).
-_SPLIT_STACKS: set[Any] = set()
 
 
 def _stack_root(s: Value) -> Any:
     """What identifies the run-time stack `s`: the captured value a region argument stands for,
     and for a `stack.companion` the companion of its stack's root (one per stack, however many
     companion ops ask for it)."""
-    while s in autodiff._ORIGINS:
-        s = autodiff._ORIGINS[s]
+    while s in autodiff._LOCAL.origins:
+        s = autodiff._LOCAL.origins[s]
     owner = s.owner_op
     if owner is not None and owner.name == "stack.companion":
         return ("companion", _stack_root(owner.operands[0]))
@@ -173,7 +172,7 @@ def _stack_root(s: Value) -> Any:
 
 
 def _pops_split(op: Operation, mapping: dict) -> bool:
-    return any(n.name == "stack.pop" and _stack_root(mapping.get(n.operands[0], n.operands[0])) in _SPLIT_STACKS
+    return any(n.name == "stack.pop" and _stack_root(mapping.get(n.operands[0], n.operands[0])) in _LOCAL.split_stacks
                for n in op.walk() if n is not op)
 
 
@@ -188,7 +187,7 @@ def _stack_push(b, op, args, dims):
     if dims[1] is None:
         stack.push(b, s, v)
         return [], []
-    _SPLIT_STACKS.add(_stack_root(s))
+    _LOCAL.split_stacks.add(_stack_root(s))
     v = moveaxis(b, v, dims[1], 0)
     shape = _shape(v)
     for lane in range(shape[0]):
@@ -201,9 +200,9 @@ def _stack_push(b, op, args, dims):
 def _stack_pop(b, op, args, dims):
     from loom.dialects import stack
     s = args[0]
-    if _stack_root(s) not in _SPLIT_STACKS:
+    if _stack_root(s) not in _LOCAL.split_stacks:
         return [stack.pop(b, s)], [None]
-    size = _STATES[-1].size
+    size = _LOCAL.states[-1].size
     lanes = [stack.pop(b, s) for _ in range(size)][::-1]
     t = s.type.element_type
     parts = [stablehlo.reshape(b, x, (1, *t.shape)) for x in lanes]
@@ -222,15 +221,24 @@ class _State:
         self.size = size
 
 
-_STATES: list[_State] = []
-# Whether each result of the last `vmap_function` was batched before `out_dims` were applied.
-batched_outputs: list[bool] = []
+class _PerThread(threading.local):
+    """Each thread batches on its own: the vmaps under way (innermost last), the stacks on which
+    batched values are pushed lane by lane (their pops are batched), and whether each result of
+    the thread's last `vmap_function` was batched before `out_dims` were applied."""
+
+    def __init__(self) -> None:
+        self.states: list[_State] = []
+        self.split_stacks: set[Any] = set()
+        self.batched_outputs: list[bool] = []
+
+
+_LOCAL = _PerThread()
 
 
 def _captured(b: Builder, op: Operation, all_batched: bool = False) -> tuple[list[Value], list[Value],
                                                                               list[int | None]]:
     """The values `op` captures: (old values, new values with any batch dim at 0, their dims)."""
-    st = _STATES[-1]
+    st = _LOCAL.states[-1]
     free = autodiff.region_free_values(op)
     vals, dims = [], []
     for v in free:
@@ -247,7 +255,7 @@ def _vmapped(region: object, free: list[Value], arg_dims: list[int | None], free
              size: int, out_dims: Sequence[int | None] | int | None) -> tuple[Operation, list[bool]]:
     fn = autodiff.region_function(region, free)
     out = vmap_function(fn, [*arg_dims, *free_dims], size, out_dims)
-    return out, list(batched_outputs)
+    return out, list(_LOCAL.batched_outputs)
 
 
 def _inline(bb: Builder, fn: Operation, values: Sequence[Value]) -> list[Value]:
@@ -273,7 +281,7 @@ def _lanes(b: Builder, pred: Value, like: Value) -> Value:
 def _while(b, op, args, dims):
     # As JAX: a fixpoint finds the batched carries; a batched predicate batches every carry, the
     # loop runs while any lane's predicate holds, and finished lanes keep their values (select).
-    size = _STATES[-1].size
+    size = _LOCAL.states[-1].size
     n = len(args)
     free, fvals, fdims = _captured(b, op)
     batched = [d is not None for d in dims]
@@ -387,7 +395,7 @@ def _branches(b, op, args, dims):
     # An unbatched selector keeps the op (branches batched); a batched one runs every branch and
     # selects per lane, each branch's inputs masked so that the lanes it does not own carry no
     # cotangent back (no NaN or inf from an unselected branch reaches a gradient).
-    size = _STATES[-1].size
+    size = _LOCAL.states[-1].size
     sel, sd = args[0], dims[0]
     free, fvals, fdims = _captured(b, op, all_batched=sd is not None)
     fns = [_vmapped(r, free, [], fdims, size, 0)[0] for r in op.regions]
@@ -444,9 +452,9 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
     bdims: dict[Value, int] = {a: d for a, d in zip(block.args, in_dims) if d is not None}
     b = Builder(InsertionPoint.at_end(block))
     ret = None
-    origins = autodiff._ORIGINS  # a region's arguments -> the captured values (stacks of saved values)
+    origins = autodiff._LOCAL.origins  # a region's arguments -> the captured values (stacks of saved values)
     origins.update((n, o) for o, n in zip(old_block.args, block.args) if o in origins)
-    _STATES.append(_State(mapping, bdims, axis_size))
+    _LOCAL.states.append(_State(mapping, bdims, axis_size))
     try:
         for old in old_block.ops:
             if old.name == "func.return":
@@ -457,7 +465,7 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
             # a region op that captures a batched value is batched too
             captured = old.regions and (any(bdims.get(mapping.get(v, v)) is not None
                                                 for v in autodiff.region_free_values(old)) or _pops_split(old, mapping))
-            if old.name == "stack.pop" and _stack_root(args[0]) in _SPLIT_STACKS:
+            if old.name == "stack.pop" and _stack_root(args[0]) in _LOCAL.split_stacks:
                 captured = True
             if all(d is None for d in ds) and not captured:
                 new_op = b.insert(old.clone(mapping))
@@ -475,15 +483,15 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
                 if d is not None:
                     bdims[v] = d
     finally:
-        _STATES.pop()
-        if not _STATES and not autodiff._STATES:
+        _LOCAL.states.pop()
+        if not _LOCAL.states and not autodiff._LOCAL.states:
             origins.clear()
-            _SPLIT_STACKS.clear()
+            _LOCAL.split_stacks.clear()
     if ret is None:
         raise ValueError("the function has no func.return")
     b.location = fn.location
-    batched_outputs.clear()
-    batched_outputs.extend(bdims.get(mapping.get(v, v)) is not None for v in ret.operands)
+    _LOCAL.batched_outputs.clear()
+    _LOCAL.batched_outputs.extend(bdims.get(mapping.get(v, v)) is not None for v in ret.operands)
     values = []
     for i, (v, d) in enumerate(zip(ret.operands, out_dims)):
         v = mapping.get(v, v)

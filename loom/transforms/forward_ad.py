@@ -21,6 +21,7 @@ are the JVPs of the forward bodies, the tangents of captured values looked up wi
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -120,17 +121,24 @@ class _State:
         self.replaced: dict[Value, Value] = {}
 
 
-_STATES: list[_State] = []
+class _PerThread(threading.local):
+    """Each thread differentiates on its own: the JVPs under way, innermost last."""
+
+    def __init__(self) -> None:
+        self.states: list[_State] = []
+
+
+_LOCAL = _PerThread()
 
 
 def tangent_of(value: Value) -> Value | None:
     """The tangent of `value` in the innermost `jvp_function` being built (None for zero)."""
-    return _STATES[-1].tangents.get(value)
+    return _LOCAL.states[-1].tangents.get(value)
 
 
 def replace_op(old: Operation, new_values: Sequence[Value]) -> None:
     """Replace `old` by `new_values` (a control-flow op rebuilt to carry tangents) and erase it."""
-    state = _STATES[-1]
+    state = _LOCAL.states[-1]
     for r, v in zip(old.results, new_values):
         r.replace_all_uses_with(v)
         state.replaced[r] = v
@@ -228,7 +236,7 @@ def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()
             tangents[arg] = t
     b = Builder(InsertionPoint.at_end(block))
     ret = None
-    _STATES.append(state)
+    _LOCAL.states.append(state)
     try:
         for old in old_block.ops:
             if old.name == "func.return":
@@ -259,7 +267,7 @@ def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()
                 if t is not None and is_float(r.type):
                     tangents[r] = t
     finally:
-        _STATES.pop()
+        _LOCAL.states.pop()
     if ret is None:
         raise ValueError("the function has no func.return")
     outputs = [mapping.get(v, v) for v in ret.operands]
