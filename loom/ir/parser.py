@@ -106,13 +106,29 @@ for _k in FLOAT_KINDS:
     _SIMPLE_TYPES[_k] = FloatType(_k)
 
 
+MAX_INTEGER_WIDTH = 16_777_215  # MLIR's limit on an integer type's bit width
+
+
 def _simple_type(text: str) -> Type | None:
     t = _SIMPLE_TYPES.get(text)
     if t is None:
         m = re.fullmatch(r"(s|u)?i([0-9]+)", text)
-        if m:
+        if m and len(m.group(2)) <= 8 and int(m.group(2)) <= MAX_INTEGER_WIDTH:  # else a located error
             t = _SIMPLE_TYPES[text] = IntegerType(int(m.group(2)), m.group(1) or "")
     return t
+
+
+def integer_fits(magnitude: int, negative: bool, type: IntegerType | IndexType) -> bool:
+    """Whether an integer literal fits `type`, by MLIR's rule: the magnitude fits the bit width; a
+    negative value keeps the sign bit once negated (so down to -2^(w-1), and `-0` does not); a
+    positive value of a signed type leaves the sign bit clear. A signless type takes both readings
+    (-1 and 2^w - 1 are the same i32)."""
+    width = 64 if isinstance(type, IndexType) else type.width
+    if magnitude >> width:
+        return False
+    if negative:
+        return 0 < magnitude <= 1 << (width - 1) if width else False
+    return not (isinstance(type, IntegerType) and type.signedness == "s" and magnitude >> (width - 1))
 
 
 def unescape(body: str) -> str:
@@ -435,10 +451,12 @@ class Parser:
         if d is None:
             saved = self.pos
             self.pos = pos
-            d = self._parse_dict_body_as_dict()
-            if self.pos != pos + len(text):
-                raise self.error("malformed attribute dictionary", pos)
-            self.pos = saved
+            try:
+                d = self._parse_dict_body_as_dict()
+                if self.pos != pos + len(text):
+                    raise self.error("malformed attribute dictionary", pos)
+            finally:  # on an error the slow path parses the op again from where it was
+                self.pos = saved
             self._dict_cache[text] = d
         return d
 
@@ -455,8 +473,10 @@ class Parser:
             if sig is None:
                 saved = self.pos
                 self.pos = m.start(7)
-                sig = self.parse_signature()
-                self.pos = saved
+                try:
+                    sig = self.parse_signature()
+                finally:
+                    self.pos = saved
             cache = self._dict_cache
             if props_text is not None:
                 props = cache.get(props_text)
@@ -828,6 +848,8 @@ class Parser:
         t = _simple_type(kw)
         if t is not None:
             return t
+        if re.fullmatch(r"[su]?i[0-9]+", kw):
+            raise self.error(f"integer bitwidth is limited to {MAX_INTEGER_WIDTH} bits", pos)
         if kw in ("tensor", "memref", "vector"):
             return self._parse_shaped(kw, pos)
         if kw == "complex":
@@ -1138,14 +1160,11 @@ class Parser:
         if not isinstance(type, (IntegerType, IndexType)):
             raise self.error(f"integer literal not valid for specified type '{type}'", pos)
         value = int(text, 0)
-        if isinstance(type, IntegerType):
-            if value < 0 and type.is_unsigned:
-                raise self.error("negative integer literal not valid for unsigned integer type", pos)
-            if type.width == 1 and value not in (0, 1, -1):
-                raise self.error("integer constant out of range for attribute", pos)
-            if type.width and (value >= (1 << type.width) or value < -(1 << (type.width - 1))) and not (
-                    type.width >= 1 and value < 0 and -value <= (1 << type.width)):
-                raise self.error("integer constant out of range for attribute", pos)
+        negative = text.lstrip().startswith("-")
+        if negative and isinstance(type, IntegerType) and type.is_unsigned:
+            raise self.error("negative integer literal not valid for unsigned integer type", pos)
+        if not integer_fits(abs(value), negative, type):
+            raise self.error("integer constant out of range for attribute", pos)
         return IntegerAttr(type, type.normalize(value))
 
     def _parse_dense(self, start: int) -> Attribute:
@@ -1223,6 +1242,10 @@ class Parser:
             raise self.error(f"expected integer elements, but parsed floating-point for type '{et}'", pos)
         v = int(x)
         assert isinstance(et, (IntegerType, IndexType))  # _storage_bytes has rejected every other type
+        if v < 0 and isinstance(et, IntegerType) and et.is_unsigned:
+            raise self.error("expected unsigned integer elements, but parsed negative value", pos)
+        if not isinstance(x, (bool, _Hex)) and not integer_fits(abs(v), v < 0, et):
+            raise self.error("integer constant out of range for type", pos)
         if isinstance(et, IntegerType) and et.width == 1:
             return bytes([v & 1])
         v = et.normalize(v)
@@ -1281,7 +1304,10 @@ class Parser:
                 elif self.accept_keyword("false"):
                     values.append(0)
                 else:
-                    values.append(et.normalize(self.parse_int()))
+                    value = self.parse_int()
+                    if not integer_fits(abs(value), value < 0, et):
+                        raise self.error("integer constant out of range", pos)
+                    values.append(et.normalize(value))
                 if not self.accept(","):
                     break
         self.expect(">")
