@@ -41,6 +41,7 @@ from support.op_info import (  # noqa: E402  (the edge-case inputs of the per-op
     reduce_precision_inputs,
     shift_amounts,
 )
+from support.oracles import assert_matches  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
@@ -108,29 +109,6 @@ def make_args(c: Case) -> list[np.ndarray]:
     return args
 
 
-def tolerance(dtype: np.dtype, override: float | None) -> float:
-    if override is not None:
-        return override
-    if dtype == np.dtype(BF16):
-        return 2e-2
-    if dtype == np.float16:
-        return 4e-3
-    if dtype in (np.dtype(np.float64), np.dtype(np.complex128)):
-        return 1e-10
-    return 2e-5
-
-
-def assert_matches(actual, expected, tol: float | None, what: str) -> None:
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    if actual.dtype.kind in "fcV":
-        t = tolerance(actual.dtype, tol)
-        wide = np.complex128 if actual.dtype.kind == "c" else np.float64
-        np.testing.assert_allclose(actual.astype(wide), expected.astype(wide), rtol=t, atol=t, equal_nan=True,
-                                   err_msg=what)
-    else:
-        np.testing.assert_array_equal(actual, expected, err_msg=what)
 
 
 # Lowering, cached per session ---------------------------------------------------------------------

@@ -21,7 +21,8 @@ from loom.transforms.batching import vmap_module
 from loom.transforms.forward_ad import jvp_function
 
 jax = pytest.importorskip("jax")
-from support.op_info import BF16, MLIR_TYPES, OP_INFO, OpInfo  # noqa: E402
+from support.op_info import MLIR_TYPES, OP_INFO, OpInfo  # noqa: E402
+from support.oracles import assert_matches  # noqa: E402
 
 CPU = jax.devices("cpu")[0]
 
@@ -49,29 +50,6 @@ def oracle(fn, *args):
         return jax.tree_util.tree_map(np.asarray, jax.jit(fn)(*args))
 
 
-def tolerance(dtype: np.dtype, override: float | None) -> float:
-    if override is not None:
-        return override
-    if dtype == BF16:
-        return 2e-2
-    if dtype == np.float16:
-        return 4e-3
-    if dtype in (np.dtype(np.float64), np.dtype(np.complex128)):
-        return 1e-10
-    return 2e-5
-
-
-def assert_matches(actual, expected, tol: float | None, what: str) -> None:
-    actual, expected = np.asarray(actual), np.asarray(expected)
-    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    if actual.dtype.kind in "fcV":
-        t = tolerance(actual.dtype, tol)
-        wide = np.complex128 if actual.dtype.kind == "c" else np.float64
-        np.testing.assert_allclose(actual.astype(wide), expected.astype(wide), rtol=t, atol=t, equal_nan=True,
-                                   err_msg=what)
-    else:
-        np.testing.assert_array_equal(actual, expected, err_msg=what)
 
 
 def _id(info: OpInfo) -> str:
