@@ -31,6 +31,7 @@ from loom.numpy import _lax_numpy as lax_numpy
 from loom.numpy import _reductions as reductions
 from loom.numpy import _scalar_types as scalar_types
 from loom.numpy._util import ArrayLike, as_bool, dtype_of, is_traced
+from loom.ops import elementwise
 
 
 def _elementwise_binary(np_fn: Callable, hlo_fn: Callable) -> Callable[[ArrayLike, ArrayLike], Any]:
@@ -59,6 +60,47 @@ def _elementwise_unary(np_fn: Callable, hlo_fn: Callable, to_float: bool = False
     return fn
 
 
+# The rows of the op table (loom.ops.elementwise) whose loom.numpy function is numpy's of the same
+# name applied by the op: numpy's own function on plain arrays (in the dtype JAX's promotion
+# gives), traced the operands promoted (to a floating dtype for an op that takes no integers) and
+# broadcast, then the op. The other rows' functions are written out in this module, for what numpy
+# or jax.numpy adds to the op, listed here with the reason.
+WRITTEN_BY_HAND = {
+    **dict.fromkeys(("abs", "sign", "floor", "ceil", "rint", "square", "isfinite", "isinf", "isposinf",
+                     "isneginf", "true_divide", "fmod", "arctan2", "nextafter"),
+                    "integer and bool operands as jax.numpy treats them (kept, or converted to float)"),
+    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
+                     "bitwise_count"), "integer or bool operands only, with numpy's error otherwise"),
+    **dict.fromkeys(("sinh", "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "cbrt"),
+                    "jax.numpy's formula, half precision computed in float32"),
+    **dict.fromkeys(("real", "imag", "conjugate"), "the front end has no complex dtype"),
+    **dict.fromkeys(("astype", "where", "clip"), "arguments beside the op's operands (a dtype, one-argument "
+                                                  "where, optional bounds)"),
+}
+
+
+def elementwise_function(row: Any) -> Callable[..., Any]:
+    """The loom.numpy function of an op-table row, named `row.lnp` (numpy's name)."""
+    np_fn = getattr(np, row.lnp)
+
+    def hlo(b: Any, *values: Any) -> Any:
+        return row.op.build(b, *values).results[0]
+    if len(row.op.definition.operands) == 2:
+        return _elementwise_binary(np_fn, hlo)
+    kinds = row.op.definition.operands[0].constraint.kinds
+    return _elementwise_unary(np_fn, hlo, to_float=not any(k in kinds for k in "is"))
+
+
+ELEMENTWISE_FUNCTIONS = {row.lnp: elementwise_function(row) for row in elementwise.OPS
+                         if row.lnp is not None and row.lnp not in WRITTEN_BY_HAND}
+globals().update(ELEMENTWISE_FUNCTIONS)
+# the ones the functions below are written with
+add, subtract, multiply, maximum, minimum, power, negative, exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh = (
+    ELEMENTWISE_FUNCTIONS[name] for name in ("add", "subtract", "multiply", "maximum", "minimum", "power",
+                                             "negative", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos",
+                                             "tan", "tanh"))
+
+
 def _comparison(np_fn: Callable, direction: str) -> Callable[[ArrayLike, ArrayLike], Any]:
     def fn(x: ArrayLike, y: ArrayLike) -> Any:
         trace = _trace_of(x, y)
@@ -69,45 +111,6 @@ def _comparison(np_fn: Callable, direction: str) -> Callable[[ArrayLike, ArrayLi
     fn.__name__ = fn.__qualname__ = np_fn.__name__
     fn.__doc__ = f"Elementwise `numpy.{np_fn.__name__}` (a bool array)."
     return fn
-
-
-add = _elementwise_binary(np.add, stablehlo.add)
-
-
-subtract = _elementwise_binary(np.subtract, stablehlo.subtract)
-
-
-multiply = _elementwise_binary(np.multiply, stablehlo.multiply)
-
-
-maximum = _elementwise_binary(np.maximum, stablehlo.maximum)
-
-
-minimum = _elementwise_binary(np.minimum, stablehlo.minimum)
-
-
-power = _elementwise_binary(np.power, stablehlo.power)
-
-
-exp = _elementwise_unary(np.exp, stablehlo.exponential, to_float=True)
-
-
-log = _elementwise_unary(np.log, stablehlo.log, to_float=True)
-
-
-tanh = _elementwise_unary(np.tanh, stablehlo.tanh, to_float=True)
-
-
-sin = _elementwise_unary(np.sin, stablehlo.sine, to_float=True)
-
-
-cos = _elementwise_unary(np.cos, stablehlo.cosine, to_float=True)
-
-
-sqrt = _elementwise_unary(np.sqrt, stablehlo.sqrt, to_float=True)
-
-
-negative = _elementwise_unary(np.negative, stablehlo.negate)
 
 
 _abs = _elementwise_unary(np.abs, stablehlo.abs_)
@@ -160,12 +163,6 @@ _floor = _elementwise_unary(np.floor, stablehlo.floor)
 _ceil = _elementwise_unary(np.ceil, stablehlo.ceil)
 
 
-log1p = _elementwise_unary(np.log1p, stablehlo.log_plus_one, to_float=True)
-
-
-expm1 = _elementwise_unary(np.expm1, stablehlo.exponential_minus_one, to_float=True)
-
-
 def floor(x: ArrayLike) -> Any:
     """Elementwise floor; integers and bools are returned unchanged (as JAX)."""
     if isinstance(x, Tracer) and x.dtype.kind in "iub":
@@ -178,9 +175,6 @@ def ceil(x: ArrayLike) -> Any:
     if isinstance(x, Tracer) and x.dtype.kind in "iub":
         return x
     return _ceil(x)
-
-
-tan = _elementwise_unary(np.tan, stablehlo.tan, to_float=True)
 
 
 def square(x: ArrayLike) -> Any:
@@ -878,7 +872,8 @@ atan2 = arctan2
 pow = power  # noqa: A001 - the array API's name
 
 
-__all__ = ["abs", "absolute", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
+__all__ = sorted(set([
+    "abs", "absolute", "acos", "acosh", "add", "angle", "arccos", "arccosh", "arcsin", "arcsinh", "arctan",
     "arctan2", "arctanh", "around", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_count",
     "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
     "cbrt", "ceil", "clip", "conj", "conjugate", "copysign", "cos", "cosh", "deg2rad", "degrees", "divide",
@@ -889,4 +884,4 @@ __all__ = ["abs", "absolute", "acos", "acosh", "add", "angle", "arccos", "arccos
     "maximum", "minimum", "mod", "modf", "multiply", "nan_to_num", "negative", "nextafter", "not_equal", "positive",
     "pow", "power", "rad2deg", "radians", "real", "reciprocal", "remainder", "right_shift", "rint", "round", "sign",
     "signbit", "sin", "sinc", "sinh", "spacing", "sqrt", "square", "subtract", "tan", "tanh", "true_divide",
-    "trunc"]
+    "trunc"]) | set(ELEMENTWISE_FUNCTIONS))
