@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def cpu_name() -> str:
@@ -30,3 +39,35 @@ def fmt(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1e3:.2f} ms"
     return f"{seconds:.3f} s"
+
+
+def spread(times: list[float]) -> dict[str, float]:
+    """Median, minimum and maximum of raw timings: what notes quote (the median and its spread)."""
+    return {"median": statistics.median(times), "min": min(times), "max": max(times)}
+
+
+def write_record(name: str, payload: dict[str, Any]) -> Path:
+    """Write `payload` (every contender's raw timings and the figures derived from them) as
+    `benchmarks/results/NAME-YYYYMMDD-HHMM.json`, with the command line, the git commit, the
+    machine, its load average and the library versions, so that a quoted figure names its file."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                cwd=RESULTS.parent, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    versions = {}
+    for module in ("loom", "numpy", "jax", "jaxlib", "xdsl", "torch", "faiss"):
+        try:
+            versions[module] = str(getattr(__import__(module), "__version__", "?"))
+        except Exception:  # absent or broken: recorded as such
+            versions[module] = None
+    record = {"benchmark": name, "command": [Path(sys.argv[0]).name, *sys.argv[1:]], "commit": commit,
+              "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "machine": {"system": f"{platform.system()} {platform.machine()}", "cpu": cpu_name(),
+                          "cpus": os.cpu_count(), "python": platform.python_version(),
+                          "load_average_1min": load_average()},
+              "versions": versions, **payload}
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M')}.json"
+    path.write_text(json.dumps(record, indent=1) + "\n")
+    return path

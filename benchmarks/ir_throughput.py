@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench_common import cpu_name  # noqa: E402
+from bench_common import cpu_name, spread, write_record  # noqa: E402
 
 STEPS = ("parse", "verify", "print", "canonicalize")
 GROUP_OPS = 12  # ops in one group of `_group`
@@ -207,6 +207,7 @@ TOOLS: dict[str, Callable[[], Tool]] = {"loom": Loom, "xdsl": XDSL, "mlir": MLIR
 @dataclass
 class Result:
     seconds: dict[str, float] = field(default_factory=dict)  # step -> best time
+    rounds: dict[str, list[float]] = field(default_factory=dict)  # step -> every round's time
     notes: list[str] = field(default_factory=list)
     ops_after_canonicalize: int | None = None
     generic_text: str | None = None
@@ -223,6 +224,7 @@ def measure_round(tool: Tool, text: str, r: Result, last: bool) -> None:
     """One run of every step of `tool`; keeps the best time of each step in `r`."""
     def keep(step: str, seconds: float) -> None:
         r.seconds[step] = min(r.seconds.get(step, float("inf")), seconds)
+        r.rounds.setdefault(step, []).append(seconds)
 
     seconds, module = _timed(tool.parse, text)
     keep("parse", seconds)
@@ -341,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
             tools[tool.name] = tool
         except ImportError as e:
             unavailable[key] = f"not installed ({e})"
+    sizes_record: list[dict] = []
     for n_ops in sizes:
         text = build_module_text(n_ops)
         skipped = dict(unavailable)
@@ -353,6 +356,12 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(report(actual or n_ops, len(text), results, skipped))
         sys.stdout.flush()
+        sizes_record.append({"ops": actual or n_ops, "bytes": len(text), "skipped": skipped,
+                             "tools": {n: {"seconds": r.rounds, "median_spread": {k: spread(v) for k, v in
+                                                                                  r.rounds.items()},
+                                           "notes": r.notes} for n, r in results.items()}})
+    path = write_record("ir_throughput", {"repeat": args.repeat, "sizes": sizes_record})
+    print(f"\nrecord: {path.relative_to(path.parent.parent.parent)}")
     return 0
 
 
