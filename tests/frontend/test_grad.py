@@ -20,15 +20,7 @@ jnp = pytest.importorskip("jax.numpy")
 
 from support.gradient_cases import BASIC_CASES as CASES  # noqa: E402  (it imports jax)
 from support.gradient_cases import ONEHOT, xent  # noqa: E402  (it imports jax)
-
-
-def _inputs(shapes, positive, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for s in shapes:
-        a = rng.uniform(0.5, 2.0, size=s) if positive else rng.normal(size=s)
-        out.append(np.asarray(a, dtype=dtype))
-    return out
+from support.gradient_cases import case_inputs as _inputs  # noqa: E402
 
 
 @pytest.mark.parametrize("name,fn,shapes,positive", CASES, ids=[c[0] for c in CASES])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from support.gradient_cases import SUITES
+from support.gradient_cases import case_inputs as _inputs
 
 import loom
 import loom.numpy as lnp
@@ -135,12 +136,6 @@ def _cases() -> list[tuple]:
 
 
 CASES = _cases()
-
-
-def _inputs(shapes, positive: bool, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return [np.asarray(rng.uniform(0.5, 2.0, size=s) if positive else rng.normal(size=s), np.float64)
-            for s in shapes]
 
 
 def test_the_suites_cover_at_least_150_functions():

@@ -18,16 +18,8 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
 from support.gradient_cases import ARRAY_OP_CASES as CASES  # noqa: E402  (it imports jax)
+from support.gradient_cases import case_inputs as _inputs  # noqa: E402
 from support.gradient_cases import weights  # noqa: E402  (it imports jax)
-
-
-def _inputs(shapes, positive, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for s in shapes:
-        a = rng.uniform(0.5, 2.0, size=s) if positive else rng.normal(size=s)
-        out.append(np.asarray(a, dtype=dtype))
-    return out
 
 
 @pytest.mark.parametrize("name,fn,shapes,positive", CASES, ids=[c[0] for c in CASES])

@@ -19,6 +19,8 @@ pytestmark = pytest.mark.usefixtures("loom_x64")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
+from support.gradient_cases import case_inputs as _inputs  # noqa: E402  (it imports jax)
+
 
 def _softmax(m, x):
     e = m.exp(x - m.max(x, axis=-1, keepdims=True))
@@ -71,15 +73,6 @@ CASES = [
 ]
 
 _ids = [c[0] for c in CASES]
-
-
-def _inputs(shapes, positive, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for s in shapes:
-        a = rng.uniform(0.5, 2.0, size=s) if positive else rng.normal(size=s)
-        out.append(np.asarray(a, dtype=dtype))
-    return out
 
 
 @pytest.mark.parametrize("name,fn,shapes,positive", CASES, ids=_ids)

@@ -181,3 +181,9 @@ ARRAY_OP_CASES = [
 
 # every case above, by the suite that owns it (name: cases)
 SUITES = {"grad": BASIC_CASES, "grad_array_ops": ARRAY_OP_CASES}
+
+
+def case_inputs(shapes, positive: bool, dtype=np.float64, seed: int = 0) -> list[np.ndarray]:
+    """Inputs of a case's shapes: uniform in [0.5, 2] for a case on positives, normal otherwise."""
+    rng = np.random.default_rng(seed)
+    return [np.asarray(rng.uniform(0.5, 2.0, size=s) if positive else rng.normal(size=s), dtype) for s in shapes]
