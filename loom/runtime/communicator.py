@@ -1,0 +1,86 @@
+"""The interface between the collective kernels and a transport.
+
+A per-device program (one partition of an SPMD program) runs with a `Communicator` and its own
+partition id installed by `spmd_context`; the kernels of `stablehlo.partition_id` and of the
+collectives read them with `current()`. Groups are lists of partition ids (already resolved from
+`replica_groups` by the kernel); every member of a group calls the same method with its own
+operand, and each gets its own result. Implementations: threads in one process
+(loom.runtime.local) and processes on torch.distributed (loom.runtime.distributed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+REDUCTIONS = ("sum", "prod", "max", "min", "and", "or", "xor")
+
+
+class Communicator(Protocol):
+    """Collectives among `num_partitions` partitions. `me` is the caller's partition id; every
+    call blocks until its result is ready, and fails (never hangs) when a peer is gone, with an
+    error naming it."""
+
+    num_partitions: int
+
+    def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
+        """Elementwise reduction (`REDUCTIONS`) of the group's operands."""
+        ...
+
+    def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
+        """The group's operands concatenated along `dim`, in group order."""
+        ...
+
+    def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
+        """The reduction of the group's operands, split along `dim` into len(group) pieces; piece
+        i to the group's i-th member."""
+        ...
+
+    def all_to_all(self, me: int, x: np.ndarray, group: Sequence[int], split_dim: int, concat_dim: int) -> np.ndarray:
+        """Piece j of each member's operand (split along `split_dim`) goes to member j, which
+        concatenates the pieces it receives along `concat_dim`, in group order."""
+        ...
+
+    def collective_permute(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Each (source, target) pair sends source's operand to target; a partition that is no
+        pair's target gets zeros."""
+        ...
+
+    def collective_broadcast(self, me: int, x: np.ndarray, group: Sequence[int]) -> np.ndarray:
+        """The operand of the group's first member, on every member."""
+        ...
+
+
+class SPMDContext(NamedTuple):
+    """The partition a thread is running, and how it reaches the others."""
+
+    partition_id: int
+    num_partitions: int
+    communicator: Communicator
+
+
+_LOCAL = threading.local()
+
+
+def current() -> SPMDContext:
+    """The SPMD context of this thread; outside one, a single partition with no peers."""
+    ctx = getattr(_LOCAL, "context", None)
+    if ctx is None:
+        raise RuntimeError("a collective or partition_id ran outside a partitioned run; run the program "
+                           "with loom.jit(..., in_shardings=...) or a mesh runtime")
+    return ctx
+
+
+@contextlib.contextmanager
+def spmd_context(partition_id: int, communicator: Communicator) -> Iterator[SPMDContext]:
+    """Run the body as partition `partition_id` of `communicator`'s partitions (per thread)."""
+    prev = getattr(_LOCAL, "context", None)
+    ctx = _LOCAL.context = SPMDContext(partition_id, communicator.num_partitions, communicator)
+    try:
+        yield ctx
+    finally:
+        _LOCAL.context = prev
