@@ -398,3 +398,8 @@ def _dynamic_update_slice_batch(b, op, args, dims):
 
 declare(["stablehlo.dynamic_gather", "stablehlo.torch_index_select"],
         unsupported("parsed and printed only: loom's front end emits stablehlo.gather"))
+
+
+declare(["stablehlo.gather", "stablehlo.scatter", "stablehlo.dynamic_gather", "stablehlo.torch_index_select"],
+        unsupported("indices may point anywhere: run replicated (its operands all-gathered), with a remark"),
+        tables=("sharding",))
