@@ -203,7 +203,7 @@ def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray]) -> np.ndarray:
     """The elementwise reduction of `arrays` in order, into a new array."""
     if len(arrays) == 1:
         return np.array(arrays[0])
-    out = ufunc(arrays[0], arrays[1])
+    out = np.asarray(ufunc(arrays[0], arrays[1]))  # a 0-d result comes back as a numpy scalar
     for a in arrays[2:]:
         ufunc(out, a, out=out)
     return out
