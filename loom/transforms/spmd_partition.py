@@ -343,19 +343,32 @@ class Partitioner:
         return self.b.insert(new)
 
     def factor_candidates(self, op: Operation, rule: ShardingRule) -> list[dict[int, tuple[str, ...]]]:
+        """Factor shardings to try: as the results want them, as the operands hold them, and as
+        the operands hold them with the axes of factors that must stay whole moved to another
+        factor (a sort over a split dimension sorts rows split further instead of gathering)."""
         from loom.transforms.sharding_propagation import Dim, Propagation
         prop = Propagation(self.mesh)
         results = [(dims, [Dim(a) for a in axes]) for dims, axes in zip(rule.results, self.result_axes(op))]
         operands = [(dims, [Dim(a) for a in self.lookup(v).axes]) for dims, v in zip(rule.operands, op.operands)]
-        out = []
+        raw = []
         for order in (results + operands, operands + results):
             factors: dict[int, tuple[str, ...]] = {}
             for dims, shard in order:
                 for f, (axes, _) in prop.project(rule, dims, shard).items():
                     if axes and f not in factors:
                         factors[f] = axes
-            out.append(self.sanitize(rule, factors))
-        return out
+            raw.append(factors)
+        blocked = rule.blocked()
+        moved = dict(raw[1])
+        for f in sorted(blocked):
+            axes = moved.pop(f, ())
+            for g in range(len(rule.sizes)):
+                if axes and g not in blocked and g not in rule.reduction and \
+                        rule.sizes[g] % self.pieces(moved.get(g, ()) + axes) == 0:
+                    moved[g] = moved.get(g, ()) + axes
+                    break
+        raw.append(moved)
+        return [self.sanitize(rule, factors) for factors in raw]
 
     def sanitize(self, rule: ShardingRule, factors: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
         """Drop shardings a factor may not have: blocked factors, an axis a factor of lower
@@ -573,6 +586,9 @@ class Partitioner:
         self.b.location = ret.location
         values = [self.reshard(self.lookup(v), t).value for v, t in zip(ret.operands, res_axes)]
         self.b.create(ret.name, values, [], dict(ret.properties), dict(ret.attributes), location=ret.location)
+        for prelude in (anchor, self._pid.owner_op, pid.owner_op):  # unused when nothing needed an offset
+            if not any(r.has_uses for r in prelude.results):
+                prelude.erase()
         for t, d, axes in zip(fn.properties["function_type"].value.results, res_dicts, res_axes):
             d["sdy.sharding"] = closed_attr(self.mesh_name, axes)
             d["loom.global_type"] = TypeAttr(t)
