@@ -33,7 +33,6 @@ from loom.transforms.autodiff import VJP_RULES, full, is_float
 from loom.transforms.autodiff import props_ints as _ints
 from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
-from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
 from loom.transforms.rule_builders import (
     I32,
     add_body,
@@ -47,6 +46,7 @@ from loom.transforms.rule_builders import (
     with_regions,
     zeros_like,
 )
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
 
 # --- gather ------------------------------------------------------------------------------------
 
