@@ -208,7 +208,10 @@ class Propagation:
             self.state[k] = [Dim() for _ in range(rank)]
         return self.state[k]
 
-    def set_initial(self, v: Any, dims: list[Dim]) -> None:
+    def set_initial(self, v: Any, dims: list[Dim], where: Any = None) -> None:
+        rank = len(v.shape) if isinstance(v, Slot) else len(shape_of(v))
+        if len(dims) != rank:
+            raise ShardingError(f"{where or v}: a sharding of {len(dims)} dimensions for a tensor of rank {rank}")
         self.state[self.key(v)] = dims
 
     def axes_size(self, axes: Sequence[str]) -> int:
@@ -294,9 +297,10 @@ def _collect(prop: Propagation, block_ops: Sequence[Operation], mesh_name: str) 
         existing = op.attributes.get("sdy.sharding")
         if isinstance(existing, TensorShardingPerValueAttr):
             for r, s in zip(op.results, existing.shardings):
-                prop.set_initial(r, dims_from_attr(s, op.location))
+                prop.set_initial(r, dims_from_attr(s, op.location), f"{op.name} at {op.location}")
         if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-            prop.set_initial(op.results[0], dims_from_attr(op.properties["sharding"], op.location))
+            prop.set_initial(op.results[0], dims_from_attr(op.properties["sharding"], op.location),
+                             f"{op.name} at {op.location}")
             if op.name == "sdy.sharding_constraint":
                 prop.edges.append(_identity_edge(op.operands[0], op.results[0], shape_of(op.results[0])))
             continue
@@ -341,7 +345,8 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
     res_dicts = arg_attr_dicts(fn, "res_attrs", n_results)
     for a, d in zip(block.args, arg_dicts):
         if isinstance(d.get("sdy.sharding"), TensorShardingAttr):
-            prop.set_initial(a, dims_from_attr(d["sdy.sharding"], f"argument {a.index} of @{_sym(fn)}"))
+            where = f"argument {a.index} of @{_sym(fn)}"
+            prop.set_initial(a, dims_from_attr(d["sdy.sharding"], where), where)
     ops = list(block.ops)
     _collect(prop, ops[:-1], mesh_name)
     ret = ops[-1]
@@ -350,7 +355,8 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
         slot = Slot(shape_of(v), f"result {i}")
         slots.append(slot)
         if isinstance(d.get("sdy.sharding"), TensorShardingAttr):
-            prop.set_initial(slot, dims_from_attr(d["sdy.sharding"], f"result {i} of @{_sym(fn)}"))
+            where = f"result {i} of @{_sym(fn)}"
+            prop.set_initial(slot, dims_from_attr(d["sdy.sharding"], where), where)
         prop.edges.append(_identity_edge(v, slot, shape_of(v)))
     prop.run()
 

@@ -102,6 +102,20 @@ def _cond(p, x):
     return jax.lax.cond(p > 0, lambda v: jnp.sin(v), lambda v: v * 2.0, x)
 
 
+def _shard_map_psum(a):
+    mesh = jax.sharding.get_abstract_mesh()
+    return jax.shard_map(lambda x: jax.lax.psum(x * 2.0, "y"), mesh=mesh, in_specs=P("x", "y"),
+                         out_specs=P("x", None))(a)
+
+
+def _shard_map_gather_permute(a):
+    mesh = jax.sharding.get_abstract_mesh()
+    def body(x):
+        g = jax.lax.all_gather(x, "x", axis=0, tiled=True)
+        return jax.lax.ppermute(g, "y", [(i, (i + 1) % 4) for i in range(4)])
+    return jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P(None, "y"), check_vma=False)(a)
+
+
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
 MESH_4 = ((4,), ("d",))
@@ -162,6 +176,8 @@ PROGRAMS = [
      [((16, 8), f32, P(None, "y")), ((4,), np.int32, P())], P(None, "y")),
     ("scatter_add", lambda a, i, u: a.at[i].add(u), MESH_2D,
      [((16, 8), f32, P("x", None)), ((4,), np.int32, P()), ((4, 8), f32, P())], P("x", None)),
+    ("shard_map_psum", lambda a: jnp.tanh(_shard_map_psum(a)), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
+    ("shard_map_gather_permute", _shard_map_gather_permute, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, "y")),
     # JAX refuses uneven shardings of arguments: these split 10 over 4 inside the program
     ("uneven_elementwise", lambda a: jnp.sin(_split(a, P("d"))) * 2.0, MESH_4, [((10,), f32, P())], P()),
     ("uneven_sum", lambda a: jnp.sum(_split(a, P("d")) ** 2), MESH_4, [((10,), f32, P())], P()),
