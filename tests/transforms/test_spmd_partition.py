@@ -143,7 +143,8 @@ def test_uneven_arguments_are_padded_and_the_padding_masked():
 FALLBACK = """
 "builtin.module"() ({
   "sdy.mesh"() <{mesh = #sdy.mesh<["d"=2]>, sym_name = "mesh"}> : () -> ()
-  "func.func"() <{arg_attrs = [{sdy.sharding = #sdy.sharding<@mesh, [{"d"}]>}, {sdy.sharding = #sdy.sharding<@mesh, [{}]>}],
+  "func.func"() <{arg_attrs = [{sdy.sharding = #sdy.sharding<@mesh, [{"d"}]>},
+                               {sdy.sharding = #sdy.sharding<@mesh, [{}]>}],
       function_type = (tensor<4xui32>, tensor<2xui64>) -> tensor<4xui32>,
       res_attrs = [{sdy.sharding = #sdy.sharding<@mesh, [{"d"}]>}], sym_name = "main"}> ({
   ^bb0(%x: tensor<4xui32>, %key: tensor<2xui64>):
