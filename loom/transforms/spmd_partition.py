@@ -87,6 +87,7 @@ class Partitioner:
         self._index_cache: dict[tuple[str, ...], Value] = {}
         self._index_builder: Builder | None = None
         self._pid: Value | None = None
+        self._zero: Value | None = None  # a tensor<i32> 0 at the top of the function
 
     # --- sizes ------------------------------------------------------------------------------
     def pieces(self, axes: Sequence[str]) -> int:
@@ -157,8 +158,10 @@ class Partitioner:
         assert b is not None and self._pid is not None
         total: Value | None = None
         for a in axes:
-            c = self.emit("stablehlo.divide", [self._pid, self.scalar_const(self.stride[a], i32, b)], [_i32()],
-                          b=b).results[0]
+            c = self._pid
+            if self.stride[a] != 1:
+                c = self.emit("stablehlo.divide", [c, self.scalar_const(self.stride[a], i32, b)], [_i32()],
+                              b=b).results[0]
             c = self.emit("stablehlo.remainder", [c, self.scalar_const(self.mesh[a], i32, b)], [_i32()],
                           b=b).results[0]
             if total is not None:
@@ -249,7 +252,7 @@ class Partitioner:
         starts = []
         for d in range(len(cur)):
             extra = target[d][len(s.axes[d]):]
-            starts.append(self.offset(extra, want[d]) if extra else self.scalar_const(0, i32))
+            starts.append(self.offset(extra, want[d]) if extra else self._zero)
         t = RankedTensorType(want, s.type.element_type)
         value = self.emit("stablehlo.dynamic_slice", [value, *starts], [t], {"slice_sizes": _i64s(want)}).results[0]
         return Shard(value, s.type, target)
@@ -579,7 +582,8 @@ class Partitioner:
         self.b = Builder(InsertionPoint.at_end(block))
         pid = self.emit("stablehlo.partition_id", [], [RankedTensorType((), IntegerType(32, "u"))]).results[0]
         self._pid = self.emit("stablehlo.convert", [pid], [_i32()]).results[0]
-        anchor = self.scalar_const(0, i32).owner_op
+        self._zero = self.scalar_const(0, i32)
+        anchor = self._zero.owner_op
         self._index_builder = Builder(InsertionPoint.before(anchor))
         self.partition_block(old_ops[:-1])
         ret = old_ops[-1]
