@@ -228,6 +228,8 @@ def make_parser(prog: str = "loom-opt") -> argparse.ArgumentParser:
                     help="print the time of each pass to stderr")
     ap.add_argument("--mlir-print-ir-after-all", "-mlir-print-ir-after-all", action="store_true",
                     help="print the IR to stderr after each pass")
+    ap.add_argument("--remarks", "-remarks", action="store_true",
+                    help="print the remarks passes emit (e.g. ops spmd-partition runs replicated) to stderr")
     ap.add_argument("--no-implicit-module", "-no-implicit-module", action="store_true",
                     help="use the single top-level op of the input as the root instead of wrapping in a module")
     return ap
@@ -266,7 +268,11 @@ class _Driver:
             if args.no_implicit_module:
                 root = _explicit_root(root, self.filename)
             if self.pass_manager is not None:
-                run_pass_manager(self.pass_manager, root)
+                from loom.ir.diagnostics import collect_remarks
+                with collect_remarks() as remarks:
+                    run_pass_manager(self.pass_manager, root)
+                for remark in remarks if args.remarks else ():
+                    self.stderr.write(f"{remark}\n")
             return ir.print(root, generic=args.mlir_print_op_generic, debuginfo=args.mlir_print_debuginfo), []
         except LoomError as e:
             return None, [diagnostic_from_error(e)]
