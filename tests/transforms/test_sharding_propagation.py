@@ -50,7 +50,8 @@ def PV(*dims: str) -> str:
 
 def test_forward_through_a_matmul_chain():
     got = shardings(propagate(
-        """%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+        """%0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+            : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
         %1 = stablehlo.tanh %0 : tensor<8x32xf32>
         return %1 : tensor<8x32xf32>""",
         '%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, '
@@ -102,14 +103,16 @@ def test_reshape_merging_dimensions(arg, result):
 def test_reduction_factors_and_factors_kept_whole():
     got = shardings(propagate(
         """%z = stablehlo.constant dense<0.0> : tensor<f32>
-        %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+        %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1]
+            : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
         %1 = "stablehlo.sort"(%a) <{dimension = 1 : i64}> ({
         ^bb0(%p: tensor<f32>, %q: tensor<f32>):
           %c = stablehlo.compare LT, %p, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>
           stablehlo.return %c : tensor<i1>
         }) : (tensor<8x16xf32>) -> tensor<8x16xf32>
         return %0, %1 : tensor<8xf32>, tensor<8x16xf32>""",
-        '%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}', "tensor<8xf32>, tensor<8x16xf32>"))
+        '%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}',
+        "tensor<8xf32>, tensor<8x16xf32>"))
     assert got["stablehlo.reduce"] == PV('{"x"}')
     assert got["stablehlo.sort"] == PV('{"x"}', "{}")  # the sorted dimension stays whole
 
