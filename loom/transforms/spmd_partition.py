@@ -404,7 +404,13 @@ class Partitioner:
     def partition_by_rule(self, op: Operation, rule: ShardingRule) -> None:
         saved_b = self.b
         best: tuple[float, int, dict[int, tuple[str, ...]]] | None = None
-        for i, factors in enumerate(self.factor_candidates(op, rule)):
+        candidates = []
+        for factors in self.factor_candidates(op, rule):
+            if factors not in candidates:
+                candidates.append(factors)
+        if len(candidates) == 1:
+            return self.apply_rule(op, rule, candidates[0])
+        for i, factors in enumerate(candidates):
             self.b, before = None, self.cost
             try:
                 self.apply_rule(op, rule, factors)
