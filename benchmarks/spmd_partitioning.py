@@ -63,7 +63,8 @@ def communication() -> list[dict]:
 
 
 def deep_mlp(layers: int):
-    """A residual MLP of `layers` layers (an even number) over a 2 x 4 mesh (Megatron: columns then rows), batch split by x."""
+    """A residual MLP of `layers` layers (an even number) over a 2 x 4 mesh (Megatron: columns
+    then rows), the batch split by x."""
     mesh = _mesh((2, 4), ("x", "y"))
     d = 64
     def f(x, *ws):
