@@ -182,3 +182,4 @@ class NamedSharding:
 
 
 __all__ = ["Mesh", "NamedSharding", "P", "PartitionSpec"]
+from loom.sharding.partitioning import partition  # noqa: E402, F401  (the partitioner, as loom.sharding.partition)
