@@ -382,7 +382,8 @@ def _convolution_sharding(op):
     group); spatial dimensions, and everything of a grouped convolution, need replication."""
     dn = op.properties["dimension_numbers"]
     lhs, rhs, res = shape_of(op.operands[0]), shape_of(op.operands[1]), shape_of(op.results[0])
-    grouped = _ints(op, "feature_group_count") not in ([], [1]) or _ints(op, "batch_group_count") not in ([], [1])
+    groups = [op.properties.get(k) for k in ("feature_group_count", "batch_group_count")]
+    grouped = any(g is not None and int(g.value) != 1 for g in groups)
     f = Factors()
     ld: list = [None] * len(lhs)
     rd: list = [None] * len(rhs)

@@ -33,6 +33,8 @@ VALUES = np.load(CORPUS / "values.npz")
 MORE_BYTES_THAN_XLA = {
     "slice": "XLA slices each shard first and gathers only the kept rows; loom gathers the sliced dimension",
     "scatter_add": "XLA scatters into each shard with shifted indices; loom gathers the indexed dimension",
+    "pad_reverse_select": "XLA's simplifier drops the pad-then-slice before partitioning; loom gathers the padded "
+                          "dimension",
 }
 
 

@@ -116,6 +116,25 @@ def _shard_map_gather_permute(a):
     return jax.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P(None, "y"), check_vma=False)(a)
 
 
+def _attention(x, wq, wk, wv, wo):
+    b, t, d = x.shape
+    heads = 4
+    def split(v):
+        return v.reshape(b, t, heads, d // heads)
+    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+    scores = jnp.einsum("bthd,bshd->bhts", q, k) / np.sqrt(d // heads)
+    out = jnp.einsum("bhts,bshd->bthd", jax.nn.softmax(scores, axis=-1), v)
+    return out.reshape(b, t, d) @ wo
+
+
+def _conv(x, w):
+    return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"))
+
+
+def _max_pool(x):
+    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
 MESH_4 = ((4,), ("d",))
@@ -176,6 +195,20 @@ PROGRAMS = [
      [((16, 8), f32, P(None, "y")), ((4,), np.int32, P())], P(None, "y")),
     ("scatter_add", lambda a, i, u: a.at[i].add(u), MESH_2D,
      [((16, 8), f32, P("x", None)), ((4,), np.int32, P()), ((4, 8), f32, P())], P("x", None)),
+    ("attention_heads", _attention, MESH_2D,
+     [((4, 8, 16), f32, P("x", None, None)), ((16, 16), f32, P(None, "y")), ((16, 16), f32, P(None, "y")),
+      ((16, 16), f32, P(None, "y")), ((16, 16), f32, P("y", None))], P("x", None, None)),
+    ("conv_batch", _conv, MESH_2D, [((4, 3, 8, 8), f32, P("x", None, None, None)), ((6, 3, 3, 3), f32, P())],
+     P("x", None, None, None)),
+    ("conv_features", _conv, MESH_2D, [((2, 8, 6, 6), f32, P(None, "y", None, None)),
+                                       ((4, 8, 3, 3), f32, P(None, "y", None, None))], P()),
+    ("max_pool", _max_pool, MESH_2D, [((4, 4, 8, 8), f32, P("x", "y", None, None))], P("x", "y", None, None)),
+    ("embedding_batch", lambda t, i: jnp.take(t, i, axis=0), MESH_2D,
+     [((32, 8), f32, P()), ((8, 4), np.int32, P("x", "y"))], P("x", "y", None)),
+    ("pad_reverse_select", lambda a: jnp.where(a > 0, jnp.flip(a, 0), jnp.pad(a, ((0, 0), (1, 1)))[:, 1:-1]), MESH_2D,
+     [((8, 16), f32, P("x", "y"))], P("x", "y")),
+    ("dynamic_slice", lambda a, i: jax.lax.dynamic_slice_in_dim(a, i, 4, axis=0), MESH_2D,
+     [((8, 16), f32, P("x", "y")), ((), np.int32, P())], P(None, "y")),
     ("shard_map_psum", lambda a: jnp.tanh(_shard_map_psum(a)), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
     ("shard_map_gather_permute", _shard_map_gather_permute, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, "y")),
     # JAX refuses uneven shardings of arguments: these split 10 over 4 inside the program
