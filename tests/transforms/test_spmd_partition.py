@@ -169,3 +169,71 @@ def test_an_op_without_a_rule_runs_replicated_with_a_remark():
     x = np.arange(4, dtype=np.uint32) * 1000
     key = np.array([7, 9], np.uint64)
     np.testing.assert_array_equal(run_global(local, x, key)[0], loom.execute(module, x, key))
+
+
+# Random shardings on a 2 x 2 x 2 mesh: operands, the constraint in between and the result each
+# split at random (several axes on one dimension, in any order, uneven sizes included); numpy is
+# the oracle.
+
+CUBE = {"x": 2, "y": 2, "z": 2}
+
+
+def _random_sharding(rng: np.random.Generator, rank: int) -> str:
+    dims: list[list[str]] = [[] for _ in range(rank)]
+    for axis in rng.permutation(list(CUBE)):
+        d = int(rng.integers(rank + 2))
+        if d < rank:
+            dims[d].append(str(axis))
+    return "[" + ", ".join("{" + ", ".join(f'"{a}"' for a in d) + "}" for d in dims) + "]"
+
+
+def _tensor(shape) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}f32>"
+
+
+OPS = {  # name: (operand shapes, result shape, body defining %r, numpy)
+    "identity": ([(6, 5, 4)], (6, 5, 4), '%c = "sdy.sharding_constraint"(%a0) <{{sharding = #sdy.sharding<@mesh, '
+                 '{between}>}}> : ({t0}) -> {tr}\n%r = stablehlo.negate %c : {tr}', lambda a: -a),
+    "matmul": ([(6, 8), (8, 4)], (6, 4), "%r = stablehlo.dot_general %a0, %a1, contracting_dims = [1] x [0] : "
+               "({t0}, {t1}) -> {tr}", lambda a, b: a @ b),
+    "batch_matmul": ([(4, 6, 5), (4, 5, 2)], (4, 6, 2), "%r = stablehlo.dot_general %a0, %a1, batching_dims = [0] x "
+                     "[0], contracting_dims = [2] x [1] : ({t0}, {t1}) -> {tr}", lambda a, b: a @ b),
+    "sum": ([(6, 10)], (6,), "%z = stablehlo.constant dense<0.0> : tensor<f32>\n%r = stablehlo.reduce(%a0 init: %z) "
+            "applies stablehlo.add across dimensions = [1] : ({t0}, tensor<f32>) -> {tr}", lambda a: a.sum(1)),
+    "max": ([(5, 4)], (4,), "%z = stablehlo.constant dense<-1000.0> : tensor<f32>\n%r = stablehlo.reduce(%a0 init: %z) "
+            "applies stablehlo.maximum across dimensions = [0] : ({t0}, tensor<f32>) -> {tr}", lambda a: a.max(0)),
+    "transpose": ([(4, 6, 2)], (2, 4, 6), "%r = stablehlo.transpose %a0, dims = [2, 0, 1] : ({t0}) -> {tr}",
+                  lambda a: a.transpose(2, 0, 1)),
+    "reshape": ([(4, 6)], (8, 3), "%r = stablehlo.reshape %a0 : ({t0}) -> {tr}", lambda a: a.reshape(8, 3)),
+    "broadcast": ([(6,)], (4, 6), "%r = stablehlo.broadcast_in_dim %a0, dims = [1] : ({t0}) -> {tr}",
+                  lambda a: np.broadcast_to(a, (4, 6))),
+    "concatenate": ([(4, 3), (4, 5)], (4, 8), "%r = stablehlo.concatenate %a0, %a1, dim = 1 : ({t0}, {t1}) -> {tr}",
+                    lambda a, b: np.concatenate([a, b], 1)),
+    "iota": ([(6, 4)], (6, 4), "%i = stablehlo.iota dim = 0 : {tr}\n%r = stablehlo.add %a0, %i : {tr}",
+             lambda a: a + np.arange(6)[:, None]),
+    "slice": ([(8, 6)], (3, 6), "%r = stablehlo.slice %a0 [2:8:2, 0:6] : ({t0}) -> {tr}", lambda a: a[2:8:2]),
+    "pad": ([(4, 6)], (4, 9), "%z = stablehlo.constant dense<0.0> : tensor<f32>\n%r = stablehlo.pad %a0, %z, "
+            "low = [0, 1], high = [0, 2], interior = [0, 0] : ({t0}, tensor<f32>) -> {tr}",
+            lambda a: np.pad(a, ((0, 0), (1, 2)))),
+    "reverse": ([(4, 6)], (4, 6), "%r = stablehlo.reverse %a0, dims = [1] : {tr}", lambda a: a[:, ::-1]),
+}
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_random_shardings_give_numpy_values(name, seed):
+    rng = np.random.default_rng(seed)
+    shapes, result_shape, body, reference = OPS[name]
+    types = {f"t{i}": _tensor(s) for i, s in enumerate(shapes)} | {"tr": _tensor(result_shape)}
+    args = ", ".join(f"%a{i}: {_tensor(s)} {{sdy.sharding = #sdy.sharding<@mesh, {_random_sharding(rng, len(s))}>}}"
+                     for i, s in enumerate(shapes))
+    result_sharding = _random_sharding(rng, len(result_shape))
+    result = f"{_tensor(result_shape)} {{sdy.sharding = #sdy.sharding<@mesh, {result_sharding}>}}"
+    between = _random_sharding(rng, len(shapes[0]))
+    text = (f'module attributes {{mhlo.num_partitions = 8 : i32}} {{\n'
+            f'"sdy.mesh"() <{{mesh = #sdy.mesh<["x"=2, "y"=2, "z"=2]>, sym_name = "mesh"}}> : () -> ()\n'
+            f'func.func @main({args}) -> ({result}) {{\n{body.format(between=between, **types)}\n'
+            f'return %r : {types["tr"]}\n}}\n}}')
+    xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got = run_global(partition(loom.ir.parse(text)), *xs)[0]
+    np.testing.assert_allclose(got, reference(*xs), rtol=1e-5, atol=1e-5, err_msg=text)
