@@ -135,6 +135,14 @@ def _max_pool(x):
     return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
 
 
+def _rnn_loss(xs, w):
+    def step(h, x):
+        h = jnp.tanh(h @ w + x)
+        return h, jnp.sum(h, axis=-1)
+    h, ys = jax.lax.scan(step, jnp.zeros(xs.shape[1:], xs.dtype), xs)
+    return jnp.sum(ys) + jnp.sum(h * h)
+
+
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
 MESH_4 = ((4,), ("d",))
@@ -209,6 +217,9 @@ PROGRAMS = [
      [((8, 16), f32, P("x", "y"))], P("x", "y")),
     ("dynamic_slice", lambda a, i: jax.lax.dynamic_slice_in_dim(a, i, 4, axis=0), MESH_2D,
      [((8, 16), f32, P("x", "y")), ((), np.int32, P())], P(None, "y")),
+    ("scan_rnn", _rnn_loss, MESH_2D, [((5, 8, 16), f32, P(None, "x", None)), ((16, 16), f32, P())], P()),
+    ("scan_rnn_grad", jax.grad(_rnn_loss, argnums=(0, 1)), MESH_2D,
+     [((5, 8, 16), f32, P(None, "x", None)), ((16, 16), f32, P())], (P(None, "x", None), P())),
     ("shard_map_psum", lambda a: jnp.tanh(_shard_map_psum(a)), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
     ("shard_map_gather_permute", _shard_map_gather_permute, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, "y")),
     # JAX refuses uneven shardings of arguments: these split 10 over 4 inside the program
