@@ -136,9 +136,17 @@ class Dim:
     priority: int | None = None
 
 
-def dims_from_attr(attr: TensorShardingAttr, where: Any) -> list[Dim]:
+def dims_from_attr(attr: TensorShardingAttr, where: Any, mesh_name: str | None = None,
+                   mesh: dict[str, int] | None = None) -> list[Dim]:
+    """The dimensions of `attr`; with `mesh_name` / `mesh`, an error unless it names that mesh and
+    its axes."""
+    if mesh_name is not None and attr.mesh != mesh_name:
+        raise ShardingError(f"{where}: {attr} is not over @{mesh_name}, the module's mesh (the partitioner handles "
+                            "one mesh, named)")
     for d in attr.dims:
         for a in d.axes:
+            if mesh is not None and a.name not in mesh:
+                raise ShardingError(f"{where}: {attr} names axis '{a.name}', which @{mesh_name} lacks")
             if a.size is not None:
                 raise ShardingError(f"{where}: sub-axis {a} in {attr}: the partitioner splits dimensions over whole "
                                     "mesh axes only")
@@ -192,9 +200,13 @@ class Edge:
 @dataclass
 class Propagation:
     mesh: dict[str, int]
+    mesh_name: str | None = None
     state: dict[Any, list[Dim]] = field(default_factory=dict)
     alias: dict[Any, Any] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
+
+    def read(self, attr: TensorShardingAttr, where: Any) -> list[Dim]:
+        return dims_from_attr(attr, where, self.mesh_name, self.mesh)
 
     def key(self, v: Any) -> Any:
         while v in self.alias:
@@ -297,9 +309,9 @@ def _collect(prop: Propagation, block_ops: Sequence[Operation], mesh_name: str) 
         existing = op.attributes.get("sdy.sharding")
         if isinstance(existing, TensorShardingPerValueAttr):
             for r, s in zip(op.results, existing.shardings):
-                prop.set_initial(r, dims_from_attr(s, op.location), f"{op.name} at {op.location}")
+                prop.set_initial(r, prop.read(s, op.location), f"{op.name} at {op.location}")
         if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
-            prop.set_initial(op.results[0], dims_from_attr(op.properties["sharding"], op.location),
+            prop.set_initial(op.results[0], prop.read(op.properties["sharding"], op.location),
                              f"{op.name} at {op.location}")
             if op.name == "sdy.sharding_constraint":
                 prop.edges.append(_identity_edge(op.operands[0], op.results[0], shape_of(op.results[0])))
@@ -307,10 +319,10 @@ def _collect(prop: Propagation, block_ops: Sequence[Operation], mesh_name: str) 
         if op.name == "sdy.manual_computation":
             for i, (v, s) in enumerate(zip(op.operands, op.properties["in_shardings"].shardings)):
                 slot = Slot(shape_of(v), f"operand {i} of {op.name}")
-                prop.set_initial(slot, [Dim(d.axes, True, d.priority) for d in dims_from_attr(s, op.location)])
+                prop.set_initial(slot, [Dim(d.axes, True, d.priority) for d in prop.read(s, op.location)])
                 prop.edges.append(_identity_edge(v, slot, shape_of(v)))
             for r, s in zip(op.results, op.properties["out_shardings"].shardings):
-                prop.set_initial(r, [Dim(d.axes, True, d.priority) for d in dims_from_attr(s, op.location)])
+                prop.set_initial(r, [Dim(d.axes, True, d.priority) for d in prop.read(s, op.location)])
             continue  # the body is per device: nothing to propagate inside
         if op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.optimization_barrier"):
             # carries and branch results: one sharding per position, shared by the operand, the
@@ -338,7 +350,7 @@ def _collect(prop: Propagation, block_ops: Sequence[Operation], mesh_name: str) 
 
 def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> None:
     """Propagate over `fn` and write the shardings into it (see the module's doc)."""
-    prop = Propagation(mesh)
+    prop = Propagation(mesh, mesh_name)
     block = fn.regions[0].entry
     n_results = len(fn.properties["function_type"].value.results)
     arg_dicts = arg_attr_dicts(fn, "arg_attrs", len(block.args))
@@ -346,7 +358,7 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
     for a, d in zip(block.args, arg_dicts):
         if isinstance(d.get("sdy.sharding"), TensorShardingAttr):
             where = f"argument {a.index} of @{_sym(fn)}"
-            prop.set_initial(a, dims_from_attr(d["sdy.sharding"], where), where)
+            prop.set_initial(a, prop.read(d["sdy.sharding"], where), where)
     ops = list(block.ops)
     _collect(prop, ops[:-1], mesh_name)
     ret = ops[-1]
@@ -356,7 +368,7 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
         slots.append(slot)
         if isinstance(d.get("sdy.sharding"), TensorShardingAttr):
             where = f"result {i} of @{_sym(fn)}"
-            prop.set_initial(slot, dims_from_attr(d["sdy.sharding"], where), where)
+            prop.set_initial(slot, prop.read(d["sdy.sharding"], where), where)
         prop.edges.append(_identity_edge(v, slot, shape_of(v)))
     prop.run()
 

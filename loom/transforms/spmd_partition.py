@@ -571,6 +571,9 @@ class Partitioner:
 
     # --- the function -----------------------------------------------------------------------
     def partition_function(self, fn: Operation) -> None:
+        if "mhlo.num_partitions" not in self.module.attributes:
+            self.module.attributes["mhlo.num_partitions"] = IntegerAttr.get(self.num_devices, i32)
+            self.module.attributes["mhlo.num_replicas"] = IntegerAttr.get(1, i32)
         old_block = fn.regions[0].entry
         n_results = len(fn.properties["function_type"].value.results)
         arg_dicts = arg_attr_dicts(fn, "arg_attrs", len(old_block.args))

@@ -169,3 +169,12 @@ def test_rules_come_from_the_op_families_and_the_trait():
     }""").regions[0].entry.first_op.regions[0].entry.first_op
     rule = rule_of(op)
     assert rule.operands == [[[0]], [[0]]] and rule.results == [[[0]]] and rule.sizes == [4]
+
+
+def test_a_sharding_over_another_mesh_or_axis_is_an_error():
+    with pytest.raises(PassError, match="argument 0 of @main: .* is not over @mesh"):
+        propagate("return %a : tensor<8xf32>", '%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@other, [{"x"}]>}',
+                  "tensor<8xf32>")
+    with pytest.raises(PassError, match="argument 0 of @main: .* names axis 'w', which @mesh lacks"):
+        propagate("return %a : tensor<8xf32>", '%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w"}]>}',
+                  "tensor<8xf32>")
