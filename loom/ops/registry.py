@@ -3,7 +3,8 @@
 Every table is one line of `RULE_TABLES`: its name and the test of whether it holds a rule for an
 op name. The tables themselves stay where the backends and transformations read them
 (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_RULES`, `JVP_RULES`, `VJP_RULES`,
-`BATCH_RULES`); the op-family modules of `loom.ops` fill them. An op that has no rule in a table
+`BATCH_RULES`, `SHARDING_RULES`); the op-family modules of `loom.ops` fill them (the `Elementwise`
+trait gives batching and sharding rules by itself). An op that has no rule in a table
 says so next to its definition in its family, with the reason:
 
     declare("stablehlo.all_gather", unsupported("collectives run only in partitioned programs"))
