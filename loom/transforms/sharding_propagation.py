@@ -59,7 +59,7 @@ class ShardingRule:
     need_replication: frozenset[int] = frozenset()
     reducer: str | None = None
     pad_value: Callable[..., Value] | None = None
-    localize: Callable[..., None] | None = None
+    localize: Callable[..., list[Value] | None] | None = None
 
     def blocked(self) -> frozenset[int]:
         """Factors that may not be sharded."""
@@ -119,8 +119,9 @@ def has_sharding_rule(name: str) -> bool:
     """Whether op `name` has a sharding rule (registered, or from the Elementwise trait)."""
     if name in SHARDING_RULES:
         return True
-    from loom.ir.opdef import _OP_CLASSES
-    cls = _OP_CLASSES.get(name)
+    from loom.ir.opdef import DIALECTS
+    dialect = DIALECTS.get(name.split(".")[0])
+    cls = dialect.ops.get(name) if dialect is not None else None
     return cls is not None and cls.definition is not None and Elementwise in cls.definition.trait_set
 
 
