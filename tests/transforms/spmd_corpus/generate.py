@@ -143,6 +143,20 @@ def _rnn_loss(xs, w):
     return jnp.sum(ys) + jnp.sum(h * h)
 
 
+def _block_loss(x, g, wq, wk, wv, wo, w1, w2, y):
+    h = x + _attention(_layer_norm(x, g), wq, wk, wv, wo)
+    h = h + jax.nn.gelu(_layer_norm(h, g) @ w1) @ w2
+    return jnp.mean((h - y) ** 2)
+
+
+def _while_data_dependent(x):
+    return jax.lax.while_loop(lambda v: jnp.sum(v * v) > 1.0, lambda v: v * 0.5, x)
+
+
+def _cond_on_sharded_sum(x):
+    return jax.lax.cond(jnp.sum(x) > 0, lambda v: v @ v.T, lambda v: -(v @ v.T), x)
+
+
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
 MESH_4 = ((4,), ("d",))
@@ -220,6 +234,13 @@ PROGRAMS = [
     ("scan_rnn", _rnn_loss, MESH_2D, [((5, 8, 16), f32, P(None, "x", None)), ((16, 16), f32, P())], P()),
     ("scan_rnn_grad", jax.grad(_rnn_loss, argnums=(0, 1)), MESH_2D,
      [((5, 8, 16), f32, P(None, "x", None)), ((16, 16), f32, P())], (P(None, "x", None), P())),
+    ("transformer_block_grad", jax.grad(_block_loss, argnums=(1, 2, 3, 4, 5, 6, 7)), MESH_2D,
+     [((4, 8, 16), f32, P("x", None, None)), ((16,), f32, P()), ((16, 16), f32, P(None, "y")),
+      ((16, 16), f32, P(None, "y")), ((16, 16), f32, P(None, "y")), ((16, 16), f32, P("y", None)),
+      ((16, 32), f32, P(None, "y")), ((32, 16), f32, P("y", None)), ((4, 8, 16), f32, P("x", None, None))],
+     (P(), P(None, "y"), P(None, "y"), P(None, "y"), P("y", None), P(None, "y"), P("y", None))),
+    ("while_data_dependent", _while_data_dependent, MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", "y")),
+    ("cond_on_sharded_sum", _cond_on_sharded_sum, MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
     ("shard_map_psum", lambda a: jnp.tanh(_shard_map_psum(a)), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
     ("shard_map_gather_permute", _shard_map_gather_permute, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, "y")),
     # JAX refuses uneven shardings of arguments: these split 10 over 4 inside the program
