@@ -44,11 +44,10 @@ def _group_size(line: str, mesh_shape: dict[str, int]) -> int:
     m = re.search(r"replica_groups=\[([0-9,]+)\]<=", line)
     if m:
         return int(m.group(1).split(",")[-1])
-    m = re.search(r"replica_groups=mesh\[[^\]]*\]\s*\{([^}]*)\}", line)
+    m = re.search(r"replica_groups=mesh\[([^\]]*)\][^{]*\{([^}]*)\}", line)  # mesh[...], device_ids=(...) {...}
     if m:
-        names = re.findall(r"'([^']+)'", m.group(1))
-        sizes = dict((k, int(v)) for k, v in re.findall(r"'([^']+)'=(\d+)", line))
-        return int(np.prod([sizes[n] for n in names]))
+        sizes = dict((k, int(v)) for k, v in re.findall(r"'([^']+)'=(\d+)", m.group(1)))
+        return int(np.prod([sizes[n] for n in re.findall(r"'([^']+)'", m.group(2))]))
     if "source_target_pairs" in line:
         return 2
     return int(np.prod(list(mesh_shape.values())))
