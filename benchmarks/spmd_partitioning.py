@@ -53,7 +53,7 @@ def communication() -> list[dict]:
         ins = tuple(NamedSharding(mesh, spec) for _, _, spec in args)
         outs = jax.tree.map(lambda s, m=mesh: NamedSharding(m, s), out_specs, is_leaf=lambda s: isinstance(s, P))
         with jax.set_mesh(mesh):
-            lowered = jax.jit(fn, in_shardings=ins, out_shardings=outs).lower(*_inputs(rng, args))
+            lowered = jax.jit(fn, in_shardings=ins, out_shardings=outs).lower(*_inputs(rng, args, name))
             text = lowered.compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
             xla = count_hlo_bytes(lowered.compile().as_text(), dict(zip(names, shape)))
         ours = collective_bytes(partition(loom.ir.parse(text)))

@@ -24,10 +24,11 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
-from loom.ir.attributes import DenseArrayAttr
-from loom.ir.builder import Builder
-from loom.ir.core import Operation, Value
-from loom.ir.types import RankedTensorType, i64
+from loom.dialects.stablehlo.attributes import enum_attr
+from loom.ir.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Block, Operation, Value
+from loom.ir.types import RankedTensorType, i1, i64
 from loom.ops.registry import declare, register, unsupported
 from loom.transforms.autodiff import VJP_RULES, full, is_float
 from loom.transforms.autodiff import props_ints as _ints
@@ -419,11 +420,15 @@ def _gather_sharding(op):
     res: list = [None] * len(result)
     window = [d for d in range(len(operand)) if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
     op_dims: list = []
+    looked_up = set()  # rows picked one at a time: split, each partition gathers the rows it holds
     for d, n in enumerate(operand):
         if d in window and d not in dn.start_index_map and sizes[d] == n:
             k = f.new(n)
             res[dn.offset_dims[window.index(d)]] = k
             op_dims.append(k)
+        elif d in dn.collapsed_slice_dims and d in dn.start_index_map and sizes[d] == 1:
+            op_dims.append(f.new(n))
+            looked_up.add(op_dims[-1])
         else:
             op_dims.append(own(n))
     batch_res = [d for d in range(len(result)) if d not in dn.offset_dims]
@@ -440,15 +445,86 @@ def _gather_sharding(op):
     for d in range(len(result)):
         if res[d] is None:
             res[d] = own(result[d])
-    return f.rule([op_dims, idx_dims], [res], need_replication=blocked, localize=_gather_localize)
+    return f.rule([op_dims, idx_dims], [res], need_replication=blocked, reduction=looked_up, reducer="add",
+                  pad_value=_zero_scalar, localize=_gather_localize)
+
+
+def _zero_scalar(b, op, local, i):
+    t = RankedTensorType((), op.operands[i].type.element_type)
+    return b.create("stablehlo.constant", [], [t], {"value": DenseElementsAttr.get(np.zeros(()), t)}).results[0]
 
 
 def _gather_localize(b, new, ctx):
-    """A slice that takes a split dimension whole takes the local piece whole."""
+    """A slice that takes a split dimension whole takes the local piece whole. Where a looked-up
+    dimension is split (a vocabulary-split embedding), each partition clamps the indices as the
+    whole gather would, shifts them by its first row, gathers, and zeroes the rows it does not
+    hold; the partial results are then summed across partitions."""
     sizes = _ints(new, "slice_sizes")
     global_shape, local_shape = shape_of(ctx.op.operands[0]), shape_of(new.operands[0])
     new.properties["slice_sizes"] = DenseArrayAttr.get(
         i64, [local_shape[d] if s == global_shape[d] else s for d, s in enumerate(sizes)])
+    dn = new.properties["dimension_numbers"]
+    offsets = [ctx.operand_offset(0, d) for d in dn.start_index_map]
+    if all(o is None for o in offsets):
+        return None
+    indices = new.operands[1]
+    it = indices.type
+    rank, ivd = len(it.shape), dn.index_vector_dim
+    before = b  # the index arithmetic goes after the offsets, then the local gather moves after it
+    scalar = RankedTensorType((), it.element_type)
+
+    def per_position(values) -> Value:
+        """A tensor of the indices' type whose index vector holds `values` (scalars) per position."""
+        if ivd == rank:
+            return before.create("stablehlo.broadcast_in_dim", [values[0]], [it],
+                                 {"broadcast_dimensions": DenseArrayAttr.get(i64, [])}).results[0]
+        vec_t = RankedTensorType((len(values),), it.element_type)
+        parts = [before.create("stablehlo.reshape", [v], [RankedTensorType((1,), it.element_type)]).results[0]
+                 for v in values]
+        vec = parts[0] if len(parts) == 1 else before.create(
+            "stablehlo.concatenate", parts, [vec_t], {"dimension": IntegerAttr.get(0)}).results[0]
+        return before.create("stablehlo.broadcast_in_dim", [vec], [it],
+                             {"broadcast_dimensions": DenseArrayAttr.get(i64, [ivd])}).results[0]
+
+    def const(v) -> Value:
+        return before.create("stablehlo.constant", [], [scalar],
+                             {"value": DenseElementsAttr.get(np.asarray(v), scalar)}).results[0]
+
+    def cast(v) -> Value:
+        return before.create("stablehlo.convert", [v], [scalar]).results[0] if v.type != scalar else v
+
+    highest = per_position([const(global_shape[d] - sizes[d]) for d in dn.start_index_map])
+    clamped = before.create("stablehlo.clamp", [per_position([const(0)] * len(offsets)), indices, highest],
+                            [it]).results[0]
+    local = before.create("stablehlo.subtract", [clamped, per_position(
+        [cast(o) if o is not None else const(0) for o in offsets])], [it]).results[0]
+    new.set_operand(1, local)
+    bool_t = RankedTensorType(it.shape, i1)
+    inside = [before.create("stablehlo.compare", [local, per_position([const(0)] * len(offsets))], [bool_t],
+                            {"comparison_direction": enum_attr("comparison_direction", "GE")}).results[0],
+              before.create("stablehlo.compare", [local, per_position(
+                  [const(local_shape[d] if o is not None else global_shape[d]) for d, o in
+                   zip(dn.start_index_map, offsets)])], [bool_t],
+                  {"comparison_direction": enum_attr("comparison_direction", "LT")}).results[0]]
+    ok = before.create("stablehlo.and", inside, [bool_t]).results[0]
+    if ivd < rank:  # every position of the index vector in range
+        true = before.create("stablehlo.constant", [], [RankedTensorType((), i1)],
+                             {"value": DenseElementsAttr.get(np.asarray(True), RankedTensorType((), i1))}).results[0]
+        reduce = Operation.create("stablehlo.reduce", [ok, true],
+                                  [RankedTensorType(tuple(n for k, n in enumerate(it.shape) if k != ivd), i1)],
+                                  {"dimensions": DenseArrayAttr.get(i64, [ivd])}, regions=1)
+        body = reduce.regions[0].add_block(Block([RankedTensorType((), i1)] * 2))
+        rb = Builder(InsertionPoint.at_end(body))
+        rb.create("stablehlo.return", [rb.create("stablehlo.and", list(body.args), [body.args[0].type]).results[0]])
+        ok = before.insert(reduce).results[0]
+    new.move_after(ok.owner_op)
+    rt = new.results[0].type
+    batch = [d for d in range(len(rt.shape)) if d not in dn.offset_dims]
+    mask = b.create("stablehlo.broadcast_in_dim", [ok], [RankedTensorType(rt.shape, i1)],
+                    {"broadcast_dimensions": DenseArrayAttr.get(i64, batch)}).results[0]
+    zero = b.create("stablehlo.broadcast_in_dim", [_zero_scalar(b, new, None, 0)], [rt],
+                    {"broadcast_dimensions": DenseArrayAttr.get(i64, [])}).results[0]
+    return [b.create("stablehlo.select", [mask, new.results[0], zero], [rt]).results[0]]
 
 
 def _scatter_sharding(op):

@@ -346,9 +346,10 @@ class Partitioner:
         return self.b.insert(new)
 
     def factor_candidates(self, op: Operation, rule: ShardingRule) -> list[dict[int, tuple[str, ...]]]:
-        """Factor shardings to try: as the results want them, as the operands hold them, and as
-        the operands hold them with the axes of factors that must stay whole moved to another
-        factor (a sort over a split dimension sorts rows split further instead of gathering)."""
+        """Factor shardings to try: as the results want them; as the operands hold them; as the
+        operands hold them with the axes of factors that must stay whole moved to another factor
+        (a sort over a split dimension sorts rows split further instead of gathering); and as the
+        operands hold them but for reduction factors (gathered instead of combined)."""
         from loom.transforms.sharding_propagation import Dim, Propagation
         prop = Propagation(self.mesh)
         results = [(dims, [Dim(a) for a in axes]) for dims, axes in zip(rule.results, self.result_axes(op))]
@@ -371,6 +372,7 @@ class Partitioner:
                     moved[g] = moved.get(g, ()) + axes
                     break
         raw.append(moved)
+        raw.append({f: a for f, a in raw[1].items() if f not in rule.reduction})  # gather instead of combining
         return [self.sanitize(rule, factors) for factors in raw]
 
     def sanitize(self, rule: ShardingRule, factors: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
@@ -437,7 +439,8 @@ class Partitioner:
                              [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)])
             values = list(new.results)
             if rule.localize is not None:
-                values = rule.localize(self.b, new, _Offsets(self, op, result_axes)) or values
+                ctx = _Offsets(self, op, result_axes, [o.axes for o in operands])
+                values = rule.localize(self.b, new, ctx) or values
         for j, (r, axes, target) in enumerate(zip(op.results, result_axes, self.result_axes(op))):
             s = Shard(values[j], r.type, axes)
             if partial:
@@ -624,18 +627,23 @@ class Partitioner:
 
 
 class _Offsets:
-    """What a rule's `localize` hook may ask: `offset(d)`, this partition's first global index
-    along result dimension d (a tensor<i32>, or None when d is not split), and `scalar(v, t)`."""
+    """What a rule's `localize` hook may ask about the local op: `offset(d)`, this partition's
+    first global index along result dimension d (a tensor<i32>, None when d is not split),
+    `operand_offset(i, d)` the same along operand i's dimension d, and `local_shape()`."""
 
-    def __init__(self, p: Partitioner, op: Operation, result_axes: list[Axes]) -> None:
-        self.p, self.op, self.result_axes = p, op, result_axes
+    def __init__(self, p: Partitioner, op: Operation, result_axes: list[Axes], operand_axes: list[Axes]) -> None:
+        self.p, self.op, self.result_axes, self.operand_axes = p, op, result_axes, operand_axes
+
+    def _offset(self, v: Value, axes: Axes, d: int) -> Value | None:
+        if not axes[d]:
+            return None
+        return self.p.offset(axes[d], self.p.local_shape(shape_of_type(v.type), axes)[d])
 
     def offset(self, d: int, result: int = 0) -> Value | None:
-        axes = self.result_axes[result][d]
-        if not axes:
-            return None
-        t = self.op.results[result].type
-        return self.p.offset(axes, self.p.local_shape(t.shape, self.result_axes[result])[d])
+        return self._offset(self.op.results[result], self.result_axes[result], d)
+
+    def operand_offset(self, i: int, d: int) -> Value | None:
+        return self._offset(self.op.operands[i], self.operand_axes[i], d)
 
     def local_shape(self, result: int = 0) -> tuple[int, ...]:
         return self.p.local_shape(self.op.results[result].type.shape, self.result_axes[result])

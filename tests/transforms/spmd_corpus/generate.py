@@ -226,6 +226,10 @@ PROGRAMS = [
     ("max_pool", _max_pool, MESH_2D, [((4, 4, 8, 8), f32, P("x", "y", None, None))], P("x", "y", None, None)),
     ("embedding_batch", lambda t, i: jnp.take(t, i, axis=0), MESH_2D,
      [((32, 8), f32, P()), ((8, 4), np.int32, P("x", "y"))], P("x", "y", None)),
+    ("embedding_vocab_split", lambda t, i: jnp.take(t, i, axis=0), MESH_2D,
+     [((64, 16), f32, P("y", None)), ((8, 4), np.int32, P("x", None))], P("x", None, None)),
+    ("embedding_vocab_uneven", lambda t, i: jnp.take(_split(t, P("y", None)), i, axis=0) * 2.0, MESH_2D,
+     [((30, 8), f32, P()), ((6,), np.int32, P())], P()),
     ("pad_reverse_select", lambda a: jnp.where(a > 0, jnp.flip(a, 0), jnp.pad(a, ((0, 0), (1, 1)))[:, 1:-1]), MESH_2D,
      [((8, 16), f32, P("x", "y"))], P("x", "y")),
     ("dynamic_slice", lambda a, i: jax.lax.dynamic_slice_in_dim(a, i, 4, axis=0), MESH_2D,
@@ -253,11 +257,15 @@ def _split(x, spec):
     return jax.lax.with_sharding_constraint(x, spec)
 
 
-def _inputs(rng: np.random.Generator, args: list) -> list[np.ndarray]:
+# integer inputs are drawn from [0, 4) but for these programs (out-of-range ids included)
+INTEGER_RANGES = {"embedding_vocab_split": (-3, 70), "embedding_vocab_uneven": (0, 30)}
+
+
+def _inputs(rng: np.random.Generator, args: list, name: str = "") -> list[np.ndarray]:
     out = []
     for shape, dtype, _ in args:
         if np.dtype(dtype).kind == "i":
-            out.append(rng.integers(0, 4, size=shape).astype(dtype))
+            out.append(rng.integers(*INTEGER_RANGES.get(name, (0, 4)), size=shape).astype(dtype))
         else:
             out.append(rng.standard_normal(shape).astype(dtype))
     return out
@@ -275,7 +283,7 @@ def main() -> None:
         shardings = tuple(NamedSharding(mesh, spec) for _, _, spec in args)
         outs = jax.tree.map(lambda s, m=mesh: NamedSharding(m, s), out_specs, is_leaf=lambda s: isinstance(s, P))
         jf = jax.jit(fn, in_shardings=shardings, out_shardings=outs)
-        xs = _inputs(rng, args)
+        xs = _inputs(rng, args, name)
         with jax.set_mesh(mesh):
             lowered = jf.lower(*xs)
             text = lowered.compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
