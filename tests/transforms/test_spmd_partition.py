@@ -237,3 +237,27 @@ def test_random_shardings_give_numpy_values(name, seed):
     xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     got = run_global(partition(loom.ir.parse(text)), *xs)[0]
     np.testing.assert_allclose(got, reference(*xs), rtol=1e-5, atol=1e-5, err_msg=text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_shardings_of_a_lookup_give_numpy_values(seed):
+    """Rows looked up from a table split any way (rows split: each partition gathers what it
+    holds); ids out of range are clamped as the whole gather clamps them."""
+    rng = np.random.default_rng(seed)
+    vocab = int(rng.choice([7, 8, 10]))
+    table_sharding, ids_sharding, result_sharding = (_random_sharding(rng, r) for r in (2, 2, 2))
+    text = f'''module {{
+  "sdy.mesh"() <{{mesh = #sdy.mesh<["x"=2, "y"=2, "z"=2]>, sym_name = "mesh"}}> : () -> ()
+  func.func @main(%t: tensor<{vocab}x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, {table_sharding}>}},
+                  %i: tensor<6x1xi32> {{sdy.sharding = #sdy.sharding<@mesh, {ids_sharding}>}})
+      -> (tensor<6x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, {result_sharding}>}}) {{
+    %r = "stablehlo.gather"(%t, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = [1],
+        collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4>}}>
+        : (tensor<{vocab}x4xf32>, tensor<6x1xi32>) -> tensor<6x4xf32>
+    return %r : tensor<6x4xf32>
+  }}
+}}'''
+    table = rng.standard_normal((vocab, 4)).astype(np.float32)
+    ids = rng.integers(-3, vocab + 3, size=(6, 1)).astype(np.int32)
+    got = run_global(partition(loom.ir.parse(text)), table, ids)[0]
+    np.testing.assert_array_equal(got, table[np.clip(ids[:, 0], 0, vocab - 1)], err_msg=text)
