@@ -454,6 +454,20 @@ def _zero_scalar(b, op, local, i):
     return b.create("stablehlo.constant", [], [t], {"value": DenseElementsAttr.get(np.zeros(()), t)}).results[0]
 
 
+def _index_vectors(b, it, ivd: int, values) -> Value:
+    """A tensor of the indices' type `it` whose index vectors (along `ivd`) hold the scalars
+    `values`, one per position."""
+    if ivd == len(it.shape):
+        return b.create("stablehlo.broadcast_in_dim", [values[0]], [it],
+                        {"broadcast_dimensions": DenseArrayAttr.get(i64, [])}).results[0]
+    parts = [b.create("stablehlo.reshape", [v], [RankedTensorType((1,), it.element_type)]).results[0] for v in values]
+    vec = parts[0] if len(parts) == 1 else b.create(
+        "stablehlo.concatenate", parts, [RankedTensorType((len(values),), it.element_type)],
+        {"dimension": IntegerAttr.get(0)}).results[0]
+    return b.create("stablehlo.broadcast_in_dim", [vec], [it],
+                    {"broadcast_dimensions": DenseArrayAttr.get(i64, [ivd])}).results[0]
+
+
 def _gather_localize(b, new, ctx):
     """A slice that takes a split dimension whole takes the local piece whole. Where a looked-up
     dimension is split (a vocabulary-split embedding), each partition clamps the indices as the
@@ -473,25 +487,15 @@ def _gather_localize(b, new, ctx):
     before = b  # the index arithmetic goes after the offsets, then the local gather moves after it
     scalar = RankedTensorType((), it.element_type)
 
-    def per_position(values) -> Value:
-        """A tensor of the indices' type whose index vector holds `values` (scalars) per position."""
-        if ivd == rank:
-            return before.create("stablehlo.broadcast_in_dim", [values[0]], [it],
-                                 {"broadcast_dimensions": DenseArrayAttr.get(i64, [])}).results[0]
-        vec_t = RankedTensorType((len(values),), it.element_type)
-        parts = [before.create("stablehlo.reshape", [v], [RankedTensorType((1,), it.element_type)]).results[0]
-                 for v in values]
-        vec = parts[0] if len(parts) == 1 else before.create(
-            "stablehlo.concatenate", parts, [vec_t], {"dimension": IntegerAttr.get(0)}).results[0]
-        return before.create("stablehlo.broadcast_in_dim", [vec], [it],
-                             {"broadcast_dimensions": DenseArrayAttr.get(i64, [ivd])}).results[0]
-
     def const(v) -> Value:
         return before.create("stablehlo.constant", [], [scalar],
                              {"value": DenseElementsAttr.get(np.asarray(v), scalar)}).results[0]
 
     def cast(v) -> Value:
         return before.create("stablehlo.convert", [v], [scalar]).results[0] if v.type != scalar else v
+
+    def per_position(values) -> Value:
+        return _index_vectors(before, it, ivd, values)
 
     highest = per_position([const(global_shape[d] - sizes[d]) for d in dn.start_index_map])
     clamped = before.create("stablehlo.clamp", [per_position([const(0)] * len(offsets)), indices, highest],
@@ -547,9 +551,35 @@ def _scatter_sharding(op):
             if d not in dn.scatter_dims_to_operand_dims and update[u] == size:
                 upd[u] = k
                 continue
+        elif d in dn.inserted_window_dims and d in dn.scatter_dims_to_operand_dims:
+            continue  # rows written one at a time: each partition writes the rows it holds
         blocked.add(k)
     upd = [own(update[d]) if k is None else k for d, k in enumerate(upd)]
-    return f.rule([op_dims] * n + [[own(s) for s in indices]] + [upd] * n, [op_dims] * n, need_replication=blocked)
+    return f.rule([op_dims] * n + [[own(s) for s in indices]] + [upd] * n, [op_dims] * n, need_replication=blocked,
+                  localize=_scatter_localize)
+
+
+def _scatter_localize(b, new, ctx):
+    """Where the rows written one at a time are split, each partition shifts the indices by its
+    first row: an update for a row it does not hold falls out of its bounds and is skipped (as
+    the whole scatter skips windows out of bounds; one out of the whole tensor may land in the
+    padding of the last shard, which nothing reads)."""
+    dn = new.properties["scatter_dimension_numbers"]
+    n = (len(new.operands) - 1) // 2
+    offsets = [ctx.operand_offset(0, d) for d in dn.scatter_dims_to_operand_dims]
+    if all(o is None for o in offsets):
+        return None
+    indices = new.operands[n]
+    it = indices.type
+    scalar = RankedTensorType((), it.element_type)
+    zero = b.create("stablehlo.constant", [], [scalar], {"value": DenseElementsAttr.get(np.zeros(()), scalar)})
+    starts = [b.create("stablehlo.convert", [o], [scalar]).results[0] if o is not None else zero.results[0]
+              for o in offsets]
+    shift = _index_vectors(b, it, dn.index_vector_dim, starts)
+    local = b.create("stablehlo.subtract", [indices, shift], [it]).results[0]
+    new.set_operand(n, local)
+    new.move_after(local.owner_op)
+    return None
 
 
 register(SHARDING_RULES, "stablehlo.gather", _gather_sharding)

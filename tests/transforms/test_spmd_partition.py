@@ -32,7 +32,6 @@ VALUES = np.load(CORPUS / "values.npz")
 # Programs where loom moves more bytes than XLA, and why.
 MORE_BYTES_THAN_XLA = {
     "slice": "XLA slices each shard first and gathers only the kept rows; loom gathers the sliced dimension",
-    "scatter_add": "XLA scatters into each shard with shifted indices; loom gathers the indexed dimension",
     "pad_reverse_select": "XLA's simplifier drops the pad-then-slice before partitioning; loom gathers the padded "
                           "dimension",
 }
@@ -261,3 +260,36 @@ def test_random_shardings_of_a_lookup_give_numpy_values(seed):
     ids = rng.integers(-3, vocab + 3, size=(6, 1)).astype(np.int32)
     got = run_global(partition(loom.ir.parse(text)), table, ids)[0]
     np.testing.assert_array_equal(got, table[np.clip(ids[:, 0], 0, vocab - 1)], err_msg=text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_shardings_of_a_scatter_give_numpy_values(seed):
+    """Rows added into a table split any way (rows split: each partition writes the rows it
+    holds); updates for rows out of range are skipped as the whole scatter skips them."""
+    rng = np.random.default_rng(seed)
+    rows = int(rng.choice([7, 8, 10]))
+    shardings = [_random_sharding(rng, 2) for _ in range(4)]
+    text = f'''module {{
+  "sdy.mesh"() <{{mesh = #sdy.mesh<["x"=2, "y"=2, "z"=2]>, sym_name = "mesh"}}> : () -> ()
+  func.func @main(%t: tensor<{rows}x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, {shardings[0]}>}},
+                  %i: tensor<6x1xi32> {{sdy.sharding = #sdy.sharding<@mesh, {shardings[1]}>}},
+                  %u: tensor<6x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, {shardings[2]}>}})
+      -> (tensor<{rows}x4xf32> {{sdy.sharding = #sdy.sharding<@mesh, {shardings[3]}>}}) {{
+    %r = "stablehlo.scatter"(%t, %i, %u) <{{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1],
+        inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}}> ({{
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }}) : (tensor<{rows}x4xf32>, tensor<6x1xi32>, tensor<6x4xf32>) -> tensor<{rows}x4xf32>
+    return %r : tensor<{rows}x4xf32>
+  }}
+}}'''
+    table = rng.standard_normal((rows, 4)).astype(np.float32)
+    ids = rng.integers(-3, rows + 3, size=(6, 1)).astype(np.int32)
+    updates = rng.standard_normal((6, 4)).astype(np.float32)
+    want = table.copy()
+    for row, update in zip(ids[:, 0], updates):
+        if 0 <= row < rows:
+            want[row] += update
+    got = run_global(partition(loom.ir.parse(text)), table, ids, updates)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=text)
