@@ -258,6 +258,8 @@ class Partitioner:
         return Shard(value, s.type, target)
 
     def reshard(self, s: Shard, target: Axes) -> Shard:
+        """`s` split as `target`: splits moving between dimensions by all_to_all, splits the
+        target drops by all_gather, new splits by dynamic_slice (the costs add up in `cost`)."""
         if s.axes == target:
             return s
         shape = s.type.shape
@@ -321,8 +323,10 @@ class Partitioner:
         if op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case"):
             return self.partition_control_flow(op)
         rule = rule_of(op)
-        if rule is None or any(not isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
+        if rule is None:
             return self.partition_replicated(op, "has no sharding rule")
+        if any(not isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
+            return self.partition_replicated(op, "has values that are not ranked tensors")
         self.partition_by_rule(op, rule)
 
     def partition_replicated(self, op: Operation, why: str) -> None:
