@@ -156,6 +156,13 @@ def _cond_on_sharded_sum(x):
     return jax.lax.cond(jnp.sum(x) > 0, lambda v: v @ v.T, lambda v: -(v @ v.T), x)
 
 
+def _sequence_parallel_mlp(x, g, w1, w2):
+    h = _layer_norm(x, g)
+    h = jax.lax.with_sharding_constraint(h, P("x", None, None))  # gathered along the sequence for the matmuls
+    out = jax.nn.relu(h @ w1) @ w2
+    return x + jax.lax.with_sharding_constraint(out, P("x", "y", None))  # reduce-scattered back
+
+
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
 MESH_4 = ((4,), ("d",))
@@ -244,6 +251,9 @@ PROGRAMS = [
      (P(), P(None, "y"), P(None, "y"), P(None, "y"), P("y", None), P(None, "y"), P("y", None))),
     ("while_data_dependent", _while_data_dependent, MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", "y")),
     ("cond_on_sharded_sum", _cond_on_sharded_sum, MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
+    ("sequence_parallel_mlp", _sequence_parallel_mlp, MESH_2D,
+     [((4, 8, 16), f32, P("x", "y", None)), ((16,), f32, P()), ((16, 32), f32, P(None, "y")),
+      ((32, 16), f32, P("y", None))], P("x", "y", None)),
     ("shard_map_psum", lambda a: jnp.tanh(_shard_map_psum(a)), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
     ("shard_map_gather_permute", _shard_map_gather_permute, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, "y")),
     # JAX refuses uneven shardings of arguments: these split 10 over 4 inside the program
