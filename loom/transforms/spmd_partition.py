@@ -569,10 +569,13 @@ class Partitioner:
             mapping[a] = self.reshard(self.lookup(v), t).value
         ops = list(op.regions[0].entry.ops)
         for inner in ops[:-1]:
-            new = inner.clone(mapping)
-            self.b.insert(new)
-            for r, nr in zip(inner.results, new.results):
-                mapping[r] = nr
+            if inner.name in ("sdy.sharding_constraint", "sdy.reshard"):  # per device already: values as they are
+                mapping[inner.results[0]] = mapping.get(inner.operands[0], inner.operands[0])
+                continue
+            new = self.b.insert(inner.clone(mapping))
+            for nested in [o for o in new.walk() if o.name in ("sdy.sharding_constraint", "sdy.reshard")]:
+                nested.results[0].replace_all_uses_with(nested.operands[0])
+                nested.erase()
         for r, v, t in zip(op.results, ops[-1].operands, outs):
             self.env[r] = Shard(mapping.get(v, self.lookup(v).value if v in self.env else v), r.type, t)
 
