@@ -405,13 +405,32 @@ def test_loom_demo_runs() -> None:
 
 # The README ---------------------------------------------------------------------------------
 
+# A README line `print(...)  # words -> expected output` states what it prints: the test checks it
+# (whitespace runs compared as one space, as numpy's column padding varies).
+_STATED_OUTPUT = re.compile(r"^(\s*)print\((.*)\)\s*#.*?-> (.*)$", re.M)
+
+_CHECKER = """
+import io as _io
+def _prints(_expected, *args, **kwargs):
+    buf = _io.StringIO()
+    print(*args, **kwargs, file=buf)
+    print(*args, **kwargs)
+    got, want = " ".join(buf.getvalue().split()), " ".join(_expected.split())
+    assert got == want, f"README line prints {got!r}, its comment says {want!r}"
+"""
+
+
 def test_readme_python_examples_run() -> None:
-    """Every ```python block of README.md runs (each in a fresh namespace, in a child process)."""
+    """Every ```python block of README.md runs (each in a fresh namespace, in a child process), and
+    every output its comments state is what it prints."""
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert len(blocks) >= 4
-    script = "\n".join(f"exec(compile({b!r}, 'README block {i}', 'exec'), {{'__name__': '__readme__'}})"
-                       for i, b in enumerate(blocks))
+    stated = sum(len(_STATED_OUTPUT.findall(b)) for b in blocks)
+    assert stated >= 10
+    checked = [_STATED_OUTPUT.sub(lambda m: f"{m[1]}_prints({m[3].strip()!r}, {m[2]})", b) for b in blocks]
+    script = "\n".join(f"exec(compile({_CHECKER + b!r}, 'README block {i}', 'exec'), {{'__name__': '__readme__'}})"
+                       for i, b in enumerate(checked))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "bad.mlir:1:11: error: use of undeclared SSA value name '%x'" in proc.stdout
