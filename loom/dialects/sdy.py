@@ -461,8 +461,6 @@ def mesh_error(mesh: MeshAttr) -> str | None:
                 f"{len(mesh.device_ids)}")
     if mesh.axes and sorted(mesh.device_ids) != list(range(total)):
         return f"sorted device ids must be iota(product(axes)), got: {sorted(mesh.device_ids)}"
-    if mesh.axes and list(mesh.device_ids) == list(range(total)):
-        return "if the ordered device ids are the same as iota(product(axes)), no need to specify them"
     return None
 
 
