@@ -354,3 +354,15 @@ def test_sharding_error_reports_without_an_op():
     assert sdy.sharding_error(sdy.TensorShardingAttr.get("m", [["x"]]), tensor(5), mesh) is None
     assert sdy.sharding_error(sdy.TensorShardingAttr.get("m", [["y"]]), tensor(5), mesh) == 'unknown axis name: "y"'
     assert sdy.mesh_error(sdy.MeshAttr((("x", 2), ("x", 3)))) == 'duplicate axis name: "x"'
+
+
+@pytest.mark.parametrize("path", PRETTY, ids=lambda p: p.stem)
+def test_sharded_program_prints_with_locations_as_jaxlib_does(jax_ir, path):
+    """Read as text named `-`, both printers give every op (and region argument) its location."""
+    text = path.read_text()
+    ir, ctx = jax_ir
+    with ctx:
+        theirs = ir.Module.parse(text)
+        expected = [theirs.operation.get_asm(enable_debug_info=True, print_generic_op_form=g) for g in (False, True)]
+    module = lir.parse(text)
+    assert [print_op(module, debuginfo=True, generic=g) for g in (False, True)] == expected
