@@ -316,6 +316,7 @@ def _built_module() -> ModuleOp:
     b.insert(FuncReturnOp.build([m.results[0]]))
     fn = FuncOp.build("main", FunctionType((tensor(8, 16),), (tensor(8, 16),)), declaration=True)
     fn.regions[0].add_block(block)
+    sdy.set_func_shardings(fn, [sdy.TensorShardingAttr.get("mesh", [["x"], []])], [xy])
     module = ModuleOp.build([fn])
     sdy.MeshOp.build(Builder(InsertionPoint.at_start(module.regions[0].blocks[0])), "mesh", mesh)
     return module
@@ -326,6 +327,7 @@ def test_builders_make_what_jaxlib_prints(jax_ir):
     module.verify()
     pretty, generic = print_op(module), print_op(module, generic=True)
     assert "sdy.manual_computation(%1) in_shardings=[<@mesh, [{\"x\"}, {\"y\"}]>]" in pretty
+    assert '@main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})' in pretty
     assert "(%arg1: tensor<4x4xf32>) {" in pretty and "} : (tensor<8x16xf32>) -> tensor<8x16xf32>" in pretty
     ir, ctx = jax_ir
     with ctx:
@@ -366,3 +368,18 @@ def test_sharded_program_prints_with_locations_as_jaxlib_does(jax_ir, path):
         expected = [theirs.operation.get_asm(enable_debug_info=True, print_generic_op_form=g) for g in (False, True)]
     module = lir.parse(text)
     assert [print_op(module, debuginfo=True, generic=g) for g in (False, True)] == expected
+
+
+def test_func_shardings_are_read_and_replaced():
+    module = _built_module()
+    fn = next(o for o in module.walk() if isinstance(o, FuncOp))
+    fn.properties["arg_attrs"] = lir.ArrayAttr((lir.DictionaryAttr.get({"tag": lir.UNIT}),))
+    x = sdy.TensorShardingAttr.get("mesh", [["x"], []])
+    sdy.set_func_shardings(fn, args=[x])
+    args, results = sdy.func_shardings(fn)
+    assert args == [x] and results == [sdy.TensorShardingAttr.get("mesh", [["x"], ["y"]])]
+    assert fn.properties["arg_attrs"].elements[0].as_dict() == {"tag": lir.UNIT, "sdy.sharding": x}
+    sdy.set_func_shardings(fn, args=[None], results=[None])
+    assert sdy.func_shardings(fn) == ([None], [None]) and "res_attrs" not in fn.properties
+    with pytest.raises(ValueError, match="2 shardings for 1 values"):
+        sdy.set_func_shardings(fn, args=[x, x])
