@@ -26,6 +26,7 @@ from loom.ir.attributes import (
     ArrayAttr,
     Attribute,
     DictionaryAttr,
+    IntegerAttr,
     Location,
     StringAttr,
     keyword_or_string,
@@ -54,7 +55,7 @@ from loom.ir.opdef import (
 )
 from loom.ir.opdef import operand as operand_def
 from loom.ir.printer import signature_text
-from loom.ir.types import DYNAMIC, RankedTensorType, ShapedType, Type
+from loom.ir.types import DYNAMIC, RankedTensorType, ShapedType, Type, i64
 
 AnyRankedTensor = Constraint(lambda t: isinstance(t, RankedTensorType), "ranked tensor")
 
@@ -758,6 +759,37 @@ class ReshardOp(_ShardedValueOp):
     traits = (Pure,)
 
 
+class ShardingGroupOp(SdyOp):
+    """`sdy.sharding_group %x group_id=0 : tensor<...>`: puts a value in a group whose members
+    must all be sharded alike (what `shard_alike` lowers to); it has no result."""
+
+    name = "sdy.sharding_group"
+    input = operand_def(AnyRankedTensor)
+    group_id = prop(Constraint(lambda a: isinstance(a, IntegerAttr) and a.type is i64, "64-bit integer attribute"))
+
+    @classmethod
+    def build(cls, builder: Builder | None, value: Value, group_id: int, location: Location | None = None) -> Operation:
+        op = Operation.create(cls.name, [value], [], {"group_id": IntegerAttr.get(group_id, i64)}, {}, (), (),
+                              _where(builder, location))
+        return _insert(builder, op)
+
+    def print_custom(self, p: Any) -> None:
+        p.write(f"{p.op_name(self)} {p.value(self.input)} group_id={self.group_id.value}")
+        p.attr_dict(self.attributes)
+        p.write(f" : {self.input.type}")
+
+    @classmethod
+    def parse_custom(cls, parser: Any, n_results: int) -> Operation:
+        ref = parser.parse_operand_ref()
+        parser.expect_keyword("group_id")
+        parser.expect("=")
+        props: dict[str, Attribute] = {"group_id": IntegerAttr.get(parser.parse_int(), i64)}
+        attrs = parser.parse_optional_attr_dict()
+        parser.expect(":")
+        t = parser.parse_type()
+        return Operation.create(cls.name, [parser.resolve_operand(ref, t)], [], props, attrs)
+
+
 class ReturnOp(SdyOp):
     """Terminates the body of an sdy op with a region: `sdy.return %a, %b : t1, t2`."""
 
@@ -913,10 +945,10 @@ class ManualComputationOp(SdyOp):
         return Operation.create(cls.name, operands, outs, props, attrs, [region])
 
 
-register_dialect(Dialect("sdy", [MeshOp, ShardingConstraintOp, ReshardOp, ManualComputationOp, ReturnOp],
-                         attribute_parser=parse_attribute))
+register_dialect(Dialect("sdy", [MeshOp, ShardingConstraintOp, ReshardOp, ShardingGroupOp, ManualComputationOp,
+                                ReturnOp], attribute_parser=parse_attribute))
 
 __all__ = ["AxisRef", "DimSharding", "ManualAxesAttr", "ManualComputationOp", "MeshAttr", "MeshOp", "ReshardOp",
-           "ReturnOp", "SdySyntaxError", "ShardingConstraintOp", "TensorShardingAttr", "TensorShardingPerValueAttr",
-           "check_sharding", "func_shardings", "global_type", "local_type", "lookup_mesh", "mesh_error", "mesh_of",
-           "parse_attribute", "set_func_shardings", "sharding_error", "verify_shardings"]
+           "ReturnOp", "SdySyntaxError", "ShardingConstraintOp", "ShardingGroupOp", "TensorShardingAttr",
+           "TensorShardingPerValueAttr", "check_sharding", "func_shardings", "global_type", "local_type", "lookup_mesh",
+           "mesh_error", "mesh_of", "parse_attribute", "set_func_shardings", "sharding_error", "verify_shardings"]

@@ -4,7 +4,7 @@ same module (`NNN_name.generic.mlir`).
 
 Sources: functions jitted with in/out shardings on 1-D and 2-D meshes of 8 fake CPU devices
 (elementwise, matmuls, reductions, reshapes, sharding constraints, uneven sizes, an MLP and its
-gradient), `shard_map` with every collective JAX lowers (psum, pmean, pmax, pmin, all_gather,
+gradient, explicit mesh axes with `reshard`, `shard_alike`), `shard_map` with every collective JAX lowers (psum, pmean, pmax, pmin, all_gather,
 psum_scatter, ppermute, all_to_all, axis_index) and nested manual axes, plus snippets in the
 generic form for sdy syntax JAX does not emit (inline meshes, sub-axes, priorities, open
 dimensions, replicated and unreduced axes, device ids, empty manual computations, reshard). Each
@@ -188,6 +188,24 @@ def jit_mlp_2d_mesh():
 def jit_mlp_2d_mesh_grad():
     return _jit(jax.grad(_mlp_loss, argnums=(1, 2)), XY(), _MLP_SHARDINGS, (P(None, "y"), P("y", None)),
                 _spec(8, 16), _spec(16, 32), _spec(32, 4))
+
+
+@program
+def jit_explicit_axes_reshard():
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices(), axis_types=(AxisType.Explicit,) * 2)
+
+    def f(a, b):
+        c = jnp.matmul(a, b, out_sharding=P("x", "y"))
+        return jnp.sin(jax.sharding.reshard(c, P("x", None)))
+    with jax.set_mesh(mesh):
+        return jax.jit(f).lower(jax.ShapeDtypeStruct((8, 16), F32, sharding=NamedSharding(mesh, P("x", "y"))),
+                                jax.ShapeDtypeStruct((16, 8), F32, sharding=NamedSharding(mesh, P("y", None))))
+
+
+@program
+def jit_shard_alike():
+    from jax.experimental.shard_alike import shard_alike
+    return _jit(lambda a: shard_alike(a, a * 2.0)[1], XY(), (P("x", "y"),), P("x", "y"), _spec(8, 16))
 
 
 # shard_map with collectives -----------------------------------------------------------------

@@ -45,6 +45,7 @@ def test_corpus_covers_the_sharded_programs():
     assert len(names) >= 25
     text = "".join(p.read_text() for p in PRETTY)
     for op in ("sdy.mesh @", "sdy.sharding_constraint ", "sdy.reshard ", "sdy.manual_computation(", "sdy.return ",
+               "sdy.sharding_group ",
                '"stablehlo.all_reduce"', '"stablehlo.all_gather"', '"stablehlo.reduce_scatter"',
                '"stablehlo.all_to_all"', '"stablehlo.collective_permute"', "stablehlo.partition_id"):
         assert op in text, op
@@ -297,14 +298,15 @@ def tensor(*shape: int) -> RankedTensorType:
 
 
 def _built_module() -> ModuleOp:
-    """`sdy.mesh`, a sharding constraint, a reshard and a manual computation with collectives in
-    its body, made with the builders."""
+    """`sdy.mesh`, a sharding constraint, a reshard, a sharding group and a manual computation
+    with collectives in its body, made with the builders."""
     mesh = sdy.MeshAttr((("x", 2), ("y", 4)))
     block = lir.Block([tensor(8, 16)])
     b = Builder(InsertionPoint.at_end(block))
     (a,) = block.args
     c = sdy.ShardingConstraintOp.build(b, a, sdy.TensorShardingAttr.get("mesh", [["x"], []])).result
     r = sdy.ReshardOp.build(b, c, sdy.TensorShardingAttr.get("mesh", [["x"], ["y"]])).result
+    sdy.ShardingGroupOp.build(b, r, 3)
 
     def body(bb: Builder, args):
         (x,) = args  # local tensor<4x4xf32>
@@ -328,6 +330,7 @@ def test_builders_make_what_jaxlib_prints(jax_ir):
     pretty, generic = print_op(module), print_op(module, generic=True)
     assert "sdy.manual_computation(%1) in_shardings=[<@mesh, [{\"x\"}, {\"y\"}]>]" in pretty
     assert '@main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})' in pretty
+    assert "sdy.sharding_group %1 group_id=3 : tensor<8x16xf32>" in pretty
     assert "(%arg1: tensor<4x4xf32>) {" in pretty and "} : (tensor<8x16xf32>) -> tensor<8x16xf32>" in pretty
     ir, ctx = jax_ir
     with ctx:
