@@ -12,6 +12,20 @@ priority. An axis may be a sub-axis (`"x":(1)2`: the first factor of size 2 of a
 
 The attributes here are the data model the partitioner reads; `parse_attribute` is the dialect's
 attribute parser, and every attribute prints back exactly as jaxlib prints it.
+
+The ops print and parse in the custom form JAX's `lowered.as_text()` shows (and in the generic
+form): `sdy.mesh`, `sdy.sharding_constraint`, `sdy.reshard`, `sdy.sharding_group`,
+`sdy.manual_computation` (what shard_map lowers to: its body sees each operand's local shape, the
+global one divided by the manual axes splitting it; see `local_type`) and `sdy.return`. Each has a
+`build` classmethod. Their verifiers check what Shardy's do: a sharding names a mesh of the module
+(or is inline), has one dimension sharding per dimension, uses each axis (or sub-axis) of that
+mesh at most once and none a surrounding manual computation is manual over; a dimension need not
+divide evenly (XLA pads); a mesh has positive axis sizes, unique names and a permutation for
+device ids; a manual computation has one in/out sharding per operand/result on one mesh, known
+manual axes first in each dimension, and local types that divide. Shardings in a function's
+`arg_attrs` / `res_attrs` (and `#sdy.sharding_per_value` on ops) are not seen by `verify()`:
+`verify_shardings(module)` checks them; `func_shardings` / `set_func_shardings` read and write
+them.
 """
 
 from __future__ import annotations
