@@ -256,3 +256,22 @@ def test_builders_reject_bad_arguments():
         shlo.CollectivePermuteOp.build(b, a, [(0, 1), (2, 1)])
     with pytest.raises(ValueError, match="no op stablehlo.plus"):
         shlo.AllReduceOp.build(b, [a], [[0, 1]], "plus")
+
+
+def test_process_group_modes_and_sizes():
+    """The spec's modes: no channel reads replica ids; a channel without global ids reads replica
+    groups times every partition (all_gather) or partition ids (all_to_all)."""
+    module = lir.parse(
+        "module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 2 : i32} {\n"
+        "func.func @f(%a: tensor<4x4xf32>) {\n"
+        f'  %0 = "stablehlo.all_gather"(%a) <{{all_gather_dim = 1 : i64, {GROUPS2}}}> : ({T}) -> tensor<4x8xf32>\n'
+        f'  %1 = "stablehlo.all_gather"(%a) <{{all_gather_dim = 1 : i64, {CHANNEL}, {GROUPS2}}}> : ({T}) -> '
+        "tensor<4x32xf32>\n"
+        f'  %2 = "stablehlo.all_to_all"(%a) <{{{CHANNEL}, concat_dimension = 1 : i64, {GROUPS2}, split_count = 2 : '
+        f"i64, split_dimension = 0 : i64}}> : ({T}) -> tensor<2x8xf32>\n"
+        f'  %3 = "stablehlo.collective_permute"(%a) <{{source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}}> : '
+        f"({T}) -> {T}\n  return\n}}\n}}\n")
+    ops = [o for o in module.walk() if o.name.startswith("stablehlo.")]
+    assert [o.mode for o in ops] == ["cross_replica", "cross_replica_and_partition", "cross_partition",
+                                     "cross_replica"]
+    assert [o.group_size() for o in ops[:3]] == [2, 8, 2]

@@ -112,22 +112,31 @@ def _module_count(op: Operation, name: str) -> int | None:
 
 
 class _Collective(StableHLOOp):
-    """A collective over process groups given by `replica_groups`."""
+    """A collective: its processes are named in the mode its channel gives."""
 
     # Whether a channel means cross_replica_and_partition (all_gather, all_reduce, reduce_scatter)
     # rather than cross_partition (the others).
     replicas_and_partitions = False
 
-    @property
-    def mode(self) -> str:
-        """How `replica_groups` name processes: `cross_replica`, `cross_partition`,
-        `cross_replica_and_partition` or `flattened_ids` (the spec's process-group modes)."""
-        channel = self.properties.get("channel_handle")
+    @classmethod
+    def mode_of(cls, properties: dict[str, Attribute]) -> str:
+        channel = properties.get("channel_handle")
         if not isinstance(channel, ChannelHandle) or channel.handle <= 0:
             return "cross_replica"
-        if "use_global_device_ids" in self.properties:
+        if "use_global_device_ids" in properties:
             return "flattened_ids"
-        return "cross_replica_and_partition" if self.replicas_and_partitions else "cross_partition"
+        return "cross_replica_and_partition" if cls.replicas_and_partitions else "cross_partition"
+
+    @property
+    def mode(self) -> str:
+        """How the op's ids (`replica_groups`, `source_target_pairs`) name processes:
+        `cross_replica`, `cross_partition`, `cross_replica_and_partition` or `flattened_ids` (the
+        spec's process-group modes)."""
+        return self.mode_of(self.properties)
+
+
+class _Grouped(_Collective):
+    """A collective whose processes are grouped by `replica_groups`."""
 
     @property
     def groups(self) -> list[list[int]]:
@@ -166,8 +175,12 @@ def _check_dim(dim: int, rank: int, what: str) -> None:
         raise ShapeError(f"{what} {dim} is out of bounds for rank {rank}")
 
 
-def _static_group_size(props: dict[str, Attribute]) -> int | None:
+def _static_group_size(cls: type[_Collective], props: dict[str, Attribute]) -> int | None:
+    """The group size `replica_groups` gives by itself (None: it takes the module's replica or
+    partition count)."""
     a = props.get("replica_groups")
+    if cls.mode_of(props) == "cross_replica_and_partition":
+        return None
     return a.type.shape[1] if isinstance(a, DenseElementsAttr) and a.type.rank == 2 and a.type.shape[1] else None
 
 
@@ -183,7 +196,7 @@ def _reducer(element: Type, reducer: str | Callable[[Builder, Value, Value], Val
     return build_region([t, t], lambda b, args: [reducer(b, args[0], args[1])])
 
 
-class AllGatherOp(_Collective):
+class AllGatherOp(_Grouped):
     """Concatenates each operand of the processes of a group along `all_gather_dim`, in group
     order: result dimension = operand dimension x group size."""
 
@@ -205,7 +218,7 @@ class AllGatherOp(_Collective):
             _check_dim(dim, t.rank, "all_gather_dim")
             if t.shape[dim] == 0:
                 raise ShapeError("dimension size of operand at 'all_gather_dim' cannot be zero")
-        n = _static_group_size(properties)
+        n = _static_group_size(cls, properties)
         if n is None:
             return None  # the group size comes from the module: checked in check_types
         return [_scaled_dim(t, dim, n) for t in operand_types]
@@ -234,14 +247,15 @@ class AllGatherOp(_Collective):
               replica_groups: Sequence[Sequence[int]], channel_handle: int | ChannelHandle | None = None,
               use_global_device_ids: bool = False, result_types: Sequence[Type] | None = None,
               location: Location | None = None) -> Operation:
-        """Result types are inferred from non-empty `replica_groups`."""
+        """Result types are inferred from non-empty `replica_groups`, except with a channel but
+        no global device ids (then the group spans every partition: give `result_types`)."""
         props = {"all_gather_dim": i64_attr(all_gather_dim), "replica_groups": replica_groups_attr(replica_groups),
                  "channel_handle": channel_handle_attr(channel_handle),
                  "use_global_device_ids": UNIT if use_global_device_ids else None}
         return cls.insert(builder, list(operands), props, result_types, location=location)
 
 
-class AllReduceOp(_Collective):
+class AllReduceOp(_Grouped):
     """Reduces each operand elementwise over the processes of a group with `computation`; every
     process gets the result. Groups may have different sizes (padded with -1)."""
 
@@ -279,7 +293,7 @@ class AllReduceOp(_Collective):
         return cls.insert(builder, list(operands), props, regions=[region], location=location)
 
 
-class ReduceScatterOp(_Collective):
+class ReduceScatterOp(_Grouped):
     """Reduces the operand over the processes of a group with `computation`, splits the result
     along `scatter_dimension` into group-size parts and gives process i of the group part i."""
 
@@ -300,7 +314,7 @@ class ReduceScatterOp(_Collective):
         dim = prop_int(properties, "scatter_dimension")
         _check_dim(dim, x.rank, "scatter_dimension")
         acc = reducer_types(regions[0], "computation", [x.element_type])[0] if regions else x.element_type
-        n = _static_group_size(properties)
+        n = _static_group_size(cls, properties)
         if n is None:
             return None
         if x.shape[dim] != DYNAMIC and x.shape[dim] % n:
@@ -331,7 +345,7 @@ class ReduceScatterOp(_Collective):
               replica_groups: Sequence[Sequence[int]], reducer: str | Callable[[Builder, Value, Value], Value] = "add",
               channel_handle: int | ChannelHandle | None = None, use_global_device_ids: bool = False,
               result_type: Type | None = None, location: Location | None = None) -> Operation:
-        """Like AllReduceOp.build; the result type is inferred from non-empty `replica_groups`."""
+        """Like AllReduceOp.build; the result type is inferred as AllGatherOp.build's are."""
         props = {"scatter_dimension": i64_attr(scatter_dimension),
                  "replica_groups": replica_groups_attr(replica_groups),
                  "channel_handle": channel_handle_attr(channel_handle),
@@ -341,7 +355,7 @@ class ReduceScatterOp(_Collective):
                           regions=[region], location=location)
 
 
-class AllToAllOp(_Collective):
+class AllToAllOp(_Grouped):
     """Splits each operand along `split_dimension` into `split_count` parts, sends part i to the
     i-th process of the group and concatenates what it receives along `concat_dimension`."""
 
@@ -426,7 +440,7 @@ class CollectivePermuteOp(_Collective):
         return cls.insert(builder, [operand], props, location=location)
 
 
-class CollectiveBroadcastOp(_Collective):
+class CollectiveBroadcastOp(_Grouped):
     """Each process of a group gets the operand of the group's first process."""
 
     name = "stablehlo.collective_broadcast"
