@@ -69,7 +69,7 @@ from loom.ir.opdef import (
 )
 from loom.ir.opdef import operand as operand_def
 from loom.ir.printer import signature_text
-from loom.ir.types import DYNAMIC, RankedTensorType, ShapedType, Type, i64
+from loom.ir.types import DYNAMIC, RankedTensorType, ShapedType, Type, UnrankedTensorType, i64
 
 AnyRankedTensor = Constraint(lambda t: isinstance(t, RankedTensorType), "ranked tensor")
 
@@ -526,13 +526,13 @@ def sharding_error(sharding: TensorShardingAttr, type: Type, mesh: MeshAttr,
     sharding (dimensions, replicated, unreduced) and not be manual in an enclosing
     `sdy.manual_computation` (`manual_axes_above`); sub-axes must fit their axis. A dimension need
     not divide evenly: XLA pads."""
-    if not mesh.axes and mesh.device_ids or not isinstance(type, ShapedType):
+    if isinstance(type, UnrankedTensorType):
+        return f"only ranked tensors can have a sharding, got '{type}'"
+    if (not mesh.axes and mesh.device_ids) or not isinstance(type, ShapedType):
         if sharding.dims or sharding.replicated or sharding.unreduced:
             what = "a maximal mesh" if isinstance(type, ShapedType) else f"the non-shaped type '{type}'"
             return f"a sharding on {what} can only have rank 0 and no replicated or unreduced axes"
         return None
-    if not isinstance(type, RankedTensorType):
-        return f"only ranked tensors can have a sharding, got '{type}'"
     if len(sharding.dims) != type.rank:
         return f"sharding doesn't match tensor rank: {len(sharding.dims)} != {type.rank}"
     seen: set[AxisRef] = set()
@@ -849,8 +849,6 @@ class ManualComputationOp(SdyOp):
         for a in manual:
             if a in above:
                 self.emit_error(f'operates on axis "{a}" which is already bound by a parent sdy.manual_computation op')
-        if len(set(manual)) != len(manual):
-            self.emit_error("manual_axes has an axis more than once")
         block = self.body.blocks[0] if self.body.blocks else None
         if block is None or block.last_op is None or block.last_op.name != "sdy.return":
             self.emit_error("body must end with 'sdy.return'")
@@ -871,8 +869,6 @@ class ManualComputationOp(SdyOp):
         if mesh is None and (self.in_shardings.shardings or self.out_shardings.shardings):
             self.emit_error("all in and out shardings must be bound to the same mesh")
         if mesh is None:
-            if manual and block.first_op is not block.last_op:
-                self.emit_error("cannot have manual_axes when there are no in/out shardings and the body is not empty")
             return
         for a in manual:
             if a not in mesh.shape:

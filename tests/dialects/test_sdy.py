@@ -133,6 +133,8 @@ BAD_PROGRAMS = {
                          _constraint('<@mesh, [{"z":(1)4}, {"z":(2)2}]>')),
     "sub_axis_and_axis": ("sdy.sharding_constraint", 'both sub-axis and full-axis are used for axis name: "z"', "6:10",
                           _constraint('<@mesh, [{"z"}, {"z":(1)2}]>')),
+    "sub_axis_pre_size_zero": ("sdy.sharding_constraint", "sub-axis pre-size must be at least 1", "6:10",
+                               _constraint('<@mesh, [{"z":(0)2}, {}]>')),
     "priority_on_closed_empty_dim": ("sdy.sharding_constraint", "dim 0 is empty and closed but has a priority", "6:10",
                                      _constraint('<@mesh, [{}p1, {}]>')),
     "maximal_mesh_with_dims": ("sdy.sharding_constraint", "can only have rank 0", "6:10",
@@ -175,6 +177,13 @@ BAD_PROGRAMS = {
     "manual_axis_after_free_axis": ("sdy.manual_computation", "must have all manual axes come before free axes", "6:10",
                                     _manual("%a", '<@mesh, [{"y", "x"}, {}]>', '<@mesh, [{"y", "x"}, {}]>', '"x"',
                                             "%b: tensor<4x8xf32>", GOOD_BODY, SIG)),
+    "region_argument_count": ("sdy.manual_computation", "number of op operands and region operands must match. Op has "
+                              "1 op operands and 2 region operands", "6:10",
+                              _manual("%a", X_IN, X_IN, '"x"', "%b: tensor<4x8xf32>, %c: tensor<4x8xf32>", GOOD_BODY,
+                                      SIG)),
+    "body_without_sdy_return": ("sdy.manual_computation", "body must end with 'sdy.return'", "6:10",
+                                _manual("%a", X_IN, X_IN, '"x"', "%b: tensor<4x8xf32>",
+                                        "      stablehlo.return %b : tensor<4x8xf32>", SIG)),
     "different_meshes": ("sdy.manual_computation", "all in and out shardings must be bound to the same mesh", "6:10",
                          _manual("%a", X_IN, '<@other, [{"x"}, {}]>', '"x"', "%b: tensor<4x8xf32>", GOOD_BODY, SIG)),
     "manual_axis_bound_twice": ("sdy.manual_computation", 'operates on axis "x" which is already bound by a parent '
@@ -236,6 +245,12 @@ BAD_ATTRIBUTES = {
                     _func_attrs("", "{sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {}]>}")),
     "arg_unknown_mesh": ("func.func", "arg 0 - unknown mesh: @nomesh", "5:3",
                          _func_attrs("{sdy.sharding = #sdy.sharding<@nomesh, [{}, {}]>}", "")),
+    "arg_unranked": ("func.func", "arg 0 - only ranked tensors can have a sharding, got 'tensor<*xf32>'", "5:3",
+                     HEADER + "  func.func @f(%a: tensor<*xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {\n"
+                     "    return\n  }\n}\n"),
+    "arg_token": ("func.func", "arg 0 - a sharding on the non-shaped type '!stablehlo.token' can only have rank 0",
+                  "5:3", HEADER + "  func.func @f(%a: !stablehlo.token {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {\n"
+                  "    return\n  }\n}\n"),
     "arg_not_a_sharding": ("func.func", "arg 0 - should have a sharding attribute of type TensorShardingAttr", "5:3",
                            _func_attrs("{sdy.sharding = 1 : i64}", "")),
     "op_result_count": ("stablehlo.abs", "sdy.sharding has 2 shardings for 1 results", "6:10",
