@@ -93,6 +93,12 @@ BAD_PROGRAMS = {
                                "tensor<1x2xi64>", "tensor<4x8xf32>")),
     "groups_missing_id": ("all_reduce", "replica id #1 not seen in replica groups",
                           _op("all_reduce", "replica_groups = dense<[[0, 2]]> : tensor<1x2xi64>", T, region=SUM + " ")),
+    "groups_padding_in_all_gather": ("all_gather", "invalid replica id -1",
+                                     _op("all_gather", "all_gather_dim = 1 : i64, replica_groups = dense<[[0, -1]]> : "
+                                         "tensor<1x2xi64>", "tensor<4x8xf32>")),
+    "all_gather_zero_dim": ("all_gather", "dimension size of operand at 'all_gather_dim' cannot be zero",
+                            _op("all_gather", f"all_gather_dim = 1 : i64, {GROUPS2}", "tensor<4x0xf32>",
+                                operand="tensor<4x0xf32>")),
     "global_ids_empty_groups": ("all_reduce", "the replica groups cannot be empty",
                                 _op("all_reduce", f"{CHANNEL}, replica_groups = dense<> : tensor<0x0xi64>, "
                                     "use_global_device_ids", T, region=SUM + " ")),
@@ -110,6 +116,9 @@ BAD_PROGRAMS = {
                                     "of the group size 2",
                                     _op("reduce_scatter", f"{GROUPS2}, scatter_dimension = 0 : i64", "tensor<2x4xf32>",
                                         operand="tensor<5x4xf32>", region=SUM + " ")),
+    "reduce_scatter_rank": ("reduce_scatter", "operand and result should have same rank",
+                            _op("reduce_scatter", f"{CHANNEL}, {GROUPS2}, scatter_dimension = 0 : i64", "tensor<2xf32>",
+                                region=SUM + " ")),
     "all_to_all_split": ("all_to_all", "split dimension has size 5, expected to be a multiple of split_count 2",
                          _op("all_to_all", f"concat_dimension = 1 : i64, {GROUPS2}, split_count = 2 : i64, "
                              "split_dimension = 0 : i64", "tensor<2x8xf32>", operand="tensor<5x4xf32>")),
@@ -133,6 +142,8 @@ BAD_PROGRAMS = {
                                 T)),
     "broadcast_repeated_id": ("collective_broadcast", "replica id #1 seen more than once",
                               _op("collective_broadcast", "replica_groups = dense<[[1, 1]]> : tensor<1x2xi64>", T)),
+    "broadcast_negative_id": ("collective_broadcast", "replica_groups values must be positive, but was given -1",
+                              _op("collective_broadcast", "replica_groups = dense<[[-1, 0]]> : tensor<1x2xi64>", T)),
     "partition_id_type": ("partition_id", "must be 0D tensor of 32-bit unsigned integer values",
                           "func.func @f() {\n  %0 = \"stablehlo.partition_id\"() : () -> tensor<i32>\n  return\n}\n"),
 }
