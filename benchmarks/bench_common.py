@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# where records go: benchmarks/results, or LOOM_BENCH_RESULTS (a test's run writes elsewhere)
+RESULTS = Path(os.environ.get("LOOM_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
 def cpu_name() -> str:
