@@ -73,3 +73,17 @@ def test_report_reads_timings_of_a_record_without_rows(tmp_path):
 def test_report_without_records_fails_with_the_folder_named(tmp_path, capsys):
     assert loom_main.main(["bench", "report", "--results", str(tmp_path)]) == 1
     assert str(tmp_path) in capsys.readouterr().err
+
+
+def test_markdown_report_has_the_same_medians(tmp_path):
+    bench_common = load_bench_common(tmp_path)
+    ts = [0.3, 0.1, 0.2]
+    record = bench_common.Record("md", {})
+    record.add("c", "loom", ts)
+    record.write()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert loom_main.main(["bench", "report", "--results", str(tmp_path), "--markdown"]) == 0
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("| c | loom |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2:6] == ["3", f"{np.median(ts):.6f}", f"{min(ts):.6f}", f"{max(ts):.6f}"]
