@@ -21,9 +21,14 @@ an exact float64 top-k of the same vectors. CPU cases (inner product; `--metric 
   in that type, against faiss `IndexFlat` on the same vectors widened to float32, and faiss's
   `IndexScalarQuantizer` of that type as an extra row.
 
+GPU (`--device gpu`; a bf16 database, float32 queries): `loom.knn.search` on CUDA tensors, the
+raw Triton kernel (`triton_knn.search`) as a second row, torch bf16 matmul + topk, jax
+approx_max_k when jax has a GPU, and the bare bf16 GEMM; recall against an fp32 exact top-k.
+
 Contenders run round-robin (one call each per round) so that a change in the machine's load
 affects all alike; each row gives the median and the spread over the rounds, and the process CPU
-seconds. The run writes benchmarks/results/knn-DATE.json (`loom bench report` prints it).
+seconds. The run writes benchmarks/results/knn-DATE.json (knn_gpu-DATE.json on a GPU,
+knn_isolated-DATE.json with `--isolated`); `loom bench report` prints it.
 """
 
 from __future__ import annotations
