@@ -2,7 +2,7 @@
 
     python benchmarks/control_flow.py                    # hidden 256, batch 32, lengths 100 and 1000
     python benchmarks/control_flow.py --rounds 3 --lengths 100,400 --threads 2
-    python benchmarks/control_flow.py --quick            # lengths 50 and 100, 3 rounds (a smoke run)
+    python benchmarks/control_flow.py --quick            # lengths 50 and 100, 5 rounds (a smoke run)
 
 The model is an RNN cell h = tanh(x_t U + h W + b) (hidden 256, batch 32, inputs of width 256)
 run for a number of steps chosen by the data (an integer input, 100 to 1000), with the loss
@@ -117,10 +117,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--lengths", default="100,1000")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="lengths 50 and 100, 3 rounds (a smoke run)")
+    parser.add_argument("--quick", action="store_true", help="lengths 50 and 100, 5 rounds (a smoke run)")
     args = parser.parse_args()
     if args.quick:
-        args.lengths, args.rounds = "50,100", 3
+        args.lengths, args.rounds = "50,100", 5
     lengths = [int(n) for n in args.lengths.split(",")]
 
     import jax

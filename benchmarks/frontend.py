@@ -3,7 +3,7 @@
     python benchmarks/frontend.py                 # all three parts
     python benchmarks/frontend.py --profile       # and a cProfile of loom's trace+compile (part a)
     python benchmarks/frontend.py --repeat 3      # fewer rounds on a slow machine
-    python benchmarks/frontend.py --quick         # 100 layers, 3 rounds, fewer calls (a smoke run)
+    python benchmarks/frontend.py --quick         # 100 layers, 5 rounds, fewer calls (a smoke run)
 
 (a) Trace + compile of a 2000-op function (500 residual layers `x = tanh(x @ w + b) + x` on
     16x16 float32: dot_general, add, tanh, add per layer, and one broadcast of b): loom's first
@@ -223,11 +223,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=200, help="training steps per round in (c)")
     parser.add_argument("--profile", action="store_true", help="cProfile loom's trace+compile in (a)")
     parser.add_argument("--only", choices=["a", "b", "c"], help="run one part")
-    parser.add_argument("--quick", action="store_true", help="100 layers in (a), 3 rounds, 200 calls, 20 steps")
+    parser.add_argument("--quick", action="store_true", help="100 layers in (a), 5 rounds, 200 calls, 20 steps")
     args = parser.parse_args(argv)
     global LAYERS
     if args.quick:
-        LAYERS, args.repeat, args.calls, args.steps = 100, 3, 200, 20
+        LAYERS, args.repeat, args.calls, args.steps = 100, 5, 200, 20
     RECORD.settings = {"layers": LAYERS, **{k: v for k, v in vars(args).items() if k not in ("quick", "profile")}}
     import jax
     jax.config.update("jax_platforms", "cpu")

@@ -590,7 +590,7 @@ def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int,
 def main(argv: Sequence[str] | None = None) -> int:
     """`loom bench knn`: parse the flags and run the CPU or GPU benchmark."""
     p = argparse.ArgumentParser(prog="loom bench knn", description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="CPU: N=20k, Q=100, 3 rounds (a smoke run)")
+    p.add_argument("--quick", action="store_true", help="CPU: N=20k, Q=100, 5 rounds (a smoke run)")
     p.add_argument("--n", type=int, default=1_000_000, help="database vectors")
     p.add_argument("--d", type=int, default=128, help="dimension")
     p.add_argument("--q", type=int, default=None, help="queries (default 1000 on CPU, 10000 on GPU)")
@@ -613,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="GPU: first check and time every kernel variant at several bin counts (N=1M Q=10k k=10)")
     args = p.parse_args(argv)
     if args.quick:
-        args.n, args.q, args.rounds = 20_000, args.q or 100, 3
+        args.n, args.q, args.rounds = 20_000, args.q or 100, 5
     if args.only:
         run_one(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.seed, args.only)
     elif args.device == "cpu" and args.isolated:
