@@ -1,7 +1,7 @@
 """Absorbing a stream of updates while searching: `loom.knn.Index` against faiss's indexes, in one run.
 
     python benchmarks/knn_index.py                       # N=1M, D=128, float32, l2
-    python benchmarks/knn_index.py --quick               # N=10k, 5 rounds (a smoke run)
+    python benchmarks/knn_index.py --quick               # N=10k, 3 rounds (a smoke run)
     python benchmarks/knn_index.py --n 200000 --rounds 5 # smaller
 
 TPU-KNN's point is that a brute-force search needs no index structure, so vectors can be added
@@ -41,7 +41,7 @@ from knn import build_hnsw, build_ivf, exact_top_k, recall, tune  # noqa: E402
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="N=10k, Q=100, 5 rounds (a smoke run)")
+    p.add_argument("--quick", action="store_true", help="N=10k, Q=100, 3 rounds (a smoke run)")
     p.add_argument("--n", type=int, default=1_000_000, help="vectors in the index at start")
     p.add_argument("--d", type=int, default=128)
     p.add_argument("--batch", type=int, default=None, help="vectors replaced per round (default N / 10)")
@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.quick:
-        args.n, args.rounds = 10_000, 5
+        args.n, args.rounds = 10_000, 3
     import faiss
 
     import loom.knn
