@@ -40,9 +40,9 @@ from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).
 DEFAULT_TIMEOUT = 120.0
-# all_reduce of at least this many elements reduces in two phases: each member reduces one
-# slice of every operand, then the slices are gathered (each member reads ~2x its operand, not
-# group-size x).
+# all_reduce of at least this many elements reduces in slices (each member one slice of every
+# operand, written into every member's result): each member reads ~2x its operand, not
+# group-size x, at the cost of a second rendezvous.
 SLICED_REDUCE_MIN = 1 << 15
 
 
@@ -163,15 +163,29 @@ class ThreadCommunicator:
     def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
         ufunc = REDUCTION_UFUNCS[reduction]
         x = np.asarray(x)
-        operands = self.exchange(me, group, x, ("all_reduce", reduction, x.shape, x.dtype))
+        signature = ("all_reduce", reduction, x.shape, x.dtype)
         if x.size < SLICED_REDUCE_MIN:
-            return _reduce(ufunc, operands)
-        n, pos = len(operands), list(group).index(me)
-        bounds = [x.size * i // n for i in range(n + 1)]
-        flat = [o.reshape(-1) for o in operands]
-        mine = _reduce(ufunc, [f[bounds[pos]:bounds[pos + 1]] for f in flat])
-        pieces = self.exchange(me, group, mine, ("all_reduce (gather)",))
-        return np.concatenate(pieces).reshape(x.shape)
+            return _reduce(ufunc, self.exchange(me, group, x, signature))
+        # Each member reduces one slice of every operand straight into every member's result,
+        # then all wait until every slice is written (nobody reads an operand or writes a result
+        # after that): each member reads about 2x its operand and writes 1x, whatever the group size.
+        out = np.empty_like(x)
+        deposits = self.exchange(me, group, (x, out), signature)
+        n, pos = len(deposits), list(group).index(me)
+        lo, hi = x.size * pos // n, x.size * (pos + 1) // n
+        flat = [o.reshape(-1) for o, _ in deposits]
+        mine = out.reshape(-1)[lo:hi]
+        if n == 1:
+            mine[...] = flat[0][lo:hi]
+        else:
+            ufunc(flat[0][lo:hi], flat[1][lo:hi], out=mine)
+            for f in flat[2:]:
+                ufunc(mine, f[lo:hi], out=mine)
+        for _, other in deposits:
+            if other is not out:
+                other.reshape(-1)[lo:hi] = mine
+        self.exchange(me, group, None, ("all_reduce (slices written)",))
+        return out
 
     def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
         x = np.asarray(x)
