@@ -48,7 +48,14 @@ for spec, shape in [(P("x"), (10,)), (P(None, "x"), (4, 6))]:
         errors.append("accepted")
     except ValueError:
         errors.append("ValueError")
-print(json.dumps([out, errors]))
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("a", "b"))
+x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) % 7 - 3
+w = np.arange(16 * 4, dtype=np.float32).reshape(16, 4) % 5 - 2
+f = jax.jit(lambda x, w: x @ w, in_shardings=(NamedSharding(mesh, P(None, "b")), NamedSharding(mesh, P("b", None))),
+            out_shardings=NamedSharding(mesh, P("a", None)))
+matmul = [[s.device.id, [[i.start, i.stop] for i in s.index], np.asarray(s.data).tolist()]
+          for s in f(x, w).addressable_shards]
+print(json.dumps([out, errors, matmul]))
 """
 
 
@@ -219,3 +226,39 @@ def test_mesh_executable_errors():
         MeshExecutable(wrong_local, mesh)
     with pytest.raises(ValueError, match=r"dtype int64, but the program takes \(10, 6\) float32"):
         exe(np.zeros((10, 6), np.int64))
+
+
+# The partitioned program of x @ w for x: f32[8, 16] split in columns over "b", w: f32[16, 4] in
+# rows over "b", the result in rows over "a" (mesh a=2 x b=4): a partial dot, an all_reduce over
+# "b", and each partition's rows by its "a" index.
+MATMUL = """"builtin.module"() ({
+  "sdy.mesh"() <{mesh = #sdy.mesh<["a"=2, "b"=4]>, sym_name = "mesh"}> : () -> ()
+  "func.func"() <{arg_attrs = [{loom.global_type = tensor<8x16xf32>, sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}, {loom.global_type = tensor<16x4xf32>, sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>}], function_type = (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>, res_attrs = [{loom.global_type = tensor<8x4xf32>, sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}], sym_name = "main"}> ({
+  ^bb0(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>):
+    %partial = "stablehlo.dot_general"(%x, %w) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}> : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+    %full = "stablehlo.all_reduce"(%partial) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi64>, use_global_device_ids}> SUM : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    %pid = "stablehlo.partition_id"() : () -> tensor<ui32>
+    %four = "stablehlo.constant"() <{value = dense<4> : tensor<ui32>}> : () -> tensor<ui32>
+    %a = "stablehlo.divide"(%pid, %four) : (tensor<ui32>, tensor<ui32>) -> tensor<ui32>
+    %row = "stablehlo.multiply"(%a, %four) : (tensor<ui32>, tensor<ui32>) -> tensor<ui32>
+    %row32 = "stablehlo.convert"(%row) : (tensor<ui32>) -> tensor<i32>
+    %zero = "stablehlo.constant"() <{value = dense<0> : tensor<i32>}> : () -> tensor<i32>
+    %y = "stablehlo.dynamic_slice"(%full, %row32, %zero) <{slice_sizes = array<i64: 4, 4>}> : (tensor<8x4xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
+    "func.return"(%y) : (tensor<4x4xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+""".replace("SUM", SUM)  # noqa: E501
+
+
+@pytest.mark.parametrize("executor", ["compiled", "interpreter"])
+def test_mesh_executable_matches_xla_shards(jax_shards, executor):
+    mesh = loom.make_mesh((2, 4), ("a", "b"), devices=DEVICES)
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) % 7 - 3
+    w = np.arange(16 * 4, dtype=np.float32).reshape(16, 4) % 5 - 2
+    y = MeshExecutable(MATMUL, mesh, executor=executor)(loom.device_put(x, NamedSharding(mesh, P(None, "b"))), w)
+    assert y.sharding == NamedSharding(mesh, P("a"))
+    np.testing.assert_array_equal(np.asarray(y), x @ w)
+    for shard, (device_id, index, data) in zip(y.addressable_shards, jax_shards[2], strict=True):
+        assert shard.device.id == device_id
+        assert [[i.start, i.stop] for i in shard.index] == index
+        np.testing.assert_array_equal(shard.data, np.array(data, np.float32))
