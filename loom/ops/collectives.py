@@ -25,7 +25,6 @@ The kernels are `KERNELS` entries, so the compiled executor and the interpreter 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,9 +132,9 @@ class ProcessGroups:
 # Reducers -------------------------------------------------------------------------------------
 
 class RegionReducer:
-    """A reducer region applied to whole arrays (`fn(lhs..., rhs...) -> results`): at once when
-    the region is elementwise, element by element otherwise. A fresh interpreter per call, so
-    partitions running in threads share nothing."""
+    """A reducer region `(tensor<E>, tensor<E>) -> tensor<E>` applied to whole arrays: at once
+    when the region is elementwise, element by element otherwise. A fresh interpreter per call,
+    so partitions running in threads share nothing."""
 
     def __init__(self, op: Operation) -> None:
         self.op = op
@@ -143,30 +142,28 @@ class RegionReducer:
         self.block = region.blocks[0]
         self.elementwise = len(region.blocks) == 1 and all(o.name in ELEMENTWISE for o in self.block.ops)
 
-    def __call__(self, *args: np.ndarray) -> list[np.ndarray]:
+    def __call__(self, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         interp = Interpreter(self.op)
         if self.elementwise:
-            return [np.asarray(r) for r in interp.run_block(self.block, args, {})]
-        shape = np.shape(args[0])
-        outs = [np.empty(shape, np.asarray(a).dtype) for a in args[:len(args) // 2]]
-        for idx in np.ndindex(*shape):
-            res = interp.run_block(self.block, [np.asarray(a[idx]) for a in args], {})
-            for o, r in zip(outs, res):
-                o[idx] = r
-        return outs
+            return np.asarray(interp.run_block(self.block, [lhs, rhs], {})[0])
+        out = np.empty(lhs.shape, lhs.dtype)
+        for idx in np.ndindex(*lhs.shape):
+            out[idx] = interp.run_block(self.block, [np.asarray(lhs[idx]), np.asarray(rhs[idx])], {})[0]
+        return out
 
 
-def fold(reducer: RegionReducer, stacks: Sequence[np.ndarray]) -> list[np.ndarray]:
+def fold(reducer: RegionReducer, stack: np.ndarray) -> np.ndarray:
     """Reduce the stacked operands (member on axis 0) pairwise in group order."""
-    acc = [s[0] for s in stacks]
-    for k in range(1, stacks[0].shape[0]):
-        acc = reducer(*acc, *[s[k] for s in stacks])
-    return [np.array(a) for a in acc]
+    acc = stack[0]
+    for k in range(1, stack.shape[0]):
+        acc = reducer(acc, stack[k])
+    return np.array(acc)
 
 
 def reduction_of(op: Operation) -> str | None:
-    """The communicator's name for the op's reducer, or None for another reducer."""
-    ufunc = reducer_ufunc(op.regions[0]) if len(op.operands) == 1 else None
+    """The communicator's name for the op's reducer, or None for another reducer. (A variadic
+    all_reduce applies its one binary reducer to each operand.)"""
+    ufunc = reducer_ufunc(op.regions[0])
     return REDUCTION_OF_UFUNC.get(ufunc) if ufunc is not None else None
 
 
@@ -201,9 +198,8 @@ def all_reduce(groups: ProcessGroups, reduction: str | None, reducer: RegionRedu
         return _results([np.array(x) for x in xs])
     comm, me = ctx.communicator, ctx.partition_id
     if reduction is not None:
-        return comm.all_reduce(me, xs[0], group, reduction)
-    stacks = [comm.all_gather(me, np.expand_dims(x, 0), group, 0) for x in xs]
-    return _results(fold(reducer, stacks))
+        return _results([comm.all_reduce(me, x, group, reduction) for x in xs])
+    return _results([fold(reducer, comm.all_gather(me, np.expand_dims(x, 0), group, 0)) for x in xs])
 
 
 @kernel("stablehlo.all_reduce")
@@ -224,8 +220,7 @@ def reduce_scatter(groups: ProcessGroups, dim: int, reduction: str | None, reduc
     comm, me = ctx.communicator, ctx.partition_id
     if reduction is not None:
         return comm.reduce_scatter(me, x, group, dim, reduction)
-    stack = comm.all_gather(me, np.expand_dims(x, 0), group, 0)
-    total = fold(reducer, [stack])[0]
+    total = fold(reducer, comm.all_gather(me, np.expand_dims(x, 0), group, 0))
     return np.array(np.split(total, n, axis=dim)[group.index(me)])
 
 

@@ -251,6 +251,24 @@ def test_variadic_all_gather(executor):
     np.testing.assert_array_equal(outs[0][1], [[0, 0], [10, 10]])
 
 
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("reducer_op,ufunc", [("add", np.add), ("subtract", np.subtract)])
+def test_variadic_all_reduce_reduces_each_operand(executor, reducer_op, ufunc):
+    """A variadic all_reduce applies its one binary reducer to each operand on its own."""
+    ta, tb = tensor((2,), "f32"), tensor((3,), "f32")
+    groups = GROUPINGS["b"]
+    text = module(N, [ta, tb], [ta, tb], [
+        f'%0:2 = "stablehlo.all_reduce"(%arg0, %arg1) <{{{groups_attr(groups)}}}> {binary_reducer(reducer_op, "f32")} '
+        f": ({ta}, {tb}) -> ({ta}, {tb})",
+        f'"func.return"(%0#0, %0#1) : ({ta}, {tb}) -> ()'])
+    xs, ys = inputs((2,), np.float32, seed=1), inputs((3,), np.float32, seed=2)
+    outs = run_spmd(text, [[x, y] for x, y in zip(xs, ys)], executor=executor)
+    for p in range(N):
+        g = group_of(groups, p)
+        np.testing.assert_array_equal(outs[p][0], functools.reduce(ufunc, [xs[q] for q in g]))
+        np.testing.assert_array_equal(outs[p][1], functools.reduce(ufunc, [ys[q] for q in g]))
+
+
 def test_a_partition_in_no_group_is_an_error():
     t = tensor((2,), "f32")
     text = one_op(4, "all_reduce", groups_attr([[0, 1], [2, -1]]), t, t, binary_reducer("add", "f32"))
