@@ -327,6 +327,7 @@ f = jax.jit(jax.shard_map(lambda g: tuple(body(g[0, 0])[None, None] for body in 
                           in_specs=P("a", "b"), out_specs=P("a", "b")))  # one program: one compilation
 results = [np.asarray(r) for r in f(glob)]
 out = {name: [r[p // 4, p %% 4].tolist() for p in range(8)] for name, r in zip(list(calls) + ["partition_id"], results)}
+out["lowered"] = f.lower(glob).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
 print(json.dumps(out))
 """
 
@@ -356,3 +357,21 @@ def test_partition_id_matches_xla_device_order(xla_results):
     u = "tensor<ui32>"
     text = module(N, [], [u], [f'%0 = "stablehlo.partition_id"() : () -> {u}', f'"func.return"(%0) : ({u}) -> ()'])
     assert [int(o[0]) for o in run_spmd(text, [[] for _ in range(N)])] == xla_results["partition_id"]
+
+
+def test_hand_written_collectives_are_as_jax_lowers_them(xla_results):
+    """The per-device ops above carry the attributes JAX's shard_map lowering writes for the same
+    lax calls (in the same order in its one program)."""
+    from loom.ir import parse
+    collectives = {"stablehlo." + v[1] for v in XLA_CASES.values()}
+    lowered = [op for op in parse(xla_results["lowered"]).walk() if op.name in collectives]
+    assert len(lowered) == len(XLA_CASES)
+    for (name, (_, op_name, attrs, out_shape, reducer_op)), theirs in zip(XLA_CASES.items(), lowered):
+        text = one_op(N, op_name, attrs, tensor((4, 8), "f32"), tensor(out_shape, "f32"),
+                      binary_reducer(reducer_op, "f32") if reducer_op else "")
+        ours = next(op for op in parse(text).walk() if op.name == theirs.name)
+        assert sorted(ours.properties) == sorted(theirs.properties), name
+        for key in ours.properties:
+            if key != "channel_handle":  # JAX numbers its channels
+                assert str(ours.get_attr(key)) == str(theirs.get_attr(key)), f"{name}: {key}"
+        assert str(ours.results[0].type) == str(theirs.results[0].type), name
