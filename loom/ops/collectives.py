@@ -7,15 +7,17 @@ kernels below read them. They follow the StableHLO spec's process groups with on
 
 - `cross_replica` (no `channel_handle`, or handle <= 0, without `use_global_device_ids`): the
   groups hold replica ids, so every group is one partition (the op is local);
-- `cross_partition` (a positive `channel_handle` without `use_global_device_ids`): the groups
-  hold partition ids; `replica_groups` empty means all partitions in one group;
+- `cross_replica_and_partition` (all_gather, all_reduce, reduce_scatter with a positive
+  `channel_handle` but no `use_global_device_ids`): the groups hold replica ids, each extended
+  to every partition of those replicas: with one replica, one group of all partitions;
+- `cross_partition` (all_to_all, collective_permute, collective_broadcast with a positive
+  `channel_handle`): the groups hold partition ids; `replica_groups` empty means all partitions;
 - `flattened_ids` (a positive `channel_handle` with `use_global_device_ids`): the groups hold
-  `replica_id * num_partitions + partition_id`, i.e. partition ids.
+  `replica_id * num_partitions + partition_id`, i.e. partition ids (as JAX's shard_map writes).
 
-`all_to_all`, `collective_permute` and `collective_broadcast` choose cross_replica or
-cross_partition by the channel handle alone. The reductions of `all_reduce` and `reduce_scatter`
-are the communicator's (sum, prod, max, min, and, or, xor) when the reducer region is one of those
-ops; any other reducer is applied pairwise, in group order, through the region. A
+The reductions of `all_reduce` and `reduce_scatter` are the communicator's (sum, prod, max, min,
+and, or, xor) when the reducer region is one of those ops; any other reducer is applied pairwise,
+in group order, through the region (a variadic all_reduce applies it to each operand). A
 `collective_permute` target that receives nothing, and a `collective_broadcast` partition in no
 group, get zeros.
 
@@ -96,26 +98,33 @@ class ProcessGroups:
     groups: tuple[tuple[int, ...], ...]         # as written (empty: all)
 
     @staticmethod
-    def of(op: Operation, global_ids: bool = True) -> ProcessGroups:
-        unit = op.get_attr("use_global_device_ids") is not None if global_ids else False
+    def of(op: Operation, replicas_and_partitions: bool = True) -> ProcessGroups:
+        """The groups of `op`: `replicas_and_partitions` for all_gather, all_reduce and
+        reduce_scatter (a channel without global ids spans replicas and partitions), False for
+        the collectives whose channel means cross_partition."""
+        unit = op.get_attr("use_global_device_ids") is not None
         if channel_id(op) <= 0:
             if unit:
                 raise ExecutionError(f"{describe(op)}: use_global_device_ids needs a channel_handle")
             mode = "cross_replica"
+        elif not replicas_and_partitions:
+            mode = "cross_partition"
         else:
-            mode = "flattened_ids" if unit else "cross_partition"
+            mode = "flattened_ids" if unit else "cross_replica_and_partition"
         return ProcessGroups(describe(op), mode, dense_ids(op, "replica_groups"))
 
     def group_of(self, ctx: SPMDContext, required: bool = True) -> tuple[int, ...] | None:
         """The group (partition ids, in order) the calling partition belongs to; None when it is
         in none and `required` is False."""
         me = ctx.partition_id
-        if self.mode == "cross_replica":
+        if self.mode in ("cross_replica", "cross_replica_and_partition"):  # replica ids: only 0
             bad = [i for g in self.groups for i in g if i != 0]
             if bad:
                 raise ExecutionError(f"{self.where}: replica id {bad[0]} in replica_groups, but there is one "
-                                     "replica (cross-replica groups without a channel_handle)")
-            return (me,)
+                                     f"replica ({self.mode} groups: "
+                                     + ("no channel_handle" if self.mode == "cross_replica" else
+                                        "a channel_handle without use_global_device_ids") + ")")
+            return (me,) if self.mode == "cross_replica" else tuple(range(ctx.num_partitions))
         groups = self.groups or (tuple(range(ctx.num_partitions)),)
         for g in groups:
             for i in g:
@@ -260,7 +269,7 @@ def all_to_all(groups: ProcessGroups, split_dim: int, concat_dim: int, split_cou
 
 @kernel("stablehlo.all_to_all")
 def _all_to_all(op: Operation) -> Kernel:
-    return Kernel(all_to_all, ProcessGroups.of(op, global_ids=False), int_attr(op, "split_dimension"),
+    return Kernel(all_to_all, ProcessGroups.of(op, replicas_and_partitions=False), int_attr(op, "split_dimension"),
                   int_attr(op, "concat_dimension"), int_attr(op, "split_count"), ALL)
 
 
@@ -280,7 +289,7 @@ def _collective_permute(op: Operation) -> Kernel:
     pairs = dense_ids(op, "source_target_pairs")
     if any(len(p) != 2 for p in pairs):
         raise ExecutionError(f"{describe(op)}: source_target_pairs must be pairs, got {list(pairs)}")
-    groups = ProcessGroups.of(op, global_ids=False)
+    groups = ProcessGroups.of(op, replicas_and_partitions=False)
     return Kernel(collective_permute, groups, tuple((int(s), int(t)) for s, t in pairs), ALL)
 
 
@@ -296,7 +305,7 @@ def collective_broadcast(groups: ProcessGroups, x: np.ndarray) -> np.ndarray:
 
 @kernel("stablehlo.collective_broadcast")
 def _collective_broadcast(op: Operation) -> Kernel:
-    return Kernel(collective_broadcast, ProcessGroups.of(op, global_ids=False), ALL)
+    return Kernel(collective_broadcast, ProcessGroups.of(op, replicas_and_partitions=False), ALL)
 
 
 _COLLECTIVES = ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all",

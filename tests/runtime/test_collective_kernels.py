@@ -116,22 +116,39 @@ def test_all_reduce_large_operand_sliced(executor):
     assert len({id(o) for o in out}) == N  # each partition its own array
 
 
+MODES = {  # all_reduce's attributes -> its groups (by the spec's process-group modes, one replica)
+    "flattened-ids-empty": (groups_attr(None), [list(range(N))]),
+    "cross-replica-and-partition": (groups_attr([[0]], global_ids=False), [list(range(N))]),
+    "cross-replica-and-partition-empty": (groups_attr(None, global_ids=False), [list(range(N))]),
+    "cross-replica": (groups_attr([[0]], channel=False, global_ids=False), [[p] for p in range(N)]),
+    "cross-replica-empty": (groups_attr(None, channel=False, global_ids=False), [[p] for p in range(N)]),
+}
+
+
 @pytest.mark.parametrize("executor", EXECUTORS)
-@pytest.mark.parametrize("form", ["empty-groups", "cross-partition", "cross-replica"])
-def test_process_group_modes(executor, form):
-    """Empty replica_groups with a channel: all partitions; partition ids without
-    use_global_device_ids (cross_partition); no channel_handle: cross_replica, one replica, so each
-    partition alone."""
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_process_group_modes(executor, mode):
+    """Global device ids: partition ids (empty: all partitions); a channel without them: replica
+    ids, each replica with all its partitions (one replica: every partition); no channel: replica
+    ids alone (one replica: each partition by itself)."""
+    attrs, groups = MODES[mode]
     t = tensor((2,), "f32")
-    attrs = {"empty-groups": groups_attr(None, global_ids=False),
-             "cross-partition": groups_attr(GROUPINGS["a"], global_ids=False),
-             "cross-replica": groups_attr([[0]], channel=False, global_ids=False)}[form]
     text = one_op(N, "all_reduce", attrs, t, t, binary_reducer("add", "f32"))
     xs = inputs((2,), np.float32)
     out = run(text, xs, executor)
     for p in range(N):
-        group = {"empty-groups": range(N), "cross-partition": group_of(GROUPINGS["a"], p), "cross-replica": [p]}[form]
-        np.testing.assert_array_equal(out[p], sum(xs[q] for q in group))
+        np.testing.assert_array_equal(out[p], sum(xs[q] for q in group_of(groups, p)))
+
+
+@pytest.mark.parametrize("channel", [True, False])
+def test_replica_ids_beyond_the_one_replica_are_an_error(channel):
+    """Without global device ids the groups of all_reduce name replicas, and there is one."""
+    t = tensor((2,), "f32")
+    text = one_op(N, "all_reduce", groups_attr(GROUPINGS["a"], channel=channel, global_ids=False), t, t,
+                  binary_reducer("add", "f32"))
+    mode = "cross_replica_and_partition" if channel else "cross_replica"
+    with pytest.raises(PartitionError, match=rf"replica id 4 in replica_groups, but there is one replica \({mode}"):
+        run_spmd(text, [[x] for x in inputs((2,), np.float32)])
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
