@@ -111,7 +111,11 @@ class ProcessGroups:
             mode = "cross_partition"
         else:
             mode = "flattened_ids" if unit else "cross_replica_and_partition"
-        return ProcessGroups(describe(op), mode, dense_ids(op, "replica_groups"))
+        groups = dense_ids(op, "replica_groups")
+        if mode == "flattened_ids" and not groups:
+            raise ExecutionError(f"{describe(op)}: use_global_device_ids needs replica_groups that name the devices "
+                                 "(they are empty)")
+        return ProcessGroups(describe(op), mode, groups)
 
     def group_of(self, ctx: SPMDContext, required: bool = True) -> tuple[int, ...] | None:
         """The group (partition ids, in order) the calling partition belongs to; None when it is

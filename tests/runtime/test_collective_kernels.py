@@ -117,7 +117,7 @@ def test_all_reduce_large_operand_sliced(executor):
 
 
 MODES = {  # all_reduce's attributes -> its groups (by the spec's process-group modes, one replica)
-    "flattened-ids-empty": (groups_attr(None), [list(range(N))]),
+    "flattened-ids": (groups_attr([[0, 1], [2, 3], [4, 5], [6, 7]]), [[0, 1], [2, 3], [4, 5], [6, 7]]),
     "cross-replica-and-partition": (groups_attr([[0]], global_ids=False), [list(range(N))]),
     "cross-replica-and-partition-empty": (groups_attr(None, global_ids=False), [list(range(N))]),
     "cross-replica": (groups_attr([[0]], channel=False, global_ids=False), [[p] for p in range(N)]),
@@ -128,7 +128,7 @@ MODES = {  # all_reduce's attributes -> its groups (by the spec's process-group 
 @pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("mode", sorted(MODES))
 def test_process_group_modes(executor, mode):
-    """Global device ids: partition ids (empty: all partitions); a channel without them: replica
+    """Global device ids: partition ids; a channel without them: replica
     ids, each replica with all its partitions (one replica: every partition); no channel: replica
     ids alone (one replica: each partition by itself)."""
     attrs, groups = MODES[mode]
@@ -138,6 +138,14 @@ def test_process_group_modes(executor, mode):
     out = run(text, xs, executor)
     for p in range(N):
         np.testing.assert_array_equal(out[p], sum(xs[q] for q in group_of(groups, p)))
+
+
+def test_global_device_ids_need_groups():
+    """As StableHLO's verifier says: flattened ids cannot be empty groups."""
+    t = tensor((2,), "f32")
+    text = one_op(N, "all_reduce", groups_attr(None), t, t, binary_reducer("add", "f32"))
+    with pytest.raises(ExecutionError, match="use_global_device_ids needs replica_groups"):
+        run_spmd(text, [[x] for x in inputs((2,), np.float32)])
 
 
 @pytest.mark.parametrize("channel", [True, False])
@@ -224,14 +232,11 @@ def test_collective_permute(executor, pairs):
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
-@pytest.mark.parametrize("groups", [GROUPINGS["a"], [[5, 1, 2], [3, 7]]])
+@pytest.mark.parametrize("groups", [GROUPINGS["a"], [[5, 1, 2], [3, 7, 0]]])
 def test_collective_broadcast(executor, groups):
     """The first member's operand on every member; partitions in no group get zeros."""
     t = tensor((2, 2), "f32")
-    width = max(len(g) for g in groups)
-    padded = [list(g) + [-1] * (width - len(g)) for g in groups]  # ragged groups padded with -1
-    text = one_op(N, "collective_broadcast", f"{CHANNEL}, "
-                  f"replica_groups = {ids(padded)}", t, t)
+    text = one_op(N, "collective_broadcast", f"{CHANNEL}, replica_groups = {ids(groups)}", t, t)
     xs = inputs((2, 2), np.float32)
     out = run(text, xs, executor)
     for p in range(N):
@@ -392,3 +397,60 @@ def test_hand_written_collectives_are_as_jax_lowers_them(xla_results):
             if key != "channel_handle":  # JAX numbers its channels
                 assert str(ours.get_attr(key)) == str(theirs.get_attr(key)), f"{name}: {key}"
         assert str(ours.results[0].type) == str(theirs.results[0].type), name
+
+
+# XLA running the very per-device texts (every value manual), one partition per fake device ------
+# (XLA's CPU all-reduce takes add, multiply, min, max, and and or of booleans, and XLA:CPU has no
+# collective_broadcast: the other reducers and collective_broadcast are checked against numpy above)
+
+def _per_device_cases() -> dict[str, tuple[str, list[list[np.ndarray]]]]:
+    f32, i32, i1 = tensor((4, 8), "f32"), tensor((4, 8), "i32"), tensor((4, 8), "i1")
+    xf, xi, xb = inputs((4, 8), np.float32, 3), inputs((4, 8), np.int32, 4), inputs((4, 8), np.bool_, 5)
+    one = [[x] for x in xf]
+
+    def reduce(groups, reducer_op, t, xs, element="f32"):
+        return one_op(N, "all_reduce", groups, t, t, binary_reducer(reducer_op, element)), [[x] for x in xs]
+
+    return {
+        "all_reduce add b": reduce(groups_attr(GROUPINGS["b"]), "add", f32, xf),
+        "all_reduce multiply a": reduce(groups_attr(GROUPINGS["a"]), "multiply", f32, xf),
+        "all_reduce minimum ab": reduce(groups_attr(GROUPINGS["ab"]), "minimum", f32, xf),
+        "all_reduce maximum i32 ab": reduce(groups_attr(GROUPINGS["ab"]), "maximum", i32, xi, "i32"),
+        "all_reduce and i1 b": reduce(groups_attr(GROUPINGS["b"]), "and", i1, xb, "i1"),
+        "all_reduce or i1 a": reduce(groups_attr(GROUPINGS["a"]), "or", i1, xb, "i1"),
+        **{f"all_reduce mode {m}": reduce(MODES[m][0], "add", f32, xf) for m in sorted(MODES)},
+        "all_gather dim 1 a": (one_op(N, "all_gather", "all_gather_dim = 1 : i64, " + groups_attr(GROUPINGS["a"]),
+                                      f32, tensor((4, 16), "f32")), one),
+        "reduce_scatter maximum dim 0 b": (one_op(N, "reduce_scatter", "scatter_dimension = 0 : i64, "
+                                                  + groups_attr(GROUPINGS["b"]), f32, tensor((1, 8), "f32"),
+                                                  binary_reducer("maximum", "f32")), one),
+        "all_to_all split 0 concat 1 b": (one_op(N, "all_to_all", f"{groups_attr(GROUPINGS['b'], global_ids=False)}, "
+                                                 "concat_dimension = 1 : i64, split_count = 4 : i64, "
+                                                 "split_dimension = 0 : i64", f32, tensor((1, 32), "f32")), one),
+        "collective_permute partial": (one_op(N, "collective_permute", f"{CHANNEL}, source_target_pairs = "
+                                              f"{ids([[0, 4], [4, 0], [2, 6]])}", f32, f32), one),
+        "partition and replica ids": (module(N, [f32], ["tensor<ui32>", "tensor<ui32>"], [
+            '%0 = "stablehlo.partition_id"() : () -> tensor<ui32>',
+            '%1 = "stablehlo.replica_id"() : () -> tensor<ui32>',
+            '"func.return"(%0, %1) : (tensor<ui32>, tensor<ui32>) -> ()']), one),
+    }
+
+
+PER_DEVICE = _per_device_cases()
+
+
+@pytest.fixture(scope="module")
+def xla_per_device():
+    from support.spmd_programs import run_xla_per_device
+    return dict(zip(PER_DEVICE, run_xla_per_device(list(PER_DEVICE.values()))))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("name", sorted(PER_DEVICE))
+def test_per_device_text_matches_xla(xla_per_device, executor, name):
+    text, args = PER_DEVICE[name]
+    ours = run_spmd(text, args, executor=executor)
+    for p, (mine, theirs) in enumerate(zip(ours, xla_per_device[name], strict=True)):
+        for a, b in zip(mine, theirs, strict=True):
+            assert a.dtype == b.dtype and a.shape == b.shape, (name, p)
+            np.testing.assert_array_equal(a, b, err_msg=f"{name}: partition {p}")
