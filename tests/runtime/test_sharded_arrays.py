@@ -122,7 +122,6 @@ def test_sharded_array_behaves_as_an_array():
     np.testing.assert_array_equal(a + 1, x + 1)
     np.testing.assert_array_equal(2 * a, 2 * x)
     np.testing.assert_array_equal(a[1], x[1])
-    np.testing.assert_array_equal(loom.jit(lambda v: v * 3)(a), x * 3)
     text = repr(a)
     assert text.startswith("ShardedArray([[ 0,  1,") and "dtype=int32" and "PartitionSpec('a', 'b')" in text
     host = np.asarray(a)
