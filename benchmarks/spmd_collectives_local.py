@@ -45,6 +45,7 @@ def time_collective(n: int, elements: int, repeat: int, call: str) -> list[float
 
     def worker(p: int) -> None:
         for _ in range(repeat + 1):  # one warm-up round
+            results[p] = None  # the last round's result freed before the next (as the copy's are)
             start.wait()
             if call == "all_reduce":
                 results[p] = comm.all_reduce(p, operands[p], range(n), "sum")
