@@ -16,6 +16,13 @@ a different collective, or does not arrive in time makes the others raise a `Col
 naming it; when every running partition waits for one that waits too (mismatched groups), the
 deadlock is reported at once. `run_spmd` then raises a `PartitionError` naming the partition
 that failed first.
+
+`MeshExecutable(partitioned_module, mesh)` runs the output of `loom.sharding.partition` on global
+values: each argument is split by its `sdy.sharding` (uneven dimensions padded with zeros up to
+the local type), and each result assembled into a `ShardedArray` of its `loom.global_type`.
+
+    exe = MeshExecutable(partitioned, loom.make_mesh((2, 4), ("data", "model")))
+    y = exe(x, w)                  # y.sharding, y.addressable_shards, np.asarray(y)
 """
 
 from __future__ import annotations
