@@ -41,7 +41,7 @@ from loom.ops.registry import declare, unsupported
 from loom.runtime.communicator import SPMDContext, current
 
 # Reducer region ops -> the communicator's reduction names.
-REDUCTION_OF_UFUNC = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+REDUCTION_OF_UFUNC: dict[Any, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
                       np.bitwise_and: "and", np.bitwise_or: "or", np.bitwise_xor: "xor"}
 
 
@@ -117,9 +117,17 @@ class ProcessGroups:
                                  "(they are empty)")
         return ProcessGroups(describe(op), mode, groups)
 
-    def group_of(self, ctx: SPMDContext, required: bool = True) -> tuple[int, ...] | None:
-        """The group (partition ids, in order) the calling partition belongs to; None when it is
-        in none and `required` is False."""
+    def group_of(self, ctx: SPMDContext) -> tuple[int, ...]:
+        """The group (partition ids, in order) the calling partition belongs to."""
+        group = self.group_or_none(ctx)
+        if group is None:
+            groups = list(self.groups or (tuple(range(ctx.num_partitions)),))
+            raise ExecutionError(f"{self.where}: partition {ctx.partition_id} is in none of the replica_groups "
+                                 f"{groups}")
+        return group
+
+    def group_or_none(self, ctx: SPMDContext) -> tuple[int, ...] | None:
+        """The calling partition's group, None when it is in none."""
         me = ctx.partition_id
         if self.mode in ("cross_replica", "cross_replica_and_partition"):  # replica ids: only 0
             bad = [i for g in self.groups for i in g if i != 0]
@@ -137,8 +145,6 @@ class ProcessGroups:
                                          f"{ctx.num_partitions} partitions")
             if me in g:
                 return g
-        if required:
-            raise ExecutionError(f"{self.where}: partition {me} is in none of the replica_groups {list(groups)}")
         return None
 
 
@@ -299,7 +305,7 @@ def _collective_permute(op: Operation) -> Kernel:
 
 def collective_broadcast(groups: ProcessGroups, x: np.ndarray) -> np.ndarray:
     ctx = current()
-    group = groups.group_of(ctx, required=False)
+    group = groups.group_or_none(ctx)
     if group is None:
         return np.zeros_like(x)
     if len(group) == 1:

@@ -80,7 +80,7 @@ class ThreadCommunicator:
         self.timeout = float(timeout)
         self._cond = threading.Condition()
         self._rounds: dict[tuple, _Round] = {}
-        self._calls = [Counter() for _ in range(num_partitions)]  # per partition: calls per group
+        self._calls: list[Counter[tuple[int, ...]]] = [Counter() for _ in range(num_partitions)]  # calls per group
         self._failed: dict[int, str] = {}
         self._finished: set[int] = set()
         self._waiting: dict[int, tuple[_Round, tuple[int, ...], str]] = {}

@@ -210,12 +210,12 @@ def shard_slices(mesh_shape: dict[str, int], dim_axes: Sequence[Sequence[tuple[s
         index = []
         for n, axes in zip(global_shape, list(dim_axes) + [[]] * (len(global_shape) - len(dim_axes))):
             pos, count = 0, 1
-            for name, pre_size, size in axes:
+            for name, pre_size, sub_size in axes:
                 whole = mesh_shape[name]
-                if size is None:
+                if sub_size is None:
                     c, size = int(coords[name]), whole
                 else:  # the axis as (pre_size, size, rest), major to minor: the middle factor
-                    c = int(coords[name]) // (whole // (pre_size * size)) % size
+                    c, size = int(coords[name]) // (whole // ((pre_size or 1) * sub_size)) % sub_size, sub_size
                 pos, count = pos * size + c, count * size
             piece = -(-n // count)
             index.append(slice(None) if count == 1 else slice(min(pos * piece, n), min((pos + 1) * piece, n)))

@@ -13,7 +13,7 @@ from support.spmd_programs import run_with_devices
 import loom
 from loom.devices import Device, ShardedArray, device_of
 from loom.runtime.local import MeshExecutable
-from loom.sharding import Mesh, NamedSharding, P
+from loom.sharding import Mesh, NamedSharding, P, shard_slices
 
 DEVICES = [Device("cpu", i, "numpy") for i in range(8)]  # what LOOM_NUM_CPU_DEVICES=8 lists
 
@@ -261,3 +261,17 @@ def test_mesh_executable_matches_xla_shards(jax_shards, executor):
         assert shard.device.id == device_id
         assert [[i.start, i.stop] for i in shard.index] == index
         np.testing.assert_array_equal(shard.data, np.array(data, np.float32))
+
+
+def test_shard_slices_of_sub_axes():
+    """A sub-axis "x":(pre)size is the middle factor of x = (pre, size, rest), major to minor:
+    "x":(1)2 splits by the major half of x's coordinate, "x":(2)2 by its minor one."""
+    major = shard_slices({"x": 4}, [[("x", 1, 2)]], (8,))
+    minor = shard_slices({"x": 4}, [[("x", 2, 2)]], (8,))
+    assert [s[0] for s in major] == [slice(0, 4), slice(0, 4), slice(4, 8), slice(4, 8)]
+    assert [s[0] for s in minor] == [slice(0, 4), slice(4, 8), slice(0, 4), slice(4, 8)]
+    # rows over ("b":(2)2, "a"): piece = (b % 2) * 2 + a, partition p = a * 4 + b
+    both = shard_slices({"a": 2, "b": 4}, [[("b", 2, 2), ("a", None, None)], []], (8, 3))
+    assert [s[0] for s in both] == [slice(0, 2), slice(4, 6), slice(0, 2), slice(4, 6),
+                                    slice(2, 4), slice(6, 8), slice(2, 4), slice(6, 8)]
+    assert all(s[1] == slice(None) for s in both)
