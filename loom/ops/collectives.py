@@ -138,14 +138,11 @@ class ProcessGroups:
                                         "a channel_handle without use_global_device_ids") + ")")
             return (me,) if self.mode == "cross_replica" else tuple(range(ctx.num_partitions))
         groups = self.groups or (tuple(range(ctx.num_partitions)),)
-        for g in groups:
-            for i in g:
-                if i >= ctx.num_partitions:
-                    raise ExecutionError(f"{self.where}: partition id {i} in replica_groups, but there are "
-                                         f"{ctx.num_partitions} partitions")
-            if me in g:
-                return g
-        return None
+        beyond = [i for g in groups for i in g if i >= ctx.num_partitions]
+        if beyond:
+            raise ExecutionError(f"{self.where}: partition id {beyond[0]} in replica_groups, but there are "
+                                 f"{ctx.num_partitions} partitions")
+        return next((g for g in groups if me in g), None)
 
 
 # Reducers -------------------------------------------------------------------------------------
