@@ -27,6 +27,7 @@ The kernels are `KERNELS` entries, so the compiled executor and the interpreter 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,7 +184,7 @@ def reduction_of(op: Operation) -> str | None:
     return REDUCTION_OF_UFUNC.get(ufunc) if ufunc is not None else None
 
 
-def _results(values: list[np.ndarray]) -> Any:
+def _results(values: Sequence[np.ndarray]) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
@@ -320,9 +321,8 @@ _COLLECTIVES = ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_t
                 "stablehlo.partition_id", "stablehlo.replica_id"]
 declare(_COLLECTIVES, unsupported("collectives run on numpy arrays between threads or processes; no torch kernels "
                                   "yet"), tables=("torch",))
-# (the derivative and batching rules, when written, replace this declaration)
-declare(_COLLECTIVES, unsupported("collectives are not differentiated or batched yet"),
-        tables=("jvp", "vjp", "batching"))
+declare(_COLLECTIVES, unsupported("collectives are not differentiated or batched yet"), tables=("jvp", "vjp",
+                                                                                                 "batching"))
 declare(["stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
         unsupported("legacy and asynchronous collective wrappers: parsed and printed only"))
 declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.after_all",
