@@ -27,7 +27,7 @@ partitioned programs (loom.runtime.local), and sharded arrays live on them:
 
     mesh = loom.make_mesh((2, 4), ("data", "model"))
     x = loom.device_put(np.ones((8, 6)), NamedSharding(mesh, P("data")))   # a ShardedArray
-    x.addressable_shards[5].index, x.addressable_shards[5].data             # (slice(4, 8), slice(0, 6)), ...
+    x.addressable_shards[5].index, x.addressable_shards[5].data             # (slice(4, 8), slice(None)), ...
 
 A `ShardedArray` is a `loom.Array` (one array type, as jax.Array), whose shards are numpy
 arrays, one per device of its sharding's mesh; `np.asarray(x)` assembles the global value.
