@@ -23,6 +23,7 @@ from typing import NamedTuple
 from loom.ir.attributes import Attribute
 from loom.ir.opdef import (
     Dialect,
+    IsolatedFromAbove,
     OpBase,
     Terminator,
     prop,
@@ -399,6 +400,7 @@ class ManualComputationOp(SdyOp):
     manual_axes = prop(_is(ManualAxesAttr))
     results_ = var_result()
     body = region_def()
+    traits = (IsolatedFromAbove,)
 
 
 class ReturnOp(SdyOp):
