@@ -1,6 +1,7 @@
 """loom.jit with in_shardings / out_shardings, lax.with_sharding_constraint and shard_map lower to
-the global annotated program JAX writes: the same text, byte for byte (generic form, as jaxlib
-prints it), JAX on 8 fake CPU devices in a subprocess as the oracle (support.jax_mesh)."""
+the global annotated program JAX writes: the same text, byte for byte, in both the generic and
+the custom form as jaxlib prints them (JAX on 8 fake CPU devices in a subprocess is the oracle,
+support.jax_mesh)."""
 
 from __future__ import annotations
 
@@ -45,15 +46,16 @@ TEXT_CASES = {
 
 
 @pytest.fixture(scope="module")
-def jax_texts() -> dict[str, str]:
+def jax_texts() -> dict[str, tuple[str, str]]:
     cases = {name: ("text", src, [ones(*s) for s in shapes], [None] * len(shapes))
              for name, (src, shapes) in TEXT_CASES.items()}
     return jax_results(cases)
 
 
 @pytest.mark.parametrize("name", sorted(TEXT_CASES))
-def test_lowering_matches_jax_byte_for_byte(name: str, jax_texts: dict[str, str]) -> None:
+def test_lowering_matches_jax_byte_for_byte(name: str, jax_texts: dict[str, tuple[str, str]]) -> None:
     src, shapes = TEXT_CASES[name]
-    fn = eval(src, loom_env())
-    got = fn.lower(*[ones(*s) for s in shapes]).as_text(generic=True)
-    assert got == jax_texts[name]
+    lowered = eval(src, loom_env()).lower(*[ones(*s) for s in shapes])
+    generic, pretty = jax_texts[name]
+    assert lowered.as_text(generic=True) == generic
+    assert lowered.as_text() == pretty

@@ -7,7 +7,7 @@ A case is the source of an expression written against names both sides define:
     grad, jvp, vmap
 
 `jax_results(cases)` evaluates each case in JAX and returns, per case, what it asks for: "text"
-(the lowered module, generic form, as jaxlib prints it) or "value" (the function called on the
+(the lowered module as jaxlib prints it: generic form, custom form) or "value" (the function called on the
 arguments, each first placed with `jax.device_put` on the sharding its case names, as jax 0.10's
 shard_map wants), as numpy arrays. `loom_env()` gives the same names over loom.
 """
@@ -42,7 +42,9 @@ out = {}
 for name, (kind, source, args, placements) in request["cases"].items():
     fn = eval(source, env)
     if kind == "text":
-        out[name] = fn.lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
+        lowered = fn.lower(*args)
+        out[name] = (lowered.compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True),
+                     lowered.as_text())
     else:
         placed = [a if p is None else jax.device_put(a, NamedSharding(mesh, P(*p))) for a, p in zip(args, placements)]
         res = fn(*placed)
