@@ -436,10 +436,10 @@ class Jitted:
             out_shardings = self._flat_out_shardings(out, outs)
             trace.finish(outs)
         module = trace.module
-        pass_manager(self.pipeline).run(module)
-        if trace.mesh is not None:
+        if trace.mesh is not None:  # before the passes: the sdy ops' verifiers look the mesh up
             annotate_sharded(module, trace.mesh, self.__name__, in_shardings, out_shardings,
                              ["result" + keystr(p) for p, _ in tree_flatten_with_path(out)[0]])
+        pass_manager(self.pipeline).run(module)
         module.verify()
         lowered = Lowered(module, out_tree, self, key, device, donate)
         lowered.captures = list(trace.captures)

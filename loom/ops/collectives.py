@@ -317,3 +317,106 @@ declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outf
          "stablehlo.create_token"], unsupported("host communication and tokens: parsed and printed only"))
 
 __all__ = ["REDUCTION_OF_UFUNC", "ProcessGroups", "RegionReducer", "channel_id", "dense_ids"]
+
+
+# Derivatives and batching ---------------------------------------------------------------------
+#
+# The collectives of a shard_map body (psum -> all_reduce, all_gather, psum_scatter ->
+# reduce_scatter, ppermute -> collective_permute, all_to_all) and the sdy ops around them.
+# `sdy.manual_computation` runs, in a program on one device, by splitting its operands over the
+# mesh by `in_shardings`, running its body once per device (`loom.runtime.local.run_spmd`, one
+# thread per partition, the collectives meeting in between) and assembling its results by
+# `out_shardings`; `sdy.sharding_constraint` and `sdy.reshard` are identities on values. Their
+# derivatives and batching build the same op around the transformed body.
+
+from loom.backend.kernels_numpy import KERNELS  # noqa: E402
+from loom.dialects import func as func_dialect  # noqa: E402
+from loom.dialects.sdy import MeshAttr, TensorShardingAttr  # noqa: E402
+from loom.ir.attributes import IntegerAttr, StringAttr, TypeAttr  # noqa: E402
+from loom.ir.core import Block  # noqa: E402
+from loom.ir.types import FunctionType, IntegerType  # noqa: E402
+
+
+def _identity(op: Operation) -> Kernel:
+    return Kernel(lambda x: x)
+
+
+for _name in ("sdy.sharding_constraint", "sdy.reshard"):
+    KERNELS[_name] = _identity
+
+
+def _blocks(sharding: TensorShardingAttr, mesh: MeshAttr, shape: Sequence[int], p: int) -> tuple[slice, ...]:
+    """The block of a value of global `shape` that partition `p` holds under `sharding`."""
+    names = [n for n, _ in mesh.axes]
+    sizes = [s for _, s in mesh.axes]
+    coords = np.unravel_index(p, sizes) if sizes else ()
+    out = []
+    for d, n in enumerate(shape):
+        axes = sharding.dims[d].axes if d < len(sharding.dims) else ()
+        index, count = 0, 1
+        for a in axes:
+            if a.size is not None:
+                raise ExecutionError(f"sub-axis {a} in {sharding}: not run by the one-process mesh")
+            i = names.index(a.name)
+            index = index * sizes[i] + int(coords[i])
+            count *= sizes[i]
+        local = n // count
+        out.append(slice(index * local, (index + 1) * local))
+    return tuple(out)
+
+
+def per_device_module(op: Operation, mesh: MeshAttr) -> Operation:
+    """The body of a manual computation over every mesh axis as a per-device program: a module
+    with `mhlo.num_partitions` and `@main` taking the local operands, returning the local results."""
+    from loom.dialects import builtin
+    block = op.regions[0].blocks[0]
+    ret = block.last_op
+    ftype = FunctionType(tuple(a.type for a in block.args), tuple(v.type for v in ret.operands))
+    module = builtin.ModuleOp.build()
+    i32 = IntegerType(32)
+    size = int(np.prod([s for _, s in mesh.axes]))
+    module.attributes["mhlo.num_partitions"] = IntegerAttr(i32, size)
+    module.attributes["mhlo.num_replicas"] = IntegerAttr(i32, 1)
+    module.body.append(Operation.create("sdy.mesh", properties={"mesh": mesh, "sym_name": StringAttr("mesh")}))
+    fn = func_dialect.FuncOp.build("main", ftype)
+    module.body.append(fn)
+    fb = fn.regions[0].blocks[0]
+    mapping = dict(zip(block.args, fb.args))
+    for o in block.ops:
+        if o is ret:
+            fb.append(func_dialect.ReturnOp.build([mapping.get(v, v) for v in o.operands]))
+            break
+        fb.append(o.clone(mapping))
+    fn.properties["function_type"] = TypeAttr(ftype)
+    return module
+
+
+def _manual_computation(op: Operation) -> Kernel:
+    from loom.runtime.local import run_spmd  # the one-process mesh
+    mesh = op.mesh
+    if mesh is None:
+        raise ExecutionError(f"{describe(op)}: its shardings name no mesh of the module")
+    if set(op.manual_axes.axes) != {n for n, _ in mesh.axes}:
+        raise ExecutionError(f"{describe(op)}: only manual computations over every mesh axis run on one process "
+                             f"(manual axes {op.manual_axes.axes}, mesh {mesh})")
+    module = per_device_module(op, mesh)
+    n = int(np.prod([s for _, s in mesh.axes]))
+    ins, outs = op.in_shardings.shardings, op.out_shardings.shardings
+    out_types = [(tuple(t.shape), t.element_type) for t in op.result_types]
+
+    def run(*xs: np.ndarray) -> Any:
+        args = [[np.ascontiguousarray(np.asarray(x)[_blocks(s, mesh, np.shape(x), p)]) for x, s in zip(xs, ins)]
+                for p in range(n)]
+        results = run_spmd(module, args)
+        values = []
+        for k, (shape, _) in enumerate(out_types):
+            first = np.asarray(results[0][k])
+            full = np.empty(shape, first.dtype)
+            for p in reversed(range(n)):  # a block held by several devices: the first one's, as JAX
+                full[_blocks(outs[k], mesh, shape, p)] = results[p][k]
+            values.append(full)
+        return values[0] if len(values) == 1 else tuple(values)
+    return Kernel(run)
+
+
+KERNELS["sdy.manual_computation"] = _manual_computation
