@@ -464,7 +464,8 @@ class Jitted:
         out = []
         for t, s, where in zip(tracers, flat, _leaf_names(named)):
             if s is not None:
-                s = named_sharding(s.mesh, s, t.ndim, f"{self.__name__}: in_shardings for argument {where}")
+                s = named_sharding(s.mesh, s, t.shape, f"{self.__name__}: in_shardings for argument {where}",
+                                   divisible=True)
                 use_mesh(s.mesh, f"{self.__name__}: in_shardings for argument {where}")
             out.append(s)
         return out
@@ -479,7 +480,7 @@ class Jitted:
         for t, s, p in zip(outs, flat, tree_flatten_with_path(out)[0]):
             if s is not None:
                 where = "result" + keystr(p[0])
-                s = named_sharding(s.mesh, s, t.ndim, f"{self.__name__}: out_shardings for {where}")
+                s = named_sharding(s.mesh, s, t.shape, f"{self.__name__}: out_shardings for {where}")
                 use_mesh(s.mesh, f"{self.__name__}: out_shardings for {where}")
             result.append(s)
         return result

@@ -19,6 +19,7 @@ it (`TraceContext.mesh`, one mesh per program), so the jitted module gets its `s
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -79,15 +80,38 @@ def leaf_paths(tree: Any, root: str) -> list[str]:
     return [root + keystr(p) for p, _ in tree_flatten_with_path(tree)[0]]
 
 
-def named_sharding(mesh: Mesh, spec: Any, ndim: int, where: str) -> NamedSharding:
-    """The NamedSharding of `spec` over `mesh` for a value of rank `ndim` at `where` (errors name it)."""
+def named_sharding(mesh: Mesh, spec: Any, shape: tuple[int, ...], where: str, divisible: bool = False
+                   ) -> NamedSharding:
+    """The NamedSharding of `spec` over `mesh` for a value of `shape` at `where` (the errors name
+    it): its axes known and used once, its rank at most the value's, and with `divisible`, each
+    dimension divisible by the product of the axes splitting it."""
     try:
         sharding = spec if isinstance(spec, NamedSharding) else NamedSharding(mesh, spec)
-        sharding.check_rank(ndim, where)
     except ValueError as e:
-        msg = str(e)
-        raise ValueError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+        raise ValueError(f"{where}: {e}") from None
+    if len(sharding.spec) > len(shape):
+        raise ValueError(f"{where}: {sharding.spec!r} has length {len(sharding.spec)}, but the value has shape "
+                         f"{tuple(shape)}, which has rank {len(shape)} (and {len(shape)} < {len(sharding.spec)})")
+    if divisible:
+        for d, (size, count) in enumerate(zip(shape, sharding.shard_counts(len(shape)))):
+            if size % count:
+                axes = " x ".join(f"{a!r} (of size {mesh.shape[a]})" for a in sharding.spec.axes_of(d))
+                raise ValueError(f"{where}: {sharding.spec!r} maps array axis {d} (of size {size}) of the value of "
+                                 f"shape {tuple(shape)} to mesh axes {axes}, but {count} does not evenly divide {size}")
     return sharding
+
+
+def argument_paths(f: Callable[..., Any], args: tuple) -> list[str]:
+    """Each leaf of `args` as `args[0]['w']`, with the parameter of `f` it is bound to."""
+    try:
+        params = list(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        params = []
+    out = []
+    for i, a in enumerate(args):
+        bound = f" (bound to parameter {params[i]!r})" if i < len(params) else ""
+        out += [f"args[{i}]{keystr(p)}{bound}" for p, _ in tree_flatten_with_path(a)[0]]
+    return out
 
 
 def _manual_region(inner: TraceContext, outs: list[Tracer]) -> Region:
@@ -120,20 +144,12 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
                                  else (in_specs,) * len(args) if is_spec_leaf(in_specs) else in_specs,
                                  args, "shard_map in_specs")
         leaves, in_tree = tree_flatten(args)
-        paths = leaf_paths(args, "args")
         tracers = [lift(trace, x) for x in leaves]
         in_shardings, local_types = [], []
-        for t, spec, where in zip(tracers, specs, paths):
-            s = named_sharding(mesh, spec if spec is not None else PartitionSpec(), t.ndim,
-                               f"shard_map {name}: in_specs for argument {where}")
+        for t, spec, where in zip(tracers, specs, argument_paths(f, args)):
+            s = named_sharding(mesh, spec if spec is not None else PartitionSpec(), t.shape,
+                               f"shard_map applied to the function '{name}': in_specs for {where}", divisible=True)
             counts = s.shard_counts(t.ndim)
-            for d, (size, c) in enumerate(zip(t.shape, counts)):
-                if size % c:
-                    axes = s.spec.axes_of(d)
-                    raise ValueError(f"shard_map applied to the function '{name}' was given argument arrays with axis "
-                                     f"sizes that are not evenly divisible by the corresponding mesh axis sizes: "
-                                     f"{where} of shape {t.shape} has dimension {d} of size {size}, which is not "
-                                     f"divisible by the product {c} of mesh axes {axes}")
             in_shardings.append(s)
             local_types.append(tensor_type(tuple(n // c for n, c in zip(t.shape, counts)), t.dtype))
         use_mesh(mesh, f"shard_map {name}")
@@ -151,8 +167,8 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         out_paths = leaf_paths(out, f"{name}(*args)")
         out_shardings, global_types = [], []
         for t, spec, where in zip(outs, out_spec_leaves, out_paths):
-            s = named_sharding(mesh, spec if spec is not None else PartitionSpec(), t.ndim,
-                               f"shard_map {name}: out_specs for output {where}")
+            s = named_sharding(mesh, spec if spec is not None else PartitionSpec(), t.shape,
+                               f"shard_map applied to the function '{name}': out_specs for {where}")
             counts = s.shard_counts(t.ndim)
             out_shardings.append(s)
             global_types.append(tensor_type(tuple(n * c for n, c in zip(t.shape, counts)), t.dtype))
@@ -189,7 +205,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         t = lift(trace, leaf)
         if not isinstance(s, NamedSharding):
             raise TypeError(f"with_sharding_constraint: the sharding for {where} is {s!r}; expected a NamedSharding")
-        named_sharding(s.mesh, s, t.ndim, f"with_sharding_constraint: sharding for {where}")
+        named_sharding(s.mesh, s, t.shape, f"with_sharding_constraint: sharding for {where}")
         use_mesh(s.mesh, "with_sharding_constraint")
         b = trace.emit()
         op = b.create("sdy.sharding_constraint", [t.value], [t.value.type], {"sharding": s.to_sdy(t.ndim)})

@@ -333,7 +333,6 @@ from loom.backend.kernels_numpy import KERNELS  # noqa: E402
 from loom.dialects import func as func_dialect  # noqa: E402
 from loom.dialects.sdy import MeshAttr, TensorShardingAttr  # noqa: E402
 from loom.ir.attributes import IntegerAttr, StringAttr, TypeAttr  # noqa: E402
-from loom.ir.core import Block  # noqa: E402
 from loom.ir.types import FunctionType, IntegerType  # noqa: E402
 
 

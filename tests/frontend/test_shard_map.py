@@ -74,3 +74,65 @@ def test_values_match_jax(name: str, jax_values: dict[str, object]) -> None:
     src, shapes, _ = VALUE_CASES[name]
     got = eval(src, loom_env())(*inputs(name, shapes))
     check(name, _leaves(got), _leaves(jax_values[name]), tol=1e-5)
+
+
+# --- errors name the argument at fault -------------------------------------------------------
+
+MESH = Mesh(np.arange(8).reshape(2, 4), ("x", "y"))
+X = np.ones((6, 8), np.float32)
+
+
+def identity(a):
+    return a
+
+
+@pytest.mark.parametrize("spec, message", [
+    (P("x", None, None), r"in_specs for args\[0\] \(bound to parameter 'a'\).*has length 3.*rank 2"),
+    (P("z"), r"in_specs for args\[0\] \(bound to parameter 'a'\).*names axis 'z', which is not an axis of the mesh"),
+    (P("x", "x"), r"in_specs for args\[0\] \(bound to parameter 'a'\).*mesh axis 'x' is used twice"),
+    (P("y"), r"in_specs for args\[0\] \(bound to parameter 'a'\).*array axis 0 \(of size 6\).*'y' \(of size 4\), "
+             r"but 4 does not evenly divide 6"),
+])
+def test_shard_map_errors_name_the_argument(spec, message) -> None:
+    f = loom.jit(loom.shard_map(identity, mesh=MESH, in_specs=spec, out_specs=P()))
+    with pytest.raises(ValueError, match=message):
+        f.lower(X)
+
+
+def test_shard_map_error_names_a_leaf_of_a_tree_argument() -> None:
+    f = loom.shard_map(lambda t: t["w"], mesh=MESH, in_specs=({"w": P("y")},), out_specs=P())
+    with pytest.raises(ValueError, match=r"args\[0\]\['w'\] \(bound to parameter 't'\).*does not evenly divide 6"):
+        loom.jit(lambda x: f({"w": x})).lower(X)
+
+
+def test_out_specs_longer_than_the_output_is_an_error() -> None:
+    f = loom.jit(loom.shard_map(lambda a: a.sum(), mesh=MESH, in_specs=P("x"), out_specs=P("x")))
+    with pytest.raises(ValueError, match=r"out_specs for .*has length 1, but the value has shape \(\), which has rank"):
+        f.lower(np.ones((8, 8), np.float32))
+
+
+@pytest.mark.parametrize("spec, message", [
+    (P("x", "y", None), r"in_shardings for argument a: .*has length 3.*rank 2"),
+    (P("y"), r"in_shardings for argument a: .*array axis 0 \(of size 6\).*but 4 does not evenly divide 6"),
+])
+def test_jit_in_shardings_errors_name_the_argument(spec, message) -> None:
+    def f(a, b):
+        return a + b
+    jitted = loom.jit(f, in_shardings=(NamedSharding(MESH, P()), NamedSharding(MESH, spec)))
+    with pytest.raises(ValueError, match=message.replace("argument a", "argument b")):
+        jitted.lower(X, X)
+
+
+def test_two_meshes_in_one_program_are_an_error() -> None:
+    other = Mesh(np.arange(8).reshape(4, 2), ("x", "y"))
+    f = loom.jit(lambda a, b: loom.shard_map(identity, mesh=other, in_specs=P("x"), out_specs=P("x"))(a) + b,
+                 in_shardings=(NamedSharding(MESH, P("x")), None))
+    with pytest.raises(ValueError, match=r"uses the mesh .*'x': 4.*already uses the mesh .*'x': 2"):
+        f.lower(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32))
+
+
+def test_collective_outside_shard_map_is_an_error() -> None:
+    with pytest.raises(NameError, match=r"psum: unbound axis name 'x'"):
+        loom.jit(lambda a: lax.psum(a, "x")).lower(X)
+    with pytest.raises(NameError, match=r"unbound axis name 'q'.*the mesh has axes \('x', 'y'\)"):
+        loom.jit(loom.shard_map(lambda a: lax.psum(a, "q"), mesh=MESH, in_specs=P(), out_specs=P())).lower(X)
