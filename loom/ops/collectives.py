@@ -309,8 +309,9 @@ _COLLECTIVES = ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_t
                 "stablehlo.partition_id", "stablehlo.replica_id"]
 declare(_COLLECTIVES, unsupported("collectives run on numpy arrays between threads or processes; no torch kernels "
                                   "yet"), tables=("torch",))
-declare(_COLLECTIVES, unsupported("collectives are not differentiated or batched yet"), tables=("jvp", "vjp",
-                                                                                                 "batching"))
+declare(["stablehlo.collective_broadcast", "stablehlo.partition_id", "stablehlo.replica_id"],
+        unsupported("not differentiated or batched: no front-end collective lowers to them, and the ids are "
+                    "integers"), tables=("jvp", "vjp", "batching"))
 declare(["stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
         unsupported("legacy and asynchronous collective wrappers: parsed and printed only"))
 declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.after_all",
