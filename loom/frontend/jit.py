@@ -711,6 +711,26 @@ def annotate_sharded(module: Operation, mesh: Any, name: str, in_shardings: Sequ
                                                  for s, r, t in zip(out_shardings, result_names, ftype.results)))
 
 
+def main_function(module: Operation) -> Operation:
+    """The traced function of a module (after the `sdy.mesh` of a sharded program)."""
+    return next(op for op in module.regions[0].entry.ops if op.name == "func.func")
+
+
+def transform_module(module: Operation, transform: Callable[[Operation], Operation]) -> Operation:
+    """`transform(module)` (a VJP, JVP or batching of the traced function), for a sharded module
+    too: the rules of its manual computations see its mesh, and the new module gets the mesh
+    (after its function) and the partition count."""
+    from loom.ops.collectives import mesh_scope
+    with mesh_scope(module):
+        out = transform(module)
+    mesh_op = next((op for op in module.regions[0].entry.ops if op.name == "sdy.mesh"), None)
+    if mesh_op is not None:
+        out.regions[0].entry.append(mesh_op.clone())
+        for name in ("mhlo.num_partitions", "mhlo.num_replicas"):
+            out.attributes[name] = module.attributes[name]
+    return out
+
+
 def _symbol_name(name: str) -> str:
     """A function's name as JAX writes it in a module name (`<lambda>` is `_lambda`)."""
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name.replace(">", ""))
@@ -743,4 +763,4 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     return make(fun)
 
 
-__all__ = ["DEFAULT_PIPELINE", "Compiled", "Jitted", "Lowered", "jit"]
+__all__ = ["DEFAULT_PIPELINE", "Compiled", "Jitted", "Lowered", "jit", "main_function", "transform_module"]

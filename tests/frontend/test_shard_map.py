@@ -51,6 +51,45 @@ VALUE_CASES = {
                             [None]),
 }
 
+# Derivatives and batching of shard_map'ed functions: grad, jvp and vmap in loom and in JAX.
+SM = 'shard_map({body}, mesh=mesh, in_specs={ins}, out_specs={outs}, check_vma={vma})'
+
+
+def sm(body: str, ins: str = 'P("x", "y")', outs: str = 'P("x", "y")', vma: bool = True) -> str:
+    return SM.format(body=body, ins=ins, outs=outs, vma=vma)
+
+
+def loss_grad(shard_mapped: str) -> str:
+    return f"jit(grad(lambda a: jnp.sum(jnp.sin({shard_mapped}(a)) ** 2)))"
+
+
+BODIES = {  # name -> (body, out_specs, check_vma)
+    "psum": ('lambda a: lax.psum(a * a, "y")', 'P("x")', True),
+    "psum_both": ('lambda a: lax.psum(jnp.cos(a), ("x", "y"))', "P()", True),
+    "pmean": ('lambda a: lax.pmean(a * a, "x")', 'P(None, "y")', True),
+    "all_gather_tiled": ('lambda a: lax.all_gather(a * a, "y", axis=1, tiled=True)', 'P("x")', False),
+    "all_gather": ('lambda a: lax.all_gather(jnp.sin(a), "x", axis=0)', 'P(None, None, "y")', False),
+    "psum_scatter": ('lambda a: lax.psum_scatter(a * a, "y", scatter_dimension=0, tiled=True)', 'P(("x", "y"))', True),
+    "ppermute": ('lambda a: lax.ppermute(a * a, "y", [(0, 1), (1, 2), (2, 3)])', 'P("x", "y")', True),
+    "all_to_all": ('lambda a: lax.all_to_all(a * a, "y", 0, 1, tiled=True)', 'P("x", "y")', True),
+    "axis_index": ('lambda a: a * a * lax.axis_index("y").astype(a.dtype)', 'P("x", "y")', True),
+}
+for _name, (_body, _outs, _vma) in BODIES.items():
+    VALUE_CASES[f"grad_{_name}"] = (loss_grad(sm(_body, outs=_outs, vma=_vma)), [(8, 8)], [("x", "y")])
+    VALUE_CASES[f"jvp_{_name}"] = (f"jit(lambda a, t: jvp({sm(_body, outs=_outs, vma=_vma)}, (a,), (t,)))",
+                                   [(8, 8), (8, 8)], [("x", "y"), ("x", "y")])
+    VALUE_CASES[f"vmap_{_name}"] = (f"jit(vmap({sm(_body, outs=_outs, vma=_vma)}))", [(3, 8, 8)], [None])
+VALUE_CASES.update({
+    "grad_replicated_operand": ("jit(grad(lambda w, a: jnp.sum("
+                                + sm('lambda w, a: jnp.sin(a * w)', ins='(P(), P("x"))', outs='P("x")')
+                                + "(w, a) ** 2)))", [(8,), (8, 8)], [(), ("x",)]),
+    "grad_sharded_jit": ('jit(grad(jit(lambda a, b: jnp.sum(jnp.tanh(a @ b) ** 2), '
+                         'in_shardings=(S("x", "y"), S("y")))))', [(8, 8), (8, 8)], [("x", "y"), ("y",)]),
+    "vmap_two_operands_one_batched": ("jit(vmap(" + sm('lambda w, a: lax.psum(a * w, "x")', ins='(P(), P("x"))',
+                                                       outs='P()') + ", in_axes=(None, 0)))",
+                                      [(8,), (3, 8, 8)], [None, None]),
+})
+
 
 def inputs(name: str, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
     rng = np.random.default_rng(sum(map(ord, name)))
