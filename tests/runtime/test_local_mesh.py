@@ -3,6 +3,7 @@ timeouts, deadlocks) and run_spmd's error reporting."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 
@@ -154,3 +155,30 @@ def test_argument_count_must_match_the_partitions():
     text = one_op(4, "all_reduce", groups_attr([[0, 1, 2, 3]]), t, t, binary_reducer("add", "f32"))
     with pytest.raises(ValueError, match="partitioned for 4 partitions .* arguments for 2"):
         run_spmd(text, [[np.ones(4, np.float32)]] * 2)
+
+
+def test_compiled_program_shared_by_threads_with_an_interpreted_op():
+    """A reduce whose body is not elementwise runs through the interpreter from compiled code;
+    the threads share the compiled program, so each needs its own interpreter state (threads
+    switched as often as possible, to make a shared one fail)."""
+    t = "tensor<256xf32>"
+    body = ['%b = "stablehlo.broadcast_in_dim"(%lhs) <{broadcast_dimensions = array<i64>}> : '
+            "(tensor<f32>) -> tensor<1xf32>",
+            '%l = "stablehlo.reshape"(%b) : (tensor<1xf32>) -> tensor<f32>',
+            '%r = "stablehlo.add"(%l, %rhs) : (tensor<f32>, tensor<f32>) -> tensor<f32>']
+    region = ("({\n^bb0(%lhs: tensor<f32>, %rhs: tensor<f32>):\n" + "\n".join(body) +
+              '\n"stablehlo.return"(%r) : (tensor<f32>) -> ()\n})')
+    text = module(8, [t], ["tensor<f32>"], [
+        '%z = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>',
+        f'%0 = "stablehlo.reduce"(%arg0, %z) <{{dimensions = array<i64: 0>}}> {region} : ({t}, tensor<f32>) -> '
+        "tensor<f32>",
+        '"func.return"(%0) : (tensor<f32>) -> ()'])
+    xs = [np.arange(256, dtype=np.float32) * (p + 1) for p in range(8)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(25):
+            out = run_spmd(text, [[x] for x in xs])
+            assert [float(o[0]) for o in out] == [float(x.sum()) for x in xs]
+    finally:
+        sys.setswitchinterval(interval)
