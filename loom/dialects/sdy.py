@@ -461,8 +461,6 @@ def mesh_error(mesh: MeshAttr) -> str | None:
                 f"{len(mesh.device_ids)}")
     if mesh.axes and sorted(mesh.device_ids) != list(range(total)):
         return f"sorted device ids must be iota(product(axes)), got: {sorted(mesh.device_ids)}"
-    if mesh.axes and list(mesh.device_ids) == list(range(total)):
-        return "if the ordered device ids are the same as iota(product(axes)), no need to specify them"
     return None
 
 
@@ -594,6 +592,43 @@ def global_type(local: RankedTensorType, sharding: TensorShardingAttr, manual_ax
     return RankedTensorType(shape, local.element_type, local.encoding)
 
 
+def _attr_dicts(func: Operation, key: str, n: int) -> list[dict[str, Attribute]]:
+    """The `arg_attrs` / `res_attrs` of a `func.func` as n dictionaries."""
+    a = func.properties.get(key)
+    dicts = [d.as_dict() if isinstance(d, DictionaryAttr) else {} for d in a.elements] if isinstance(a, ArrayAttr) \
+        else []
+    return dicts + [{} for _ in range(n - len(dicts))]
+
+
+def func_shardings(func: Operation) -> tuple[list[Attribute | None], list[Attribute | None]]:
+    """The `sdy.sharding` of each argument and each result of a `func.func` (None where it has
+    none; normally a TensorShardingAttr)."""
+    fn_type = func.properties["function_type"].value
+    return ([d.get("sdy.sharding") for d in _attr_dicts(func, "arg_attrs", len(fn_type.inputs))],
+            [d.get("sdy.sharding") for d in _attr_dicts(func, "res_attrs", len(fn_type.results))])
+
+
+def set_func_shardings(func: Operation, args: Sequence[TensorShardingAttr | None] | None = None,
+                       results: Sequence[TensorShardingAttr | None] | None = None) -> None:
+    """Sets (or, for None, removes) the `sdy.sharding` of each argument / result of a `func.func`,
+    keeping their other attributes; `args` / `results` None leaves that side as it is."""
+    fn_type = func.properties["function_type"].value
+    for key, n, shardings in (("arg_attrs", len(fn_type.inputs), args), ("res_attrs", len(fn_type.results), results)):
+        if shardings is None:
+            continue
+        if len(shardings) != n:
+            raise ValueError(f"{key}: {len(shardings)} shardings for {n} values")
+        dicts = _attr_dicts(func, key, n)
+        for d, s in zip(dicts, shardings):
+            d.pop("sdy.sharding", None)
+            if s is not None:
+                d["sdy.sharding"] = s
+        if any(dicts):  # MLIR drops the array when every dictionary is empty
+            func.properties[key] = ArrayAttr(tuple(DictionaryAttr.get(d) for d in dicts))
+        else:
+            func.properties.pop(key, None)
+
+
 def verify_shardings(module: Operation) -> None:
     """Checks every `sdy.sharding` a module carries outside sdy ops: in the `arg_attrs` and
     `res_attrs` of its `func.func` ops (a `#sdy.sharding` for that argument or result) and on any
@@ -602,16 +637,15 @@ def verify_shardings(module: Operation) -> None:
     for op in module.walk():
         if op.name == "func.func":
             fn_type = op.properties["function_type"].value
-            for key, types, what in (("arg_attrs", fn_type.inputs, "arg"), ("res_attrs", fn_type.results, "result")):
-                dicts = op.properties.get(key)
-                for i, d in enumerate(dicts.elements if isinstance(dicts, ArrayAttr) else ()):
-                    s = dict(d.items).get("sdy.sharding") if isinstance(d, DictionaryAttr) else None
+            for what, types, shardings in zip(("arg", "result"), (fn_type.inputs, fn_type.results),
+                                              func_shardings(op)):
+                for i, (t, s) in enumerate(zip(types, shardings)):
                     if s is None:
                         continue
                     if not isinstance(s, TensorShardingAttr):
                         raise VerifyError(op, f"{what} {i} - should have a sharding attribute of type "
                                               f"TensorShardingAttr")
-                    err = check_sharding(op, s, types[i], f"{what} {i} - ")
+                    err = check_sharding(op, s, t, f"{what} {i} - ")
                     if err:
                         raise VerifyError(op, err)
         s = op.attributes.get("sdy.sharding")
@@ -884,5 +918,5 @@ register_dialect(Dialect("sdy", [MeshOp, ShardingConstraintOp, ReshardOp, Manual
 
 __all__ = ["AxisRef", "DimSharding", "ManualAxesAttr", "ManualComputationOp", "MeshAttr", "MeshOp", "ReshardOp",
            "ReturnOp", "SdySyntaxError", "ShardingConstraintOp", "TensorShardingAttr", "TensorShardingPerValueAttr",
-           "check_sharding", "global_type", "local_type", "lookup_mesh", "mesh_error", "mesh_of", "parse_attribute",
-           "sharding_error", "verify_shardings"]
+           "check_sharding", "func_shardings", "global_type", "local_type", "lookup_mesh", "mesh_error", "mesh_of",
+           "parse_attribute", "set_func_shardings", "sharding_error", "verify_shardings"]
