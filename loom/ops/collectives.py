@@ -318,6 +318,9 @@ declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outf
          "stablehlo.create_token"], unsupported("host communication and tokens: parsed and printed only"))
 
 __all__ = ["REDUCTION_OF_UFUNC", "ProcessGroups", "RegionReducer", "channel_id", "dense_ids"]
+declare([*_COLLECTIVES, "stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
+        unsupported("per-device ops: they appear only in partitioned programs and manual computations"),
+        tables=("sharding",))
 
 
 # Derivatives and batching ---------------------------------------------------------------------
