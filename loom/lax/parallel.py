@@ -19,15 +19,16 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo.base import build_region
+from loom.dialects.stablehlo.collectives import channel_handle_attr
 from loom.frontend.pytree import tree_map
 from loom.frontend.shard_map import current_mesh
 from loom.frontend.tracing import Tracer, current_trace, lift, user_line
-from loom.ir.attributes import DenseElementsAttr, DialectAttr, IntegerAttr, UnitAttr
+from loom.ir.attributes import DenseElementsAttr, IntegerAttr, UnitAttr
 from loom.ir.types import IntegerType, RankedTensorType, i64
 from loom.sharding import Mesh
 
 # JAX writes this channel on every collective of a shard_map body (a cross-partition channel).
-CHANNEL_HANDLE = DialectAttr("#stablehlo.channel_handle<handle = 1, type = 1>")
+CHANNEL_HANDLE = channel_handle_attr(1)
 
 
 def _axes(axis_name: str | Sequence[str], what: str) -> tuple[Mesh, tuple[str, ...]]:

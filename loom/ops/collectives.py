@@ -340,7 +340,8 @@ from collections.abc import Callable, Iterator  # noqa: E402
 from loom.backend.kernels_numpy import KERNELS  # noqa: E402
 from loom.dialects import func as func_dialect  # noqa: E402
 from loom.dialects.sdy import DimSharding, MeshAttr, TensorShardingAttr  # noqa: E402
-from loom.ir.attributes import DialectAttr, IntegerAttr, StringAttr, TypeAttr, UnitAttr  # noqa: E402
+from loom.dialects.stablehlo.collectives import channel_handle_attr  # noqa: E402
+from loom.ir.attributes import IntegerAttr, StringAttr, TypeAttr, UnitAttr  # noqa: E402
 from loom.ir.types import FunctionType, IntegerType  # noqa: E402
 from loom.ops.registry import register  # noqa: E402
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full_like, is_float  # noqa: E402
@@ -349,7 +350,7 @@ from loom.transforms.forward_ad import JVP_RULES  # noqa: E402
 from loom.transforms.rule_builders import rule  # noqa: E402
 
 # the channel JAX writes on every collective of a shard_map body (cross-partition, handle 1)
-_CHANNEL = DialectAttr("#stablehlo.channel_handle<handle = 1, type = 1>")
+_CHANNEL = channel_handle_attr(1)
 
 
 def _identity(op: Operation) -> Kernel:

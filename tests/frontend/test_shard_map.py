@@ -175,3 +175,28 @@ def test_collective_outside_shard_map_is_an_error() -> None:
         loom.jit(lambda a: lax.psum(a, "x")).lower(X)
     with pytest.raises(NameError, match=r"unbound axis name 'q'.*the mesh has axes \('x', 'y'\)"):
         loom.jit(loom.shard_map(lambda a: lax.psum(a, "q"), mesh=MESH, in_specs=P(), out_specs=P())).lower(X)
+
+
+# --- pmax / pmin: JAX has no derivative for them; the oracle is the selected positions ------
+
+@pytest.mark.parametrize("reduce, pick", [(lax.pmax, np.argmax), (lax.pmin, np.argmin)])
+def test_pmax_pmin_derivatives_follow_the_selected_positions(reduce, pick) -> None:
+    rng = np.random.default_rng(3)
+    a, t = rng.standard_normal((2, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((8, 2)).astype(np.float32)
+    f = loom.shard_map(lambda x: reduce(x, "y"), mesh=MESH, in_specs=P("x", "y"), out_specs=P("x"))
+    blocks = a.reshape(8, 4, 2)  # [row, device along y, column within the block]
+    chosen = pick(blocks, axis=1)  # (8, 2)
+    onehot = np.zeros_like(blocks)
+    np.put_along_axis(onehot, chosen[:, None, :], 1.0, axis=1)
+    got = loom.jit(loom.grad(lambda x: loom.numpy.sum(f(x) * w)))(a)
+    np.testing.assert_allclose(got, (onehot * w[:, None, :]).reshape(8, 8), rtol=1e-6)
+    _, tangent = loom.jit(lambda x, u: loom.jvp(f, (x,), (u,)))(a, t)
+    np.testing.assert_allclose(tangent, np.take_along_axis(t.reshape(8, 4, 2), chosen[:, None, :], 1)[:, 0], rtol=1e-6)
+
+
+def test_pmax_ties_share_the_derivative() -> None:
+    a = np.tile(np.arange(2, dtype=np.float32), (8, 4))  # every device along y holds the same block
+    f = loom.shard_map(lambda x: lax.pmax(x, "y"), mesh=MESH, in_specs=P("x", "y"), out_specs=P("x"))
+    got = loom.jit(loom.grad(lambda x: loom.numpy.sum(f(x))))(a)
+    np.testing.assert_allclose(got, np.full((8, 8), 0.25, np.float32))
