@@ -32,7 +32,7 @@ import loom.ir as lir
 import loom.transforms  # noqa: F401 - registers the passes
 from loom.backend.common import ArgumentError
 from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
-from loom.devices import HOST, Array, committed_device, get_device
+from loom.devices import HOST, Array, ShardedArray, committed_device, get_device
 from loom.devices import devices as devices_list
 from loom.frontend.config import config
 from loom.frontend.pytree import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
@@ -114,7 +114,10 @@ class _Aval:
 
 
 def device_leaf(x: Any) -> tuple[Any, Any] | None:
-    """(runtime tensor, abstract value) for a loom.Array or torch tensor; None otherwise."""
+    """(runtime tensor, abstract value) for a loom.Array or torch tensor; None otherwise (a
+    sharded array holds numpy shards: it is a host value)."""
+    if isinstance(x, ShardedArray):
+        return None
     if isinstance(x, Array):
         x = x.torch()
     elif not (type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch")):
@@ -162,6 +165,7 @@ class Lowered:
         self.device = device
         # tracers of enclosing traces the function closed over: its extra trailing inputs
         self.captures: list[Any] = []
+        self.mesh: Any = None  # the mesh of a sharded program
 
     def as_text(self, generic: bool = False, debuginfo: bool = False) -> str:
         """The module as MLIR text (custom forms unless `generic`, locations with `debuginfo`)."""
@@ -176,6 +180,12 @@ class Lowered:
             donate = self.donate
             module = self.module.clone()
             pass_manager(EXECUTION_PIPELINE).run(module)
+            if self.mesh is not None:  # a sharded program: partitioned, one partition per device of its mesh
+                from loom.runtime.local import MeshExecutable
+                from loom.sharding.partitioning import partition
+                compiled = self._jitted._cache[self._key] = Compiled(MeshExecutable(partition(module), self.mesh),
+                                                                    self, device, module)
+                return compiled
             if device.backend == "numpy":
                 exe = Executable(module, "main", donate=donate)
             else:
@@ -355,6 +365,10 @@ class Jitted:
         avals = []
         any_array = False
         for i, leaf in enumerate(flat):
+            if isinstance(leaf, ShardedArray):  # run on its mesh: its sharding is part of the signature
+                leaves.append(leaf)
+                avals.append((leaf.shape, leaf.dtype.str, False, leaf.sharding))
+                continue
             placed = device_leaf(leaf)
             if placed is not None:
                 any_array |= isinstance(leaf, Array)
@@ -443,14 +457,18 @@ class Jitted:
         module.verify()
         lowered = Lowered(module, out_tree, self, key, device, donate)
         lowered.captures = list(trace.captures)
+        lowered.mesh = trace.mesh
         return lowered
 
     def _flat_in_shardings(self, args: tuple, kwargs: dict, tracers: list[Tracer]) -> list[Any]:
-        """One sharding (or None) per dynamic leaf, checked against its rank; the mesh recorded."""
-        if self.in_shardings is None:
-            return [None] * len(tracers)
+        """One sharding (or None) per dynamic leaf, checked against its shape; the mesh recorded.
+        An argument without one (in_shardings None) that is a sharded array takes its sharding."""
         from loom.frontend.shard_map import broadcast_prefix, is_spec_leaf, named_sharding, use_mesh
         dyn_args, dyn_kwargs, _, named = self._split(args, kwargs)
+        committed = [x.sharding if isinstance(x, ShardedArray) else None
+                     for x in tree_flatten((dyn_args, dyn_kwargs))[0]]
+        if self.in_shardings is None and not any(committed):
+            return [None] * len(tracers)
         spec = self.in_shardings
         if is_spec_leaf(spec):
             spec = (spec,) * len(dyn_args)
@@ -462,11 +480,12 @@ class Jitted:
         flat = broadcast_prefix(spec, tuple(dyn_args), "in_shardings")
         flat += [None] * (len(tracers) - len(flat))  # keyword arguments: unconstrained
         out = []
-        for t, s, where in zip(tracers, flat, _leaf_names(named)):
+        for t, s, c, where in zip(tracers, flat, committed, _leaf_names(named)):
+            what = "in_shardings for" if s is not None else "the sharded array passed as"
+            s = s if s is not None else c
             if s is not None:
-                s = named_sharding(s.mesh, s, t.shape, f"{self.__name__}: in_shardings for argument {where}",
-                                   divisible=True)
-                use_mesh(s.mesh, f"{self.__name__}: in_shardings for argument {where}")
+                s = named_sharding(s.mesh, s, t.shape, f"{self.__name__}: {what} argument {where}", divisible=True)
+                use_mesh(s.mesh, f"{self.__name__}: {what} argument {where}")
             out.append(s)
         return out
 
@@ -489,7 +508,8 @@ class Jitted:
         key, leaves, wrap = self._placed_signature(args, kwargs)
         compiled = self._cache.get(key)
         if compiled is None:
-            avals = [device_leaf(x)[1] if device_leaf(x) is not None else x for x in leaves]
+            avals = [x if isinstance(x, ShardedArray) else device_leaf(x)[1] if device_leaf(x) is not None else x
+                     for x in leaves]
             weak = [k[2] for k in key[1]]
             compiled = self._lower(key, args, kwargs, avals, weak, key[3], self._donated_leaves(args)).compile()
         return compiled, leaves, wrap, key

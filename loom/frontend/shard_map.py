@@ -51,9 +51,10 @@ def use_mesh(mesh: Mesh, where: str) -> None:
     for trace in TRACES.traces:
         have = getattr(trace, "mesh", None)
         if have is not None and have != mesh:
-            raise ValueError(f"{where} uses the mesh {mesh!r}, but the function already uses the mesh {have!r}; "
-                             "a program runs on one mesh")
-        trace.mesh = mesh
+            raise ValueError(f"{where} uses the mesh {mesh!r}, but {trace.mesh_user} uses the mesh {have!r}; a "
+                             "program runs on one mesh")
+        if have is None:
+            trace.mesh, trace.mesh_user = mesh, where
 
 
 def is_spec_leaf(x: Any) -> bool:

@@ -29,7 +29,7 @@ VALUE_CASES = {
                    f'{XY}, out_specs=(P(None, "y"), P(None, "x"), P("x", None, "y"))))', [(8, 8)], [("x", "y")]),
     "psum_scatter": (f'jit(shard_map(lambda a: (lax.psum_scatter(a, "y", scatter_dimension=0, tiled=True), '
                      'lax.psum_scatter(a[:2], "x", scatter_dimension=0)), '
-                     f'{XY}, out_specs=(P(("x", "y")), P("y"))))', [(8, 8)], [("x", "y")]),
+                     f'{XY}, out_specs=(P(("x", "y")), P(("x", "y")))))', [(8, 8)], [("x", "y")]),
     "ppermute": (f'jit(shard_map(lambda a: (lax.ppermute(a, "y", [(0, 1), (1, 2), (2, 3), (3, 0)]), '
                  'lax.ppermute(a, "x", [(0, 1)])), '
                  f'{XY}, out_specs=(P("x", "y"), P("x", "y"))))', [(8, 8)], [("x", "y")]),
@@ -166,7 +166,8 @@ def test_two_meshes_in_one_program_are_an_error() -> None:
     other = Mesh(np.arange(8).reshape(4, 2), ("x", "y"))
     f = loom.jit(lambda a, b: loom.shard_map(identity, mesh=other, in_specs=P("x"), out_specs=P("x"))(a) + b,
                  in_shardings=(NamedSharding(MESH, P("x")), None))
-    with pytest.raises(ValueError, match=r"uses the mesh .*'x': 4.*already uses the mesh .*'x': 2"):
+    with pytest.raises(ValueError, match=r"shard_map identity uses the mesh .*'x': 4.*but <lambda>: in_shardings for "
+                                         r"argument a uses the mesh .*'x': 2"):
         f.lower(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32))
 
 

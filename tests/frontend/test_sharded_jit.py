@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from support.jax_mesh import jax_results, loom_env
 
+import loom
+
 F32 = np.float32
 
 
@@ -59,3 +61,46 @@ def test_lowering_matches_jax_byte_for_byte(name: str, jax_texts: dict[str, tupl
     generic, pretty = jax_texts[name]
     assert lowered.as_text(generic=True) == generic
     assert lowered.as_text() == pretty
+
+
+# --- calling a sharded jit: partitioned, run on a mesh of threads ---------------------------
+
+def test_sharded_jit_gives_the_unsharded_values_as_sharded_arrays() -> None:
+    env = loom_env()
+    S = env["S"]
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 8, 8)).astype(F32)
+
+    def f(a, b):
+        return loom.numpy.tanh(a @ b) * a, {"s": (a * b).sum(0)}
+    sharded = loom.jit(f, in_shardings=(S("x", "y"), S("y")), out_shardings=(S("x"), {"s": S("y")}))
+    got, want = sharded(a, b), loom.jit(f)(a, b)
+    assert isinstance(got[0], loom.Array) and got[0].sharding == S("x") and got[1]["s"].sharding == S("y")
+    np.testing.assert_allclose(np.asarray(got[0]), want[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]["s"]), want[1]["s"], rtol=1e-6, atol=1e-6)
+    grads = loom.grad(lambda a, b: loom.numpy.sum(sharded(a, b)[0] ** 2), argnums=(0, 1))(a, b)
+    want_grads = loom.grad(lambda a, b: loom.numpy.sum(f(a, b)[0] ** 2), argnums=(0, 1))(a, b)
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-5, atol=1e-5)
+
+
+def test_sharded_arrays_carry_their_sharding_into_jit() -> None:
+    env = loom_env()
+    S = env["S"]
+    x = loom.device_put(np.arange(64, dtype=F32).reshape(8, 8), S("x", "y"))
+    lowered = loom.jit(lambda a: a * a).lower(x)
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>' in lowered.as_text()
+    np.testing.assert_array_equal(np.asarray(loom.jit(lambda a: a * a)(x)), np.asarray(x) ** 2)
+
+
+def test_arrays_on_two_meshes_are_an_error_naming_both() -> None:
+    from loom.sharding import Mesh, NamedSharding, P
+    env = loom_env()
+    other = Mesh(np.asarray(env["mesh"].device_list).reshape(4, 2), ("x", "y"))
+    a = loom.device_put(np.ones((8, 8), F32), env["S"]("x"))
+    b = loom.device_put(np.ones((8, 8), F32), NamedSharding(other, P("x")))
+
+    def add(u, v):
+        return u + v
+    with pytest.raises(ValueError, match=r"argument v uses the mesh .*'x': 4.*argument u.*'x': 2"):
+        loom.jit(add)(a, b)
