@@ -194,12 +194,14 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """`x` (a pytree of arrays) constrained to `shardings` (a NamedSharding, or a pytree prefix of
-    `x` of them): `sdy.sharding_constraint` while tracing; outside tracing, `x` unchanged."""
+    `x` of them): `sdy.sharding_constraint` while tracing; outside tracing, `x` placed with them
+    (`loom.device_put`), as JAX does."""
+    specs = broadcast_prefix(shardings, x, "with_sharding_constraint shardings")
     trace = current_trace()
     if trace is None:
-        return x
-    from loom.dialects.sdy import ShardingConstraintOp  # noqa: F401 - the op is registered there
-    specs = broadcast_prefix(shardings, x, "with_sharding_constraint shardings")
+        from loom.devices import device_put
+        leaves, tree = tree_flatten(x)
+        return tree_unflatten(tree, [device_put(v, s) for v, s in zip(leaves, specs)])
     leaves, tree = tree_flatten(x)
     out = []
     for leaf, s, where in zip(leaves, specs, leaf_paths(x, "x")):

@@ -201,3 +201,21 @@ def test_pmax_ties_share_the_derivative() -> None:
     f = loom.shard_map(lambda x: lax.pmax(x, "y"), mesh=MESH, in_specs=P("x", "y"), out_specs=P("x"))
     got = loom.jit(loom.grad(lambda x: loom.numpy.sum(f(x))))(a)
     np.testing.assert_allclose(got, np.full((8, 8), 0.25, np.float32))
+
+
+def test_shard_map_called_eagerly_runs_jitted_on_sharded_arrays() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 8)).astype(np.float32)
+    f = loom.shard_map(lambda a: lax.psum(a, "y"), mesh=MESH, in_specs=P("x", "y"), out_specs=P("x"))
+    placed = loom.device_put(x, NamedSharding(MESH, P("x", "y")))
+    for arg in (x, placed):
+        got = f(arg)
+        assert got.sharding == NamedSharding(MESH, P("x"))
+        np.testing.assert_allclose(np.asarray(got), x.reshape(8, 4, 2).sum(1), rtol=1e-6)
+
+
+def test_with_sharding_constraint_outside_tracing_places_the_value() -> None:
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    got = lax.with_sharding_constraint({"w": x}, NamedSharding(MESH, P("x")))
+    assert got["w"].sharding == NamedSharding(MESH, P("x"))
+    np.testing.assert_array_equal(np.asarray(got["w"]), x)
