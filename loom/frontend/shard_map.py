@@ -129,9 +129,13 @@ def _manual_region(inner: TraceContext, outs: list[Tracer]) -> Region:
     return region
 
 
-def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: Any, check_vma: bool = True,
-              check_rep: bool | None = None) -> Callable[..., Any]:
-    """`f` mapped over the shards of its arguments (see the module docstring), as `jax.shard_map`."""
+def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: Any, check_vma: bool = True
+              ) -> Callable[..., Any]:
+    """`f` mapped over the shards of its arguments (see the module docstring), as `jax.shard_map`.
+    `in_specs` is a PartitionSpec for every argument or a tuple with a pytree prefix per positional
+    argument; `out_specs` a pytree prefix of the output. Every mesh axis is manual. `check_vma` is
+    accepted for JAX's signature; loom does not infer which values vary over which axes: a result
+    whose spec omits an axis is the first device's along it (as JAX with `check_vma=False`)."""
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map requires a loom.sharding.Mesh as mesh, got {type(mesh).__name__}")
     name = getattr(f, "__name__", "f")
@@ -141,9 +145,9 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         trace = current_trace()
         if trace is None:
             return jitted(*args)
-        specs = broadcast_prefix(in_specs if isinstance(in_specs, tuple) and not isinstance(in_specs, PartitionSpec)
-                                 else (in_specs,) * len(args) if is_spec_leaf(in_specs) else in_specs,
-                                 args, "shard_map in_specs")
+        spec_tree = (in_specs,) * len(args) if is_spec_leaf(in_specs) else in_specs
+        specs = broadcast_prefix(tuple(spec_tree) if isinstance(spec_tree, list) else spec_tree, args,
+                                 "shard_map in_specs")
         leaves, in_tree = tree_flatten(args)
         tracers = [lift(trace, x) for x in leaves]
         in_shardings, local_types = [], []
@@ -153,7 +157,7 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
             counts = s.shard_counts(t.ndim)
             in_shardings.append(s)
             local_types.append(tensor_type(tuple(n // c for n, c in zip(t.shape, counts)), t.dtype))
-        use_mesh(mesh, f"shard_map {name}")
+        use_mesh(mesh, f"shard_map {name}")  # the enclosing traces' program holds the manual computation
         inner = TraceContext(local_types, name="shmap_body")
         _LOCAL.meshes.append(mesh)
         try:

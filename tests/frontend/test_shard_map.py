@@ -45,6 +45,10 @@ VALUE_CASES = {
     "shard_map_inside_a_jit": ('jit(lambda a, b: jnp.tanh(shard_map(lambda u, v: lax.psum(u * v, "x"), mesh=mesh, '
                                'in_specs=(P("x"), P("x")), out_specs=P())(jnp.sin(a), b)) + b[0])', [(4, 8), (4, 8)],
                                [None, None]),
+    "closure": ('jit(lambda a, w: shard_map(lambda x: lax.psum(x * w[:2], "y"), mesh=mesh, in_specs=P("x", "y"), '
+                'out_specs=P("x"))(a))', [(8, 8), (8,)], [None, None]),
+    "grad_closure": ('jit(grad(lambda w, a: jnp.sum(shard_map(lambda x: jnp.sin(x * w[:2]), mesh=mesh, '
+                     'in_specs=P("x", "y"), out_specs=P("x", "y"))(a) ** 2)))', [(8,), (8, 8)], [None, None]),
     "sharded_jit": ('jit(lambda a, b: jnp.tanh(a @ b) + a, in_shardings=(S("x", "y"), S("y")), out_shardings=S("x"))',
                     [(8, 8), (8, 8)], [("x", "y"), ("y",)]),
     "sharding_constraint": ('jit(lambda a: lax.with_sharding_constraint(jnp.sin(a), S("x", "y")) * a)', [(4, 8)],
