@@ -49,6 +49,10 @@ VALUE_CASES = {
                 'out_specs=P("x"))(a))', [(8, 8), (8,)], [None, None]),
     "grad_closure": ('jit(grad(lambda w, a: jnp.sum(shard_map(lambda x: jnp.sin(x * w[:2]), mesh=mesh, '
                      'in_specs=P("x", "y"), out_specs=P("x", "y"))(a) ** 2)))', [(8,), (8, 8)], [None, None]),
+    "grad_sharding_constraint": ('jit(grad(lambda a: jnp.sum(lax.with_sharding_constraint(jnp.sin(a), S("x", "y")) '
+                                 '* a)))', [(4, 8)], [None]),
+    "vmap_sharding_constraint": ('jit(vmap(lambda a: lax.with_sharding_constraint(jnp.sin(a), S("x", "y")) * a, '
+                                 'in_axes=1))', [(4, 3, 8)], [None]),
     "sharded_jit": ('jit(lambda a, b: jnp.tanh(a @ b) + a, in_shardings=(S("x", "y"), S("y")), out_shardings=S("x"))',
                     [(8, 8), (8, 8)], [("x", "y"), ("y",)]),
     "sharding_constraint": ('jit(lambda a: lax.with_sharding_constraint(jnp.sin(a), S("x", "y")) * a)', [(4, 8)],
@@ -84,6 +88,9 @@ for _name, (_body, _outs, _vma) in BODIES.items():
                                    [(8, 8), (8, 8)], [("x", "y"), ("x", "y")])
     VALUE_CASES[f"vmap_{_name}"] = (f"jit(vmap({sm(_body, outs=_outs, vma=_vma)}))", [(3, 8, 8)], [None])
 VALUE_CASES.update({
+    "grad_of_grad": ("jit(grad(lambda a: jnp.sum(grad(lambda b: jnp.sum("
+                     + sm('lambda x: lax.psum(jnp.sin(x) * x, "y")', outs='P("x")') + "(b) ** 3))(a) ** 2)))",
+                     [(8, 8)], [("x", "y")]),
     "grad_replicated_operand": ("jit(grad(lambda w, a: jnp.sum("
                                 + sm('lambda w, a: jnp.sin(a * w)', ins='(P(), P("x"))', outs='P("x")')
                                 + "(w, a) ** 2)))", [(8,), (8, 8)], [(), ("x",)]),
