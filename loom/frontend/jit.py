@@ -460,6 +460,21 @@ class Jitted:
         lowered.mesh = trace.mesh
         return lowered
 
+    def _inline_sharded(self, args: tuple, kwargs: dict) -> Any:
+        """A sharded jit called while tracing: inlined, its arguments and results constrained to
+        their shardings (`sdy.sharding_constraint`), so the enclosing program keeps them."""
+        from loom.frontend.shard_map import with_sharding_constraint
+        dyn = [i for i in range(len(args)) if i not in self.static_argnums]
+        spec = self.in_shardings
+        if spec is not None and not isinstance(spec, (tuple, list)):
+            spec = (spec,) * len(dyn)
+        args = list(args)
+        for i, s in zip(dyn, spec or ()):
+            if s is not None:
+                args[i] = with_sharding_constraint(args[i], s)
+        out = self.fun(*args, **kwargs)
+        return out if self.out_shardings is None else with_sharding_constraint(out, self.out_shardings)
+
     def _flat_in_shardings(self, args: tuple, kwargs: dict, tracers: list[Tracer]) -> list[Any]:
         """One sharding (or None) per dynamic leaf, checked against its shape; the mesh recorded.
         An argument without one (in_shardings None) that is a sharded array takes its sharding."""
@@ -515,8 +530,10 @@ class Jitted:
         return compiled, leaves, wrap, key
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if current_trace() is not None:
-            return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+        if current_trace() is not None:  # nested jit: inline into the enclosing trace
+            if self.in_shardings is None and self.out_shardings is None:
+                return self.fun(*args, **kwargs)
+            return self._inline_sharded(args, kwargs)
         if self._generation != config.generation:  # a flag changed: the fast paths' programs are stale
             self._fast_numpy.clear()
             self._fast_device.clear()

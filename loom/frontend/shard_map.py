@@ -198,18 +198,21 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """`x` (a pytree of arrays) constrained to `shardings` (a NamedSharding, or a pytree prefix of
-    `x` of them): `sdy.sharding_constraint` while tracing; outside tracing, `x` placed with them
-    (`loom.device_put`), as JAX does."""
+    `x` of them; None leaves unconstrained): `sdy.sharding_constraint` while tracing; outside
+    tracing, `x` placed with them (`loom.device_put`), as JAX does."""
     specs = broadcast_prefix(shardings, x, "with_sharding_constraint shardings")
     trace = current_trace()
     if trace is None:
         from loom.devices import device_put
         leaves, tree = tree_flatten(x)
-        return tree_unflatten(tree, [device_put(v, s) for v, s in zip(leaves, specs)])
+        return tree_unflatten(tree, [v if s is None else device_put(v, s) for v, s in zip(leaves, specs)])
     leaves, tree = tree_flatten(x)
     out = []
     for leaf, s, where in zip(leaves, specs, leaf_paths(x, "x")):
         t = lift(trace, leaf)
+        if s is None:  # unconstrained
+            out.append(t)
+            continue
         if not isinstance(s, NamedSharding):
             raise TypeError(f"with_sharding_constraint: the sharding for {where} is {s!r}; expected a NamedSharding")
         named_sharding(s.mesh, s, t.shape, f"with_sharding_constraint: sharding for {where}")

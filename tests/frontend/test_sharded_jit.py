@@ -104,3 +104,16 @@ def test_arrays_on_two_meshes_are_an_error_naming_both() -> None:
         return u + v
     with pytest.raises(ValueError, match=r"argument v uses the mesh .*'x': 4.*argument u.*'x': 2"):
         loom.jit(add)(a, b)
+
+
+def test_a_sharded_jit_inside_a_trace_keeps_its_shardings_as_constraints() -> None:
+    env = loom_env()
+    S = env["S"]
+
+    def f(a, b):
+        return loom.numpy.sum(loom.numpy.tanh(a @ b))
+    inner = loom.jit(f, in_shardings=(S("x", "y"), None), out_shardings=S())
+    x = np.random.default_rng(2).standard_normal((8, 8)).astype(F32)
+    lowered = loom.jit(loom.grad(inner)).lower(x, x)
+    assert lowered.as_text().count("sdy.sharding_constraint") >= 2
+    np.testing.assert_allclose(np.asarray(loom.jit(loom.grad(inner))(x, x)), loom.grad(f)(x, x), rtol=1e-5, atol=1e-6)
