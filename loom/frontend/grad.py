@@ -36,6 +36,7 @@ from loom.frontend.jit import (
     transform_module,
 )
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
+from loom.frontend.shard_map import count_invariants_once, current_mesh
 from loom.frontend.tracing import Tracer, current_trace, is_floating, lift, np_dtype
 from loom.ir.core import Operation
 from loom.transforms.autodiff import vjp_module
@@ -175,6 +176,9 @@ class _Differentiable:
             n_out = trees["n_out"]
             wrt = [i for g in groups for i in g]
             module = transform_module(lowered.module, lambda m: vjp_module(m, wrt, list(range(n_out))))
+            if in_tracing and current_mesh() is not None:  # in a shard_map body: invariant values count once
+                count_invariants_once(module, lowered.module, current_trace(), [*leaves, *lowered.captures], n_out,
+                                      wrt)
             pass_manager().run(module)
             module.verify()
             out_avals = [(tuple(t.shape), np_dtype(t.element_type)) for t in ftype.results[:n_out]]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -159,6 +160,10 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
             local_types.append(tensor_type(tuple(n // c for n, c in zip(t.shape, counts)), t.dtype))
         use_mesh(mesh, f"shard_map {name}")  # the enclosing traces' program holds the manual computation
         inner = TraceContext(local_types, name="shmap_body")
+        # what the body's values vary over (for gradients taken in it)
+        inner.body_mesh = mesh
+        inner.body_args = [frozenset(a for d in range(t.ndim) for a in s.spec.axes_of(d))
+                           for s, t in zip(in_shardings, tracers)]
         _LOCAL.meshes.append(mesh)
         try:
             with inner:
@@ -224,3 +229,111 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
 
 __all__ = ["current_mesh", "shard_map", "use_mesh", "with_sharding_constraint"]
+
+
+# --- gradients taken inside a shard_map body ---------------------------------------------------
+#
+# Inside a body, JAX types every value by the mesh axes it varies over: an argument varies over
+# the axes its in_spec names, psum / pmean / pmax / pmin make their result invariant over theirs,
+# axis_index varies over its axis, and any other op varies over what its operands vary over. A
+# gradient counts an invariant value once: the cotangent of an invariant output is not summed
+# over the devices holding copies of it, and the cotangent of an invariant input sums the
+# devices' contributions. loom transposes every collective per device (psum <-> psum, ...), so
+# `grad` called in a body hands the cotangent of an output invariant over some axes to the first
+# device along them only, and sums the gradient of an input invariant over some axes over them:
+# the same values as JAX's typed transposes (psum's transpose a broadcast of the cotangent, the
+# implicit broadcast of an invariant value transposed by a psum).
+
+
+def _constant_int(v: Any) -> int | None:
+    op = v.owner_op
+    if op is None or op.name != "stablehlo.constant":
+        return None
+    arr = op.properties["value"].to_numpy()
+    return int(arr.reshape(-1)[0]) if arr.size >= 1 and (arr == arr.reshape(-1)[0]).all() else None
+
+
+def _reduced_axes(op: Operation, mesh: Mesh) -> frozenset[str]:
+    """The mesh axes the first replica group of a collective spans."""
+    import numpy as np
+    groups = op.properties["replica_groups"].to_numpy()
+    coords = np.array(np.unravel_index(groups[0], mesh.axis_sizes))
+    return frozenset(a for a, c in zip(mesh.axis_names, coords) if len(set(c.tolist())) > 1)
+
+
+def varying_axes(block: Any, arg_axes: list[frozenset[str]], mesh: Mesh) -> dict[Any, frozenset[str]]:
+    """For each value of `block` (a function body being traced), the mesh axes it varies over,
+    its arguments varying over `arg_axes` (the others, captured values, over none)."""
+    from loom.transforms.autodiff import region_free_values
+    every = frozenset(mesh.axis_names)
+    out: dict[Any, frozenset[str]] = {a: arg_axes[i] if i < len(arg_axes) else frozenset()
+                                      for i, a in enumerate(block.args)}
+    stride: dict[Any, int] = {}  # partition_id / stride: the axis index arithmetic of axis_index
+    for op in block.ops:
+        used = list(op.operands) + (region_free_values(op) if op.regions else [])
+        axes = frozenset().union(*(out.get(v, frozenset()) for v in used))
+        x = op.operands[0] if op.operands else None
+        if op.name == "stablehlo.partition_id":
+            stride[op.results[0]] = 1
+            axes = every
+        elif op.name == "stablehlo.divide" and x in stride and _constant_int(op.operands[1]):
+            stride[op.results[0]] = stride[x] * _constant_int(op.operands[1])
+        elif op.name == "stablehlo.remainder" and x in stride and _constant_int(op.operands[1]):
+            size = _constant_int(op.operands[1])
+            for i, a in enumerate(mesh.axis_names):
+                if math.prod(mesh.axis_sizes[i + 1:]) == stride[x] and mesh.axis_sizes[i] == size:
+                    axes = frozenset({a})
+        elif op.name == "stablehlo.all_reduce":
+            axes = axes - _reduced_axes(op, mesh)
+        for r in op.results:
+            out[r] = axes
+    return out
+
+
+def body_axes(trace: Any, values: list[Any]) -> list[frozenset[str]]:
+    """The mesh axes each of `values` (tracers or constants, in or around the shard_map body being
+    traced) varies over."""
+    if getattr(trace, "body_args", None) is None:
+        raise NotImplementedError("grad / vjp inside a shard_map body runs in the body itself (or a jit in it); "
+                                  "inside another transformation there it is not supported")
+    axes = varying_axes(trace.func.entry_block, trace.body_args, trace.body_mesh)
+    return [axes.get(v._value, frozenset()) if isinstance(v, Tracer) and v._trace is trace else frozenset()
+            for v in values]
+
+
+def count_invariants_once(module: Operation, lowered: Operation, trace: Any, inputs: list[Any], n_out: int,
+                          wrt: list[int]) -> None:
+    """Adjust the VJP `module` of `lowered` (see the section comment): mask the cotangents of
+    outputs invariant over some axes to the first device along them, and sum the gradients of
+    inputs invariant over some axes over them."""
+    from loom.dialects import func
+    from loom.frontend.jit import main_function
+    from loom.ir.builder import Builder, InsertionPoint
+    from loom.ops.collectives import _first_along, _psum_over
+    mesh = trace.body_mesh
+    every = frozenset(mesh.axis_names)
+    in_axes = body_axes(trace, inputs)
+    source = main_function(lowered).regions[0].entry
+    value_axes = varying_axes(source, in_axes, mesh)
+    out_axes = [value_axes.get(v, frozenset()) for v in source.last_op.operands[:n_out]]
+    fn = main_function(module)
+    block = fn.regions[0].entry
+    attr = mesh.to_sdy()
+    n_in = len(source.args)
+    b = Builder(InsertionPoint.at_start(block))
+    for k in range(n_out):
+        ct = block.args[n_in + k]
+        if every - out_axes[k]:
+            uses = list(ct.uses)
+            masked = _first_along(b, attr, sorted(every - out_axes[k], key=mesh.axis_names.index), ct)
+            for use in uses:
+                use.owner.set_operand(use.index, masked)
+    ret = block.last_op
+    b = Builder(InsertionPoint.before(ret))
+    results = list(ret.operands)
+    first_grad = len(results) - len(wrt)
+    for j, i in enumerate(wrt):
+        missing = sorted(every - in_axes[i], key=mesh.axis_names.index)
+        results[first_grad + j] = _psum_over(b, attr, missing, results[first_grad + j])
+    b.insert(func.ReturnOp.build(results, ret.location))
+    ret.erase()

@@ -88,6 +88,16 @@ for _name, (_body, _outs, _vma) in BODIES.items():
                                    [(8, 8), (8, 8)], [("x", "y"), ("x", "y")])
     VALUE_CASES[f"vmap_{_name}"] = (f"jit(vmap({sm(_body, outs=_outs, vma=_vma)}))", [(3, 8, 8)], [None])
 VALUE_CASES.update({
+    # gradients taken inside a body: invariant values (psum / pmean results, replicated operands) count once
+    "grad_in_body_psum": ("jit(" + sm('lambda a: grad(lambda b: jnp.sum(lax.psum(jnp.sin(b) * b, "y")))(a)') + ")",
+                          [(8, 8)], [("x", "y")]),
+    "grad_in_body_pmean_replicated_operand": (
+        "jit(" + sm('lambda w, a: grad(lambda v: lax.pmean(jnp.sum(jnp.sin(a * v)), "x"))(w)',
+                    ins='(P(), P("x"))', outs="P()") + ")", [(8,), (8, 8)], [(), ("x",)]),
+    "grad_in_body_all_gather": ("jit(" + sm('lambda a: grad(lambda b: jnp.sum(lax.all_gather(b, "y", axis=1, '
+                                            'tiled=True) ** 2))(a)') + ")", [(8, 8)], [("x", "y")]),
+    "grad_in_body_axis_index": ("jit(" + sm('lambda a: grad(lambda b: jnp.sum(lax.psum(b * lax.axis_index("y"), '
+                                            '"x") ** 2))(a)') + ")", [(8, 8)], [("x", "y")]),
     "grad_of_grad": ("jit(grad(lambda a: jnp.sum(grad(lambda b: jnp.sum("
                      + sm('lambda x: lax.psum(jnp.sin(x) * x, "y")', outs='P("x")') + "(b) ** 3))(a) ** 2)))",
                      [(8, 8)], [("x", "y")]),
