@@ -565,7 +565,7 @@ def _linear_jvp(b, op, xs, ts):
 
 
 def _reducer(op: Operation) -> str:
-    return op.regions[0].blocks[0].ops.__iter__().__next__().name
+    return next(iter(op.regions[0].blocks[0].ops)).name
 
 
 def _selected(b: Any, op: Operation) -> tuple[Any, Any]:
