@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from loom.dialects import stablehlo
-from loom.dialects.stablehlo.base import build_region
 from loom.dialects.stablehlo.collectives import channel_handle_attr
 from loom.frontend.pytree import tree_map
 from loom.frontend.shard_map import current_mesh
 from loom.frontend.tracing import Tracer, current_trace, lift, user_line
 from loom.ir.attributes import DenseElementsAttr, IntegerAttr, UnitAttr
 from loom.ir.types import IntegerType, RankedTensorType, i64
+from loom.ops.collectives import axis_groups, build_collective
 from loom.sharding import Mesh
 
 # JAX writes this channel on every collective of a shard_map body (a cross-partition channel).
@@ -47,16 +47,6 @@ def _axes(axis_name: str | Sequence[str], what: str) -> tuple[Mesh, tuple[str, .
     return mesh, names
 
 
-def axis_groups(mesh: Mesh, names: Sequence[str]) -> np.ndarray:
-    """The partition ids of each group of devices along the axes `names` (one row per combination
-    of the other axes, ids ordered along `names` major to minor)."""
-    ids = np.arange(mesh.size).reshape(mesh.axis_sizes)
-    order = [mesh.axis_names.index(a) for a in mesh.axis_names if a not in names]
-    order += [mesh.axis_names.index(a) for a in names]
-    size = math.prod(mesh.shape[a] for a in names)
-    return ids.transpose(order).reshape(-1, size)
-
-
 def _groups_attr(groups: np.ndarray) -> DenseElementsAttr:
     return DenseElementsAttr.get(groups.astype(np.int64), RankedTensorType(groups.shape, i64, None))
 
@@ -71,17 +61,7 @@ def _tracer(x: Any, what: str) -> Tracer:
 def _collective(name: str, x: Tracer, result_shape: Sequence[int], props: dict[str, Any],
                 reducer: str | None = None) -> Tracer:
     """One collective op on `x` (with a reduction region applying `reducer` when given)."""
-    b = x.trace.emit()
-    et = x.value.type.element_type
-    regions = []
-    if reducer is not None:
-        scalar = RankedTensorType((), et, None)
-
-        def body(rb: Any, args: list) -> list:
-            return [rb.create(reducer, args, [scalar]).results[0]]
-        regions.append(build_region([scalar, scalar], body, b.location))
-    out = b.create(name, [x.value], [RankedTensorType(tuple(result_shape), et, None)], props, regions=regions)
-    return Tracer(out.results[0], x.trace, x.weak)
+    return Tracer(build_collective(x.trace.emit(), name, x.value, result_shape, props, reducer), x.trace, x.weak)
 
 
 def _group_props(groups: np.ndarray) -> dict[str, Any]:
@@ -91,7 +71,7 @@ def _group_props(groups: np.ndarray) -> dict[str, Any]:
 
 def _all_reduce(x: Any, axis_name: Any, reducer: str, what: str) -> Any:
     mesh, names = _axes(axis_name, what)
-    groups = axis_groups(mesh, names)
+    groups = axis_groups(mesh.to_sdy(), names)
 
     def one(leaf: Any) -> Tracer:
         t = _tracer(leaf, what)
@@ -133,7 +113,7 @@ def all_gather(x: Any, axis_name: str | Sequence[str], *, axis: int = 0, tiled: 
     """The values of `x` of every device along `axis_name`, stacked along a new axis `axis` (or
     concatenated along `axis` when `tiled`), on every device."""
     mesh, names = _axes(axis_name, "all_gather")
-    groups = axis_groups(mesh, names)
+    groups = axis_groups(mesh.to_sdy(), names)
     n = groups.shape[1]
 
     def one(leaf: Any) -> Tracer:
@@ -158,7 +138,7 @@ def psum_scatter(x: Any, axis_name: str | Sequence[str], *, scatter_dimension: i
     gets block i (when not `tiled`, the dimension's size is the number of devices and is
     removed)."""
     mesh, names = _axes(axis_name, "psum_scatter")
-    groups = axis_groups(mesh, names)
+    groups = axis_groups(mesh.to_sdy(), names)
     n = groups.shape[1]
 
     def one(leaf: Any) -> Tracer:
@@ -184,7 +164,7 @@ def ppermute(x: Any, axis_name: str | Sequence[str], perm: Sequence[tuple[int, i
     """`x` sent from device `source` to device `target` along `axis_name` for each pair of `perm`
     (indices along the axes); devices no pair targets get zeros."""
     mesh, names = _axes(axis_name, "ppermute")
-    groups = axis_groups(mesh, names)
+    groups = axis_groups(mesh.to_sdy(), names)
     n = groups.shape[1]
     perm = [(int(s), int(t)) for s, t in perm]
     for s, t in perm:
@@ -209,7 +189,7 @@ def all_to_all(x: Any, axis_name: str | Sequence[str], split_axis: int, concat_a
     `tiled`, `split_axis` has the size of the axes and is removed, and the blocks are stacked
     along a new axis `concat_axis`)."""
     mesh, names = _axes(axis_name, "all_to_all")
-    groups = axis_groups(mesh, names)
+    groups = axis_groups(mesh.to_sdy(), names)
     n = groups.shape[1]
 
     def one(leaf: Any) -> Tracer:

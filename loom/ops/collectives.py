@@ -520,16 +520,20 @@ def _unused_axes(sharding: TensorShardingAttr, mesh: MeshAttr) -> list[str]:
     return [n for n, _ in mesh.axes if n not in used]
 
 
-def _groups_over(mesh: MeshAttr, axes: Sequence[str]) -> Any:
-    """`replica_groups` of the devices along `axes`, as JAX writes them (see loom.lax.parallel)."""
-    from loom.ir.attributes import DenseElementsAttr
-    from loom.ir.types import RankedTensorType, i64
+def axis_groups(mesh: MeshAttr, axes: Sequence[str]) -> np.ndarray:
+    """The partition ids of each group of devices along `axes`, as JAX writes `replica_groups`:
+    one row per combination of the other axes, ids ordered along `axes` major to minor
+    (partition p is the p-th device of the mesh in row-major order)."""
     names = [n for n, _ in mesh.axes]
     sizes = [s for _, s in mesh.axes]
     ids = np.arange(int(np.prod(sizes))).reshape(sizes)
     order = [names.index(a) for a in names if a not in axes] + [names.index(a) for a in axes]
-    groups = ids.transpose(order).reshape(-1, int(np.prod([sizes[names.index(a)] for a in axes])))
-    return DenseElementsAttr.get(groups.astype(np.int64), RankedTensorType(groups.shape, i64, None))
+    return ids.transpose(order).reshape(-1, int(np.prod([sizes[names.index(a)] for a in axes])))
+
+
+def _groups_over(mesh: MeshAttr, axes: Sequence[str]) -> Any:
+    from loom.dialects.stablehlo.collectives import replica_groups_attr
+    return replica_groups_attr(axis_groups(mesh, axes).tolist())
 
 
 def _psum_over(b: Any, mesh: MeshAttr, axes: Sequence[str], x: Any) -> Any:
