@@ -54,6 +54,7 @@ from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.shapes import ShapeDtypeStruct, block_until_ready, device_get, eval_shape  # noqa: E402
+from loom.frontend.shard_map import shard_map  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
 from loom.sharding import make_mesh  # noqa: E402
@@ -63,4 +64,4 @@ __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_re
            "custom_vjp", "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad",
            "hessian",
            "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "make_mesh", "nn", "numpy", "random",
-           "remat", "scipy", "sharding", "tree_util", "value_and_grad", "vjp", "vmap"]
+           "remat", "scipy", "shard_map", "sharding", "tree_util", "value_and_grad", "vjp", "vmap"]
