@@ -182,3 +182,19 @@ def test_compiled_program_shared_by_threads_with_an_interpreted_op():
             assert [float(o[0]) for o in out] == [float(x.sum()) for x in xs]
     finally:
         sys.setswitchinterval(interval)
+
+
+def test_compiled_once_and_shared_interpreters_one_each():
+    from loom.ir import parse
+    from loom.runtime.local import _runners
+    m = parse(one_op(4, "all_reduce", groups_attr([[0, 1, 2, 3]]), T, T, binary_reducer("add", "f32")))
+    assert len({id(r) for r in _runners(m, "main", "compiled", 4)}) == 1
+    assert len({id(r) for r in _runners(m, "main", "interpreter", 4)}) == 4
+
+
+@pytest.mark.parametrize("executor", ["compiled", "interpreter"])
+def test_a_collective_outside_a_partitioned_run_is_an_error(executor):
+    import loom
+    text = one_op(4, "all_reduce", groups_attr([[0, 1, 2, 3]]), T, T, binary_reducer("add", "f32"))
+    with pytest.raises(RuntimeError, match="outside a partitioned run"):
+        loom.compile(text, executor=executor)(np.ones(4, np.float32))
