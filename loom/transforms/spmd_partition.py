@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 
 from loom.dialects.sdy import TensorShardingAttr, TensorShardingPerValueAttr
+from loom.dialects.stablehlo.attributes import ChannelHandle
+from loom.dialects.stablehlo.collectives import channel_handle_attr, replica_groups_attr
 from loom.ir.attributes import UNIT, DenseArrayAttr, DenseElementsAttr, IntegerAttr, TypeAttr, numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Operation, Region, Value
@@ -130,11 +132,8 @@ class Partitioner:
         return out
 
     def collective_props(self, axes: Sequence[str], with_global_ids: bool = True) -> dict[str, Any]:
-        from loom.ir.parser import Parser
-        g = self.groups(axes)
-        props: dict[str, Any] = {
-            "replica_groups": DenseElementsAttr.get(np.array(g, np.int64), RankedTensorType((len(g), len(g[0])), i64)),
-            "channel_handle": Parser(f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>").parse_attribute()}
+        props: dict[str, Any] = {"replica_groups": replica_groups_attr(self.groups(axes)),
+                                 "channel_handle": channel_handle_attr(self.channel)}
         self.channel += 1
         if with_global_ids:
             props["use_global_device_ids"] = UNIT
@@ -681,11 +680,7 @@ def shape_of_type(t: Any) -> tuple[int, ...]:
 
 def _handle_of(op: Operation) -> int:
     h = op.properties.get("channel_handle")
-    if h is None:
-        return 0
-    import re
-    m = re.search(r"handle = (\d+)", str(h))
-    return int(m.group(1)) if m else 0
+    return int(h.handle) if isinstance(h, ChannelHandle) else 0
 
 
 def partition_module(module: Operation) -> None:
