@@ -141,6 +141,9 @@ def dims_from_attr(attr: TensorShardingAttr, where: Any, mesh_name: str | None =
                    mesh: dict[str, int] | None = None) -> list[Dim]:
     """The dimensions of `attr`; with `mesh_name` / `mesh`, an error unless it names that mesh and
     its axes."""
+    if attr.unreduced:
+        raise ShardingError(f"{where}: {attr} holds partial sums (unreduced axes), which the partitioner does not "
+                            "take as input")
     if mesh_name is not None and attr.mesh != mesh_name:
         raise ShardingError(f"{where}: {attr} is not over @{mesh_name}, the module's mesh (the partitioner handles "
                             "one mesh, named)")

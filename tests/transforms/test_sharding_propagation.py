@@ -178,3 +178,9 @@ def test_a_sharding_over_another_mesh_or_axis_is_an_error():
     with pytest.raises(PassError, match="argument 0 of @main: .* names axis 'w', which @mesh lacks"):
         propagate("return %a : tensor<8xf32>", '%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w"}]>}',
                   "tensor<8xf32>")
+
+
+def test_unreduced_inputs_are_an_error():
+    with pytest.raises(PassError, match="argument 0 of @main: .* holds partial sums"):
+        propagate("return %a : tensor<8xf32>",
+                  '%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"x"}>}', "tensor<8xf32>")
