@@ -23,6 +23,7 @@ results carry their final `sdy.sharding`; `spmd-partition` reads these.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -254,7 +255,9 @@ class Propagation:
                     break
         return out
 
-    def step(self, edge: Edge) -> bool:
+    def step(self, edge: Edge) -> list[Any]:
+        """Apply one edge: every open dimension of its tensors extended to what its factors'
+        best proposals give; returns the tensors changed."""
         rule = edge.rule
         blocked = rule.blocked()
         proposals: dict[int, tuple[tuple[str, ...], tuple]] = {}
@@ -266,7 +269,7 @@ class Propagation:
                         -self.axes_size(axes), order)
                 if f not in proposals or rank < proposals[f][1]:
                     proposals[f] = (axes, rank)
-        changed = False
+        changed = []
         for key, dims in edge.tensors:
             shard = self.dims(key)
             used = {a for d in shard for a in d.axes}
@@ -286,19 +289,31 @@ class Propagation:
                 if extra and tuple(want[:len(dim.axes)]) == dim.axes and not set(extra) & used:
                     used |= set(extra)
                     shard[d] = Dim(tuple(want), False, dim.priority)
-                    changed = True
+                    changed.append(self.key(key))
         return changed
 
-    def run(self, max_rounds: int = 64) -> None:
-        for _ in range(max_rounds):
-            changed = False
-            for edge in self.edges:
-                changed |= self.step(edge)
-            for edge in reversed(self.edges):
-                changed |= self.step(edge)
-            if not changed:
-                return
-        raise ShardingError(f"sharding propagation did not settle in {max_rounds} rounds")
+    def run(self) -> None:
+        """Apply the edges until nothing changes: all of them in program order first, then
+        those touching a tensor that changed, first in first out (deterministic). Dimensions only
+        grow, so this ends; the bound is a safety net."""
+        by_tensor: dict[Any, list[int]] = {}
+        for i, edge in enumerate(self.edges):
+            for key, _ in edge.tensors:
+                by_tensor.setdefault(self.key(key), []).append(i)
+        queue = deque(range(len(self.edges)))
+        queued = set(queue)
+        budget = 64 * (len(self.edges) + 1)
+        while queue:
+            budget -= 1
+            if budget < 0:
+                raise ShardingError("sharding propagation did not settle")
+            i = queue.popleft()
+            queued.discard(i)
+            for key in self.step(self.edges[i]):
+                for j in by_tensor.get(key, ()):
+                    if j != i and j not in queued:
+                        queue.append(j)
+                        queued.add(j)
 
 
 def _identity_edge(a: Any, b: Any, shape: tuple[int, ...]) -> Edge:
