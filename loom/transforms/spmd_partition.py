@@ -90,6 +90,9 @@ class Partitioner:
         self._index_builder: Builder | None = None
         self._pid: Value | None = None
         self._zero: Value | None = None  # a tensor<i32> 0 at the top of the function
+        # (local value, its axes, target axes, block) -> the value resharded there
+        self._resharded: dict[tuple, Shard] = {}
+        self._costing_block: Any = None  # the block emission goes to while costing
 
     # --- sizes ------------------------------------------------------------------------------
     def pieces(self, axes: Sequence[str]) -> int:
@@ -258,9 +261,20 @@ class Partitioner:
 
     def reshard(self, s: Shard, target: Axes) -> Shard:
         """`s` split as `target`: splits moving between dimensions by all_to_all, splits the
-        target drops by all_gather, new splits by dynamic_slice (the costs add up in `cost`)."""
+        target drops by all_gather, new splits by dynamic_slice (the costs add up in `cost`).
+        A value resharded once in a block is reused by the later ops of that block."""
         if s.axes == target:
             return s
+        block = self.b.insertion_point.block if self.b is not None and self.b.insertion_point else None
+        key = (s.value, s.axes, target, block if self.b is not None else self._costing_block)
+        if s.value is not None and key in self._resharded:
+            return self._resharded[key]
+        out = self._reshard(s, target)
+        if self.b is not None and s.value is not None:
+            self._resharded[key] = out
+        return out
+
+    def _reshard(self, s: Shard, target: Axes) -> Shard:
         shape = s.type.shape
         # moves of a split from one dimension to another: all_to_all
         moved = True
@@ -415,6 +429,7 @@ class Partitioner:
                 candidates.append(factors)
         if len(candidates) == 1:
             return self.apply_rule(op, rule, candidates[0])
+        self._costing_block = saved_b.insertion_point.block if saved_b is not None and saved_b.insertion_point else None
         for i, factors in enumerate(candidates):
             self.b, before = None, self.cost
             try:
