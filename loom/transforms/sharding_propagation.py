@@ -400,9 +400,12 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
     set_attr_dicts(fn, "arg_attrs", arg_dicts)
     set_attr_dicts(fn, "res_attrs", res_dicts)
     for op in fn.walk():
-        if op is fn or not op.results or op.name in ("sdy.sharding_constraint", "sdy.reshard"):
+        if op is fn or not op.results or (op.parent_op is not None and _inside_manual(op)):
             continue
-        if op.parent_op is not None and _inside_manual(op):
+        if op.name == "sdy.sharding_constraint":  # its open dimensions as propagation extended them
+            op.properties["sharding"] = attr(op.results[0])
+            continue
+        if op.name == "sdy.reshard":
             continue
         if all(isinstance(r.type, RankedTensorType) for r in op.results):
             op.attributes["sdy.sharding"] = TensorShardingPerValueAttr(tuple(attr(r) for r in op.results))

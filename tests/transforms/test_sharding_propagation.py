@@ -184,3 +184,15 @@ def test_unreduced_inputs_are_an_error():
     with pytest.raises(PassError, match="argument 0 of @main: .* holds partial sums"):
         propagate("return %a : tensor<8xf32>",
                   '%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"x"}>}', "tensor<8xf32>")
+
+
+def test_an_open_constraint_is_extended_and_closed():
+    module = propagate(
+        """%0 = "sdy.sharding_constraint"(%a) <{sharding = #sdy.sharding<@mesh, [{?}, {}]>}>
+            : (tensor<8x8xf32>) -> tensor<8x8xf32>
+        %1 = stablehlo.negate %0 : tensor<8x8xf32>
+        return %1 : tensor<8x8xf32>""",
+        '%a: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}', "tensor<8x8xf32>")
+    constraint = next(op for op in module.walk() if op.name == "sdy.sharding_constraint")
+    assert str(constraint.properties["sharding"]) == S('{"y"}', "{}")
+    assert shardings(module)["stablehlo.negate"] == PV('{"y"}', "{}")
