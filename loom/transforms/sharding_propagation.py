@@ -342,7 +342,23 @@ def _collect(prop: Propagation, block_ops: Sequence[Operation], mesh_name: str) 
                 prop.edges.append(_identity_edge(v, slot, shape_of(v)))
             for r, s in zip(op.results, op.properties["out_shardings"].shardings):
                 prop.set_initial(r, [Dim(d.axes, True, d.priority) for d in prop.read(s, op.location)])
-            continue  # the body is per device: nothing to propagate inside
+            manual = manual_axes_of(op)
+            if not free_axes(prop.mesh, manual):
+                continue  # the body is per device over every axis: nothing to propagate inside
+            # manual over some axes only: the body is global over the others, split as its
+            # arguments' shardings without the manual axes say
+            body = op.regions[0].entry
+            for a, s in zip(body.args, op.properties["in_shardings"].shardings):
+                prop.set_initial(a, [Dim(tuple(x for x in d.axes if x not in manual), True, d.priority)
+                                     for d in prop.read(s, op.location)])
+            ops = list(body.ops)
+            _collect(prop, ops[:-1], mesh_name)
+            for i, (v, s) in enumerate(zip(ops[-1].operands, op.properties["out_shardings"].shardings)):
+                slot = Slot(shape_of(v), f"result {i} of the body of {op.name}")
+                prop.set_initial(slot, [Dim(tuple(x for x in d.axes if x not in manual), True, d.priority)
+                                        for d in prop.read(s, op.location)])
+                prop.edges.append(_identity_edge(v, slot, shape_of(v)))
+            continue
         if op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case", "stablehlo.optimization_barrier"):
             # carries and branch results: one sharding per position, shared by the operand, the
             # block arguments, the values returned and the result
@@ -400,7 +416,7 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
     set_attr_dicts(fn, "arg_attrs", arg_dicts)
     set_attr_dicts(fn, "res_attrs", res_dicts)
     for op in fn.walk():
-        if op is fn or not op.results or (op.parent_op is not None and _inside_manual(op)):
+        if op is fn or not op.results or (op.parent_op is not None and _inside_manual(op, mesh)):
             continue
         if op.name == "sdy.sharding_constraint":  # its open dimensions as propagation extended them
             op.properties["sharding"] = attr(op.results[0])
@@ -411,10 +427,20 @@ def propagate_function(fn: Operation, mesh_name: str, mesh: dict[str, int]) -> N
             op.attributes["sdy.sharding"] = TensorShardingPerValueAttr(tuple(attr(r) for r in op.results))
 
 
-def _inside_manual(op: Operation) -> bool:
+def manual_axes_of(op: Operation) -> set[str]:
+    return set(op.properties["manual_axes"].axes)
+
+
+def free_axes(mesh: dict[str, int], manual: set[str]) -> list[str]:
+    """The mesh axes (of size > 1) a manual computation over `manual` leaves to the partitioner."""
+    return [a for a, n in mesh.items() if n > 1 and a not in manual]
+
+
+def _inside_manual(op: Operation, mesh: dict[str, int]) -> bool:
+    """Whether `op` is in the body of a manual computation over every axis (per device as written)."""
     p = op.parent_op
     while p is not None:
-        if p.name == "sdy.manual_computation":
+        if p.name == "sdy.manual_computation" and not free_axes(mesh, manual_axes_of(p)):
             return True
         p = p.parent_op
     return False

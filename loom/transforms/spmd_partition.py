@@ -45,6 +45,8 @@ from loom.transforms.sharding_propagation import (
     arg_attr_dicts,
     closed_attr,
     find_mesh,
+    free_axes,
+    manual_axes_of,
     rule_of,
     set_attr_dicts,
 )
@@ -360,7 +362,7 @@ class Partitioner:
         new = Operation.create(op.name, list(operands), list(types), dict(op.properties),  # type: ignore[arg-type]
                                {k: v for k, v in op.attributes.items() if k != "sdy.sharding"},
                                [r.clone() for r in op.regions], location=op.location)
-        return self.b.insert(new)
+        return self.b.insert(_without_sdy(new))
 
     def factor_candidates(self, op: Operation, rule: ShardingRule) -> list[dict[int, tuple[str, ...]]]:
         """Factor shardings to try: as the results want them; as the operands hold them; as the
@@ -570,26 +572,30 @@ class Partitioner:
             self.env[r] = Shard(nr, r.type, t)
 
     def partition_manual(self, op: Operation) -> None:
+        """A manual computation over every axis: its body (per device already) inlined on the
+        operands' local shards. Over some axes only: the body is global over the others and is
+        partitioned over them, its arguments split as the in_shardings say without the manual
+        axes (which are major in every dimension)."""
         assert self.b is not None
-        manual = set(op.properties["manual_axes"].axes)
-        free = [a for a, n in self.mesh.items() if n > 1 and a not in manual]
-        if free:
-            raise ShardingError(f"{op.location}: 'sdy.manual_computation' manual over {sorted(manual)} only: the "
-                                f"partitioner needs every mesh axis of size > 1 manual (free: {free})")
+        manual = manual_axes_of(op)
         ins = [_axes(s) for s in op.properties["in_shardings"].shardings]
         outs = [_axes(s) for s in op.properties["out_shardings"].shardings]
-        mapping: dict[Any, Any] = {}
-        for a, v, t in zip(op.regions[0].entry.args, op.operands, ins):
-            mapping[a] = self.reshard(self.lookup(v), t).value
-        ops = list(op.regions[0].entry.ops)
+        body = op.regions[0].entry
+        ops = list(body.ops)
+        operands = [self.reshard(self.lookup(v), t).value for v, t in zip(op.operands, ins)]
+        if free_axes(self.mesh, manual):
+            for a, value, t in zip(body.args, operands, ins):
+                self.env[a] = Shard(value, a.type, _without(t, manual))
+            self.partition_block(ops[:-1])
+            for r, v, t in zip(op.results, ops[-1].operands, outs):
+                self.env[r] = Shard(self.reshard(self.lookup(v), _without(t, manual)).value, r.type, t)
+            return
+        mapping: dict[Any, Any] = dict(zip(body.args, operands))
         for inner in ops[:-1]:
             if inner.name in ("sdy.sharding_constraint", "sdy.reshard"):  # per device already: values as they are
                 mapping[inner.results[0]] = mapping.get(inner.operands[0], inner.operands[0])
                 continue
-            new = self.b.insert(inner.clone(mapping))
-            for nested in [o for o in new.walk() if o.name in ("sdy.sharding_constraint", "sdy.reshard")]:
-                nested.results[0].replace_all_uses_with(nested.operands[0])
-                nested.erase()
+            self.b.insert(_without_sdy(inner.clone(mapping)))
         for r, v, t in zip(op.results, ops[-1].operands, outs):
             self.env[r] = Shard(mapping.get(v, self.lookup(v).value if v in self.env else v), r.type, t)
 
@@ -668,6 +674,22 @@ class _Offsets:
 
     def local_shape(self, result: int = 0) -> tuple[int, ...]:
         return self.p.local_shape(self.op.results[result].type.shape, self.result_axes[result])
+
+
+def _without(axes: Axes, manual: set[str]) -> Axes:
+    return tuple(tuple(a for a in d if a not in manual) for d in axes)
+
+
+def _without_sdy(op: Operation) -> Operation:
+    """`op` with the sharding constraints nested in its regions dropped (identities on values),
+    and the shardings propagation wrote on the ops in them."""
+    for nested in list(op.walk()):
+        if nested.name in ("sdy.sharding_constraint", "sdy.reshard"):
+            nested.results[0].replace_all_uses_with(nested.operands[0])
+            nested.erase()
+        elif nested is not op:
+            nested.attributes.pop("sdy.sharding", None)
+    return op
 
 
 def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:

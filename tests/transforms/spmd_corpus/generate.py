@@ -163,6 +163,14 @@ def _sequence_parallel_mlp(x, g, w1, w2):
     return x + jax.lax.with_sharding_constraint(out, P("x", "y", None))  # reduce-scattered back
 
 
+def _shard_map_partial(a):
+    mesh = jax.sharding.get_abstract_mesh()
+    def body(v):
+        v = jax.lax.with_sharding_constraint(jnp.sin(v), P(None, "y"))  # y is not manual: still a sharding
+        return jax.lax.psum(v @ v.T, "x")
+    return jax.shard_map(body, mesh=mesh, in_specs=P("x", None), out_specs=P(None, None), axis_names={"x"})(a)
+
+
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
 MESH_4 = ((4,), ("d",))
@@ -256,6 +264,7 @@ PROGRAMS = [
       ((32, 16), f32, P("y", None))], P("x", "y", None)),
     ("shard_map_psum", lambda a: jnp.tanh(_shard_map_psum(a)), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", None)),
     ("shard_map_gather_permute", _shard_map_gather_permute, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, "y")),
+    ("shard_map_partial", _shard_map_partial, MESH_2D, [((8, 16), f32, P("x", "y"))], P(None, None)),
     # JAX refuses uneven shardings of arguments: these split 10 over 4 inside the program
     ("uneven_elementwise", lambda a: jnp.sin(_split(a, P("d"))) * 2.0, MESH_4, [((10,), f32, P())], P()),
     ("uneven_sum", lambda a: jnp.sum(_split(a, P("d")) ** 2), MESH_4, [((10,), f32, P())], P()),
