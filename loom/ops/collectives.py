@@ -329,9 +329,39 @@ declare(["stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.asyn
 declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.after_all",
          "stablehlo.create_token"], unsupported("host communication and tokens: parsed and printed only"))
 
-declare([*_COLLECTIVES, "stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
-        unsupported("per-device ops: they appear only in partitioned programs and manual computations"),
-        tables=("sharding",))
+
+
+def _collective_sharding(op: Operation):
+    """In the body of a manual computation over some mesh axes, a collective (over those axes)
+    acts on each device's piece: a dimension it does not gather, scatter or split keeps its
+    split over the other axes. Elsewhere collectives appear only in per-device programs."""
+    from loom.transforms.sharding_propagation import Factors, shape_of
+    if len(op.operands) != 1 or len(op.results) != 1:
+        return None
+    moved = {int(op.properties[k].value) for k in ("all_gather_dim", "scatter_dimension", "split_dimension",
+                                                   "concat_dimension") if k in op.properties}
+    f = Factors()
+    shared = [None if d in moved else f.new(n) for d, n in enumerate(shape_of(op.results[0]))]
+    blocked: set[int] = set()
+
+    def dims(v):
+        out = []
+        for d, n in enumerate(shape_of(v)):
+            out.append(shared[d] if shared[d] is not None else f.new(n))
+            if shared[d] is None:
+                blocked.add(out[-1])
+        return out
+    return f.rule([dims(op.operands[0])], [dims(op.results[0])], need_replication=blocked)
+
+
+from loom.ops import registry  # noqa: E402
+from loom.transforms.sharding_propagation import SHARDING_RULES as _SHARDING_RULES  # noqa: E402
+
+for _name in ("stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all", "stablehlo.collective_permute",
+              "stablehlo.reduce_scatter", "stablehlo.collective_broadcast"):
+    registry.register(_SHARDING_RULES, _name, _collective_sharding)
+declare(["stablehlo.partition_id", "stablehlo.replica_id", "stablehlo.cross-replica-sum", "stablehlo.async_start",
+         "stablehlo.async_done"], unsupported("ids and legacy wrappers: run as they are"), tables=("sharding",))
 
 __all__ = ["REDUCTION_OF_UFUNC", "ProcessGroups", "RegionReducer", "channel_id", "dense_ids"]
 
