@@ -348,8 +348,8 @@ def _collect(prop: Propagation, block_ops: Sequence[Operation], mesh_name: str) 
             # manual over some axes only: the body is global over the others, split as its
             # arguments' shardings without the manual axes say
             body = op.regions[0].entry
-            for a, s in zip(body.args, op.properties["in_shardings"].shardings):
-                prop.set_initial(a, [Dim(tuple(x for x in d.axes if x not in manual), True, d.priority)
+            for a, s in zip(body.args, op.properties["in_shardings"].shardings):  # open: a starting point
+                prop.set_initial(a, [Dim(tuple(x for x in d.axes if x not in manual), False, d.priority)
                                      for d in prop.read(s, op.location)])
             ops = list(body.ops)
             _collect(prop, ops[:-1], mesh_name)

@@ -95,6 +95,7 @@ class Partitioner:
         # (local value, its axes, target axes, block) -> the value resharded there
         self._resharded: dict[tuple, Shard] = {}
         self._costing_block: Any = None  # the block emission goes to while costing
+        self._source: dict[Value, Shard] = {}  # a resharded value -> the shard it was made from
 
     # --- sizes ------------------------------------------------------------------------------
     def pieces(self, axes: Sequence[str]) -> int:
@@ -271,10 +272,25 @@ class Partitioner:
         key = (s.value, s.axes, target, block if self.b is not None else self._costing_block)
         if s.value is not None and key in self._resharded:
             return self._resharded[key]
+        source = self._source.get(s.value) if s.value is not None else None
+        if source is not None and source.type == s.type and \
+                self.reshard_cost(source, target) < self.reshard_cost(s, target):
+            s = source  # what `s` was resharded from gets there cheaper (an all_gather then a slice back)
         out = self._reshard(s, target)
         if self.b is not None and s.value is not None:
             self._resharded[key] = out
+            if out.value is not None and out.value is not s.value:
+                self._source.setdefault(out.value, self._source.get(s.value, s))
         return out
+
+    def reshard_cost(self, s: Shard, target: Axes) -> float:
+        saved_b, before = self.b, self.cost
+        self.b = None
+        try:
+            self._reshard(s, target)
+            return self.cost - before
+        finally:
+            self.b, self.cost = saved_b, before
 
     def _reshard(self, s: Shard, target: Axes) -> Shard:
         shape = s.type.shape
@@ -582,14 +598,22 @@ class Partitioner:
         outs = [_axes(s) for s in op.properties["out_shardings"].shardings]
         body = op.regions[0].entry
         ops = list(body.ops)
-        operands = [self.reshard(self.lookup(v), t).value for v, t in zip(op.operands, ins)]
+        originals = [self.lookup(v) for v in op.operands]
         if free_axes(self.mesh, manual):
-            for a, value, t in zip(body.args, operands, ins):
-                self.env[a] = Shard(value, a.type, _without(t, manual))
+            for a, original, t in zip(body.args, originals, ins):
+                if all(d[:len(_only(e, manual))] == _only(e, manual) == _only(d, manual) and
+                       n % self.pieces(_only(e, manual)) == 0
+                       for d, e, n in zip(original.axes, t, original.type.shape)):
+                    # split over the manual axes as the body needs it: the body's argument is the
+                    # operand's piece, split over the free axes as the operand is
+                    self.env[a] = Shard(original.value, a.type, _without(original.axes, manual))
+                else:
+                    self.env[a] = Shard(self.reshard(original, t).value, a.type, _without(t, manual))
             self.partition_block(ops[:-1])
             for r, v, t in zip(op.results, ops[-1].operands, outs):
                 self.env[r] = Shard(self.reshard(self.lookup(v), _without(t, manual)).value, r.type, t)
             return
+        operands = [self.reshard(s, t).value for s, t in zip(originals, ins)]
         mapping: dict[Any, Any] = dict(zip(body.args, operands))
         for inner in ops[:-1]:
             if inner.name in ("sdy.sharding_constraint", "sdy.reshard"):  # per device already: values as they are
@@ -678,6 +702,10 @@ class _Offsets:
 
 def _without(axes: Axes, manual: set[str]) -> Axes:
     return tuple(tuple(a for a in d if a not in manual) for d in axes)
+
+
+def _only(axes: tuple[str, ...], manual: set[str]) -> tuple[str, ...]:
+    return tuple(a for a in axes if a in manual)
 
 
 def _without_sdy(op: Operation) -> Operation:

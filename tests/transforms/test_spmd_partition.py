@@ -34,8 +34,6 @@ MORE_BYTES_THAN_XLA = {
     "slice": "XLA slices each shard first and gathers only the kept rows; loom gathers the sliced dimension",
     "pad_reverse_select": "XLA's simplifier drops the pad-then-slice before partitioning; loom gathers the padded "
                           "dimension",
-    "shard_map_partial": "the body's argument is whole over the free axis, then split by a constraint: XLA cancels "
-                         "the all_gather against the slice; loom gathers, then slices",
 }
 
 
