@@ -1561,10 +1561,25 @@ def _isolated(cls: type[OpBase]) -> bool:
     return d is not None and IsolatedFromAbove in d.trait_set
 
 
-def parse(text: str, allow_unregistered: bool = False, filename: str = "-", verify: bool = True) -> Operation:
-    """Parse MLIR text into a top-level `builtin.module` (added when the text has no single
-    module op, as MLIR does). Raises ParseError (located) or VerifyError."""
+def decode_source(data: bytes, filename: str = "-") -> str:
+    """MLIR source bytes as text; bytes that are not UTF-8 are a ParseError located at the first
+    one (the column counts bytes, as MLIR's do)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        line = data[start:end if end != -1 else len(data)].decode("utf-8", "replace")
+        raise ParseError(f"invalid UTF-8 in input (byte 0x{data[e.start]:02X})", filename,
+                         data.count(b"\n", 0, e.start) + 1, e.start - start + 1, line) from None
+
+
+def parse(text: str | bytes, allow_unregistered: bool = False, filename: str = "-", verify: bool = True) -> Operation:
+    """Parse MLIR text (or UTF-8 bytes) into a top-level `builtin.module` (added when the text has
+    no single module op, as MLIR does). Raises ParseError (located) or VerifyError."""
     import loom.dialects  # noqa: F401  (registers the builtin dialects)
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_source(bytes(text), filename)
     p = Parser(text, filename, allow_unregistered)
     with paused_gc():
         try:
