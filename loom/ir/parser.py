@@ -212,6 +212,7 @@ class Parser:
         self._line_starts: list[int] | None = None
         self._dict_cache: dict[str, dict[str, Attribute]] = {}
         self._value_cache: dict[str, Attribute] = {}
+        self._resolve_loc = self.loc_at  # one bound method shared by every op's pending location
         for m in _ALIAS_DEF.finditer(text):
             self._alias_pos.setdefault((m.group(1), m.group(2)), m.end())
 
@@ -458,14 +459,14 @@ class Parser:
             op.location = self.parse_location_body()
             self.expect(")")
         elif op._location is UNKNOWN_LOC:
-            op._location = PendingLocation(self.loc_at, op_pos)
+            op._location = PendingLocation(self._resolve_loc, op_pos)
         n_named = sum(n for _, n, _ in result_defs)
         if result_defs and n_named != len(op.results):
             raise self.error(f"operation defines {len(op.results)} results but was provided {n_named} to bind",
                              start)
         i = 0
         for name, n, pos in result_defs:
-            self._define(name, list(op.results[i:i + n]), pos)
+            self._define(name, op.results[i:i + n], pos)  # a tuple slice: the whole is no copy
             i += n
         block.append(op)
         return op
@@ -559,7 +560,7 @@ class Parser:
                 op._location = self.parse_location_body()
                 self.expect(")")
             else:
-                op._location = PendingLocation(self.loc_at, m.start(3) - 1)
+                op._location = PendingLocation(self._resolve_loc, m.start(3) - 1)
         if res_name is not None:
             n = _count(res_count) if res_count else 1
             if n != len(op.results):
