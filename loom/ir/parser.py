@@ -966,10 +966,18 @@ class Parser:
             return self._resolve_alias("!", name, start)
         d = self._dialect_of(name, start, "!")
         if d is not None and d.type_parser is not None:
-            t = d.type_parser(text)
+            t = self._dialect_hook(d.type_parser, text, start)
             if t is not None:
                 return t
         return DialectType(text)
+
+    def _dialect_hook(self, hook: Callable[[str], Any], text: str, start: int) -> Any:
+        """A dialect's parser of its own types or attributes; the ValueError with which it rejects
+        a body becomes a ParseError at the start of the text."""
+        try:
+            return hook(text)
+        except ValueError as e:
+            raise self.error(str(e), start) from None
 
     def _dialect_of(self, name: str, start: int, kind: str) -> Any:
         """The registered dialect of a `!dialect.x` type or `#dialect.x` attribute; an unregistered
@@ -1169,7 +1177,7 @@ class Parser:
             return OpaqueBuiltinAttr(text, self.parse_type())
         d = self._dialect_of(name, start, "#")
         if d is not None and d.attribute_parser is not None:
-            a = d.attribute_parser(text)
+            a = self._dialect_hook(d.attribute_parser, text, start)
             if a is not None:
                 return a
         return DialectAttr(text)
