@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+# where records go: benchmarks/results, or LOOM_BENCH_RESULTS (a test's run writes elsewhere)
+RESULTS = Path(os.environ.get("LOOM_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
 def cpu_name() -> str:
@@ -52,7 +53,7 @@ def write_record(name: str, payload: dict[str, Any]) -> Path:
     machine, its load average and the library versions, so that a quoted figure names its file."""
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                                cwd=RESULTS.parent, timeout=10).stdout.strip() or None
+                                cwd=Path(__file__).resolve().parent, timeout=10).stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         commit = None
     versions = {}
@@ -71,3 +72,39 @@ def write_record(name: str, payload: dict[str, Any]) -> Path:
     path = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M')}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
+
+
+class Record:
+    """The table a benchmark run writes: one row per (case, contender) with its raw timings and
+    their spread, and the ratios of medians the notes quote. `write` adds the settings and calls
+    `write_record`, so `loom bench report` can print every benchmark's table the same way."""
+
+    def __init__(self, name: str, settings: dict[str, Any]) -> None:
+        self.name, self.settings = name, settings
+        self.rows: list[dict[str, Any]] = []
+        self.ratios: list[dict[str, Any]] = []
+
+    def add(self, case: str, contender: str, seconds: list[float], **extra: Any) -> None:
+        """A contender's raw timings in one case (`extra`: recall, build time, ... as measured)."""
+        self.rows.append({"case": case, "contender": contender, "seconds": [float(t) for t in seconds],
+                          **spread(seconds), **extra})
+
+    def add_all(self, case: str, times: dict[str, list[float]], **extra: dict[str, Any]) -> None:
+        """`add` for each contender of `times` (`extra[name]`: that row's extra fields)."""
+        for contender, seconds in times.items():
+            self.add(case, contender, seconds, **extra.get(contender, {}))
+
+    def median(self, case: str, contender: str) -> float:
+        return next(r["median"] for r in self.rows if r["case"] == case and r["contender"] == contender)
+
+    def ratio(self, case: str, contender: str, peer: str) -> float:
+        """Record and return median(peer) / median(contender): above 1, `contender` is faster."""
+        value = self.median(case, peer) / self.median(case, contender)
+        self.ratios.append({"case": case, "contender": contender, "peer": peer, "peer_over_contender": value})
+        return value
+
+    def write(self, **more: Any) -> Path:
+        path = write_record(self.name, {"settings": self.settings, "rows": self.rows, "ratios": self.ratios,
+                                        **more})
+        print(f"record: {path}")
+        return path

@@ -2,6 +2,7 @@
 
     python benchmarks/control_flow.py                    # hidden 256, batch 32, lengths 100 and 1000
     python benchmarks/control_flow.py --rounds 3 --lengths 100,400 --threads 2
+    python benchmarks/control_flow.py --quick            # lengths 50 and 100, 5 rounds (a smoke run)
 
 The model is an RNN cell h = tanh(x_t U + h W + b) (hidden 256, batch 32, inputs of width 256)
 run for a number of steps chosen by the data (an integer input, 100 to 1000), with the loss
@@ -19,7 +20,7 @@ torch, and XLA's CPU thread pool), so a shared machine's load does not favour on
 Time per step = time of one call / length. Contenders run round-robin (one call each per round)
 and each row gives the median over the rounds. Then the peak saved bytes of loom's backward for
 each memory policy (save_all, checkpoint = every ceil(sqrt(n)) iterations, offload), counted by the
-stack kernels, at the longest length.
+stack kernels, at the longest length. The run writes benchmarks/results/control_flow-DATE.json.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ if __name__ == "__main__":  # thread counts must be set before numpy, torch and 
         os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false"
 
 import numpy as np  # noqa: E402
-from bench_common import cpu_name  # noqa: E402
+from bench_common import Record, cpu_name  # noqa: E402
 
 import loom  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
@@ -116,7 +117,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--lengths", default="100,1000")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="lengths 50 and 100, 5 rounds (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.lengths, args.rounds = "50,100", 5
     lengths = [int(n) for n in args.lengths.split(",")]
 
     import jax
@@ -157,6 +161,8 @@ def main() -> None:
           f"({torch.get_num_threads()} threads)")
     print(f"{'length':>6}  {'contender':<28} {'ms/step':>9} {'ms/call':>10}")
     results: dict[tuple[int, str], float] = {}
+    record = Record("control_flow", {"hidden": HIDDEN, "batch": BATCH, "max_len": MAX_LEN, "lengths": lengths,
+                                     "rounds": args.rounds, "threads": args.threads})
     for n in lengths:
         fns = contenders(n)
         for fn in fns.values():  # warm-up (compilation)
@@ -171,11 +177,17 @@ def main() -> None:
             med = statistics.median(ts)
             results[(n, name)] = med
             print(f"{n:>6}  {name:<28} {med / n * 1e3:>9.4f} {med * 1e3:>10.2f}")
+        case = f"length {n}"
+        record.add_all(case, times)
+        for mode in ("fwd", "fwd+bwd"):
+            record.ratio(case, f"loom {mode}", f"jax {mode} (scan to 1000)")
+            record.ratio(case, f"loom {mode}", f"torch eager {mode}")
         ratio = results[(n, "loom fwd+bwd")] / results[(n, "jax fwd+bwd (scan to 1000)")]
         ratio_t = results[(n, "loom fwd+bwd")] / results[(n, "torch eager fwd+bwd")]
         print(f"{n:>6}  loom fwd+bwd / jax scan fwd+bwd = {ratio:.2f}x; loom / torch eager = {ratio_t:.2f}x")
 
     n = max(lengths)
+    saved = {}
     print(f"\npeak saved bytes of loom's backward at length {n} (stack kernels' count):")
     for policy in ("save_all", "checkpoint", "offload"):
         _, g = loom_functions(policy)
@@ -187,6 +199,9 @@ def main() -> None:
         peak = lax.peak_saved_bytes()
         same = all(np.array_equal(a, c) for a, c in zip(grads, loom_grad(w, u, b, xs, h0, np.int32(n))))
         print(f"  {policy:<11} {peak / 2**20:>9.2f} MiB   fwd+bwd {dt * 1e3:8.1f} ms   gradients identical: {same}")
+        saved[policy] = {"peak_saved_bytes": peak, "gradients_identical": same}
+        record.add(f"memory policy, length {n}", f"loom fwd+bwd, {policy}", [dt], peak_saved_bytes=peak)
+    record.write(memory_policies=saved)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     python benchmarks/executor.py                       # all three parts
     python benchmarks/executor.py --matmul-size 1024    # smaller matmuls on a slow machine
     python benchmarks/executor.py --blas-threads 1      # OpenBLAS threads (set before numpy loads)
+    python benchmarks/executor.py --quick               # small sizes, few rounds (a smoke run)
 
 (a) A chain of 1000 small elementwise ops (add, multiply, subtract, maximum on 16x16 float32,
     one op consuming the previous result and one of three inputs), exported from JAX: loom's
@@ -14,7 +15,8 @@
 (d) loom.jit's per-call overhead on a small function vs jax.jit's.
 
 Contenders run round-robin (one call each per round), so a change in the machine's load affects
-all alike; each row gives the median and the minimum over the rounds, after warm-up.
+all alike; each row gives the median and the minimum over the rounds, after warm-up. The run
+writes benchmarks/results/executor-DATE.json with every round's time (`loom bench report`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ if __name__ == "__main__" and "--blas-threads" in sys.argv:  # must precede the 
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _n
 
 import numpy as np  # noqa: E402
-from bench_common import cpu_name, fmt, load_average  # noqa: E402
+from bench_common import Record, cpu_name, fmt, load_average  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
@@ -47,8 +49,13 @@ def machine() -> str:
             f"numpy {np.__version__} (OpenBLAS threads: {blas}), jax {jax.__version__}")
 
 
-def race(contenders: dict[str, Callable[[], object]], repeat: int, number: int = 1) -> dict[str, tuple[float, float]]:
-    """{name: (median, min) seconds per call}, the contenders run round-robin."""
+RECORD = Record("executor", {})
+
+
+def race(case: str, contenders: dict[str, Callable[[], object]], repeat: int, number: int = 1,
+         ) -> dict[str, tuple[float, float]]:
+    """{name: (median, min) seconds per call}, the contenders run round-robin; every round's time
+    per call goes to RECORD under `case`."""
     for fn in contenders.values():
         fn()
     times: dict[str, list[float]] = {name: [] for name in contenders}
@@ -58,6 +65,7 @@ def race(contenders: dict[str, Callable[[], object]], repeat: int, number: int =
             for _ in range(number):
                 fn()
             times[name].append((time.perf_counter() - t) / number)
+    RECORD.add_all(case, times)
     return {name: (statistics.median(ts), min(ts)) for name, ts in times.items()}
 
 
@@ -112,7 +120,8 @@ def elementwise_chain(n_ops: int, repeat: int) -> dict:
     assert np.allclose(exe(a, b, c), expected, rtol=1e-5, atol=1e-5)
     assert np.allclose(np.asarray(jitted(a, b, c)), expected, rtol=1e-4, atol=1e-4)
 
-    times = race({"loom": lambda: exe(a, b, c), "numpy": lambda: numpy_chain(a, b, c),
+    times = race(f"(a) chain of {n_ops} elementwise ops",
+                 {"loom": lambda: exe(a, b, c), "numpy": lambda: numpy_chain(a, b, c),
                   "numpy_bound": lambda: bound_chain(a, b, c),
                   "jax": lambda: jitted(a, b, c).block_until_ready()}, repeat, number=5)
     return {"n": n_ops, "module_ops": n_module_ops, **times}
@@ -138,7 +147,8 @@ def matmul_chain(size: int, depth: int, repeat: int) -> dict:
         return x
 
     assert np.allclose(exe(x, *ws), bare(x, *ws), rtol=1e-3, atol=1e-3)
-    times = race({"loom": lambda: exe(x, *ws), "numpy": lambda: bare(x, *ws)}, repeat)
+    times = race(f"(b) {depth} matmuls of {size}x{size}", {"loom": lambda: exe(x, *ws),
+                                                              "numpy": lambda: bare(x, *ws)}, repeat)
     return {"size": size, "depth": depth, **times}
 
 
@@ -170,7 +180,8 @@ def mlp(batch: int, repeat: int) -> dict:
     assert np.allclose(exe(x, *params), np.asarray(jitted(x, *params)), rtol=1e-4, atol=1e-4)
     assert np.allclose(exe(x, *params), by_hand(x, *params), rtol=1e-4, atol=1e-4)
     number = 20 if batch < 16 else 2
-    times = race({"loom": lambda: exe(x, *params), "numpy": lambda: by_hand(x, *params),
+    times = race(f"(c) MLP forward, batch {batch}", {"loom": lambda: exe(x, *params),
+                                                      "numpy": lambda: by_hand(x, *params),
                   "jax": lambda: jitted(x, *params).block_until_ready()}, repeat, number)
     return {"batch": batch, **times}
 
@@ -201,7 +212,7 @@ def jit_overhead(repeat: int) -> dict:
     except ImportError:
         pass
     np.testing.assert_allclose(np.asarray(lf(x, y)), np.asarray(jf(jx, jy)))
-    return race(contenders, repeat, number=2000)
+    return race("(d) jitted call overhead", contenders, repeat, number=2000)
 
 
 def main() -> None:
@@ -211,7 +222,11 @@ def main() -> None:
     parser.add_argument("--matmul-depth", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--blas-threads", type=int, default=None, help="OPENBLAS_NUM_THREADS for this run")
+    parser.add_argument("--quick", action="store_true", help="200 ops, 512x512 matmuls, 5 rounds (a smoke run)")
     args = parser.parse_args()
+    if args.quick:
+        args.ops, args.matmul_size, args.repeat = 200, 512, 5
+    RECORD.settings = {key: value for key, value in vars(args).items() if key != "quick"}
     print(f"machine: {machine()}")
 
     r = elementwise_chain(args.ops, args.repeat)
@@ -227,6 +242,8 @@ def main() -> None:
         print(f"  loom per-op overhead over {labels[peer]}: {overhead * 1e6:+.3f} us "
               f"(from minima {overhead_min * 1e6:+.3f} us); loom/numpy = {r['loom'][0] / r[peer][0]:.3f}x")
     print(f"  loom/jax = {r['loom'][0] / r['jax'][0]:.1f}x")
+    for peer in ("numpy", "numpy_bound", "jax"):
+        RECORD.ratio(f"(a) chain of {r['n']} elementwise ops", "loom", peer)
 
     r = matmul_chain(args.matmul_size, args.matmul_depth, max(5, args.repeat // 2))
     print(f"\n(b) chain of {r['depth']} matmuls, float32[{r['size']},{r['size']}]")
@@ -235,6 +252,7 @@ def main() -> None:
         gflops = 2 * r["size"] ** 3 * r["depth"] / med / 1e9
         print(f"  {name:6s} {fmt(med):>10s} per call (min {fmt(best)}), {gflops:.1f} GFLOP/s")
     print(f"  loom/numpy = {r['loom'][0] / r['numpy'][0]:.3f}x (from minima {r['loom'][1] / r['numpy'][1]:.3f}x)")
+    RECORD.ratio(f"(b) {r['depth']} matmuls of {r['size']}x{r['size']}", "loom", "numpy")
 
     print("\n(c) MLP forward 784-512-512-10 (relu, log_softmax), exported from JAX; numpy: written by hand")
     for batch in (1, 256):
@@ -244,6 +262,8 @@ def main() -> None:
               f"jax.jit {fmt(jm)} (min {fmt(jb)})")
         print(f"              loom/jax = {lm / jm:.2f}x (minima {lb / jb:.2f}x), loom/numpy = {lm / nm:.2f}x "
               f"(minima {lb / nb:.2f}x)")
+        for peer in ("numpy", "jax"):
+            RECORD.ratio(f"(c) MLP forward, batch {batch}", "loom", peer)
 
     r = jit_overhead(max(5, args.repeat // 3))
     print("\n(d) jitted call overhead: x * y + 1 on float32[4], steady state")
@@ -251,6 +271,8 @@ def main() -> None:
         print(f"  {name:28s} {fmt(med):>10s} per call (min {fmt(best)})")
     jax_med = r["jax.jit (jax arrays)"][0]
     print(f"  loom (numpy arrays) / jax (jax arrays) = {r['loom.jit (numpy arrays)'][0] / jax_med:.2f}x")
+    RECORD.ratio("(d) jitted call overhead", "loom.jit (numpy arrays)", "jax.jit (jax arrays)")
+    RECORD.write()
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
     python benchmarks/frontend.py                 # all three parts
     python benchmarks/frontend.py --profile       # and a cProfile of loom's trace+compile (part a)
     python benchmarks/frontend.py --repeat 3      # fewer rounds on a slow machine
+    python benchmarks/frontend.py --quick         # 100 layers, 5 rounds, fewer calls (a smoke run)
 
 (a) Trace + compile of a 2000-op function (500 residual layers `x = tanh(x @ w + b) + x` on
     16x16 float32: dot_general, add, tanh, add per layer, and one broadcast of b): loom's first
@@ -17,7 +18,8 @@
     and an SGD update under jit), loom against JAX, same initial weights and batch.
 
 Contenders run round-robin, so a change in the machine's load affects both alike; each row gives
-the median and the minimum over the rounds. Ratios are loom / JAX (below 1: loom is faster).
+the median and the minimum over the rounds. Ratios are loom / JAX (below 1: loom is faster). The
+run writes benchmarks/results/frontend-DATE.json with every round's time (`loom bench report`).
 """
 
 from __future__ import annotations
@@ -35,12 +37,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_common import cpu_name, fmt, load_average  # noqa: E402
+from bench_common import Record, cpu_name, fmt, load_average  # noqa: E402
 
 import loom
 import loom.numpy as lnp
 
 ROOT = Path(__file__).resolve().parent.parent
+RECORD = Record("frontend", {})
 
 
 def machine() -> str:
@@ -52,6 +55,10 @@ def machine() -> str:
 
 
 def row(name: str, loom_times: list[float], peer_times: list[float], peer: str = "JAX") -> None:
+    """Print and record one comparison (the raw times go to RECORD under the case `name`)."""
+    RECORD.add(name, "loom", loom_times)
+    RECORD.add(name, peer, peer_times)
+    RECORD.ratio(name, "loom", peer)
     lm, lmin = statistics.median(loom_times), min(loom_times)
     pm, pmin = statistics.median(peer_times), min(peer_times)
     print(f"  {name:<44} loom {fmt(lm):>9} (min {fmt(lmin):>9})   {peer} {fmt(pm):>9} (min {fmt(pmin):>9})   "
@@ -216,7 +223,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=200, help="training steps per round in (c)")
     parser.add_argument("--profile", action="store_true", help="cProfile loom's trace+compile in (a)")
     parser.add_argument("--only", choices=["a", "b", "c"], help="run one part")
+    parser.add_argument("--quick", action="store_true", help="100 layers in (a), 5 rounds, 200 calls, 20 steps")
     args = parser.parse_args(argv)
+    global LAYERS
+    if args.quick:
+        LAYERS, args.repeat, args.calls, args.steps = 100, 5, 200, 20
+    RECORD.settings = {"layers": LAYERS, **{k: v for k, v in vars(args).items() if k not in ("quick", "profile")}}
     import jax
     jax.config.update("jax_platforms", "cpu")
     print(f"machine: {machine()}")
@@ -227,6 +239,7 @@ def main(argv: list[str] | None = None) -> None:
         bench_calls(args.repeat, args.calls)
     if args.only in (None, "c"):
         bench_training(args.repeat, args.steps)
+    RECORD.write()
 
 
 if __name__ == "__main__":

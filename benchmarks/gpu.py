@@ -17,7 +17,8 @@ pipeline: inline, canonicalize, cse, dce; `--raw` runs it as exported), loom wit
 CUDA graph (CUDA only), loom's front end (the same Python source traced by `loom.jit` with
 `loom.numpy` in place of `jax.numpy`, on torch tensors), loom's program fused by torch.compile
 (TorchInductor; `loom.jit(..., fuse=True)`), with and without CUDA graphs, PyTorch eager
-(autograd), jax.jit (on jax's default device, printed).
+(autograd), jax.jit (on jax's default device, printed). The run writes
+benchmarks/results/gpu-DATE.json with every round's time and the device (`loom bench report`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ import traceback
 from collections.abc import Callable
 
 import numpy as np
-from bench_common import cpu_name, fmt, load_average  # noqa: E402
+from bench_common import Record, cpu_name, fmt, load_average  # noqa: E402
+
+RECORD = Record("gpu", {})
 
 
 def machine(torch, jax, device) -> str:
@@ -41,8 +44,9 @@ def machine(torch, jax, device) -> str:
             f"jax {jax.__version__} on {jax.devices()[0].platform}")
 
 
-def race(contenders: dict[str, Callable[[], object]], repeat: int, sync: Callable[[], None]) -> dict:
-    """{name: (median, min) seconds per call}, contenders run round-robin after two warm-up calls."""
+def race(case: str, contenders: dict[str, Callable[[], object]], repeat: int, sync: Callable[[], None]) -> dict:
+    """{name: (median, min) seconds per call}, contenders run round-robin after two warm-up calls;
+    every round's time goes to RECORD under `case`, with each loom row's ratio to jax.jit."""
     for fn in contenders.values():
         fn()
         fn()
@@ -55,6 +59,10 @@ def race(contenders: dict[str, Callable[[], object]], repeat: int, sync: Callabl
             fn()
             sync()
             times[name].append(time.perf_counter() - t)
+    RECORD.add_all(case, times)
+    for name in times:
+        if name.startswith("loom") and "jax.jit" in times:
+            RECORD.ratio(case, name, "jax.jit")
     return {name: (statistics.median(ts), min(ts)) for name, ts in times.items()}
 
 
@@ -295,7 +303,7 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
             print(f"  {label} failed: {type(e).__name__}: {e}")
     contenders["pytorch eager"] = lambda: torch_fn(*targs)
     contenders["jax.jit"] = lambda: jax.block_until_ready(jitted(*jargs))
-    times = race(contenders, repeat, sync)
+    times = race(name.strip(), contenders, repeat, sync)
     if graphed is not None:
         print(f"  CUDA graph captured: {graphed.captured}")
     report(name, times)
@@ -333,19 +341,26 @@ def main() -> None:
         mlp_batch, sizes = 512, [784, 2048, 2048, 10]
         repeat = args.repeat or 20
     tol = 5e-2 if dtype != np.float32 else 1e-3
+    RECORD.settings = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else str(device),
+                       "transformer": {"batch": batch, "seq": seq, "width": width, "heads": heads,
+                                       "dtype": np.dtype(dtype).name},
+                       "mlp": {"batch": mlp_batch, "sizes": sizes}, "repeat": repeat, "fuse": not args.no_fuse,
+                       "pipeline": not args.raw, "jax_platform": jax.devices()[0].platform}
 
     print(f"\n(a) transformer block forward+backward: batch {batch}, sequence {seq}, width {width}, {heads} heads, "
           f"{np.dtype(dtype).name}")
     try:
-        compare("  time per step", transformer_jax(jnp, jax, heads), transformer_torch(torch, heads),
+        compare("(a) transformer block forward+backward, time per step", transformer_jax(jnp, jax, heads),
+                transformer_torch(torch, heads),
                 transformer_inputs(batch, seq, width, dtype), device, repeat, torch, jax, tol,
                 transformer_jax(*loom_front_end(), heads), not args.no_fuse, not args.raw)
     except Exception as e:  # report it and go on to the MLP
         traceback.print_exc()
         print(f"  transformer block failed: {type(e).__name__}: {e}", flush=True)
     print(f"\n(b) MLP training step {'-'.join(map(str, sizes))}, batch {mlp_batch}, float32")
-    compare("  time per step", mlp_jax(jnp, jax), mlp_torch(torch), mlp_inputs(mlp_batch, sizes), device, repeat,
-            torch, jax, 1e-3, mlp_jax(*loom_front_end()), not args.no_fuse, not args.raw)
+    compare("(b) MLP training step, time per step", mlp_jax(jnp, jax), mlp_torch(torch), mlp_inputs(mlp_batch, sizes),
+            device, repeat, torch, jax, 1e-3, mlp_jax(*loom_front_end()), not args.no_fuse, not args.raw)
+    RECORD.write()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@
 # Runs from the repository root with the machine's own python3 (torch, triton, jax); loom is
 # imported from the working tree. Each step has its own time limit so that one stuck step cannot
 # use up the others' time; each step's full output goes to OUTDIR/<step>.log, and the short
-# table of results is printed last (limits add up to under 10 minutes). Steps
+# table of results is printed last (limits add up to under 10 minutes); the records the benchmarks
+# write (benchmarks/results/*.json) are copied to OUTDIR/results. Steps
 # run in order of what they are needed for; set STEPS to a subset (e.g. STEPS="tests knn") to rerun part.
 set -u
 cd "$(dirname "$0")/.."
@@ -20,6 +21,8 @@ py="${PYTHON:-python3}"
 steps="${STEPS:-info knn profile tests knn_tests demo gpu}"
 summary="$out/summary.txt"
 : > "$summary"
+started="$out/.started"  # records newer than this were written by this run
+touch "$started"
 
 step() {  # step NAME SECONDS COMMAND...
     local name=$1 limit=$2
@@ -51,6 +54,10 @@ step knn_tests 40 "$py" -m pytest -q -p no:cacheprovider -rfE --tb=short tests/t
 step demo 40 "$py" -c "import sys; from loom.tools.loom_main import main; sys.exit(main(['demo']))"
 # whole programs: loom (op by op, CUDA graphs, Inductor-fused) vs PyTorch eager vs jax.jit
 step gpu 130 "$py" benchmarks/gpu.py --repeat 15
+
+mkdir -p "$out/results"
+find benchmarks/results -name '*.json' -newer "$started" -exec cp {} "$out/results/" \;
+echo "== records: $(ls "$out/results" | tr '\n' ' ')" | tee -a "$summary"
 
 {
     echo

@@ -1,29 +1,34 @@
-"""Brute-force nearest-neighbour search: loom's fused approximate top-k against its peers, in one run.
+"""Brute-force nearest-neighbour search: loom against its peers on equal terms, in one run.
 
-    python benchmarks/knn.py                                  # CPU: N=1M, D=128, Q=1000, k=10, float32
+    python benchmarks/knn.py                                  # CPU: N=1M, D=128, Q=1000, k=10
+    python benchmarks/knn.py --quick                          # CPU: N=20k, Q=100 (a smoke run)
     python benchmarks/knn.py --n 200000 --rounds 5            # smaller, while iterating
     python benchmarks/knn.py --isolated --rounds 4            # CPU, each contender in its own process
-    python benchmarks/knn.py --no-numpy --rounds 7            # CPU, loom / faiss / GEMM only
     python benchmarks/knn.py --device gpu --q 10000 --k 10    # GPU (Triton kernel; needs CUDA)
 
-CPU contenders (inner product; `--metric l2` for Euclidean):
-- loom: `loom.knn.search(q, db, k, metric, recall_target)` (the `knn.fused_score_top_k` kernel:
-  one BLAS call per database chunk, the per-bin maximum of each chunk's scores split across one
-  worker per core, then an exact top-k of the bins; see loom/backend/knn_kernels.py);
-- faiss: `IndexFlatIP` / `IndexFlatL2` (exact; its BLAS GEMM plus a heap per query);
-- numpy: `q @ db.T` per block of 250 queries, then `argpartition` (exact);
-- GEMM: the bare float32 matrix product of the same sizes (into a reused buffer, no selection):
-  the ceiling of any brute-force search on this machine.
+Every contender gets the same float32 queries (loom casts them to the database's type itself),
+and loom is timed through its public `loom.knn.search`. Recall is measured for every row against
+an exact float64 top-k of the same vectors. CPU cases (inner product; `--metric l2` for Euclidean):
 
-GPU contenders (bf16 inputs): loom's Triton kernel (loom.backend.triton_knn), torch bf16
-matmul + topk, jax approx_max_k when jax has a GPU, and the bare bf16 GEMM.
+- exact: loom `recall_target=1.0` against faiss `IndexFlatIP` / `IndexFlatL2` (both exact), with
+  numpy (`q @ db.T` per block of 250 queries + `argpartition`) and the bare float32 GEMM of the
+  same sizes (no selection: the ceiling of any brute-force search on this machine);
+- approximate: loom at `--recall-target` (0.95) against faiss `IndexHNSWFlat` (M=32) and
+  `IndexIVFFlat` (sqrt(N) lists), each tuned to loom's MEASURED recall: the smallest efSearch /
+  nprobe whose recall reaches loom's (the row says when none does); their build times are in the
+  rows (loom has nothing to build; benchmarks/knn_index.py times absorbing updates);
+- half precision (`--storage`, float16 by default): loom `recall_target=1.0` on the database kept
+  in that type, against faiss `IndexFlat` on the same vectors widened to float32, and faiss's
+  `IndexScalarQuantizer` of that type as an extra row.
+
+GPU (`--device gpu`; a bf16 database, float32 queries): `loom.knn.search` on CUDA tensors, the
+raw Triton kernel (`triton_knn.search`) as a second row, torch bf16 matmul + topk, jax
+approx_max_k when jax has a GPU, and the bare bf16 GEMM; recall against an fp32 exact top-k.
 
 Contenders run round-robin (one call each per round) so that a change in the machine's load
-affects all alike; each row gives the median and the best time over the rounds. Recall is measured
-against faiss's exact answer (CPU) or an fp32 exact top-k (GPU). "GFLOP/s" is the useful work
-2*Q*N*D divided by the time. On CPU the process CPU seconds are printed too ("cpu s", and the bare
-GEMM's CPU time over the contender's): on a machine shared with other work, wall times swing with
-the load while the CPU time a contender needs stays steadier.
+affects all alike; each row gives the median and the spread over the rounds, and the process CPU
+seconds. The run writes benchmarks/results/knn-DATE.json (knn_gpu-DATE.json on a GPU,
+knn_isolated-DATE.json with `--isolated`); `loom bench report` prints it.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from bench_common import cpu_name, load_average  # noqa: E402
+from bench_common import Record, cpu_name, load_average  # noqa: E402
 
 
 def machine() -> str:
@@ -98,57 +103,83 @@ def report(times: dict[str, list[float]], recalls: dict[str, float], q: int, n: 
 Contenders = dict[str, Callable[[], object]]
 
 
+def problem(n: int, d: int, nq: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random float32 queries and database."""
+    rng = np.random.default_rng(seed)
+    db = rng.standard_normal((n, d), dtype=np.float32)
+    return rng.standard_normal((nq, d), dtype=np.float32), db
+
+
+def exact_top_k(q: np.ndarray, db: np.ndarray, k: int, metric: str) -> np.ndarray:
+    """The true k nearest, from float64 scores (the oracle for every row's recall)."""
+    db64 = db.astype(np.float64)
+    half = 0.5 * (db64 * db64).sum(1)
+    out = np.empty((q.shape[0], k), np.int64)
+    for a in range(0, q.shape[0], 100):
+        s = q[a:a + 100].astype(np.float64) @ db64.T
+        s = half[None, :] - s if metric == "l2" else -s
+        out[a:a + 100] = np.argpartition(s, k - 1, axis=1)[:, :k]
+    return out
+
+
+def faiss_flat(d: int, metric: str):
+    import faiss
+    return faiss.IndexFlatIP(d) if metric == "ip" else faiss.IndexFlatL2(d)
+
+
 def cpu_contenders(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, seed: int,
                    results: dict[str, np.ndarray], storage: str = "float32",
                    ) -> tuple[Contenders, str, np.ndarray, np.ndarray]:
-    """The CPU contenders on one random problem: (name -> call, faiss's row name or "", q, db).
-    With `storage` float16 or bfloat16 the database is kept in that type: loom searches it as it
-    is, faiss stores it in its scalar quantizer of that type (exact search over it)."""
+    """The exact-search contenders on one random problem: (name -> call, faiss's row name, q, db);
+    each call stores its answer in `results[name]`. `storage` float16 / bfloat16: loom searches
+    the database in that type, faiss's IndexFlat the same vectors widened to float32, and faiss's
+    IndexScalarQuantizer of that type is an extra row."""
+    import faiss
     import ml_dtypes
 
     import loom.knn
-    rng = np.random.default_rng(seed)
-    db = rng.standard_normal((n, d), dtype=np.float32)
-    q = rng.standard_normal((nq, d), dtype=np.float32)
-    kept = np.dtype(ml_dtypes.bfloat16 if storage == "bfloat16" else storage)
-    loom_db, loom_q = db.astype(kept, copy=False), q.astype(kept, copy=False)
-    contenders: dict[str, Callable[[], object]] = {}
+    q, db = problem(n, d, nq, seed)
+    if storage != "float32":
+        kept = np.dtype(ml_dtypes.bfloat16 if storage == "bfloat16" else storage)
+        loom_db = db.astype(kept)
+        db = loom_db.astype(np.float32)  # the same vectors for every contender
+    else:
+        loom_db = db
+    contenders: Contenders = {}
+    loom_name = f"loom knn.search r={recall_target}" + ("" if storage == "float32" else f", {storage} db")
 
     def loom_search():
-        results["loom"] = loom.knn.search(loom_q, loom_db, k, metric=metric, recall_target=recall_target)[1]
+        results[loom_name] = loom.knn.search(q, loom_db, k, metric=metric, recall_target=recall_target)[1]
 
-    contenders[f"loom knn.search (r={recall_target})"] = loom_search
-    try:
-        import faiss
-        faiss_metric = faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2
-        if storage == "float32":
-            index = faiss.IndexFlatIP(d) if metric == "ip" else faiss.IndexFlatL2(d)
-        else:
-            kind = faiss.ScalarQuantizer.QT_fp16 if storage == "float16" else faiss.ScalarQuantizer.QT_bf16
-            index = faiss.IndexScalarQuantizer(d, kind, faiss_metric)
-        index.add(db)
+    contenders[loom_name] = loom_search
+    index = faiss_flat(d, metric)
+    index.add(db)
+    faiss_name = f"faiss IndexFlat{metric.upper()}" + ("" if storage == "float32" else " (float32 copy)")
 
-        def faiss_search():
-            results["faiss"] = index.search(q, k)[1]
+    def faiss_search():
+        results[faiss_name] = index.search(q, k)[1]
 
-        faiss_name = (f"faiss IndexFlat{'IP' if metric == 'ip' else 'L2'}" if storage == "float32" else
-                      f"faiss IndexScalarQuantizer {'fp16' if storage == 'float16' else 'bf16'}")
-        contenders[faiss_name] = faiss_search
-    except ImportError:
-        faiss_name = ""
-        print("faiss is not installed: no faiss row")
+    contenders[faiss_name] = faiss_search
+    if storage != "float32":
+        kind = faiss.ScalarQuantizer.QT_fp16 if storage == "float16" else faiss.ScalarQuantizer.QT_bf16
+        sq = faiss.IndexScalarQuantizer(d, kind, faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2)
+        sq.add(db)
+        sq_name = f"faiss IndexScalarQuantizer {storage}"
+
+        def sq_search():
+            results[sq_name] = sq.search(q, k)[1]
+
+        contenders[sq_name] = sq_search
+        return contenders, faiss_name, q, db
     half = 0.5 * (db * db).sum(1)
 
     def numpy_search():
         out = np.empty((nq, k), np.int64)
         for a in range(0, nq, 250):
             s = q[a:a + 250] @ db.T
-            if metric == "l2":
-                s = half[None, :] - s
-                out[a:a + 250] = np.argpartition(s, k - 1, axis=1)[:, :k]
-            else:
-                out[a:a + 250] = np.argpartition(-s, k - 1, axis=1)[:, :k]
-        results["numpy"] = out
+            s = half[None, :] - s if metric == "l2" else -s
+            out[a:a + 250] = np.argpartition(s, k - 1, axis=1)[:, :k]
+        results["numpy matmul + argpartition"] = out
 
     contenders["numpy matmul + argpartition"] = numpy_search
     chunk = 16384
@@ -159,45 +190,166 @@ def cpu_contenders(n: int, d: int, nq: int, k: int, metric: str, recall_target: 
             b = min(a + chunk, n)
             np.matmul(q, db[a:b].T, out=buffer[:, :b - a])
 
-    contenders["bare float32 GEMM (no selection)"] = gemm
+    contenders[GEMM] = gemm
     return contenders, faiss_name, q, db
 
 
-def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
-              seed: int, numpy_row: bool = True, storage: str = "float32") -> dict[str, dict[str, float]]:
-    import loom.knn
-    print(f"CPU: N={n} D={d} Q={nq} k={k} database {storage} metric={metric} recall_target={recall_target}; "
-          f"{machine()}")
-    results: dict[str, np.ndarray] = {}
-    contenders, faiss_name, q, db = cpu_contenders(n, d, nq, k, metric, recall_target, seed, results, storage)
-    if (not numpy_row or storage != "float32") and faiss_name:
-        del contenders["numpy matmul + argpartition"]
-    for fn in contenders.values():  # warm-up, and the answers for recall
-        fn()
-    if "faiss" in results:
-        truth = results["faiss"]
+GEMM = "bare float32 GEMM (no selection)"
+
+
+def build_hnsw(db: np.ndarray, metric: str, ids: np.ndarray | None = None):
+    """faiss IndexHNSWFlat (M=32) holding `db` (with `ids`: under an IndexIDMap2)."""
+    import faiss
+    index = faiss.IndexHNSWFlat(db.shape[1], 32, faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2)
+    if ids is None:
+        index.add(db)
+        return index
+    mapped = faiss.IndexIDMap2(index)
+    mapped.add_with_ids(db, ids)
+    return mapped
+
+
+def build_ivf(db: np.ndarray, metric: str, ids: np.ndarray | None = None):
+    """faiss IndexIVFFlat with sqrt(N) lists trained on `db` and holding it (under `ids`)."""
+    import faiss
+    n, d = db.shape
+    index = faiss.IndexIVFFlat(faiss_flat(d, metric), d, max(1, int(np.sqrt(n))),
+                               faiss.METRIC_INNER_PRODUCT if metric == "ip" else faiss.METRIC_L2)
+    index.train(db)
+    if ids is None:
+        index.add(db)
     else:
-        truth = loom.knn.search(q, db, k, metric=metric, recall_target=1.0)[1]
-    recalls = {f"loom knn.search (r={recall_target})": recall(results["loom"], truth)}
-    if "numpy" in results:
-        recalls["numpy matmul + argpartition"] = recall(results["numpy"], truth)
-    if faiss_name:
-        recalls[faiss_name] = 1.0
+        index.add_with_ids(db, ids)
+    return index
+
+
+def search_setting(index) -> tuple[str, list[int], Callable[[int], None]]:
+    """The setting that trades an index's speed for recall: (name, values to try, setter)."""
+    import faiss
+    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexIDMap2) else index
+    if isinstance(inner, faiss.IndexHNSW):
+        return "efSearch", list(range(16, 4097)), lambda v: setattr(inner.hnsw, "efSearch", v)
+    return "nprobe", list(range(1, inner.nlist + 1)), lambda v: setattr(inner, "nprobe", v)
+
+
+def tune(index, q: np.ndarray, k: int, truth: np.ndarray, target: float) -> tuple[str, int, bool]:
+    """Set `index`'s search setting to the smallest value whose measured recall on `q` reaches
+    `target` (doubling, then bisecting); (setting, value, reached) where `reached` is False when
+    even the largest value falls short (the largest is kept)."""
+    name, values, set_value = search_setting(index)
+
+    def reaches(i: int) -> bool:
+        set_value(values[i])
+        return recall(index.search(q, k)[1], truth) >= target
+
+    lo, hi = -1, 0  # values[lo] falls short (or none tried), values[hi] to be tried
+    while not reaches(hi):
+        if hi == len(values) - 1:
+            return name, values[hi], False
+        lo, hi = hi, min(2 * hi + 1, len(values) - 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
+    set_value(values[hi])
+    return name, values[hi], True
+
+
+def tuned_peers(q: np.ndarray, db: np.ndarray, k: int, metric: str, truth: np.ndarray, target: float,
+                results: dict[str, np.ndarray]) -> tuple[Contenders, dict[str, dict]]:
+    """faiss IndexHNSWFlat and IndexIVFFlat built on `db`, each tuned (`tune`) to the recall
+    `target`: (name -> call, name -> {build_seconds, the setting, reaches_target_recall})."""
+    contenders: Contenders = {}
+    info: dict[str, dict] = {}
+    for label, build in (("faiss IndexHNSWFlat M=32", build_hnsw), ("faiss IndexIVFFlat", build_ivf)):
+        t0 = time.perf_counter()
+        index = build(db, metric)
+        build_seconds = time.perf_counter() - t0
+        param, value, reached = tune(index, q, k, truth, target)
+        row = f"{label} {param}={value}"
+
+        def search(index=index, row=row):
+            results[row] = index.search(q, k)[1]
+
+        contenders[row] = search
+        info[row] = {"build_seconds": build_seconds, param: value, "reaches_target_recall": reached}
+    return contenders, info
+
+
+def timed_case(record: Record, case: str, contenders: Contenders, results: dict[str, np.ndarray],
+               truth: np.ndarray, rounds: int, flops: float, extra: dict[str, dict] | None = None,
+               ) -> dict[str, float]:
+    """Warm up, measure each contender's recall, time the rounds, print and record the rows;
+    returns each contender's recall."""
+    for fn in contenders.values():
+        fn()
+    recalls = {name: recall(results[name], truth) for name in contenders if name in results}
     times = run_rounds(contenders, rounds)
-    rows = report(times, recalls, nq, n, d, faiss_name or "numpy matmul + argpartition",
-                  "bare float32 GEMM (no selection)")
-    loom_row = rows[f"loom knn.search (r={recall_target})"]
-    if faiss_name:
-        print(f"loom / faiss queries/s: {rows[faiss_name]['median'] / loom_row['median']:.2f}x "
-              f"(target >= 1.25 at recall >= 0.95; loom's recall {recalls[next(iter(recalls))]:.4f})")
-    print(f"loom / bare GEMM throughput: {rows['bare float32 GEMM (no selection)']['median'] / loom_row['median']:.2f} "
-          "(target >= 0.90)")
-    return rows
+    print(f"\n{case}")
+    print(f"{'contender':44s} {'median s':>9s} {'min s':>8s} {'max s':>8s} {'GFLOP/s':>8s} {'recall':>7s} "
+          f"{'cpu s':>6s}  other")
+    rows = {}
+    for name, ts in times.items():
+        rows[name] = {"cpu_seconds": statistics.median(CPU_TIMES[name]), **(extra or {}).get(name, {})}
+        if name in recalls:
+            rows[name]["recall"] = recalls[name]
+        med = statistics.median(ts)
+        other = ", ".join(f"{key} {value:.3g}" if isinstance(value, float) else f"{key} {value}"
+                          for key, value in rows[name].items() if key not in ("cpu_seconds", "recall"))
+        rec = f"{recalls[name]:.4f}" if name in recalls else "-"
+        print(f"{name:44s} {med:9.4f} {min(ts):8.4f} {max(ts):8.4f} {flops / med / 1e9:8.1f} {rec:>7s} "
+              f"{rows[name]['cpu_seconds']:6.2f}  {other}")
+    record.add_all(case, times, **rows)
+    return recalls
+
+
+def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
+              seed: int, numpy_row: bool = True, storage: str = "float16") -> None:
+    import loom.knn
+    settings = {"n": n, "d": d, "q": nq, "k": k, "metric": metric, "recall_target": recall_target,
+                "rounds": rounds, "seed": seed, "half_storage": storage}
+    print(f"CPU: N={n} D={d} Q={nq} k={k} float32 queries, metric={metric}; {machine()}")
+    record = Record("knn", settings)
+    flops = 2.0 * nq * n * d
+    results: dict[str, np.ndarray] = {}
+
+    case = f"exact, N={n}"
+    contenders, faiss_name, q, db = cpu_contenders(n, d, nq, k, metric, 1.0, seed, results)
+    loom_exact = "loom knn.search r=1.0"
+    if not numpy_row:
+        del contenders["numpy matmul + argpartition"]
+    truth = exact_top_k(q, db, k, metric)
+    timed_case(record, case, contenders, results, truth, rounds, flops)
+    print(f"faiss / loom (medians): {record.ratio(case, loom_exact, faiss_name):.2f}x; "
+          f"GEMM / loom: {record.ratio(case, loom_exact, GEMM):.2f}x")
+
+    case = f"approximate, N={n}"
+    loom_name = f"loom knn.search r={recall_target}"
+
+    def loom_approx():
+        results[loom_name] = loom.knn.search(q, db, k, metric=metric, recall_target=recall_target)[1]
+
+    loom_approx()
+    target = recall(results[loom_name], truth)
+    peers, info = tuned_peers(q, db, k, metric, truth, target, results)
+    timed_case(record, case, {loom_name: loom_approx, **peers}, results, truth, rounds, flops, info)
+    print(f"(faiss's settings are the smallest reaching loom's measured recall {target:.4f})")
+    for peer in peers:
+        print(f"{peer} / loom (medians): {record.ratio(case, loom_name, peer):.2f}x")
+
+    if storage != "float32":
+        case = f"{storage} database, exact, N={n}"
+        contenders, faiss_name, q, db = cpu_contenders(n, d, nq, k, metric, 1.0, seed, results, storage)
+        truth = exact_top_k(q, db, k, metric)
+        timed_case(record, case, contenders, results, truth, rounds, flops)
+        mine = next(iter(contenders))
+        for peer in list(contenders)[1:]:
+            print(f"{peer} / loom (medians): {record.ratio(case, mine, peer):.2f}x")
+    record.write()
 
 
 def bench_cpu_isolated(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
                        seed: int) -> None:
-    """Each contender in a fresh process per round (one warm-up call, then one timed call),
+    """Each exact contender in a fresh process per round (one warm-up call, then one timed call),
     alternating: no contender runs right after another's threads (BLAS threads spin for a while
     after each call, and faiss's time depends on what ran before it in the same process)."""
     import json
@@ -217,11 +369,15 @@ def bench_cpu_isolated(n: int, d: int, nq: int, k: int, metric: str, recall_targ
         med = statistics.median(ts)
         print(f"{name:34s} {med:9.3f} {min(ts):8.3f} {max(ts):8.3f} {nq / med:10.1f}   "
               + " ".join(f"{t:.3f}" for t in ts))
+    record = Record("knn_isolated", {"n": n, "d": d, "q": nq, "k": k, "metric": metric,
+                                     "recall_target": recall_target, "rounds": rounds, "seed": seed})
+    case = f"isolated processes, N={n}"
+    record.add_all(case, times)
     loom_name = next(name for name in names if name.startswith("loom"))
     for name in names:
         if name.startswith("faiss"):
-            ratio = statistics.median(times[name]) / statistics.median(times[loom_name])
-            print(f"loom / faiss queries/s (medians): {ratio:.2f}x")
+            print(f"faiss / loom (medians): {record.ratio(case, loom_name, name):.2f}x")
+    record.write()
 
 
 def run_one(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, seed: int, name: str) -> None:
@@ -268,13 +424,17 @@ def bench_gpu(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int
     print(f"GPU: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}")
     if tune:
         gpu_tune(n, d, nq, k, recall_target, seed)
+    record = Record("knn_gpu", {"d": d, "sizes": [list(size) for size in sizes or [(n, nq, k)]],
+                                "recall_target": recall_target, "rounds": rounds, "seed": seed,
+                                "gpu": torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE})
     for n_, nq_, k_ in sizes or [(n, nq, k)]:
         try:
-            gpu_case(n_, d, nq_, k_, recall_target, rounds, seed)
+            gpu_case(n_, d, nq_, k_, recall_target, rounds, seed, record)
         except Exception as e:  # report and go on to the next size
             import traceback
             traceback.print_exc()
             print(f"N={n_} Q={nq_} k={k_} failed: {type(e).__name__}: {e}", flush=True)
+    record.write()
 
 
 def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -> None:
@@ -334,14 +494,18 @@ def gpu_tune(n: int, d: int, nq: int, k: int, recall_target: float, seed: int) -
         torch.cuda.empty_cache()
 
 
-def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int) -> None:
+def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int,
+             record: Record | None = None) -> None:
+    """One GPU size: a bf16 database, float32 queries for every contender (each casts them as it
+    needs), loom timed through `loom.knn.search` with its raw kernel as a second row."""
     import torch
 
+    import loom.knn
     from loom.backend import triton_knn
     gen = torch.Generator(device=DEVICE).manual_seed(seed)
     db = torch.randn((n, d), device=DEVICE, generator=gen).to(torch.bfloat16)
-    q = torch.randn((nq, d), device=DEVICE, generator=gen).to(torch.bfloat16)
-    print(f"\nN={n} D={d} Q={nq} k={k} bf16, recall_target={recall_target}", flush=True)
+    q = torch.randn((nq, d), device=DEVICE, generator=gen)
+    print(f"\nN={n} D={d} Q={nq} k={k} bf16 database, float32 queries, recall_target={recall_target}", flush=True)
 
     def sync(fn: Callable[[], object]) -> Callable[[], object]:
         def run() -> object:
@@ -354,53 +518,47 @@ def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int,
     contenders: dict[str, Callable[[], object]] = {}
 
     def loom_fn() -> None:
-        results["loom triton fused"] = triton_knn.search(q, db, k, recall_target=recall_target)[1]
+        results["loom knn.search"] = loom.knn.search(q, db, k, recall_target=recall_target)[1]
 
-    if not triton_knn.INTERPRETING:
-        t0 = time.perf_counter()
-        cfg, bins = triton_knn.tune(q, db, None, k, recall_target, "tf32")
-        print(f"(autotuned in {time.perf_counter() - t0:.1f} s: {cfg}, {bins} bins; untuned: "
-              f"{triton_knn.tile_config(nq, bins, d, q.dtype)})")
-
-    def loom_tuned_fn() -> None:
-        results["loom triton fused, autotuned"] = triton_knn.search(q, db, k, recall_target=recall_target,
-                                                                   autotune=True)[1]
+    def loom_kernel_fn() -> None:
+        results["loom triton kernel (raw)"] = triton_knn.search(q.to(torch.bfloat16), db, k,
+                                                                recall_target=recall_target)[1]
 
     step = max(1, int(8e9 // (2 * n)))
 
     def torch_fn() -> None:
         # in query blocks so that the bf16 score matrix fits in memory
-        parts = [torch.topk(q[a:a + step] @ db.T, k, dim=1).indices for a in range(0, nq, step)]
+        parts = [torch.topk(q[a:a + step].to(torch.bfloat16) @ db.T, k, dim=1).indices for a in range(0, nq, step)]
         results["torch bf16 matmul + topk"] = torch.cat(parts)
 
     def gemm_fn() -> None:
         for a in range(0, nq, step):
-            q[a:a + step] @ db.T
+            q[a:a + step].to(torch.bfloat16) @ db.T
 
-    contenders["loom triton fused"] = sync(loom_fn)
-    contenders["loom triton fused, autotuned"] = sync(loom_tuned_fn)
+    contenders["loom knn.search"] = sync(loom_fn)
+    contenders["loom triton kernel (raw)"] = sync(loom_kernel_fn)
     if n >= 5_000_000 and DEVICE == "cuda":
         # a database kept in host memory (as one larger than the GPU's would be), streamed through
         # the GPU in batches by loom.knn.search itself
-        import loom.knn
         db_host = db.cpu()
 
         def loom_streamed_fn() -> None:
-            results["loom, db streamed from host"] = loom.knn.search(
+            results["loom knn.search, db streamed from host"] = loom.knn.search(
                 q, db_host, k, recall_target=recall_target, database_batch=max(k, n // 4))[1]
 
-        contenders["loom, db streamed from host"] = sync(loom_streamed_fn)
+        contenders["loom knn.search, db streamed from host"] = sync(loom_streamed_fn)
     contenders["torch bf16 matmul + topk"] = sync(torch_fn)
     contenders["torch bf16 GEMM (no selection)"] = sync(gemm_fn)
     try:
         import jax
         if any(dev.platform == "gpu" for dev in jax.devices()) and n <= 2_000_000:
             import jax.numpy as jnp
-            jq = jnp.asarray(q.float().cpu().numpy(), dtype=jnp.bfloat16)
+            jq = jnp.asarray(q.cpu().numpy())
             jdb = jnp.asarray(db.float().cpu().numpy(), dtype=jnp.bfloat16)
             jstep = max(1, int(8e9 // (4 * n)))  # fp32 scores (jax's bf16-score path is ~8x slower)
-            f = jax.jit(lambda a, b: jax.lax.approx_max_k(jnp.matmul(a, b.T, preferred_element_type=jnp.float32), k,
-                                                          recall_target=recall_target)[1])
+            f = jax.jit(lambda a, b: jax.lax.approx_max_k(
+                jnp.matmul(a.astype(jnp.bfloat16), b.T, preferred_element_type=jnp.float32), k,
+                recall_target=recall_target)[1])
 
             def jax_fn() -> None:
                 parts = [f(jq[a:a + jstep], jdb) for a in range(0, nq, jstep)]
@@ -411,10 +569,10 @@ def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int,
         print(f"(no jax row: {type(e).__name__}: {e})")
     for fn in contenders.values():
         fn()
-    # recall against an fp32 exact top-k on the first queries
+    # recall against an fp32 exact top-k (of the bf16 database) on the first queries
     check = min(nq, 2000)
     tstep = max(1, int(4e9 // (4 * n)))
-    truth = torch.cat([torch.topk(q[a:min(a + tstep, check)].float() @ db.float().T, k, dim=1).indices
+    truth = torch.cat([torch.topk(q[a:min(a + tstep, check)] @ db.float().T, k, dim=1).indices
                        for a in range(0, check, tstep)]).cpu().numpy()
     recalls = {}
     for name, found in results.items():
@@ -423,11 +581,16 @@ def gpu_case(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int,
     times = run_rounds(contenders, rounds)
     report(times, recalls, nq, n, d, "torch bf16 matmul + topk", "torch bf16 GEMM (no selection)",
            unit="TFLOP/s", scale=1e12)
+    if record is not None:
+        case = f"N={n} Q={nq} k={k}"
+        record.add_all(case, times, **{name: {"recall": r} for name, r in recalls.items()})
+        record.ratio(case, "loom knn.search", "torch bf16 matmul + topk")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`loom bench knn`: parse the flags and run the CPU or GPU benchmark."""
     p = argparse.ArgumentParser(prog="loom bench knn", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="CPU: N=20k, Q=100, 5 rounds (a smoke run)")
     p.add_argument("--n", type=int, default=1_000_000, help="database vectors")
     p.add_argument("--d", type=int, default=128, help="dimension")
     p.add_argument("--q", type=int, default=None, help="queries (default 1000 on CPU, 10000 on GPU)")
@@ -441,14 +604,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="CPU: each contender in a fresh process per round, alternating (no in-process interference)")
     p.add_argument("--no-numpy", action="store_true",
                    help="CPU: leave out the numpy row (20 s per round at N=1M), so more rounds fit")
-    p.add_argument("--storage", choices=("float32", "float16", "bfloat16"), default="float32",
-                   help="CPU: the database's type (faiss: IndexScalarQuantizer fp16/bf16 for the low ones)")
+    p.add_argument("--storage", choices=("float32", "float16", "bfloat16"), default="float16",
+                   help="CPU: the database type of the half-precision case (float32: no such case)")
     p.add_argument("--only", help=argparse.SUPPRESS)  # one contender in this process (used by --isolated)
     p.add_argument("--gpu-suite", action="store_true",
                    help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the headline sizes)")
     p.add_argument("--gpu-tune", action="store_true",
                    help="GPU: first check and time every kernel variant at several bin counts (N=1M Q=10k k=10)")
     args = p.parse_args(argv)
+    if args.quick:
+        args.n, args.q, args.rounds = 20_000, args.q or 100, 5
     if args.only:
         run_one(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.seed, args.only)
     elif args.device == "cpu" and args.isolated:

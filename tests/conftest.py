@@ -6,6 +6,11 @@ imports them, `gpu` to tests skipped without a CUDA device (by a mark or in thei
 `slow` to the modules and tests listed in SLOW (measured, see there).
 `make test-fast` runs `-m "not slow"`.
 
+Strict runs: with `CI` set (`.ci/run` sets it), a skip is a failure unless it is for missing
+hardware (a CUDA device): a missing or broken oracle (jax, jaxlib's MLIR bindings, torch, faiss,
+hypothesis) or a missing corpus fails the run instead of hiding its checks. The summary at the end
+lists every skip with its reason (`-rs` in pyproject's addopts).
+
 The test modules sit in folders that mirror loom/ (tests/ir, tests/backend, ...), with basenames
 unique across folders (SLOW names them, and pytest imports them by basename); what they share is
 in tests/support, imported by name (pyproject puts tests/ on the path).
@@ -13,6 +18,7 @@ in tests/support, imported by name (pyproject puts tests/ on the path).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -108,3 +114,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         test = item.nodeid.split("::", 1)[-1].split("[", 1)[0]
         if module in SLOW or f"{module}::{test}" in SLOW:
             item.add_marker("slow")
+
+
+STRICT = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+_HARDWARE = re.compile(r"CUDA|GPU", re.I)
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+
+
+def _strict(report: pytest.TestReport | pytest.CollectReport) -> None:
+    """In a strict run, turn a skip for anything but missing hardware into a failure."""
+    if not STRICT or not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    if _HARDWARE.search(reason):
+        return
+    report.outcome = "failed"
+    report.longrepr = (f"skipped in a strict run (CI is set): {reason}\n"
+                       "only a missing CUDA device may skip; install the test extras (make test) or fix the import")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> object:
+    outcome = yield
+    _strict(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> object:
+    outcome = yield
+    _strict(outcome.get_result())

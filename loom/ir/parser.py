@@ -973,11 +973,13 @@ class Parser:
 
     def _dialect_hook(self, hook: Callable[[str], Any], text: str, start: int) -> Any:
         """A dialect's parser of its own types or attributes; the ValueError with which it rejects
-        a body becomes a ParseError at the start of the text."""
+        a body becomes a ParseError located where the dialect says (`offset` into the text), else
+        after the text."""
         try:
             return hook(text)
         except ValueError as e:
-            raise self.error(str(e), start) from None
+            offset = getattr(e, "offset", None)
+            raise self.error(str(e), start + offset if isinstance(offset, int) else None) from None
 
     def _dialect_of(self, name: str, start: int, kind: str) -> Any:
         """The registered dialect of a `!dialect.x` type or `#dialect.x` attribute; an unregistered

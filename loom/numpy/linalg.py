@@ -373,13 +373,52 @@ class QRResult(NamedTuple):
     R: Any
 
 
-JACOBI_SWEEPS = 10  # cyclic Jacobi converges quadratically: float32 needs 5-8 sweeps for n <= 100
+# Cyclic Jacobi converges quadratically once the off-diagonal part is small: 5-10 sweeps for the
+# matrices of ML programs. The loops stop when a sweep leaves the off-diagonal part below the
+# dtype's rounding (relative to the whole), and after JACOBI_MAX_SWEEPS sweeps in any case.
+JACOBI_MAX_SWEEPS = 30
+
+
+def _converged_sweeps(sweep: Any, state: Any, off_ratio: Any) -> Any:
+    """Run the `sweep` (state -> state) until `off_ratio(state)` (the largest off-diagonal
+    magnitude relative to the whole, over the stack) is at the dtype's rounding, at most
+    JACOBI_MAX_SWEEPS times."""
+    dtype = lnp.result_type(state[0])
+    tolerance = float(np.finfo(dtype).eps) * lnp.shape(state[0])[-1]
+
+    def not_done(carry: Any) -> Any:
+        count, state = carry
+        return (count < JACOBI_MAX_SWEEPS) & (off_ratio(state) > tolerance)
+
+    return lax.while_loop(not_done, lambda carry: (carry[0] + 1, sweep(carry[1])), (0, state))[1]
+
+
+def _rotate_columns(x: Any, at_p: Any, at_q: Any, c: Any, s: Any) -> Any:
+    """x J for the Jacobi rotation J of the pair (p, q) (one-hot column masks): columns p and q
+    become c x_p - s x_q and s x_p + c x_q, O(size of x), no dense product."""
+    def column(at: Any) -> Any:  # x[..., :, j]
+        return lnp.sum(lnp.where(at, x, 0), axis=-1)
+    xp, xq = column(at_p), column(at_q)
+    return lnp.where(at_p, lnp.expand_dims(c * xp - s * xq, -1),
+                     lnp.where(at_q, lnp.expand_dims(s * xp + c * xq, -1), x))
+
+
+def _rotation(app: Any, aqq: Any, apq: Any, dtype: Any) -> tuple[Any, Any]:
+    """(c, s) of the Jacobi rotation that zeroes apq in the symmetric 2 x 2 block [[app, apq],
+    [apq, aqq]] (Golub & Van Loan 8.5.2; c = 1, s = 0 when apq is already zero)."""
+    zero = lnp.abs(apq) <= np.finfo(dtype).tiny
+    theta = (aqq - app) / (2 * lnp.where(zero, 1, apq))
+    t = lnp.where(theta == 0, 1, lnp.sign(theta) / (lnp.abs(theta) + lnp.sqrt(theta * theta + 1)))
+    t = lnp.where(zero, 0, t)
+    c = lnp.expand_dims(1 / lnp.sqrt(t * t + 1), -1)
+    return c, c * lnp.expand_dims(t, -1)
 
 
 def _jacobi(a: Any) -> tuple[Any, Any]:
     """Eigenvalues (ascending) and eigenvectors (columns) of the (stacked) symmetric matrices
-    `a` by cyclic Jacobi rotations: `JACOBI_SWEEPS` sweeps over the n (n - 1) / 2 pairs in one
-    `fori_loop`, each rotation applied as a dense n x n product."""
+    `a` by cyclic Jacobi rotations: sweeps over the n (n - 1) / 2 pairs until the off-diagonal
+    part is at the dtype's rounding (`_converged_sweeps`); each rotation updates two rows and two
+    columns by masks."""
     n = lnp.shape(a)[-1]
     pairs = [(p, q) for p in range(n) for q in range(p + 1, n)]
     if not pairs:
@@ -393,23 +432,22 @@ def _jacobi(a: Any) -> tuple[Any, Any]:
     def entry(a: Any, at_i: Any, at_j: Any) -> Any:  # a[..., i, j] for one-hot row masks
         return lnp.sum(lnp.where(at_j, lnp.sum(lnp.where(at_i[:, None], a, 0), axis=-2), 0), axis=-1)
 
-    def rotate(step: Any, state: Any) -> Any:
+    def rotate(k: Any, state: Any) -> Any:
         a, v = state
-        k = step % len(pairs)
         at_p, at_q = lnp.equal(rows, lnp.take(first, k)), lnp.equal(rows, lnp.take(second, k))
-        app, aqq, apq = entry(a, at_p, at_p), entry(a, at_q, at_q), entry(a, at_p, at_q)
-        zero = lnp.abs(apq) <= np.finfo(dtype).tiny
-        theta = (aqq - app) / (2 * lnp.where(zero, 1, apq))
-        t = lnp.where(theta == 0, 1, lnp.sign(theta) / (lnp.abs(theta) + lnp.sqrt(theta * theta + 1)))
-        t = lnp.where(zero, 0, t)
-        c = lnp.expand_dims(lnp.expand_dims(1 / lnp.sqrt(t * t + 1), -1), -1)
-        s = c * lnp.expand_dims(lnp.expand_dims(t, -1), -1)
-        pp, qq = at_p[:, None] & at_p[None, :], at_q[:, None] & at_q[None, :]
-        pq, qp = at_p[:, None] & at_q[None, :], at_q[:, None] & at_p[None, :]
-        j = lnp.where(pp | qq, c, lnp.where(pq, s, lnp.where(qp, -s, eye)))
-        return lnp.matmul(lnp.matmul(lnp.matrix_transpose(j), a), j), lnp.matmul(v, j)
+        c, s = _rotation(entry(a, at_p, at_p), entry(a, at_q, at_q), entry(a, at_p, at_q), dtype)
+        a = _rotate_columns(a, at_p, at_q, c, s)                              # a J
+        a = lnp.matrix_transpose(_rotate_columns(lnp.matrix_transpose(a), at_p, at_q, c, s))  # J^T a J
+        return a, _rotate_columns(v, at_p, at_q, c, s)
 
-    a, v = lax.fori_loop(0, JACOBI_SWEEPS * len(pairs), rotate, (a, lnp.broadcast_to(eye, lnp.shape(a)) * 1))
+    def off_ratio(state: Any) -> Any:
+        a = state[0]
+        total = lnp.sum(a * a, axis=(-2, -1))
+        off = total - lnp.sum(lnp.diagonal(a, 0, -2, -1) ** 2, axis=-1)
+        return lnp.max(lnp.sqrt(lnp.maximum(off, 0) / lnp.where(total > 0, total, 1)))
+
+    sweep = lambda state: lax.fori_loop(0, len(pairs), rotate, state)  # noqa: E731
+    a, v = _converged_sweeps(sweep, (a, lnp.broadcast_to(eye, lnp.shape(a)) * 1), off_ratio)
     w = lnp.diagonal(a, 0, -2, -1)
     order = lnp.argsort(w, axis=-1)
     columns = lnp.broadcast_to(lnp.expand_dims(order, -2), lnp.shape(v))
@@ -483,10 +521,10 @@ def _matrix(a: Any, name: str) -> tuple[int, int]:
 def _hestenes(g: Any) -> tuple[Any, Any]:
     """One-sided (Hestenes) Jacobi on the (stacked) r x k matrices `g`, r >= k: (w, v) with
     w = g v, v orthogonal and w's columns orthogonal (their norms are the singular values).
-    `JACOBI_SWEEPS` sweeps over the k (k - 1) / 2 column pairs in one `fori_loop`; each rotation
-    updates two columns by masks (O(r k), not a dense product), and is the Jacobi rotation of
-    the 2 x 2 block of g^T g, computed from the columns so that g^T g is never formed (which
-    would square the condition number)."""
+    Sweeps over the k (k - 1) / 2 column pairs until every pair of columns is orthogonal to the
+    dtype's rounding (`_converged_sweeps`); each rotation updates two columns by masks, and is
+    the Jacobi rotation of the 2 x 2 block of g^T g, computed from the columns so that g^T g is
+    never formed in the rotations (which would square the condition number)."""
     k = lnp.shape(g)[-1]
     dtype = lnp.result_type(g)
     eye = np.eye(k, dtype=dtype)
@@ -501,26 +539,24 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
     def column(x: Any, at: Any) -> Any:  # x[..., :, j] for a one-hot column mask
         return lnp.sum(lnp.where(at, x, 0), axis=-1)
 
-    def rotate(step: Any, state: Any) -> Any:
+    def rotate(i: Any, state: Any) -> Any:
         w, v = state
-        i = step % len(pairs)
         at_p, at_q = lnp.equal(columns, lnp.take(first, i)), lnp.equal(columns, lnp.take(second, i))
         wp, wq = column(w, at_p), column(w, at_q)
         alpha, beta, gamma = lnp.sum(wp * wp, axis=-1), lnp.sum(wq * wq, axis=-1), lnp.sum(wp * wq, axis=-1)
-        zero = lnp.abs(gamma) <= np.finfo(dtype).tiny
-        theta = (beta - alpha) / (2 * lnp.where(zero, 1, gamma))
-        t = lnp.where(theta == 0, 1, lnp.sign(theta) / (lnp.abs(theta) + lnp.sqrt(theta * theta + 1)))
-        t = lnp.where(zero, 0, t)
-        c = lnp.expand_dims(1 / lnp.sqrt(t * t + 1), -1)
-        s = c * lnp.expand_dims(t, -1)
+        c, s = _rotation(alpha, beta, gamma, dtype)
+        return _rotate_columns(w, at_p, at_q, c, s), _rotate_columns(v, at_p, at_q, c, s)
 
-        def apply(x: Any) -> Any:
-            xp, xq = column(x, at_p), column(x, at_q)
-            return lnp.where(at_p, lnp.expand_dims(c * xp - s * xq, -1),
-                             lnp.where(at_q, lnp.expand_dims(s * xp + c * xq, -1), x))
-        return apply(w), apply(v)
+    def off_ratio(state: Any) -> Any:  # the largest |cos| of the angle between two columns
+        w = state[0]
+        gram = lnp.matmul(lnp.matrix_transpose(w), w)
+        norms = lnp.sqrt(lnp.diagonal(gram, 0, -2, -1))
+        scale = lnp.expand_dims(norms, -1) * lnp.expand_dims(norms, -2)
+        cosines = lnp.where(np.eye(k, dtype=bool) | (scale == 0), 0, lnp.abs(gram) / lnp.where(scale == 0, 1, scale))
+        return lnp.max(cosines)
 
-    return lax.fori_loop(0, JACOBI_SWEEPS * len(pairs), rotate, (g, v0))
+    sweep = lambda state: lax.fori_loop(0, len(pairs), rotate, state)  # noqa: E731
+    return _converged_sweeps(sweep, (g, v0), off_ratio)
 
 
 def _svd_factors(a: Any, full_matrices: bool, compute_uv: bool) -> Any:

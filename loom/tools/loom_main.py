@@ -5,6 +5,7 @@
                          differentiate through a data-dependent loop; nearest-neighbour search
     loom opt ARGS...     the same as loom-opt ARGS...
     loom bench NAME ARGS run benchmarks/NAME.py (from a source checkout); `ir` is ir_throughput
+    loom bench report    print the latest record of each benchmark in benchmarks/results/ as a table
     loom --version
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -133,18 +136,102 @@ def _count_ops(op) -> int:
 
 
 def bench(args: list[str]) -> int:
-    """Run benchmarks/NAME.py of the checkout, passing the other `args` on."""
+    """Run benchmarks/NAME.py of the checkout, passing the other `args` on; `report [--results
+    DIR]` prints the records instead."""
     root = checkout_root()
     folder = root / "benchmarks" if root else None
+    if args and args[0] == "report":
+        ap = argparse.ArgumentParser(prog="loom bench report", description="the latest record of each benchmark")
+        ap.add_argument("--results", type=Path, default=folder / "results" if folder else None,
+                        help="the folder of records (default: benchmarks/results of the checkout)")
+        ap.add_argument("--markdown", action="store_true", help="Markdown tables (as benchmarks/NOTES.md quotes them)")
+        opts = ap.parse_args(args[1:])
+        if opts.results is None:
+            print("loom bench report: no benchmarks/results here; pass --results DIR", file=sys.stderr)
+            return 1
+        return bench_report(opts.results, opts.markdown)
     if folder is None or not folder.is_dir():
         print("loom bench: no benchmarks/ here; benchmarks run from a source checkout of loom", file=sys.stderr)
         return 1
-    names = sorted(p.stem for p in folder.glob("*.py")) + sorted(BENCHMARK_ALIASES)
+    names = sorted(p.stem for p in folder.glob("*.py") if p.stem != "bench_common") + sorted(BENCHMARK_ALIASES)
+    names.append("report")
     if not args or args[0] not in names:
         print("usage: loom bench {" + ",".join(names) + "} [options]", file=sys.stderr)
         return 2
     script = folder / f"{BENCHMARK_ALIASES.get(args[0], args[0])}.py"
     return subprocess.call([sys.executable, str(script), *args[1:]])
+
+
+def _timing_lists(node: object, path: tuple[str, ...] = ()):
+    """(path, raw timings) for every list of numbers under a "seconds" key of a record written
+    without a table of rows."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _timing_lists(value, (*path, str(key)))
+    elif isinstance(node, list):
+        if node and "seconds" in path and all(isinstance(v, (int, float)) for v in node):
+            yield path, node
+        else:
+            for i, value in enumerate(node):
+                yield from _timing_lists(value, (*path, str(i)))
+
+
+def record_table(record: dict, file_name: str, markdown: bool = False) -> str:
+    """One record as text (or a Markdown table): where and when it ran, then each contender's
+    median and spread (computed here from the raw timings), its other measured fields, and the
+    ratios of medians."""
+    machine = record.get("machine", {})
+    about = (f"commit {str(record.get('commit'))[:12]}, {record.get('date')}, {machine.get('cpu')} "
+             f"({machine.get('cpus')} cpus), load average {machine.get('load_average_1min', float('nan')):.2f}")
+    command = " ".join(record.get("command", []))
+    rows = record.get("rows")
+    if rows is None:  # a record without a table: every list of timings, named by its path
+        rows = [{"case": "/".join(p[:p.index("seconds")]), "contender": "/".join(p[p.index("seconds") + 1:]),
+                 "seconds": ts} for p, ts in _timing_lists(record)]
+    medians = {(r["case"], r["contender"]): statistics.median(r["seconds"]) for r in rows}
+    ratios = [(r["case"], r["contender"], r["peer"], medians[r["case"], r["peer"]] / medians[r["case"], r["contender"]])
+              for r in record.get("ratios", [])]
+
+    def other(r: dict) -> str:
+        return ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
+                         for key, value in r.items()
+                         if key not in ("case", "contender", "seconds", "median", "min", "max"))
+
+    if markdown:
+        lines = [f"`{file_name}` ({about}; `{command}`)", "",
+                 "| case | contender | runs | median s | min s | max s | other |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {r['case']} | {r['contender']} | {len(r['seconds'])} | {statistics.median(r['seconds']):.6f} | "
+                  f"{min(r['seconds']):.6f} | {max(r['seconds']):.6f} | {other(r)} |" for r in rows]
+        if ratios:
+            lines += ["", "| case | median of peer / median of contender | ratio |", "|---|---|---|"]
+            lines += [f"| {case} | {peer} / {mine} | {value:.3f} |" for case, mine, peer, value in ratios]
+        return "\n".join(lines)
+    lines = [f"== {record.get('benchmark', file_name)}: {file_name}", about, "command: " + command]
+    width = max([len(r["case"]) + len(r["contender"]) + 3 for r in rows] + [20])
+    lines.append(f"{'case: contender':{width}s} {'runs':>4s} {'median s':>11s} {'min s':>11s} {'max s':>11s}  other")
+    for r in rows:
+        ts = r["seconds"]
+        label = f"{r['case']}: {r['contender']}" if r["case"] else r["contender"]
+        lines.append(f"{label:{width}s} {len(ts):4d} {statistics.median(ts):11.6f} {min(ts):11.6f} "
+                     f"{max(ts):11.6f}  {other(r)}".rstrip())
+    lines += [f"{case}: median {peer} / median {mine} = {value:.3f}" for case, mine, peer, value in ratios]
+    return "\n".join(lines)
+
+
+def bench_report(results: Path, markdown: bool = False) -> int:
+    """Print the latest record (by the date in its file name) of each benchmark in `results`."""
+    latest: dict[str, Path] = {}
+    for path in sorted(results.glob("*.json")):
+        name = path.stem.rsplit("-", 2)[0]
+        if name not in latest or path.stem.rsplit("-", 2)[1:] >= latest[name].stem.rsplit("-", 2)[1:]:
+            latest[name] = path
+    if not latest:
+        print(f"loom bench report: no records (*.json) in {results}", file=sys.stderr)
+        return 1
+    for name in sorted(latest):
+        print(record_table(json.loads(latest[name].read_text(encoding="utf-8")), latest[name].name, markdown),
+              end="\n\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

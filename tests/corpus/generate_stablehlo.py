@@ -253,7 +253,7 @@ def _sources() -> list[tuple[str, str]]:
     out = []
     for path in sorted((CORPUS / "generic").glob("*.mlir")):
         text = path.read_text()
-        # Only modules all of whose dialects loom knows (not `sdy`, whose custom form loom lacks).
+        # Unsharded modules only: sharded programs (sdy) are the corpus of generate_sharded.py.
         if ('"stablehlo.' in text or '"chlo.' in text) and '"sdy.' not in text:
             out.append((re.sub(r"^\d+_", "", path.stem), text))
     out.extend(SNIPPETS.items())

@@ -390,12 +390,11 @@ def test_debuginfo_matches_mlir(name: str):
     assert lir.print(ours, generic=True, debuginfo=True) == want_generic
 
 
-def test_corpus_pretty_files_if_present():
-    """The generated corpus (tests/corpus/pretty), when present: both prints match MLIR's."""
+def test_corpus_pretty_files():
+    """The generated corpus (tests/corpus/pretty), committed with the tests: both prints match MLIR's."""
     folder = CORPUS / "pretty"
     files = sorted(p for p in folder.glob("*.mlir") if not p.name.endswith(".generic.mlir"))
-    if not files:
-        pytest.skip("no pretty corpus")
+    assert files, f"the pretty corpus is missing from {folder}"
     for path in files:
         text = path.read_text()
         module = lir.parse(text)

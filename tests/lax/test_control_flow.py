@@ -1,6 +1,7 @@
 """loom.lax control flow: tracing into stablehlo.if / case / while, execution in both executors,
-carry and branch type errors, and forward mode (jvp), against the cases of
-shared/reference/control_flow.md section 6, numpy and jax."""
+carry and branch type errors, and forward mode (jvp), against numpy, jax, and the checkable cases
+of TensorFlow's control_flow_ops_py_test.py and JAX's tests/lax_control_flow_test.py (each case
+states its expected value where it is written)."""
 
 from __future__ import annotations
 

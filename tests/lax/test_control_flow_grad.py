@@ -1,6 +1,7 @@
 """Reverse mode through loom.lax control flow: cond / switch / scan / fori_loop against jax.grad,
-while_loop with data-dependent trip counts against float64 finite differences, the cases of
-shared/reference/control_flow.md section 6.1, the backward program's text round trip and the
+while_loop with data-dependent trip counts against float64 finite differences, the gradient cases
+of TensorFlow's control_flow_ops_py_test.py (WhileGrad_*, CondGrad_*: expected values derived by
+hand and by finite differences), the backward program's text round trip and the
 two executors, second order, and the memory policies."""
 
 from __future__ import annotations

@@ -265,3 +265,22 @@ def test_svd_errors():
         lnp.linalg.pinv(A4, rtol=0.1, rcond=0.1)
     with pytest.raises(NotImplementedError, match="svd: subset_by_index is not implemented"):
         lnp.linalg.svd(A4, subset_by_index=(0, 2))
+
+
+@pytest.mark.parametrize("n", [50, 100])
+def test_jacobi_factorizations_converge_at_larger_sizes(n):
+    """The Jacobi loops of `eigh` and `svd` under jit iterate to convergence (not a fixed number
+    of sweeps): eigenvalues and singular values of n x n matrices agree with numpy's LAPACK to
+    float32 rounding, and the factors reconstruct the matrix."""
+    rng = np.random.default_rng(n)
+    a = rng.normal(size=(n, n)).astype(np.float32)
+    sym = (a + a.T) / 2
+    w, v = (np.asarray(x) for x in loom.jit(lnp.linalg.eigh)(sym))
+    scale = np.abs(np.linalg.eigvalsh(sym.astype(np.float64))).max()
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(sym.astype(np.float64)), atol=1e-5 * n * scale)
+    np.testing.assert_allclose((v * w) @ v.T, sym, atol=1e-5 * n * scale)
+    np.testing.assert_allclose(v.T @ v, np.eye(n), atol=1e-5 * n)
+    u, s, vh = (np.asarray(x) for x in loom.jit(lnp.linalg.svd)(a))
+    want = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    np.testing.assert_allclose(s, want, atol=1e-5 * n * want[0])
+    np.testing.assert_allclose((u * s) @ vh, a, atol=1e-5 * n * want[0])
