@@ -185,3 +185,26 @@ def test_damaged_next_id_is_an_index_file_error(value: str) -> None:
     index.add(np.stack([vector_of(i) for i in range(3)]))
     with pytest.raises(IndexFileError, match="bad header"):
         Index.from_bytes(_with_header(index.to_bytes(), next_id=value))
+
+
+def test_module_search_from_threads_equals_the_single_threaded_run() -> None:
+    from loom import knn
+    rng = np.random.default_rng(11)
+    db = rng.standard_normal((3000, DIM)).astype(np.float32)
+    queries = [rng.standard_normal((4, DIM)).astype(np.float32) for _ in range(8)]
+    want = [knn.search(q, db, 10, metric="l2") for q in queries]
+    got: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def worker(i: int) -> None:
+        for _ in range(5):
+            got[i] = knn.search(queries[i], db, 10, metric="l2")
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(len(queries))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+        assert not t.is_alive()
+    for i, (scores, ids) in enumerate(want):
+        np.testing.assert_array_equal(got[i][1], ids)
+        np.testing.assert_array_equal(got[i][0], scores)
