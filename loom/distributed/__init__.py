@@ -1,0 +1,28 @@
+"""Many processes running one partitioned program, with JAX's names (`jax.distributed`):
+
+    import loom.distributed
+    loom.distributed.initialize()          # under torchrun; or initialize("host:port", n, rank)
+    loom.distributed.process_index(), loom.distributed.process_count()
+
+One process per partition: the rank is the partition id. The collectives run on torch.distributed
+(gloo on the CPU, nccl on CUDA); see loom.runtime.distributed for running a partitioned module
+(`run_partitioned`) and for splitting and assembling global arrays (`local_shard`, `assemble`).
+"""
+
+from __future__ import annotations
+
+from loom.runtime.distributed import (
+    CollectiveError,
+    DistributedError,
+    assemble,
+    initialize,
+    is_initialized,
+    local_shard,
+    process_count,
+    process_index,
+    run_partitioned,
+    shutdown,
+)
+
+__all__ = ["CollectiveError", "DistributedError", "assemble", "initialize", "is_initialized", "local_shard",
+           "process_count", "process_index", "run_partitioned", "shutdown"]

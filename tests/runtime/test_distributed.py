@@ -1,0 +1,132 @@
+"""loom.runtime.distributed: partitioned programs over many processes on torch.distributed (gloo on
+127.0.0.1). The processes are started by tests/runtime/distributed_worker.py; every wait there is
+bounded. Oracle: numpy computing the StableHLO spec's semantics of each collective from every
+rank's operand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from distributed_worker import collective_cases, launch, operand, own_group
+
+from loom.runtime.distributed import DistributedError, assemble_shards, initialize, local_shard, shard_index
+from loom.sharding import Mesh, NamedSharding, P
+
+torch = pytest.importorskip("torch")
+
+_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "and": np.logical_and,
+           "or": np.logical_or, "xor": np.logical_xor}
+
+
+def _reduce(xs: list[np.ndarray], reduction: str) -> np.ndarray:
+    """The members' operands reduced in group order (exact for the operands the cases use)."""
+    ufunc = _UFUNCS[reduction]
+    if reduction in ("and", "or", "xor") and xs[0].dtype != np.bool_:
+        ufunc = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[reduction]
+    out = xs[0]
+    for x in xs[1:]:
+        out = ufunc(out, x).astype(xs[0].dtype)
+    return out
+
+
+def _expected(rank: int, world: int, case: int, method: str, kw: dict) -> np.ndarray:
+    """What `rank` gets from collective case `case`, per the spec."""
+    x = {r: operand(r, case, kw["dtype"]) for r in range(world)}
+    if method == "collective_permute":
+        sources = [s for s, t in kw["pairs"] if t == rank]
+        return x[sources[0]] if sources else np.zeros_like(x[rank])
+    group = own_group(kw["groups"], rank)
+    xs, i, n = [x[m] for m in group], group.index(rank), len(group)
+    if method == "all_reduce":
+        return _reduce(xs, kw["reduction"])
+    if method == "all_gather":
+        return np.concatenate(xs, axis=kw["dim"])
+    if method == "reduce_scatter":
+        return np.split(_reduce(xs, kw["reduction"]), n, axis=kw["dim"])[i]
+    if method == "all_to_all":
+        return np.concatenate([np.split(m, n, axis=kw["split_dim"])[i] for m in xs], axis=kw["concat_dim"])
+    if method == "collective_broadcast":
+        return xs[0]
+    raise AssertionError(method)
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_every_collective_matches_the_spec(world):
+    outcomes = launch("collectives", world)
+    cases = collective_cases(world)
+    for rank in range(world):
+        assert outcomes[rank][0] == "ok", outcomes[rank]
+        got = outcomes[rank][1]
+        for i, (name, method, kw) in enumerate(cases):
+            want = _expected(rank, world, i, method, kw)
+            assert got[name].dtype == want.dtype and got[name].shape == want.shape, (rank, name, got[name].dtype)
+            np.testing.assert_array_equal(got[name].astype(np.float64) if want.dtype.itemsize == 1 and
+                                          want.dtype.kind == "V" else got[name], want, err_msg=f"rank {rank}: {name}")
+        assert got["torch_tensor"] == ("Tensor", "torch.bfloat16", [world * (world + 1) / 2] * 3)
+
+
+@pytest.mark.parametrize(("world", "scenario", "victim"), [(4, "killed", 1), (2, "killed_rank0", 0)])
+def test_a_killed_rank_makes_the_others_fail_naming_it(world, scenario, victim):
+    timeout_s = 3.0
+    outcomes = launch(scenario, world, timeout_s=timeout_s, deadline_s=60, expect_exit=frozenset({victim}))
+    for rank in set(range(world)) - {victim}:
+        kind, value = outcomes[rank][0], outcomes[rank][1]
+        assert kind == "ok", outcomes[rank]
+        assert value["missing"] == [victim], value["message"]
+        assert f"rank {victim}" in value["message"] and "all_reduce among ranks" in value["message"]
+        assert f"rank {rank}:" in value["message"]
+        assert value["seconds"] < timeout_s + 3, value  # within the timeout (and the liveness check)
+
+
+def test_a_rank_stuck_elsewhere_is_named_and_the_others_fail_within_the_timeout():
+    timeout_s = 3.0
+    outcomes = launch("stuck", 4, timeout_s=timeout_s, deadline_s=60)
+    for rank in (0, 2, 3):
+        value = outcomes[rank][1]
+        assert value["missing"] == [1], value["message"]
+        assert "rank 1 is alive but has not reached it" in value["message"], value["message"]
+        assert value["seconds"] < timeout_s + 3
+
+
+def test_mismatched_programs_are_refused_on_every_rank():
+    outcomes = launch("mismatch", 4)
+    for rank in range(4):
+        kind, name, message = outcomes[rank][:3]
+        assert (kind, name) == ("error", "DistributedError"), outcomes[rank]
+        assert f"rank {rank}: the processes do not all run the same program" in message
+        assert "rank 3 runs program" in message
+
+
+def test_a_program_for_another_number_of_partitions_is_refused():
+    outcomes = launch("partitions", 2)
+    for rank in range(2):
+        assert outcomes[rank][:2] == ("error", "DistributedError"), outcomes[rank]
+        assert "the program has 4 partitions (mhlo.num_partitions) but 2 processes run it" in outcomes[rank][2]
+
+
+def test_an_incomplete_environment_names_the_missing_variable(monkeypatch):
+    for name in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"):
+        monkeypatch.setenv(name, {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1", "WORLD_SIZE": "2"}.get(name, "0"))
+    for name in ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK"):
+        with monkeypatch.context() as m:
+            m.delenv(name)
+            with pytest.raises(DistributedError, match=f"the environment variable {name} is not set"):
+                initialize()
+    with pytest.raises(DistributedError, match=r"process id \(RANK\) 5 is not in \[0, 2\)"):
+        initialize(process_id=5)
+    with pytest.raises(DistributedError, match="is not 'host:port'"):
+        initialize("127.0.0.1")
+
+
+def test_shards_split_and_assemble_as_the_sharding_says():
+    mesh = Mesh(np.arange(4).reshape(2, 2), ("data", "model"))
+    x = np.arange(5 * 6, dtype=np.float32).reshape(5, 6)
+    for spec in (P("data", "model"), P(None, ("data", "model")), P("model"), P()):
+        s = NamedSharding(mesh, spec)
+        shards = [local_shard(x, s, p) for p in range(4)]
+        assert all(sh.shape == s.shard_shape(x.shape) for sh in shards)
+        np.testing.assert_array_equal(assemble_shards(shards, s, x.shape), x)
+    # partition 3 is mesh position (1, 1): the second half of the rows (3 of 5, padded to 3)
+    s = NamedSharding(mesh, P("data", "model"))
+    assert shard_index(s, x.shape, 3) == (slice(3, 5), slice(3, 6))
+    np.testing.assert_array_equal(local_shard(x, s, 3), np.vstack([x[3:5, 3:6], np.zeros((1, 3), np.float32)]))
