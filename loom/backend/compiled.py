@@ -19,6 +19,7 @@ import itertools
 import math
 import operator
 import sys
+import threading
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -703,9 +704,12 @@ class InterpretedOp:
         self.op = op
         self.free = free
         self.rule = INTERPRETER_RULES[op.name]
+        self._per_thread = threading.local()  # an interpreter per thread: it keeps its environment on itself
 
     def __call__(self, args: tuple, free_values: tuple) -> tuple:
-        interp = self.interpreter
+        interp = getattr(self._per_thread, "interpreter", None)
+        if interp is None:
+            interp = self._per_thread.interpreter = Interpreter(self.interpreter.module)
         saved = interp.env
         interp.env = dict(zip(self.free, free_values))
         try:

@@ -18,6 +18,9 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 REDUCTIONS = ("sum", "prod", "max", "min", "and", "or", "xor")
+# The numpy function of each reduction (and, or, xor are bitwise; on booleans, logical).
+REDUCTION_UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum,
+                    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
 
 
 class Communicator(Protocol):
@@ -53,6 +56,25 @@ class Communicator(Protocol):
     def collective_broadcast(self, me: int, x: np.ndarray, group: Sequence[int]) -> np.ndarray:
         """The operand of the group's first member, on every member."""
         ...
+
+
+class CollectiveError(RuntimeError):
+    """A collective that cannot complete: a peer failed, finished without joining, called another
+    collective, or did not arrive in time. `partition` is the partition at fault (None when
+    unknown)."""
+
+    def __init__(self, message: str, partition: int | None = None) -> None:
+        super().__init__(message)
+        self.partition = partition
+
+
+class PartitionError(RuntimeError):
+    """A partition of an SPMD run failed; `partition` is its id (the original error is the
+    `__cause__`)."""
+
+    def __init__(self, message: str, partition: int) -> None:
+        super().__init__(message)
+        self.partition = partition
 
 
 class SPMDContext(NamedTuple):

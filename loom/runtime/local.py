@@ -1,0 +1,288 @@
+"""A mesh of devices in one process: one thread per partition.
+
+    outs = run_spmd(per_device_module, [[x0], [x1], [x2], [x3]])   # outs[p]: partition p's results
+
+Each partition runs the same per-device program on its own arguments, in its own thread, with its
+partition id and a `ThreadCommunicator` installed (`spmd_context`); the collective kernels meet in
+the communicator. numpy releases the GIL in large operations, so the partitions really run in
+parallel. The compiled program is compiled once and shared by all threads (its generated code
+keeps no state between calls); the interpreter, which keeps its environment on itself, gets one
+instance per thread.
+
+A collective is a rendezvous: each member of the group deposits its operand, waits (on one
+condition variable, with a deadline) until every member has, and computes its own result from
+all operands into a new array. A member that fails, finishes its program without joining, calls
+a different collective, or does not arrive in time makes the others raise a `CollectiveError`
+naming it; when every running partition waits for one that waits too (mismatched groups), the
+deadlock is reported at once. `run_spmd` then raises a `PartitionError` naming the partition
+that failed first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from loom.backend.api import Interpreted
+from loom.backend.api import compile as compile_module
+from loom.ir.core import Operation
+from loom.runtime.communicator import REDUCTION_UFUNCS, CollectiveError, PartitionError, spmd_context
+
+# How long a partition waits for its peers at a collective before giving up (seconds).
+DEFAULT_TIMEOUT = 120.0
+# all_reduce of at least this many elements reduces in two phases: each member reduces one
+# slice of every operand, then the slices are gathered (each member reads ~2x its operand, not
+# group-size x).
+SLICED_REDUCE_MIN = 1 << 15
+
+
+class _Round:
+    """One collective call of one group: the members' deposits and how many have read them."""
+
+    __slots__ = ("signature", "first", "values", "read")
+
+    def __init__(self, signature: tuple, first: int) -> None:
+        self.signature = signature
+        self.first = first
+        self.values: dict[int, Any] = {}
+        self.read = 0
+
+
+def _describe(signature: tuple) -> str:
+    return signature[0] + "".join(f" {s}" for s in signature[1:])
+
+
+class ThreadCommunicator:
+    """The `Communicator` of `num_partitions` threads in one process (see the module docstring).
+    `timeout`: seconds a member waits for the rest of its group."""
+
+    def __init__(self, num_partitions: int, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if num_partitions < 1:
+            raise ValueError(f"num_partitions must be positive, got {num_partitions}")
+        self.num_partitions = num_partitions
+        self.timeout = float(timeout)
+        self._cond = threading.Condition()
+        self._rounds: dict[tuple, _Round] = {}
+        self._calls = [Counter() for _ in range(num_partitions)]  # per partition: calls per group
+        self._failed: dict[int, str] = {}
+        self._finished: set[int] = set()
+        self._waiting: dict[int, tuple[_Round, tuple[int, ...], str]] = {}
+
+    # Partition life cycle ----------------------------------------------------------------------
+    def fail(self, partition: int, reason: str) -> None:
+        """Partition `partition` stopped with an error: its peers stop waiting for it."""
+        with self._cond:
+            self._failed.setdefault(partition, reason)
+            self._cond.notify_all()
+
+    def finish(self, partition: int) -> None:
+        """Partition `partition` ended its program: a peer still waiting for it is in error."""
+        with self._cond:
+            self._finished.add(partition)
+            self._cond.notify_all()
+
+    # The rendezvous -----------------------------------------------------------------------------
+    def exchange(self, me: int, group: Sequence[int], value: Any, signature: tuple) -> list:
+        """Deposit `value` for this call of `group` and return every member's, in group order.
+        Members must call with equal `signature`s (the collective and its static arguments)."""
+        group = tuple(group)
+        if me not in group:
+            raise CollectiveError(f"partition {me} calls {_describe(signature)} over partitions {list(group)}, "
+                                  "a group it is not in", me)
+        with self._cond:
+            try:
+                return self._exchange(me, group, value, signature)
+            except CollectiveError as e:
+                self._failed.setdefault(me, str(e))
+                self._cond.notify_all()
+                raise
+
+    def _exchange(self, me: int, group: tuple[int, ...], value: Any, signature: tuple) -> list:
+        seq = self._calls[me][group]
+        self._calls[me][group] = seq + 1
+        key = (group, seq)
+        rnd = self._rounds.get(key)
+        if rnd is None:
+            rnd = self._rounds[key] = _Round(signature, me)
+        elif rnd.signature != signature:
+            raise CollectiveError(f"partition {me} calls {_describe(signature)} as collective call {seq} over "
+                                  f"partitions {list(group)}, but partition {rnd.first} calls "
+                                  f"{_describe(rnd.signature)}", me)
+        rnd.values[me] = value
+        if len(rnd.values) == len(group):
+            self._cond.notify_all()
+        else:
+            self._wait(me, group, rnd, f"{_describe(signature)} (call {seq} over partitions {list(group)})")
+        values = [rnd.values[p] for p in group]
+        rnd.read += 1
+        if rnd.read == len(group):
+            del self._rounds[key]
+        return values
+
+    def _wait(self, me: int, group: tuple[int, ...], rnd: _Round, what: str) -> None:
+        deadline = time.monotonic() + self.timeout
+        self._waiting[me] = (rnd, group, what)
+        try:
+            while len(rnd.values) < len(group):
+                missing = [p for p in group if p not in rnd.values]
+                for p in missing:
+                    if p in self._failed:
+                        raise CollectiveError(f"partition {me} at {what}: partition {p} failed: {self._failed[p]}", p)
+                    if p in self._finished:
+                        raise CollectiveError(f"partition {me} at {what}: partition {p} finished its program "
+                                              "without joining", p)
+                if self._deadlocked():
+                    waits = "; ".join(f"partition {p} waits at {w[2]}" for p, w in sorted(self._waiting.items()))
+                    raise CollectiveError(f"partition {me} at {what}: deadlock, the partitions wait for each other "
+                                          f"(mismatched collectives or groups): {waits}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise CollectiveError(f"partition {me} at {what}: partition(s) {missing} did not join within "
+                                          f"{self.timeout:g} s", missing[0])
+                self._cond.wait(remaining)
+        finally:
+            del self._waiting[me]
+
+    def _deadlocked(self) -> bool:
+        """Every partition still running waits at a collective that lacks a member."""
+        running = set(range(self.num_partitions)) - self._finished - set(self._failed)
+        return running <= self._waiting.keys() and \
+            all(len(r.values) < len(g) for r, g, _ in self._waiting.values())
+
+    # The collectives ----------------------------------------------------------------------------
+    def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
+        ufunc = REDUCTION_UFUNCS[reduction]
+        x = np.asarray(x)
+        operands = self.exchange(me, group, x, ("all_reduce", reduction, x.shape, x.dtype))
+        if x.size < SLICED_REDUCE_MIN:
+            return _reduce(ufunc, operands)
+        n, pos = len(operands), list(group).index(me)
+        bounds = [x.size * i // n for i in range(n + 1)]
+        flat = [o.reshape(-1) for o in operands]
+        mine = _reduce(ufunc, [f[bounds[pos]:bounds[pos + 1]] for f in flat])
+        pieces = self.exchange(me, group, mine, ("all_reduce (gather)",))
+        return np.concatenate(pieces).reshape(x.shape)
+
+    def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
+        x = np.asarray(x)
+        operands = self.exchange(me, group, x, ("all_gather", dim, x.dtype))
+        return np.concatenate(operands, axis=dim)
+
+    def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
+        ufunc = REDUCTION_UFUNCS[reduction]
+        x = np.asarray(x)
+        operands = self.exchange(me, group, x, ("reduce_scatter", reduction, dim, x.shape, x.dtype))
+        pos = list(group).index(me)
+        return _reduce(ufunc, [np.split(o, len(operands), axis=dim)[pos] for o in operands])
+
+    def all_to_all(self, me: int, x: np.ndarray, group: Sequence[int], split_dim: int, concat_dim: int) -> np.ndarray:
+        x = np.asarray(x)
+        operands = self.exchange(me, group, x, ("all_to_all", split_dim, concat_dim, x.shape, x.dtype))
+        pos = list(group).index(me)
+        return np.concatenate([np.split(o, len(operands), axis=split_dim)[pos] for o in operands], axis=concat_dim)
+
+    def collective_permute(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+        x = np.asarray(x)
+        pairs = tuple((int(s), int(t)) for s, t in pairs)
+        operands = self.exchange(me, range(self.num_partitions), x, ("collective_permute", pairs, x.shape, x.dtype))
+        sources = [s for s, t in pairs if t == me]
+        return np.array(operands[sources[0]]) if sources else np.zeros_like(x)
+
+    def collective_broadcast(self, me: int, x: np.ndarray, group: Sequence[int]) -> np.ndarray:
+        x = np.asarray(x)
+        operands = self.exchange(me, group, x, ("collective_broadcast", x.shape, x.dtype))
+        return np.array(operands[0])
+
+
+def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The elementwise reduction of `arrays` in order, into a new array."""
+    if len(arrays) == 1:
+        return np.array(arrays[0])
+    out = ufunc(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        ufunc(out, a, out=out)
+    return out
+
+
+# Running a per-device program on every partition ----------------------------------------------
+
+def _module(module_or_text: Operation | str) -> Operation:
+    if isinstance(module_or_text, str):
+        from loom.ir import parse
+        return parse(module_or_text, allow_unregistered=True)
+    return module_or_text
+
+
+def _runners(module: Operation, entry: str, executor: str, n: int) -> list[Any]:
+    """One callable per partition: the same compiled executable for all, or an interpreter each."""
+    if executor == "interpreter":
+        return [Interpreted(module, entry) for _ in range(n)]
+    exe = compile_module(module, entry=entry, executor=executor)
+    return [exe] * n
+
+
+def num_partitions_of(module: Operation) -> int | None:
+    """The module's `mhlo.num_partitions` (None when absent)."""
+    attr = module.get_attr("mhlo.num_partitions")
+    return None if attr is None else int(attr.value)
+
+
+def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], executor: str = "compiled",
+             timeout: float = DEFAULT_TIMEOUT, entry: str = "main") -> list[list[np.ndarray]]:
+    """Run the per-device program `module` (or its text) on `len(per_device_args)` partitions,
+    partition p on `per_device_args[p]`, one thread each; return each partition's results.
+    `executor`: "compiled" (compiled once, shared) or "interpreter". `timeout`: seconds a
+    partition waits for its peers at a collective. An error in a partition stops the others and
+    raises a `PartitionError` naming it."""
+    module = _module(module)
+    n = len(per_device_args)
+    declared = num_partitions_of(module)
+    if declared is not None and declared != n:
+        raise ValueError(f"the module is partitioned for {declared} partitions (mhlo.num_partitions) but "
+                         f"per_device_args has arguments for {n}")
+    runners = _runners(module, entry, executor, n)
+    comm = ThreadCommunicator(n, timeout)
+    results: list[list[np.ndarray] | None] = [None] * n
+    errors: dict[int, BaseException] = {}
+
+    def run(p: int) -> None:
+        try:
+            with spmd_context(p, comm):
+                out = runners[p](*per_device_args[p])
+            results[p] = list(out) if isinstance(out, tuple) else [out]
+            comm.finish(p)
+        except BaseException as e:  # noqa: BLE001 - reported by the caller's thread
+            errors[p] = e
+            comm.fail(p, f"{type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=run, args=(p,), name=f"loom-partition-{p}", daemon=True) for p in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        p = _first_failure(errors)
+        e = errors[p]
+        others = sorted(set(errors) - {p})
+        also = f" (partitions {others} stopped as a consequence)" if others else ""
+        raise PartitionError(f"partition {p} of {n} failed: {type(e).__name__}: {e}{also}", p) from e
+    return results  # type: ignore[return-value]
+
+
+def _first_failure(errors: dict[int, BaseException]) -> int:
+    """The partition whose error caused the others: not a collective error blaming another
+    partition that failed too."""
+    for p in sorted(errors):
+        e = errors[p]
+        blamed = getattr(e, "partition", None)
+        if not (isinstance(e, CollectiveError) and blamed is not None and blamed != p and blamed in errors):
+            return p
+    return min(errors)
+
+
+__all__ = ["DEFAULT_TIMEOUT", "ThreadCommunicator", "run_spmd"]
