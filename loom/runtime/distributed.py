@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ import numpy as np
 
 from loom.ir.core import Operation
 from loom.ir.diagnostics import LoomError
+from loom.runtime import communicator as communicator_module
 from loom.runtime.communicator import REDUCTIONS, spmd_context
 from loom.sharding import Mesh, NamedSharding
 
@@ -40,16 +42,17 @@ class DistributedError(LoomError):
     different programs, a peer that is gone."""
 
 
-class CollectiveError(DistributedError):
-    """A collective that failed: says which one, on which rank, among which ranks, and which peers
-    are missing from it (stopped, or alive elsewhere in the program)."""
+class CollectiveError(DistributedError, communicator_module.CollectiveError):
+    """A collective that failed: says which op ran it, which collective, on which rank, among which
+    ranks, and which peers are missing from it (stopped, or alive elsewhere in the program);
+    `partition` is the first of those (None when none is known)."""
 
     def __init__(self, message: str, collective: str, rank: int, group: Sequence[int], missing: Sequence[int]) -> None:
+        communicator_module.CollectiveError.__init__(self, message, missing[0] if missing else None)
         self.collective = collective
         self.rank = rank
         self.group = list(group)
         self.missing = list(missing)  # the peers that stopped or have not reached the collective
-        super().__init__(message)
 
 
 # The process group and how it was made ----------------------------------------------------------
@@ -268,7 +271,7 @@ class _Liveness:
     def _store_gone(self) -> tuple[list[int], str]:
         if _agent_store():
             return [], f"the rendezvous store at {self.address} (hosted by torchrun's agent) is unreachable"
-        return [0], f"rank 0 exited (the rendezvous store it hosted at {self.address} is unreachable)"
+        return [0], f"rank 0 stopped (it exited: the rendezvous store it hosted at {self.address} is unreachable)"
 
 
 def _seen(calls: int) -> str:
@@ -408,11 +411,15 @@ class TorchCommunicator:
                 except Exception:  # the store is gone; `diagnosis` says so
                     pass
                 if liveness.hosts_store:
-                    liveness.linger([p for p in peers if p not in missing], self._calls, _STATE.timeout_s)
+                    # a peer that entered with us fails by its own timeout, then looks for 4 beats
+                    liveness.linger([p for p in peers if p not in missing], self._calls,
+                                    _STATE.timeout_s + 10 * HEARTBEAT_S)
             torch_said = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            op = _calling_op()
             raise CollectiveError(
-                f"rank {self.rank}: {what} failed after {elapsed:.1f} s (timeout {_STATE.timeout_s:g} s)"
-                f"{': ' + diagnosis if diagnosis else ''}. torch.distributed said: {torch_said}",
+                f"rank {self.rank}: {op + ': ' if op else ''}{what} failed after {elapsed:.1f} s "
+                f"(timeout {_STATE.timeout_s:g} s){': ' + diagnosis if diagnosis else ''}. "
+                f"torch.distributed said: {torch_said}",
                 what, self.rank, peers, missing) from e
 
     # collectives
@@ -551,6 +558,19 @@ class TorchCommunicator:
         out: list[Any] = [None] * self.num_partitions
         self._run(self._world, lambda: dist.all_gather_object(out, obj))
         return out
+
+
+def _calling_op() -> str | None:
+    """The op whose kernel called the communicator ("'stablehlo.all_reduce' at loc(...)"), for
+    the error message: the collective kernels (loom.ops.collectives) hold it as the `where` of
+    their `ProcessGroups` argument. Looked up on failure only."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if type(value).__name__ == "ProcessGroups" and isinstance(getattr(value, "where", None), str):
+                return value.where
+        frame = frame.f_back
+    return None
 
 
 def _operand(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:

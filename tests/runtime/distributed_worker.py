@@ -116,16 +116,16 @@ def scenario_collectives(rank: int, world: int) -> dict[str, Any]:
 
 
 def scenario_killed(rank: int, world: int, victim: int = 1) -> dict[str, Any]:
-    """Rank `victim` exits abruptly before the second collective; the others report how theirs failed."""
-    from loom.runtime.distributed import CollectiveError, communicator
-    comm = communicator()
-    x = np.ones(1024, np.float32)
-    comm.all_reduce(rank, x, list(range(world)), "sum")
+    """Rank `victim` exits abruptly before the second run of a program with one all_reduce; the
+    others report how theirs failed."""
+    from loom.runtime.distributed import CollectiveError, run_partitioned
+    text = all_reduce_program(world)
+    run_partitioned(text, [np.ones(4, np.float32)])
     if rank == victim:
         os._exit(17)
     start = time.monotonic()
     try:
-        comm.all_reduce(rank, x, list(range(world)), "sum")
+        run_partitioned(text, [np.ones(4, np.float32)])
     except CollectiveError as e:
         return {"seconds": time.monotonic() - start, "message": str(e), "missing": e.missing}
     return {"seconds": time.monotonic() - start, "message": "no error", "missing": []}
@@ -150,35 +150,105 @@ def scenario_stuck(rank: int, world: int) -> dict[str, Any]:
     return {"seconds": time.monotonic() - start, "message": "no error", "missing": []}
 
 
+def program_groups(world: int) -> dict[str, list[list[int]]]:
+    """The groups the hand-written program uses: all partitions, and the rows and columns of a
+    (world/2) x 2 mesh, as JAX writes the groups of a collective over one mesh axis."""
+    from support.spmd_programs import mesh_groups
+    shape = (world // 2, 2)
+    return {"all": [list(range(world))], "rows": mesh_groups(shape, [1]), "cols": mesh_groups(shape, [0])}
+
+
+def collective_program(world: int) -> str:
+    """A per-device program (generic MLIR, as JAX's shard_map lowering writes collectives) with one
+    of every collective over 1-D and 2-D groups, on f32, bf16 and i1 operands."""
+    from support.spmd_programs import CHANNEL, binary_reducer, groups_attr, ids, module, tensor
+    g = program_groups(world)
+    nc = len(g["cols"][0])
+    f32, bf16, i1, u32 = tensor((4, 8), "f32"), tensor((4, 8), "bf16"), tensor((4, 8), "i1"), "tensor<ui32>"
+    gathered, scattered = tensor((4, 16), "f32"), tensor((4 // nc, 8), "f32")
+    a2a, bf_gathered = tensor((4 * world, 8 // world), "f32"), tensor((4 * nc, 8), "bf16")
+    ring = ids([[i, (i + 1) % world] for i in range(world)])
+    types = [f32, f32, gathered, scattered, a2a, f32, f32, u32, bf_gathered, i1, f32]
+    body = [
+        f'%0 = "stablehlo.all_reduce"(%arg0) <{{{groups_attr(g["all"])}}}> {binary_reducer("add", "f32")} : '
+        f"({f32}) -> {f32}",
+        f'%1 = "stablehlo.all_reduce"(%arg0) <{{{groups_attr(g["rows"])}}}> {binary_reducer("maximum", "f32")} : '
+        f"({f32}) -> {f32}",
+        f'%2 = "stablehlo.all_gather"(%arg0) <{{all_gather_dim = 1 : i64, {groups_attr(g["rows"])}}}> : '
+        f"({f32}) -> {gathered}",
+        f'%3 = "stablehlo.reduce_scatter"(%arg0) <{{scatter_dimension = 0 : i64, {groups_attr(g["cols"])}}}> '
+        f'{binary_reducer("add", "f32")} : ({f32}) -> {scattered}',
+        f'%4 = "stablehlo.all_to_all"(%arg0) <{{{groups_attr(g["all"], global_ids=False)}, concat_dimension = 0 : i64, '
+        f"split_count = {world} : i64, split_dimension = 1 : i64}}> : ({f32}) -> {a2a}",
+        f'%5 = "stablehlo.collective_permute"(%arg0) <{{{CHANNEL}, source_target_pairs = {ring}}}> : ({f32}) -> {f32}',
+        f'%6 = "stablehlo.collective_broadcast"(%arg0) <{{{CHANNEL}, replica_groups = {ids(g["cols"])}}}> : '
+        f"({f32}) -> {f32}",
+        f'%7 = "stablehlo.partition_id"() : () -> {u32}',
+        f'%8 = "stablehlo.all_gather"(%arg1) <{{all_gather_dim = 0 : i64, {groups_attr(g["cols"])}}}> : '
+        f"({bf16}) -> {bf_gathered}",
+        f'%9 = "stablehlo.all_reduce"(%arg2) <{{{groups_attr(g["all"])}}}> {binary_reducer("or", "i1")} : '
+        f"({i1}) -> {i1}",
+        f'%10 = "stablehlo.all_reduce"(%arg0) <{{{groups_attr(g["rows"])}}}> {binary_reducer("subtract", "f32")} : '
+        f"({f32}) -> {f32}",
+        f'"func.return"({", ".join(f"%{i}" for i in range(len(types)))}) : ({", ".join(types)}) -> ()',
+    ]
+    return module(world, [f32, bf16, i1], types, body)
+
+
+def program_inputs(rank: int) -> list[np.ndarray]:
+    return [operand(rank, 0, "float32"), operand(rank, 1, "bfloat16"), operand(rank, 2, "bool")]
+
+
+def scenario_program(rank: int, world: int) -> dict[str, Any]:
+    """The hand-written program, by both executors."""
+    from loom.runtime.distributed import run_partitioned
+    text = collective_program(world)
+    return {executor: run_partitioned(text, program_inputs(rank), executor=executor)
+            for executor in ("compiled", "interpreter")}
+
+
 ALL_REDUCE_PROGRAM = """
 "builtin.module"() ({
   "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
   ^bb0(%arg0: tensor<4xf32>):
     %0 = "stablehlo.%OP%"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
-    "func.return"(%0) : (tensor<4xf32>) -> ()
+    %1 = "stablehlo.all_reduce"(%0) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>,
+        replica_groups = dense<[[%IDS%]]> : tensor<1x%N%xi64>, use_global_device_ids}> ({
+      ^bb0(%lhs: tensor<f32>, %rhs: tensor<f32>):
+        %r = "stablehlo.add"(%lhs, %rhs) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "stablehlo.return"(%r) : (tensor<f32>) -> ()
+      }) : (tensor<4xf32>) -> tensor<4xf32>
+    "func.return"(%1) : (tensor<4xf32>) -> ()
   }) : () -> ()
 }) {mhlo.num_partitions = %N% : i32, mhlo.num_replicas = 1 : i32} : () -> ()
 """
 
 
+def all_reduce_program(world: int, op: str = "negate", partitions: int | None = None) -> str:
+    """`all_reduce(op(x))` over all partitions, for `partitions` (default `world`) partitions."""
+    n = partitions or world
+    text = ALL_REDUCE_PROGRAM.replace("%OP%", op).replace("%N%", str(n))
+    return text.replace("%IDS%", ", ".join(map(str, range(n))))
+
+
 def scenario_mismatch(rank: int, world: int) -> dict[str, Any]:
     """The last rank runs another program (a different op); every rank must refuse to start."""
     from loom.runtime.distributed import run_partitioned
-    op = "exponential" if rank == world - 1 else "negate"
-    text = ALL_REDUCE_PROGRAM.replace("%OP%", op).replace("%N%", str(world))
+    text = all_reduce_program(world, "exponential" if rank == world - 1 else "negate")
     return {"result": run_partitioned(text, [np.ones(4, np.float32)])}
 
 
 def scenario_partitions(rank: int, world: int) -> dict[str, Any]:
     """A program written for more partitions than there are processes."""
     from loom.runtime.distributed import run_partitioned
-    text = ALL_REDUCE_PROGRAM.replace("%OP%", "negate").replace("%N%", str(world * 2))
+    text = all_reduce_program(world, partitions=2 * world)
     return {"result": run_partitioned(text, [np.ones(4, np.float32)])}
 
 
 SCENARIOS: dict[str, Callable[[int, int], Any]] = {
     "collectives": scenario_collectives, "killed": scenario_killed, "killed_rank0": scenario_killed_rank0,
     "stuck": scenario_stuck, "mismatch": scenario_mismatch, "partitions": scenario_partitions,
+    "program": scenario_program,
 }
 
 

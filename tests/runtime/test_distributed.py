@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from distributed_worker import collective_cases, launch, operand, own_group
+from distributed_worker import collective_cases, launch, operand, own_group, program_groups, program_inputs
 
 from loom.runtime.distributed import DistributedError, assemble_shards, initialize, local_shard, shard_index
 from loom.sharding import Mesh, NamedSharding, P
@@ -65,6 +65,45 @@ def test_every_collective_matches_the_spec(world):
         assert got["torch_tensor"] == ("Tensor", "torch.bfloat16", [world * (world + 1) / 2] * 3)
 
 
+def _program_expected(rank: int, world: int) -> list[np.ndarray]:
+    """What each result of distributed_worker.collective_program is on `rank`, per the spec."""
+    g = {k: own_group(v, rank) for k, v in program_groups(world).items()}
+    x, y, z = (list(v) for v in zip(*[program_inputs(r) for r in range(world)]))
+
+    def members(values, group):
+        return [values[m] for m in group]
+    rows, cols, everyone = g["rows"], g["cols"], g["all"]
+    subtracted = members(x, rows)[0]
+    for v in members(x, rows)[1:]:
+        subtracted = subtracted - v
+    return [
+        _reduce(members(x, everyone), "sum"),
+        _reduce(members(x, rows), "max"),
+        np.concatenate(members(x, rows), axis=1),
+        np.split(_reduce(members(x, cols), "sum"), len(cols), axis=0)[cols.index(rank)],
+        np.concatenate([np.split(m, world, axis=1)[rank] for m in x], axis=0),
+        x[(rank - 1) % world],
+        x[cols[0]],
+        np.array(rank, np.uint32),
+        np.concatenate(members(y, cols), axis=0),
+        _reduce(z, "or"),
+        subtracted,
+    ]
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_hand_written_program_with_every_collective_matches_the_spec(world):
+    outcomes = launch("program", world)
+    for rank in range(world):
+        assert outcomes[rank][0] == "ok", outcomes[rank]
+        want = _program_expected(rank, world)
+        for executor, got in outcomes[rank][1].items():
+            assert len(got) == len(want)
+            for i, (a, b) in enumerate(zip(got, want)):
+                assert a.dtype == b.dtype and a.shape == b.shape, (rank, executor, i, a.dtype, a.shape)
+                np.testing.assert_array_equal(a, b, err_msg=f"rank {rank}, {executor}, result {i}")
+
+
 @pytest.mark.parametrize(("world", "scenario", "victim"), [(4, "killed", 1), (2, "killed_rank0", 0)])
 def test_a_killed_rank_makes_the_others_fail_naming_it(world, scenario, victim):
     timeout_s = 3.0
@@ -73,7 +112,9 @@ def test_a_killed_rank_makes_the_others_fail_naming_it(world, scenario, victim):
         kind, value = outcomes[rank][0], outcomes[rank][1]
         assert kind == "ok", outcomes[rank]
         assert value["missing"] == [victim], value["message"]
-        assert f"rank {victim}" in value["message"] and "all_reduce among ranks" in value["message"]
+        assert f"rank {victim} stopped" in value["message"] and "all_reduce among ranks" in value["message"]
+        if scenario == "killed":  # run by a program: the op is named
+            assert "'stablehlo.all_reduce'" in value["message"]
         assert f"rank {rank}:" in value["message"]
         assert value["seconds"] < timeout_s + 3, value  # within the timeout (and the liveness check)
 
