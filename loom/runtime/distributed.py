@@ -311,17 +311,6 @@ def to_torch(x: np.ndarray, device: Any = None) -> Any:
     return t if device is None or device.type == "cpu" else t.to(device)
 
 
-def from_torch(t: Any, dtype: np.dtype) -> np.ndarray:
-    """The numpy array of `dtype` (the operand's) whose bits a tensor made by `to_torch`, or filled
-    by torch, holds."""
-    t = t.detach()
-    if t.device.type != "cpu":
-        t = t.cpu()
-    if np.dtype(dtype).name in _NATIVE:
-        return t.numpy()
-    return t.view(_torch_int(t.dtype.itemsize)).numpy().view(dtype)
-
-
 def _torch_int(size: int) -> Any:
     import torch
     return {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[size]
@@ -422,7 +411,17 @@ class TorchCommunicator:
                 f"torch.distributed said: {torch_said}",
                 what, self.rank, peers, missing) from e
 
-    # collectives
+    # collectives. Each result is a fresh numpy array torch writes into (through a tensor
+    # sharing its memory; on a GPU, copied back), so that executors need not copy it again.
+    def _tensor(self, a: np.ndarray) -> Any:
+        return to_torch(a, self.device)
+
+    def _written(self, out: np.ndarray, t: Any) -> np.ndarray:
+        """`out` once torch has written `t` (its tensor): on a GPU, copied back."""
+        if t.device.type != "cpu":
+            to_torch(out).copy_(t)
+        return out
+
     def all_reduce(self, me: int, x: Any, group: Sequence[int], reduction: str) -> Any:
         import torch.distributed as dist
         self._enter("all_reduce", me, group)
@@ -432,43 +431,42 @@ class TorchCommunicator:
         if not _reducible(x_np.dtype, reduction):
             return back(self._gather_reduce(x_np, group, reduction))
         pg = self._group(group)
-        t = to_torch(np.array(x_np), self.device)  # all_reduce writes in place: on a copy
+        out = np.array(x_np, order="C")  # all_reduce writes in place: into the result
+        t = self._tensor(out)
         self._run(group, lambda: dist.all_reduce(t, op=_reduce_op(reduction), group=pg))
-        return back(from_torch(t, x_np.dtype))
+        return back(self._written(out, t))
 
     def all_gather(self, me: int, x: Any, group: Sequence[int], dim: int) -> Any:
         self._enter("all_gather", me, group)
         x_np, back = _operand(x)
         if len(group) == 1:
             return back(np.array(x_np))
-        stacked = self._stack(x_np, group, dim)  # (n, *shape with dim first)
-        out = stacked.reshape((len(group) * x_np.shape[dim],) + stacked.shape[2:])
-        return back(np.moveaxis(out, 0, dim) if dim else out)
+        gathered = self._gather(np.moveaxis(x_np, dim, 0) if dim else x_np, group)  # along dim, moved first
+        return back(np.ascontiguousarray(np.moveaxis(gathered, 0, dim)) if dim else gathered)
 
-    def _stack(self, x: np.ndarray, group: Sequence[int], dim: int = 0) -> np.ndarray:
-        """The group's operands with `dim` moved first, stacked in group order: (n, *shape)."""
-        import torch
+    def _gather(self, x: np.ndarray, group: Sequence[int]) -> np.ndarray:
+        """The group's operands concatenated along their first dimension (stacked, for scalars),
+        in group order, as a new array."""
         import torch.distributed as dist
         pg = self._group(group)
-        moved = np.moveaxis(x, dim, 0) if dim else x
-        t = to_torch(moved.reshape((1,) + moved.shape), self.device)  # concatenated along a new first dim
-        out = torch.empty((len(group),) + tuple(moved.shape), dtype=t.dtype, device=t.device)
-        self._run(group, lambda: _all_gather_single(dist)(out, t, group=pg))
-        return from_torch(out, x.dtype)
+        x = x if x.ndim else x.reshape(1)
+        out = np.empty((len(group) * x.shape[0],) + x.shape[1:], x.dtype)
+        t_in, t = self._tensor(x), self._tensor(out)
+        self._run(group, lambda: _all_gather_single(dist)(t, t_in, group=pg))
+        return self._written(out, t)
 
     def _gather_reduce(self, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
         """A reduction torch.distributed cannot do for this dtype (max/min of wide unsigned
         integers, any of the 8-bit floats): gather the operands and reduce them with numpy, in
         group order, the same on every member."""
-        stacked = self._stack(x, group)
+        stacked = self._gather(x, group).reshape((len(group),) + x.shape)
         ufunc = _BIT_UFUNCS[reduction] if reduction in _BIT_UFUNCS and x.dtype != np.bool_ else _UFUNCS[reduction]
-        out = stacked[0].copy()
+        out = np.array(stacked[0])
         for piece in stacked[1:]:
             out = ufunc(out, piece).astype(x.dtype, copy=False)
         return out
 
     def reduce_scatter(self, me: int, x: Any, group: Sequence[int], dim: int, reduction: str) -> Any:
-        import torch
         import torch.distributed as dist
         self._enter("reduce_scatter", me, group)
         x_np, back = _operand(x)
@@ -482,14 +480,14 @@ class TorchCommunicator:
         pg = self._group(group)
         # gloo has reduce_scatter in torch 2.13 (checked for every dtype loom sends), so no
         # all_reduce and slice; the scattered dimension goes first, since torch splits the flat input.
-        t = to_torch(np.moveaxis(x_np, dim, 0) if dim else x_np, self.device)
-        out = torch.empty((t.shape[0] // n,) + tuple(t.shape[1:]), dtype=t.dtype, device=t.device)
-        self._run(group, lambda: _reduce_scatter_single(dist)(out, t, op=_reduce_op(reduction), group=pg))
-        res = from_torch(out, x_np.dtype)
-        return back(np.moveaxis(res, 0, dim) if dim else res)
+        moved = np.moveaxis(x_np, dim, 0) if dim else x_np
+        out = np.empty((moved.shape[0] // n,) + moved.shape[1:], x_np.dtype)
+        t_in, t = self._tensor(moved), self._tensor(out)
+        self._run(group, lambda: _reduce_scatter_single(dist)(t, t_in, op=_reduce_op(reduction), group=pg))
+        out = self._written(out, t)
+        return back(np.ascontiguousarray(np.moveaxis(out, 0, dim)) if dim else out)
 
     def all_to_all(self, me: int, x: Any, group: Sequence[int], split_dim: int, concat_dim: int) -> Any:
-        import torch
         import torch.distributed as dist
         self._enter("all_to_all", me, group)
         x_np, back = _operand(x)
@@ -499,11 +497,14 @@ class TorchCommunicator:
             return back(np.array(x_np))
         pg = self._group(group)
         # all_to_all_single sends block j of the first dimension to group member j (gloo has it)
-        t = to_torch(np.moveaxis(x_np, split_dim, 0) if split_dim else x_np, self.device)
-        out = torch.empty_like(t)
-        self._run(group, lambda: dist.all_to_all_single(out, t, group=pg))
-        moved = from_torch(out, x_np.dtype)  # block j came from member j
-        pieces = [np.moveaxis(p, 0, split_dim) if split_dim else p for p in np.split(moved, n, axis=0)]
+        moved = np.moveaxis(x_np, split_dim, 0) if split_dim else x_np
+        out = np.empty(moved.shape, x_np.dtype)
+        t_in, t = self._tensor(moved), self._tensor(out)
+        self._run(group, lambda: dist.all_to_all_single(t, t_in, group=pg))
+        received = self._written(out, t)  # block j came from member j
+        if split_dim == 0 and concat_dim == 0:
+            return back(received)
+        pieces = [np.moveaxis(p, 0, split_dim) if split_dim else p for p in np.split(received, n, axis=0)]
         return back(np.concatenate(pieces, axis=concat_dim))
 
     def _check_splits(self, x: np.ndarray, dim: int, n: int) -> None:
@@ -521,18 +522,18 @@ class TorchCommunicator:
         if len(targets) > 1 or len(sources) > 1:
             raise DistributedError(f"{self._what}: pairs {list(pairs)} make rank {me} the source or the target of "
                                    "more than one pair")
-        out = np.zeros_like(x_np)
         if targets == [me]:  # to itself
             return back(np.array(x_np))
-        t, recv = to_torch(x_np, self.device), to_torch(out, self.device)
-        ops = [dist.P2POp(dist.isend, t, targets[0])] if targets else []
-        ops += [dist.P2POp(dist.irecv, recv, sources[0])] if sources else []
+        out = np.zeros_like(x_np, order="C")
+        t_in, t = self._tensor(x_np), self._tensor(out)
+        ops = [dist.P2POp(dist.isend, t_in, targets[0])] if targets else []
+        ops += [dist.P2POp(dist.irecv, t, sources[0])] if sources else []
         if ops:
             def exchange() -> None:
                 for work in dist.batch_isend_irecv(ops):
                     work.wait()
             self._run(targets + sources, exchange)
-        return back(from_torch(recv, x_np.dtype))
+        return back(self._written(out, t))
 
     def collective_broadcast(self, me: int, x: Any, group: Sequence[int]) -> Any:
         import torch.distributed as dist
@@ -541,9 +542,10 @@ class TorchCommunicator:
         if len(group) == 1:
             return back(np.array(x_np))
         pg = self._group(group)
-        t = to_torch(np.array(x_np), self.device)  # broadcast writes in place: on a copy
+        out = np.array(x_np, order="C")  # broadcast writes in place: into the result
+        t = self._tensor(out)
         self._run(group, lambda: dist.broadcast(t, src=int(group[0]), group=pg))
-        return back(from_torch(t, x_np.dtype))
+        return back(self._written(out, t))
 
     def barrier(self) -> None:
         """Wait for every process (bounded by the timeout)."""
@@ -769,6 +771,6 @@ def assemble_shards(shards: Sequence[np.ndarray], sharding: NamedSharding, globa
 
 
 __all__ = ["CollectiveError", "DistributedError", "PartitionedProgram", "TorchCommunicator", "assemble",
-           "assemble_shards", "communicator", "from_torch", "initialize", "is_initialized", "local_shard",
+           "assemble_shards", "communicator", "initialize", "is_initialized", "local_shard",
            "process_count", "process_index", "program_fingerprint", "run_partitioned", "shard_index", "shutdown",
            "to_torch"]
