@@ -39,6 +39,7 @@ from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import l
     numpy,
     random,
     scipy,  # noqa: E402  (after custom_jvp, which loom.scipy.special uses)
+    sharding,
     tree_util,
 )
 
@@ -53,12 +54,14 @@ from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.linearize import linearize  # noqa: E402
 from loom.frontend.shapes import ShapeDtypeStruct, block_until_ready, device_get, eval_shape  # noqa: E402
+from loom.frontend.shard_map import shard_map  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
+from loom.sharding import make_mesh  # noqa: E402
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",
            "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "config", "custom_jvp",
            "custom_vjp", "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad",
            "hessian",
-           "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "nn", "numpy", "random", "remat",
-           "scipy", "tree_util", "value_and_grad", "vjp", "vmap"]
+           "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "make_mesh", "nn", "numpy", "random",
+           "remat", "scipy", "shard_map", "sharding", "tree_util", "value_and_grad", "vjp", "vmap"]

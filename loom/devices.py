@@ -19,11 +19,28 @@ returns loom.Arrays there.
 
 `offload` / `OffloadedValue` move tensors to pinned host memory asynchronously and back: the
 `offload` memory policy for the saved-value stacks of reverse-mode loops.
+
+Many CPU devices: `LOOM_NUM_CPU_DEVICES=N` in the environment (read when loom is imported, as
+XLA's --xla_force_host_platform_device_count) makes the host N numpy CPU devices, ids 0..N-1
+(`loom.devices("numpy")`; device 0 is the host device above; default 1). Meshes of them run
+partitioned programs (loom.runtime.local), and sharded arrays live on them:
+
+    mesh = loom.make_mesh((2, 4), ("data", "model"))
+    x = loom.device_put(np.ones((8, 6)), NamedSharding(mesh, P("data")))   # a ShardedArray
+    x.addressable_shards[5].index, x.addressable_shards[5].data             # (slice(4, 8), slice(0, 6)), ...
+
+A `ShardedArray` is a `loom.Array` (one array type, as jax.Array), whose shards are numpy
+arrays, one per device of its sharding's mesh; `np.asarray(x)` assembles the global value.
+`device_put` requires each sharded dimension to be a multiple of its piece count, as JAX does;
+arrays that a partitioned program returns may have uneven dimensions (the last shards shorter or
+empty, as XLA pads). Its operators and indexing act on the assembled value and give numpy arrays;
+for placement it counts as a host value (it goes where the computation goes).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,7 +80,7 @@ class Device:
 
     def __str__(self) -> str:
         if self.backend == "numpy":
-            return "cpu"
+            return "cpu" if self.id == 0 else f"cpu:{self.id}"
         if self.platform == "cpu":
             return "torch:cpu"
         return f"{self.platform}:{self.id}"
@@ -83,6 +100,21 @@ def _torch_device(platform: str, index: int) -> Any:
 HOST = Device("cpu", 0, "numpy")
 
 
+def _num_cpu_devices() -> int:
+    text = os.environ.get("LOOM_NUM_CPU_DEVICES", "1")
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"LOOM_NUM_CPU_DEVICES={text!r}: expected a positive number of CPU devices")
+    return n
+
+
+# The host's numpy CPU devices: LOOM_NUM_CPU_DEVICES of them, read once at import.
+CPU_DEVICES = (HOST,) + tuple(Device("cpu", i, "numpy") for i in range(1, _num_cpu_devices()))
+
+
 def _torch() -> Any:
     try:
         import torch
@@ -93,8 +125,11 @@ def _torch() -> Any:
 
 def devices(backend: str | None = None) -> list[Device]:
     """The devices loom can run on: the host ("cpu", numpy), torch's CPU ("torch:cpu") when torch
-    is installed, and each CUDA device. `backend` ("numpy", "torch", "cpu" or "cuda") filters."""
-    out = [HOST]
+    is installed, and each CUDA device. `backend` ("numpy", "torch", "cpu" or "cuda") filters.
+    With LOOM_NUM_CPU_DEVICES=N the host is N numpy devices, cpu (id 0) to cpu:N-1."""
+    if backend == "numpy":  # without importing torch
+        return list(CPU_DEVICES)
+    out = list(CPU_DEVICES)
     torch = _torch()
     if torch is not None:
         out.append(Device("cpu", 0, "torch"))
@@ -128,6 +163,11 @@ def get_device(spec: Any) -> Device:
             return Device("cuda", 0)
         if spec.startswith("cuda:") and spec[5:].isdigit():
             return Device("cuda", int(spec[5:]))
+        if spec.startswith("cpu:") and spec[4:].isdigit():
+            if int(spec[4:]) >= len(CPU_DEVICES):
+                raise ValueError(f"device {spec!r} is not available: there are {len(CPU_DEVICES)} CPU devices "
+                                 "(set LOOM_NUM_CPU_DEVICES before importing loom for more)")
+            return CPU_DEVICES[int(spec[4:])]
     return _unknown(spec)
 
 
@@ -138,7 +178,10 @@ def _unknown(spec: Any) -> Device:
 
 def device_of(x: Any) -> Device | None:
     """The device a value is committed to: a loom.Array's or a torch tensor's; None for numpy
-    arrays, Python scalars and other host values (they go where the computation goes)."""
+    arrays, sharded arrays (numpy shards), Python scalars and other host values (they go where
+    the computation goes)."""
+    if isinstance(x, ShardedArray):
+        return None
     if isinstance(x, Array):
         return x.device
     torch = _torch_if_loaded()
@@ -309,6 +352,145 @@ class Array:
     __hash__ = None  # type: ignore[assignment]  # arrays are mutable-valued, as numpy's
 
 
+class Shard:
+    """One device's piece of a ShardedArray (as jax.Shard): `device`, `index` (a tuple of slices
+    of the global array), `replica_id` (0 for the first device holding this index) and `data`
+    (a numpy array)."""
+
+    __slots__ = ("device", "index", "replica_id", "data")
+
+    def __init__(self, device: Device, index: tuple[slice, ...], replica_id: int, data: np.ndarray) -> None:
+        self.device = device
+        self.index = index
+        self.replica_id = replica_id
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, data={self.data!r})"
+
+
+class ShardedArray(Array):
+    """A global array split over the devices of a sharding's mesh (see the module docstring):
+    `shape` (global), `dtype`, `ndim`, `size`, `sharding`, `addressable_shards` (one `Shard` per
+    device, in mesh order), `np.asarray(a)` (the assembled global value)."""
+
+    __slots__ = ("_shape", "_dtype", "_sharding", "_shards")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, sharding: Any, shards: Sequence[Shard]) -> None:
+        super().__init__(None)
+        self._shape = tuple(int(n) for n in shape)
+        self._dtype = np.dtype(dtype)
+        self._sharding = sharding
+        self._shards: list[Shard] | None = list(shards)
+
+    @classmethod
+    def from_shard_data(cls, shape: Sequence[int], sharding: Any, indices: Sequence[tuple[slice, ...]],
+                        datas: Sequence[np.ndarray], dtype: Any = None,
+                        devices: Sequence[Device] | None = None) -> ShardedArray:
+        """The array whose device i (of `devices`, by default the sharding's mesh in order)
+        holds `datas[i]` at `indices[i]`."""
+        seen: dict[tuple, int] = {}
+        shards = []
+        for device, index, data in zip(sharding.mesh.device_list if devices is None else devices, indices, datas):
+            key = tuple((s.start, s.stop) for s in index)
+            shards.append(Shard(device, index, seen.get(key, 0), data))
+            seen[key] = seen.get(key, 0) + 1
+        return cls(shape, datas[0].dtype if dtype is None else dtype, sharding, shards)
+
+    @classmethod
+    def put(cls, x: Any, sharding: Any, where: str = "array") -> ShardedArray:
+        """`x` split by `sharding` (each shard a copy). Each sharded dimension must be a multiple of
+        its piece count, as in JAX; errors name `where`."""
+        value = np.asarray(x)
+        spec = sharding.spec
+        if len(spec) > value.ndim:
+            raise ValueError(f"{where}: the sharding {spec!r} has {len(spec)} entries, but the array has rank "
+                             f"{value.ndim} (shape {value.shape})")
+        for d, (n, count) in enumerate(zip(value.shape, sharding.shard_counts(value.ndim))):
+            if n % count:
+                raise ValueError(f"{where}: {spec!r} splits dimension {d} of shape {value.shape} into {count} pieces, "
+                                 f"which do not divide its size {n} evenly (as in JAX)")
+        indices = list(sharding.devices_indices_map(value.shape).values())
+        return cls.from_shard_data(value.shape, sharding, indices, [np.array(value[i]) for i in indices],
+                                   value.dtype)
+
+    def _live_shards(self) -> list[Shard]:
+        if self._shards is None:
+            raise RuntimeError("this sharded array was deleted")
+        return self._shards
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._shape))
+
+    @property
+    def sharding(self) -> Any:
+        return self._sharding
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        return list(self._live_shards())
+
+    @property
+    def device(self) -> Any:
+        """The one device of a single-device array, else its sharding (as jax.Array.device)."""
+        shards = self._live_shards()
+        return shards[0].device if len(shards) == 1 else self._sharding
+
+    def devices(self) -> set[Device]:
+        return {s.device for s in self._live_shards()}
+
+    def is_deleted(self) -> bool:
+        return self._shards is None
+
+    def delete(self) -> None:
+        self._shards = None
+
+    def block_until_ready(self) -> ShardedArray:
+        return self
+
+    def torch(self) -> Any:
+        """The assembled global value as a torch CPU tensor (a copy)."""
+        import torch
+        return torch.from_numpy(np.asarray(self))
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        out = np.empty(self._shape, self._dtype)
+        for s in self._live_shards():
+            out[s.index] = s.data
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self) -> str:
+        if self._shards is None:
+            return "ShardedArray(<deleted>)"
+        body = np.array2string(np.asarray(self), separator=", ")
+        return f"ShardedArray({body}, dtype={self.dtype.name}, sharding={self._sharding!r})"
+
+    # Operators and indexing act on the assembled global value, with numpy.
+    def __getitem__(self, index: Any) -> Any:
+        return np.asarray(self)[index]
+
+    def _binary(self, other: Any, fn: Any, reverse: bool = False) -> Any:
+        a = np.asarray(self)
+        b = np.asarray(other) if isinstance(other, Array) else other
+        return fn(b, a) if reverse else fn(a, b)
+
+    def __neg__(self) -> Any:
+        return -np.asarray(self)
+
+
 import operator as _operator  # noqa: E402
 
 operator_add, operator_sub, operator_mul = _operator.add, _operator.sub, _operator.mul
@@ -331,10 +513,20 @@ def _operand(x: Any, like: Any) -> Any:
 
 def device_put(x: Any, device: Any = None) -> Any:
     """`x` (a pytree of arrays) on `device`: numpy arrays for the host device ("cpu", the
-    default), loom.Arrays for torch devices. Values already there are not copied."""
-    from loom.frontend.pytree import tree_map
+    default), loom.Arrays for torch devices. Values already there are not copied. `device` may
+    be a `loom.sharding.NamedSharding`: each leaf becomes a `ShardedArray` split over its mesh
+    (errors name the leaf)."""
+    from loom.frontend.pytree import keystr, tree_flatten_with_path, tree_map, tree_unflatten
+    if _is_sharding(device):
+        pairs, treedef = tree_flatten_with_path(x)
+        return tree_unflatten(treedef, [ShardedArray.put(leaf, device, f"device_put argument x{keystr(path)}")
+                                        for path, leaf in pairs])
     target = get_device(device)
     return tree_map(lambda leaf: _put(leaf, target), x)
+
+
+def _is_sharding(x: Any) -> bool:
+    return hasattr(x, "mesh") and hasattr(x, "spec") and hasattr(x, "devices_indices_map")
 
 
 def _put(x: Any, target: Device) -> Any:
@@ -433,5 +625,5 @@ def offload(tensor: Any) -> OffloadedValue:
     return OffloadedValue(host, tensor.device, event)
 
 
-__all__ = ["HOST", "Array", "Device", "OffloadedValue", "committed_device", "device_of", "get_device", "device_put",
-           "devices", "from_dlpack", "offload"]
+__all__ = ["CPU_DEVICES", "HOST", "Array", "Device", "OffloadedValue", "Shard", "ShardedArray", "committed_device",
+           "device_of", "device_put", "devices", "from_dlpack", "get_device", "offload"]

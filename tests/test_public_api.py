@@ -41,3 +41,13 @@ def test_public_names_unchanged(name: str) -> None:
     before = set(SNAPSHOT[name])
     assert sorted(now - before) == [], f"{name} gained public names"
     assert sorted(before - now) == [], f"{name} lost public names"
+
+
+def test_sharding_names_at_the_top() -> None:
+    """`loom.sharding` is the module (as jax.sharding) and `loom.make_mesh` its mesh maker."""
+    import loom
+    import loom.sharding as sharding
+    assert loom.sharding is sharding and isinstance(sharding, types.ModuleType)
+    assert loom.make_mesh is sharding.make_mesh
+    assert {"Mesh", "NamedSharding", "P", "PartitionSpec", "make_mesh"} <= _public(sharding)
+    assert sharding.P is sharding.PartitionSpec

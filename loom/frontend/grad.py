@@ -24,7 +24,17 @@ import numpy as np
 from loom.backend.compiled import Executable
 from loom.devices import Array
 from loom.dialects import stablehlo
-from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, host_value, pass_manager, placement
+from loom.frontend.jit import (
+    Jitted,
+    abstract_value,
+    as_array,
+    device_leaf,
+    host_value,
+    main_function,
+    pass_manager,
+    placement,
+    transform_module,
+)
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace, is_floating, lift, np_dtype
 from loom.ir.core import Operation
@@ -160,11 +170,11 @@ class _Differentiable:
         if traced is None:
             abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(abstract_value, leaves)]
             lowered = jitted._lower(key, args, kwargs, abstract, weak)
-            fn = lowered.module.regions[0].entry.first_op
+            fn = main_function(lowered.module)
             ftype = fn.properties["function_type"].value
             n_out = trees["n_out"]
             wrt = [i for g in groups for i in g]
-            module = vjp_module(lowered.module, wrt, list(range(n_out)))
+            module = transform_module(lowered.module, lambda m: vjp_module(m, wrt, list(range(n_out))))
             pass_manager().run(module)
             module.verify()
             out_avals = [(tuple(t.shape), np_dtype(t.element_type)) for t in ftype.results[:n_out]]

@@ -242,7 +242,7 @@ class Jitted:
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
                  device: Any = None, cuda_graph: bool = False, pipeline: str | None = None,
-                 fuse: bool = False) -> None:
+                 fuse: bool = False, in_shardings: Any = None, out_shardings: Any = None) -> None:
         functools.update_wrapper(self, fun)  # first: it copies fun's __dict__, which may hold a `fun` too
         self.fun = fun
         try:
@@ -277,6 +277,12 @@ class Jitted:
             raise ValueError("fuse=True compiles the program with torch.compile: it needs a torch device "
                              "(device='cuda', 'cuda:N' or 'torch:cpu')")
         self.pipeline = pipeline or DEFAULT_PIPELINE
+        # NamedShardings (or pytree prefixes of the positional arguments / the output of them;
+        # None: unconstrained), as jax.jit's
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        if in_shardings is not None or out_shardings is not None:
+            self._flat_ok = False  # sharded calls take the general path (the mesh runtime)
         self._cache: dict[Hashable, Compiled] = {}
         # Fast paths: flat positional arrays of one kind -> a runner, keyed by (shape, dtype) pairs.
         self._fast_numpy: dict[Hashable, Callable[[tuple], Any]] = {}
@@ -418,6 +424,7 @@ class Jitted:
         trace = TraceContext([tensor_type(a.shape, a.dtype) for a in leaves])
         with trace:
             tracers = trace.arguments(weak)
+            in_shardings = self._flat_in_shardings(args, kwargs, tracers)
             full_args, full_kwargs = self._rebuild(args, kwargs, tracers)
             out = self.fun(*full_args, **full_kwargs)
             out_leaves, out_tree = tree_flatten(out)
@@ -426,13 +433,57 @@ class Jitted:
                 if isinstance(path_leaf, Tracer) and path_leaf.trace is not trace:
                     raise TypeError("a traced value escaped from another trace")
                 outs.append(lift(trace, path_leaf))
+            out_shardings = self._flat_out_shardings(out, outs)
             trace.finish(outs)
         module = trace.module
+        if trace.mesh is not None:  # before the passes: the sdy ops' verifiers look the mesh up
+            annotate_sharded(module, trace.mesh, self.__name__, in_shardings, out_shardings,
+                             ["result" + keystr(p) for p, _ in tree_flatten_with_path(out)[0]])
         pass_manager(self.pipeline).run(module)
         module.verify()
         lowered = Lowered(module, out_tree, self, key, device, donate)
         lowered.captures = list(trace.captures)
         return lowered
+
+    def _flat_in_shardings(self, args: tuple, kwargs: dict, tracers: list[Tracer]) -> list[Any]:
+        """One sharding (or None) per dynamic leaf, checked against its rank; the mesh recorded."""
+        if self.in_shardings is None:
+            return [None] * len(tracers)
+        from loom.frontend.shard_map import broadcast_prefix, is_spec_leaf, named_sharding, use_mesh
+        dyn_args, dyn_kwargs, _, named = self._split(args, kwargs)
+        spec = self.in_shardings
+        if is_spec_leaf(spec):
+            spec = (spec,) * len(dyn_args)
+        elif isinstance(spec, list):
+            spec = tuple(spec)
+        if isinstance(spec, tuple) and len(spec) != len(dyn_args):
+            raise ValueError(f"{self.__name__}: in_shardings has {len(spec)} entries, but the function is called "
+                             f"with {len(dyn_args)} positional arguments")
+        flat = broadcast_prefix(spec, tuple(dyn_args), "in_shardings")
+        flat += [None] * (len(tracers) - len(flat))  # keyword arguments: unconstrained
+        out = []
+        for t, s, where in zip(tracers, flat, _leaf_names(named)):
+            if s is not None:
+                s = named_sharding(s.mesh, s, t.shape, f"{self.__name__}: in_shardings for argument {where}",
+                                   divisible=True)
+                use_mesh(s.mesh, f"{self.__name__}: in_shardings for argument {where}")
+            out.append(s)
+        return out
+
+    def _flat_out_shardings(self, out: Any, outs: list[Tracer]) -> list[Any]:
+        if self.out_shardings is None:
+            return [None] * len(outs)
+        from loom.frontend.shard_map import broadcast_prefix, named_sharding, use_mesh
+        spec = tuple(self.out_shardings) if isinstance(self.out_shardings, list) else self.out_shardings
+        flat = broadcast_prefix(spec, out, "out_shardings")
+        result = []
+        for t, s, p in zip(outs, flat, tree_flatten_with_path(out)[0]):
+            if s is not None:
+                where = "result" + keystr(p[0])
+                s = named_sharding(s.mesh, s, t.shape, f"{self.__name__}: out_shardings for {where}")
+                use_mesh(s.mesh, f"{self.__name__}: out_shardings for {where}")
+            result.append(s)
+        return result
 
     def _compile_for(self, args: tuple, kwargs: dict) -> tuple[Compiled, list[Any], bool, Hashable]:
         key, leaves, wrap = self._placed_signature(args, kwargs)
@@ -629,9 +680,66 @@ def _tree_runner(jitted: Jitted, compiled: Compiled) -> Callable[[tuple, list], 
     return run
 
 
+def annotate_sharded(module: Operation, mesh: Any, name: str, in_shardings: Sequence[Any],
+                     out_shardings: Sequence[Any], result_names: Sequence[str]) -> None:
+    """Give a traced module the annotations of JAX's sharded lowering: its name `jit_<name>`,
+    `mhlo.num_partitions` / `mhlo.num_replicas`, an `sdy.mesh @mesh`, a public `@main` whose
+    arguments and results carry their `sdy.sharding` (where given) and `jax.result_info`."""
+    from loom.dialects.sdy import MeshOp  # noqa: F401 - registers the sdy ops
+    from loom.ir.attributes import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
+    from loom.ir.types import IntegerType
+    i32, i64 = IntegerType(32), IntegerType(64)
+    module.properties["sym_name"] = StringAttr("jit_" + _symbol_name(name))
+    module.attributes["mhlo.num_partitions"] = IntegerAttr(i32, mesh.size)
+    module.attributes["mhlo.num_replicas"] = IntegerAttr(i32, 1)
+    axes = ArrayAttr(tuple(DictionaryAttr((("name", StringAttr(a)), ("size", IntegerAttr(i64, n))))
+                           for a, n in mesh.shape.items()))
+    mesh_op = Operation.create("sdy.mesh", properties={"mesh": mesh.to_sdy(), "sym_name": StringAttr("mesh")},
+                               attributes={"stablehlo.mesh": DictionaryAttr((("axes", axes),))})
+    body = module.regions[0].entry
+    body.insert_before(mesh_op, body.first_op)
+    fn = next(op for op in body.ops if op.name == "func.func")
+    fn.properties["sym_visibility"] = StringAttr("public")
+    ftype = fn.properties["function_type"].value
+
+    def entry(sharding: Any, ndim: int, extra: tuple = ()) -> DictionaryAttr:
+        items = extra if sharding is None else (*extra, ("sdy.sharding", sharding.to_sdy(ndim)))
+        return DictionaryAttr(tuple(items))
+    fn.properties["arg_attrs"] = ArrayAttr(tuple(entry(s, len(t.shape)) for s, t in
+                                                 zip([*in_shardings, *[None] * len(ftype.inputs)], ftype.inputs)))
+    fn.properties["res_attrs"] = ArrayAttr(tuple(entry(s, len(t.shape), (("jax.result_info", StringAttr(r)),))
+                                                 for s, r, t in zip(out_shardings, result_names, ftype.results)))
+
+
+def main_function(module: Operation) -> Operation:
+    """The traced function of a module (after the `sdy.mesh` of a sharded program)."""
+    return next(op for op in module.regions[0].entry.ops if op.name == "func.func")
+
+
+def transform_module(module: Operation, transform: Callable[[Operation], Operation]) -> Operation:
+    """`transform(module)` (a VJP, JVP or batching of the traced function), for a sharded module
+    too: the rules of its manual computations see its mesh, and the new module gets the mesh
+    (after its function) and the partition count."""
+    from loom.ops.collectives import mesh_scope
+    with mesh_scope(module):
+        out = transform(module)
+    mesh_op = next((op for op in module.regions[0].entry.ops if op.name == "sdy.mesh"), None)
+    if mesh_op is not None:
+        out.regions[0].entry.append(mesh_op.clone())
+        for name in ("mhlo.num_partitions", "mhlo.num_replicas"):
+            out.attributes[name] = module.attributes[name]
+    return out
+
+
+def _symbol_name(name: str) -> str:
+    """A function's name as JAX writes it in a module name (`<lambda>` is `_lambda`)."""
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name.replace(">", ""))
+
+
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-        device: Any = None, cuda_graph: bool = False, fuse: bool = False) -> Any:
+        device: Any = None, cuda_graph: bool = False, fuse: bool = False, in_shardings: Any = None,
+        out_shardings: Any = None) -> Any:
     """Compile `fun` with loom: usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(...)`.
 
     `device` pins the function to a device ("cpu", "torch:cpu", "cuda", "cuda:N"; by default it
@@ -641,12 +749,18 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     while loops, run op by op instead). `fuse=True` (with a torch device) compiles the program
     with torch.compile (TorchInductor), fusing elementwise chains into generated kernels; the first
     call per signature compiles (seconds to minutes); with `cuda_graph=True` too, the fused program
-    is replayed as CUDA graphs."""
+    is replayed as CUDA graphs.
+
+    `in_shardings` / `out_shardings` (NamedShardings, or pytree prefixes of the positional
+    arguments / of the output of them; None: unconstrained) annotate the program with its
+    shardings as `jax.jit`'s do: `lower(...).as_text()` prints the global program with its
+    `sdy.mesh` and `sdy.sharding` attributes, and the call runs it on the mesh."""
     def make(f: Callable[..., Any]) -> Jitted:
-        return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph, fuse=fuse)
+        return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph, fuse=fuse,
+                      in_shardings=in_shardings, out_shardings=out_shardings)
     if fun is None:
         return make
     return make(fun)
 
 
-__all__ = ["DEFAULT_PIPELINE", "Compiled", "Jitted", "Lowered", "jit"]
+__all__ = ["DEFAULT_PIPELINE", "Compiled", "Jitted", "Lowered", "jit", "main_function", "transform_module"]

@@ -17,7 +17,16 @@ from typing import Any
 import numpy as np
 
 from loom.frontend.grad import ModuleRunner
-from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, host_value, pass_manager
+from loom.frontend.jit import (
+    Jitted,
+    abstract_value,
+    as_array,
+    device_leaf,
+    host_value,
+    main_function,
+    pass_manager,
+    transform_module,
+)
 from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace, is_floating, np_dtype
 from loom.ir.core import Operation
@@ -67,8 +76,8 @@ def transformed(fun: Callable[..., Any], primals: tuple, has_aux: bool = False,
         key, leaves, weak = jitted._signature(primals, {}, keep_device=True)
     abstract = [np.broadcast_to(np.zeros((), dtype), shape) for shape, dtype in map(abstract_value, leaves)]
     lowered = jitted._lower(key, primals, {}, abstract, weak)
-    ftype = lowered.module.regions[0].entry.first_op.properties["function_type"].value
-    module = transform(lowered.module)
+    ftype = main_function(lowered.module).properties["function_type"].value
+    module = transform_module(lowered.module, transform)
     pass_manager().run(module)
     module.verify()
     out_avals = [(tuple(t.shape), np_dtype(t.element_type)) for t in ftype.results]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.frontend.jit import Jitted
+from loom.frontend.jit import Jitted, main_function
 from loom.frontend.pytree import tree_map, tree_unflatten
 from loom.frontend.tracing import np_dtype
 
@@ -45,7 +45,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of `fun(*args, **kwargs)` as a pytree of `ShapeDtypeStruct`s, found
     by tracing (nothing is computed). Arguments may be arrays or `ShapeDtypeStruct`s."""
     lowered = Jitted(fun).lower(*args, **kwargs)
-    fn = lowered.module.regions[0].entry.first_op
+    fn = main_function(lowered.module)
     results = fn.properties["function_type"].value.results
     return tree_unflatten(lowered.out_tree, [ShapeDtypeStruct(t.shape, np_dtype(t.element_type)) for t in results])
 

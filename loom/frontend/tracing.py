@@ -226,6 +226,8 @@ class TraceContext:
         # became an extra (implicit) argument appended to the function's inputs
         self.captures: list[Tracer] = []
         self._captured: dict[int, Tracer] = {}
+        # the mesh the traced program runs on (set by shard_map, sharding constraints and sharded jit)
+        self.mesh: Any = None
 
     def __enter__(self) -> TraceContext:
         _LOCAL.traces.append(self)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from loom.frontend.grad import ModuleRunner
-from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, pass_manager
+from loom.frontend.jit import Jitted, abstract_value, as_array, device_leaf, pass_manager, transform_module
 from loom.frontend.pytree import PyTreeDef, node_children, tree_flatten, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace
 from loom.ir.core import Operation
@@ -144,7 +144,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size
             out_dims = _broadcast_prefix(out_axes, placeholder, "out_axes")
             # closed-over tracers of enclosing traces are extra trailing inputs, unbatched
             captures = lowered.captures
-            module = vmap_module(lowered.module, [*dims, *[None] * len(captures)], size, out_dims)
+            module = transform_module(lowered.module,
+                                      lambda m: vmap_module(m, [*dims, *[None] * len(captures)], size, out_dims))
             pass_manager().run(module)
             module.verify()
             batched = _Batched(module, out_tree)

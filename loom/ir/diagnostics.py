@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -55,3 +57,37 @@ class VerifyError(LoomError):
         except Exception as e:  # the op may be too broken to print
             text = f"<unprintable: {e}>"
         return f"{self.location_prefix}: error: '{self.op.name}' op {self.message}\n  see current operation: {text}"
+
+
+class Remark:
+    """A note about how a pass treated an op (MLIR's `remark`), located like a VerifyError."""
+
+    def __init__(self, op: Operation, message: str) -> None:
+        self.op_name = op.name
+        self.message = message
+        from loom.ir.attributes import location_line_col
+        where = location_line_col(op.location)
+        self.where = f"{where[0]}:{where[1]}:{where[2]}" if where else f"loc({op.location})"
+
+    def __str__(self) -> str:
+        return f"{self.where}: remark: '{self.op_name}' op {self.message}"
+
+
+_remark_sinks: list[list[Remark]] = []
+
+
+def emit_remark(op: Operation, message: str) -> None:
+    """Record a remark for every `collect_remarks()` block open now (none open: dropped)."""
+    for sink in _remark_sinks:
+        sink.append(Remark(op, message))
+
+
+@contextlib.contextmanager
+def collect_remarks() -> Iterator[list[Remark]]:
+    """`with collect_remarks() as remarks:` gathers the remarks emitted inside the block."""
+    sink: list[Remark] = []
+    _remark_sinks.append(sink)
+    try:
+        yield sink
+    finally:
+        _remark_sinks.remove(sink)

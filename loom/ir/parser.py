@@ -1129,7 +1129,11 @@ class Parser:
             return OpaqueBuiltinAttr(text, self.parse_type())
         d = lookup_dialect(name.split(".", 1)[0])
         if d is not None and d.attribute_parser is not None:
-            a = d.attribute_parser(text)
+            try:
+                a = d.attribute_parser(text)
+            except ValueError as e:  # located where the dialect says (`offset` into the text), else after it
+                offset = getattr(e, "offset", None)
+                raise self.error(str(e), start + offset if isinstance(offset, int) else None) from None
             if a is not None:
                 return a
         return DialectAttr(text)

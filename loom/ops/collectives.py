@@ -309,11 +309,486 @@ _COLLECTIVES = ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_t
                 "stablehlo.partition_id", "stablehlo.replica_id"]
 declare(_COLLECTIVES, unsupported("collectives run on numpy arrays between threads or processes; no torch kernels "
                                   "yet"), tables=("torch",))
-declare(_COLLECTIVES, unsupported("collectives are not differentiated or batched yet"), tables=("jvp", "vjp",
-                                                                                                 "batching"))
+declare(["stablehlo.collective_broadcast", "stablehlo.partition_id", "stablehlo.replica_id"],
+        unsupported("not differentiated or batched: no front-end collective lowers to them, and the ids are "
+                    "integers"), tables=("jvp", "vjp", "batching"))
 declare(["stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
         unsupported("legacy and asynchronous collective wrappers: parsed and printed only"))
 declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.after_all",
          "stablehlo.create_token"], unsupported("host communication and tokens: parsed and printed only"))
 
 __all__ = ["REDUCTION_OF_UFUNC", "ProcessGroups", "RegionReducer", "channel_id", "dense_ids"]
+declare([*_COLLECTIVES, "stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
+        unsupported("per-device ops: they appear only in partitioned programs and manual computations"),
+        tables=("sharding",))
+
+
+# Derivatives and batching ---------------------------------------------------------------------
+#
+# The collectives of a shard_map body (psum -> all_reduce, all_gather, psum_scatter ->
+# reduce_scatter, ppermute -> collective_permute, all_to_all) and the sdy ops around them.
+# `sdy.manual_computation` runs, in a program on one device, by splitting its operands over the
+# mesh by `in_shardings`, running its body once per device (`loom.runtime.local.run_spmd`, one
+# thread per partition, the collectives meeting in between) and assembling its results by
+# `out_shardings`; `sdy.sharding_constraint` and `sdy.reshard` are identities on values. Their
+# derivatives and batching build the same op around the transformed body.
+
+import contextlib  # noqa: E402
+import threading  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+
+from loom.backend.kernels_numpy import KERNELS  # noqa: E402
+from loom.dialects import func as func_dialect  # noqa: E402
+from loom.dialects.sdy import DimSharding, MeshAttr, TensorShardingAttr  # noqa: E402
+from loom.dialects.stablehlo.collectives import channel_handle_attr  # noqa: E402
+from loom.ir.attributes import IntegerAttr, StringAttr, TypeAttr, UnitAttr  # noqa: E402
+from loom.ir.types import FunctionType, IntegerType  # noqa: E402
+from loom.ops.registry import register  # noqa: E402
+from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full_like, is_float  # noqa: E402
+from loom.transforms.batching import BATCH_RULES, moveaxis  # noqa: E402
+from loom.transforms.forward_ad import JVP_RULES  # noqa: E402
+from loom.transforms.rule_builders import rule  # noqa: E402
+
+# the channel JAX writes on every collective of a shard_map body (cross-partition, handle 1)
+_CHANNEL = channel_handle_attr(1)
+
+
+def _identity(op: Operation) -> Kernel:
+    return Kernel(lambda x: x)
+
+
+for _name in ("sdy.sharding_constraint", "sdy.reshard"):
+    KERNELS[_name] = _identity
+
+
+def _blocks(sharding: TensorShardingAttr, mesh: MeshAttr, shape: Sequence[int], p: int) -> tuple[slice, ...]:
+    """The block of a value of global `shape` that partition `p` holds under `sharding`."""
+    names = [n for n, _ in mesh.axes]
+    sizes = [s for _, s in mesh.axes]
+    coords = np.unravel_index(p, sizes) if sizes else ()
+    out = []
+    for d, n in enumerate(shape):
+        axes = sharding.dims[d].axes if d < len(sharding.dims) else ()
+        index, count = 0, 1
+        for a in axes:
+            if a.size is not None:
+                raise ExecutionError(f"sub-axis {a} in {sharding}: not run by the one-process mesh")
+            i = names.index(a.name)
+            index = index * sizes[i] + int(coords[i])
+            count *= sizes[i]
+        local = n // count
+        out.append(slice(index * local, (index + 1) * local))
+    return tuple(out)
+
+
+def per_device_module(op: Operation, mesh: MeshAttr) -> Operation:
+    """The body of a manual computation over every mesh axis as a per-device program: a module
+    with `mhlo.num_partitions` and `@main` taking the local operands, returning the local results."""
+    from loom.dialects import builtin
+    block = op.regions[0].blocks[0]
+    ret = block.last_op
+    ftype = FunctionType(tuple(a.type for a in block.args), tuple(v.type for v in ret.operands))
+    module = builtin.ModuleOp.build()
+    i32 = IntegerType(32)
+    size = int(np.prod([s for _, s in mesh.axes]))
+    module.attributes["mhlo.num_partitions"] = IntegerAttr(i32, size)
+    module.attributes["mhlo.num_replicas"] = IntegerAttr(i32, 1)
+    module.body.append(Operation.create("sdy.mesh", properties={"mesh": mesh, "sym_name": StringAttr("mesh")}))
+    fn = func_dialect.FuncOp.build("main", ftype)
+    module.body.append(fn)
+    fb = fn.regions[0].blocks[0]
+    mapping = dict(zip(block.args, fb.args))
+    for o in block.ops:
+        if o is ret:
+            fb.append(func_dialect.ReturnOp.build([mapping.get(v, v) for v in o.operands]))
+            break
+        fb.append(o.clone(mapping))
+    fn.properties["function_type"] = TypeAttr(ftype)
+    return module
+
+
+def _manual_computation(op: Operation) -> Kernel:
+    from loom.runtime.local import run_spmd  # the one-process mesh
+    mesh = op.mesh
+    if mesh is None:
+        raise ExecutionError(f"{describe(op)}: its shardings name no mesh of the module")
+    if set(op.manual_axes.axes) != {n for n, _ in mesh.axes}:
+        raise ExecutionError(f"{describe(op)}: only manual computations over every mesh axis run on one process "
+                             f"(manual axes {op.manual_axes.axes}, mesh {mesh})")
+    module = per_device_module(op, mesh)
+    n = int(np.prod([s for _, s in mesh.axes]))
+    ins, outs = op.in_shardings.shardings, op.out_shardings.shardings
+    out_types = [(tuple(t.shape), t.element_type) for t in op.result_types]
+
+    def run(*xs: np.ndarray) -> Any:
+        args = [[np.ascontiguousarray(np.asarray(x)[_blocks(s, mesh, np.shape(x), p)]) for x, s in zip(xs, ins)]
+                for p in range(n)]
+        results = run_spmd(module, args)
+        values = []
+        for k, (shape, _) in enumerate(out_types):
+            first = np.asarray(results[0][k])
+            full = np.empty(shape, first.dtype)
+            for p in reversed(range(n)):  # a block held by several devices: the first one's, as JAX
+                full[_blocks(outs[k], mesh, shape, p)] = results[p][k]
+            values.append(full)
+        return values[0] if len(values) == 1 else tuple(values)
+    return Kernel(run)
+
+
+KERNELS["sdy.manual_computation"] = _manual_computation
+
+
+# --- building collectives in the IR ---
+
+def build_collective(b: Any, name: str, x: Any, shape: Sequence[int], properties: dict[str, Any],
+                     reducer: str | None = None) -> Any:
+    """`name` (a collective) on the value `x` with result `shape`; `reducer` (an op name) makes
+    its reduction region."""
+    from loom.dialects.stablehlo.base import build_region
+    from loom.ir.types import RankedTensorType
+    et = x.type.element_type
+    regions = []
+    if reducer is not None:
+        scalar = RankedTensorType((), et, None)
+        regions.append(build_region([scalar, scalar], lambda rb, args: [rb.create(reducer, args, [scalar]).results[0]],
+                                    b.location))
+    return b.create(name, [x], [RankedTensorType(tuple(shape), et, None)], dict(properties),
+                    regions=regions).results[0]
+
+
+def _with(b: Any, op: Operation, x: Any, shape: Sequence[int] | None = None, **changes: int) -> Any:
+    """`op`'s collective applied to `x` (result `shape`, default `x`'s), its integer properties
+    changed as given, its reduction region kept."""
+    from loom.ir.types import RankedTensorType, i64
+    props = dict(op.properties)
+    props.update((k, IntegerAttr(i64, v)) for k, v in changes.items())
+    shape = tuple(x.type.shape) if shape is None else tuple(shape)
+    return b.create(op.name, [x], [RankedTensorType(shape, x.type.element_type, None)], props, dict(op.attributes),
+                    regions=[r.clone() for r in op.regions]).results[0]
+
+
+# --- the mesh a rule builds for ---
+
+class _Scope(threading.local):
+    def __init__(self) -> None:
+        self.meshes: list[MeshAttr] = []
+
+
+_SCOPE = _Scope()
+
+
+@contextlib.contextmanager
+def mesh_scope(module: Operation) -> Iterator[None]:
+    """While transforming `module`: its `sdy.mesh` is the mesh of the manual computations the
+    transformations copy into functions not yet in a module (where no symbol can be looked up)."""
+    mesh = next((o.properties["mesh"] for o in module.regions[0].blocks[0].ops if o.name == "sdy.mesh"), None)
+    if mesh is not None:
+        _SCOPE.meshes.append(mesh)
+    try:
+        yield
+    finally:
+        if mesh is not None:
+            _SCOPE.meshes.pop()
+
+
+def _mesh(op: Operation) -> MeshAttr:
+    mesh = op.mesh if op.parent is not None else None
+    if mesh is None and _SCOPE.meshes:
+        mesh = _SCOPE.meshes[-1]
+    if mesh is None:
+        raise ExecutionError(f"{describe(op)}: no sdy.mesh for its shardings")
+    return mesh
+
+
+def _axis_index(b: Any, mesh: MeshAttr, axis: str) -> Any:
+    """This device's index along `axis` (ui32 scalar): (partition_id / stride) % size."""
+    from loom.dialects import stablehlo
+    from loom.ir.types import RankedTensorType
+    names = [n for n, _ in mesh.axes]
+    sizes = [s for _, s in mesh.axes]
+    i = names.index(axis)
+    u32 = RankedTensorType((), IntegerType(32, "u"), None)
+    pid = b.create("stablehlo.partition_id", [], [u32]).results[0]
+    stride = stablehlo.constant(b, np.asarray(int(np.prod(sizes[i + 1:])), np.uint32), u32)
+    size = stablehlo.constant(b, np.asarray(sizes[i], np.uint32), u32)
+    return stablehlo.remainder(b, stablehlo.divide(b, pid, stride), size)
+
+
+def _unused_axes(sharding: TensorShardingAttr, mesh: MeshAttr) -> list[str]:
+    """The mesh axes a sharding does not split along (the value is replicated over them)."""
+    used = {a.name for d in sharding.dims for a in d.axes}
+    return [n for n, _ in mesh.axes if n not in used]
+
+
+def _groups_over(mesh: MeshAttr, axes: Sequence[str]) -> Any:
+    """`replica_groups` of the devices along `axes`, as JAX writes them (see loom.lax.parallel)."""
+    from loom.ir.attributes import DenseElementsAttr
+    from loom.ir.types import RankedTensorType, i64
+    names = [n for n, _ in mesh.axes]
+    sizes = [s for _, s in mesh.axes]
+    ids = np.arange(int(np.prod(sizes))).reshape(sizes)
+    order = [names.index(a) for a in names if a not in axes] + [names.index(a) for a in axes]
+    groups = ids.transpose(order).reshape(-1, int(np.prod([sizes[names.index(a)] for a in axes])))
+    return DenseElementsAttr.get(groups.astype(np.int64), RankedTensorType(groups.shape, i64, None))
+
+
+def _psum_over(b: Any, mesh: MeshAttr, axes: Sequence[str], x: Any) -> Any:
+    if not axes:
+        return x
+    props = {"channel_handle": _CHANNEL, "replica_groups": _groups_over(mesh, axes),
+             "use_global_device_ids": UnitAttr()}
+    return build_collective(b, "stablehlo.all_reduce", x, x.type.shape, props, "stablehlo.add")
+
+
+def _first_along(b: Any, mesh: MeshAttr, axes: Sequence[str], x: Any) -> Any:
+    """`x` on the devices whose index along every axis of `axes` is 0, zeros elsewhere: the
+    cotangent of a result replicated over `axes` (the global result is the first device's)."""
+    from loom.dialects import stablehlo
+    from loom.ir.types import RankedTensorType
+    if not axes:
+        return x
+    u32 = RankedTensorType((), IntegerType(32, "u"), None)
+    zero = stablehlo.constant(b, np.asarray(0, np.uint32), u32)
+    first = None
+    for a in axes:
+        here = stablehlo.compare(b, _axis_index(b, mesh, a), zero, "EQ")
+        first = here if first is None else stablehlo.and_(b, first, here)
+    shape = tuple(x.type.shape)
+    pred = stablehlo.broadcast_in_dim(b, first, shape, []) if shape else first
+    return stablehlo.select(b, pred, x, full_like(b, 0, x))
+
+
+# --- derivatives of the collectives: linear ops apply themselves to tangents ---
+
+def _linear_jvp(b, op, xs, ts):
+    return [_with(b, op, ts[0], op.result_types[0].shape)]
+
+
+def _reducer(op: Operation) -> str:
+    return op.regions[0].blocks[0].ops.__iter__().__next__().name
+
+
+def _selected(b: Any, op: Operation) -> tuple[Any, Any]:
+    """For a pmax / pmin (`all_reduce` with maximum / minimum): the mask of the positions where
+    this device holds the result (1.0 / 0.0) and how many devices of the group hold it."""
+    from loom.dialects import stablehlo
+    x, y = op.operands[0], op.results[0]
+    mask = stablehlo.convert(b, stablehlo.compare(b, x, y, "EQ"), x.type.element_type)
+    props = dict(op.properties)
+    count = build_collective(b, "stablehlo.all_reduce", mask, x.type.shape, props, "stablehlo.add")
+    return mask, count
+
+
+@rule(JVP_RULES, "stablehlo.all_reduce")
+def _all_reduce_jvp(b, op, xs, ts):
+    from loom.dialects import stablehlo
+    kind = _reducer(op)
+    if kind == "stablehlo.add":
+        return _linear_jvp(b, op, xs, ts)
+    if kind not in ("stablehlo.maximum", "stablehlo.minimum"):
+        raise MissingRuleError(f"the jvp transformation has no rule for an all_reduce reducing with '{kind}' "
+                               f"(at {op.location})")
+    # the tangent of the selected positions, ties sharing it equally (as reduce_max's derivative)
+    mask, count = _selected(b, op)
+    picked = build_collective(b, "stablehlo.all_reduce", stablehlo.multiply(b, ts[0], mask), op.operands[0].type.shape,
+                              dict(op.properties), "stablehlo.add")
+    return [stablehlo.divide(b, picked, count)]
+
+
+@rule(VJP_RULES, "stablehlo.all_reduce")
+def _all_reduce_vjp(b, op, cts):
+    # Each device's result is the reduction of every device's operand, and each device's result
+    # has a cotangent of its own: the operand's cotangent sums them (a psum), for a maximum or
+    # minimum over the positions that were selected.
+    from loom.dialects import stablehlo
+    kind = _reducer(op)
+    total = build_collective(b, "stablehlo.all_reduce", cts[0], cts[0].type.shape, dict(op.properties),
+                             "stablehlo.add")
+    if kind == "stablehlo.add":
+        return [total]
+    if kind not in ("stablehlo.maximum", "stablehlo.minimum"):
+        raise MissingRuleError(f"the vjp transformation has no rule for an all_reduce reducing with '{kind}' "
+                               f"(at {op.location})")
+    mask, count = _selected(b, op)
+    return [stablehlo.divide(b, stablehlo.multiply(b, total, mask), count)]
+
+
+@rule(VJP_RULES, "stablehlo.all_gather")
+def _all_gather_vjp(b, op, cts):
+    # the transpose of gathering is summing the cotangents and handing each device its block
+    props = {k: v for k, v in op.properties.items() if k != "all_gather_dim"}
+    props["scatter_dimension"] = op.properties["all_gather_dim"]
+    return [build_collective(b, "stablehlo.reduce_scatter", cts[0], op.operands[0].type.shape, props,
+                             "stablehlo.add")]
+
+
+@rule(VJP_RULES, "stablehlo.reduce_scatter")
+def _reduce_scatter_vjp(b, op, cts):
+    props = {k: v for k, v in op.properties.items() if k != "scatter_dimension"}
+    props["all_gather_dim"] = op.properties["scatter_dimension"]
+    return [build_collective(b, "stablehlo.all_gather", cts[0], op.operands[0].type.shape, props)]
+
+
+@rule(VJP_RULES, "stablehlo.collective_permute")
+def _collective_permute_vjp(b, op, cts):
+    from loom.ir.attributes import DenseElementsAttr
+    pairs = np.asarray(op.properties["source_target_pairs"].to_numpy())
+    props = dict(op.properties)
+    props["source_target_pairs"] = DenseElementsAttr.get(np.ascontiguousarray(pairs[:, ::-1]),
+                                                         op.properties["source_target_pairs"].type)
+    return [b.create(op.name, [cts[0]], [cts[0].type], props, dict(op.attributes)).results[0]]
+
+
+@rule(VJP_RULES, "stablehlo.all_to_all")
+def _all_to_all_vjp(b, op, cts):
+    split, concat = int_attr(op, "split_dimension"), int_attr(op, "concat_dimension")
+    return [_with(b, op, cts[0], op.operands[0].type.shape, split_dimension=concat, concat_dimension=split)]
+
+
+for _name in ("stablehlo.all_gather", "stablehlo.reduce_scatter", "stablehlo.collective_permute",
+              "stablehlo.all_to_all"):
+    register(JVP_RULES, _name, _linear_jvp)
+
+
+# --- batching: the batch dimension moves to the front, the collective acts on the rest ---
+
+def _batched_shape(op: Operation, size: int) -> tuple[int, ...]:
+    return (size, *op.result_types[0].shape)
+
+
+@rule(BATCH_RULES, "stablehlo.all_reduce")
+@rule(BATCH_RULES, "stablehlo.collective_permute")
+def _per_element_batch(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [_with(b, op, x, (x.type.shape[0], *op.result_types[0].shape))], [0]
+
+
+@rule(BATCH_RULES, "stablehlo.all_gather")
+def _all_gather_batch(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    dim = int_attr(op, "all_gather_dim") + 1
+    return [_with(b, op, x, _batched_shape(op, x.type.shape[0]), all_gather_dim=dim)], [0]
+
+
+@rule(BATCH_RULES, "stablehlo.reduce_scatter")
+def _reduce_scatter_batch(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [_with(b, op, x, _batched_shape(op, x.type.shape[0]),
+                  scatter_dimension=int_attr(op, "scatter_dimension") + 1)], [0]
+
+
+@rule(BATCH_RULES, "stablehlo.all_to_all")
+def _all_to_all_batch(b, op, args, dims):
+    x = moveaxis(b, args[0], dims[0], 0)
+    return [_with(b, op, x, _batched_shape(op, x.type.shape[0]), split_dimension=int_attr(op, "split_dimension") + 1,
+                  concat_dimension=int_attr(op, "concat_dimension") + 1)], [0]
+
+
+# --- sdy.sharding_constraint: an identity whose tangent and cotangent keep the sharding ---
+
+def _constrained(b: Any, op: Operation, x: Any, sharding: Any = None) -> Any:
+    return b.create(op.name, [x], [x.type], {"sharding": sharding or op.properties["sharding"]},
+                    dict(op.attributes)).results[0]
+
+
+def _front_dim(sharding: TensorShardingAttr) -> TensorShardingAttr:
+    """`sharding` with an unsplit leading dimension (the batch dimension)."""
+    return TensorShardingAttr(sharding.mesh, (DimSharding(), *sharding.dims), sharding.replicated, sharding.unreduced)
+
+
+for _name in ("sdy.sharding_constraint", "sdy.reshard"):
+    register(JVP_RULES, _name, lambda b, op, xs, ts: [_constrained(b, op, ts[0])])
+    register(VJP_RULES, _name, lambda b, op, cts: [_constrained(b, op, cts[0])])
+    register(BATCH_RULES, _name, lambda b, op, args, dims: (
+        [_constrained(b, op, moveaxis(b, args[0], dims[0], 0), _front_dim(op.properties["sharding"]))], [0]))
+
+
+# --- sdy.manual_computation: the same op around the transformed body ---
+
+def _body_function(op: Operation) -> Operation:
+    from loom.transforms.autodiff import region_function
+    return region_function(op.regions[0], [], name="body")
+
+
+def _manual(b: Any, op: Operation, operands: Sequence[Any], in_shardings: Sequence[Any],
+            out_shardings: Sequence[Any], result_types: Sequence[Any], body: Callable[[Any, list], list]) -> Operation:
+    """A manual computation over `op`'s manual axes whose body `body(builder, block_args)` builds."""
+    from loom.dialects.sdy import TensorShardingPerValueAttr
+    from loom.ir.builder import Builder, InsertionPoint
+    from loom.ir.core import Block
+    region = Region()
+    block = region.add_block(Block([_local(t, s, op) for t, s in zip([v.type for v in operands], in_shardings)]))
+    bb = Builder(InsertionPoint.at_end(block), b.location)
+    results = body(bb, list(block.args))
+    bb.create("sdy.return", list(results), [])
+    props = {"in_shardings": TensorShardingPerValueAttr(tuple(in_shardings)),
+             "manual_axes": op.properties["manual_axes"],
+             "out_shardings": TensorShardingPerValueAttr(tuple(out_shardings))}
+    return b.create(op.name, list(operands), list(result_types), props, regions=[region])
+
+
+def _local(t: Any, sharding: TensorShardingAttr, op: Operation) -> Any:
+    from loom.dialects.sdy import local_type
+    return local_type(t, sharding, op.properties["manual_axes"].axes, _mesh(op))
+
+
+def _inline(bb: Any, fn: Operation, values: Sequence[Any], skip: int = 0) -> list:
+    from loom.transforms.autodiff import _inline_body
+    block = fn.regions[0].blocks[0]
+    return _inline_body(bb, block, dict(zip(block.args, values)), skip)
+
+
+@rule(JVP_RULES, "sdy.manual_computation")
+def _manual_computation_jvp(b, op, xs, ts):
+    # one manual computation carrying primals and tangents: its body is the body's JVP
+    from loom.transforms.forward_ad import jvp_function, replace_op
+    fn = jvp_function(_body_function(op))
+    ins, outs = op.in_shardings.shardings, op.out_shardings.shardings
+    tangents = [t if t is not None else (full_like(b, 0, x) if is_float(x.type) else x) for x, t in zip(xs, ts)]
+    new = _manual(b, op, [*xs, *tangents], [*ins, *ins], [*outs, *outs], [*op.result_types, *op.result_types],
+                  lambda bb, args: _inline(bb, fn, args))
+    k = len(op.results)
+    replace_op(op, list(new.results[:k]))
+    return [t if is_float(t.type) else None for t in new.results[k:]]
+
+
+@rule(VJP_RULES, "sdy.manual_computation")
+def _manual_computation_vjp(b, op, cts):
+    # A manual computation whose body recomputes the forward body and runs its VJP. The global
+    # value of a result replicated over some axes is the first device's along them, so only that
+    # device's copy receives the cotangent; an operand replicated over some axes was handed to
+    # every device along them, so its cotangent sums theirs.
+    from loom.transforms.autodiff import vjp_function
+    mesh = _mesh(op)
+    xs = list(op.operands)
+    wrt = [i for i, x in enumerate(xs) if is_float(x.type)]
+    if not wrt:
+        return [None] * len(xs)
+    fn = vjp_function(_body_function(op), wrt)
+    ins, outs = op.in_shardings.shardings, op.out_shardings.shardings
+    seeds = [c if c is not None else full_like(b, 0, r) for c, r in zip(cts, op.results)]
+    n, k = len(xs), len(op.results)
+
+    def body(bb: Any, args: list) -> list:
+        local_cts = [_first_along(bb, mesh, _unused_axes(s, mesh), c) for s, c in zip(outs, args[n:])]
+        grads = _inline(bb, fn, [*args[:n], *local_cts], skip=k)
+        return [_psum_over(bb, mesh, _unused_axes(ins[i], mesh), g) for i, g in zip(wrt, grads)]
+    new = _manual(b, op, [*xs, *seeds], [*ins, *outs], [ins[i] for i in wrt], [xs[i].type for i in wrt], body)
+    got = dict(zip(wrt, new.results))
+    return [got.get(i) for i in range(n)]
+
+
+@rule(BATCH_RULES, "sdy.manual_computation")
+def _manual_computation_batch(b, op, args, dims):
+    # the batch dimension leads every batched operand and every result, split over no axis
+    from loom.ir.types import RankedTensorType
+    from loom.transforms.batching import vmap_function
+    size = next(a.type.shape[d] for a, d in zip(args, dims) if d is not None)
+    xs = [moveaxis(b, a, d, 0) if d is not None else a for a, d in zip(args, dims)]
+    in_dims = [0 if d is not None else None for d in dims]
+    fn = vmap_function(_body_function(op), in_dims, size, 0)
+    ins = [_front_dim(s) if d is not None else s for s, d in zip(op.in_shardings.shardings, in_dims)]
+    outs = [_front_dim(s) for s in op.out_shardings.shardings]
+    types = [RankedTensorType((size, *t.shape), t.element_type, None) for t in op.result_types]
+    new = _manual(b, op, xs, ins, outs, types, lambda bb, a: _inline(bb, fn, a))
+    return list(new.results), [0] * len(types)

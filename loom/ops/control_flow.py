@@ -10,7 +10,8 @@ declared here.
 
 from __future__ import annotations
 
-from loom.ops.registry import declare, unsupported
+from loom.ops.registry import declare, register, unsupported
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors, identity_rule, shape_of
 
 declare("stablehlo.return", unsupported("a region terminator: the rule of the op holding the region handles it"))
 declare(["stablehlo.tuple", "stablehlo.get_tuple_element"],
@@ -25,3 +26,26 @@ declare("stablehlo.rng_bit_generator", unsupported("random bits: no derivative; 
         tables=("jvp", "vjp", "batching"))
 declare("stablehlo.rng", unsupported("parsed and printed only: loom.random uses rng_bit_generator"))
 declare("chlo.scan", unsupported("parsed and printed only: loom.lax.scan lowers to stablehlo.while"))
+
+
+def _region_carries(op):
+    """while / if / case: both sharding passes handle them structurally (a carry, the block
+    arguments and the values the regions return share one sharding; predicates stay whole), so
+    the rule table only records that they are handled."""
+    return None
+
+
+def _barrier_sharding(op):
+    """optimization_barrier: each result is its operand."""
+    f = Factors()
+    dims = [[f.new(n) for n in shape_of(v)] for v in op.operands]
+    return f.rule(dims, dims)
+
+
+for _name in ("stablehlo.while", "stablehlo.if", "stablehlo.case"):
+    register(SHARDING_RULES, _name, _region_carries)
+register(SHARDING_RULES, "stablehlo.optimization_barrier", _barrier_sharding)
+register(SHARDING_RULES, "stablehlo.map", identity_rule)
+declare(["stablehlo.tuple", "stablehlo.get_tuple_element", "stablehlo.custom_call", "stablehlo.composite",
+         "stablehlo.rng_bit_generator", "stablehlo.rng"],
+        unsupported("tuples, opaque targets and random bits: run replicated"), tables=("sharding",))

@@ -23,9 +23,10 @@ A row of `OPS` says everything loom knows about an op besides its declaration:
 - `lax`, `lnp`: the names of the op's `loom.lax` and `loom.numpy` functions (strings: the front end
   generates its bindings from them).
 
-Batching needs no row: every op with the `Elementwise` trait gets the elementwise batching rule
-(registered below for each such op), and the compiled executor's elementwise set is read from
-the trait.
+Batching and sharding need no row: every op with the `Elementwise` trait gets the elementwise
+batching rule (registered below for each such op) and the identity sharding rule
+(`loom.transforms.sharding_propagation.identity_rule`, read from the trait), and the compiled
+executor's elementwise set is read from the trait.
 """
 
 from __future__ import annotations

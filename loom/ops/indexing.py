@@ -24,10 +24,11 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
+from loom.ir.attributes import DenseArrayAttr
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
-from loom.ir.types import RankedTensorType
-from loom.ops.registry import declare, unsupported
+from loom.ir.types import RankedTensorType, i64
+from loom.ops.registry import declare, register, unsupported
 from loom.transforms.autodiff import VJP_RULES, full, is_float
 from loom.transforms.autodiff import props_ints as _ints
 from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
@@ -45,6 +46,7 @@ from loom.transforms.rule_builders import (
     with_regions,
     zeros_like,
 )
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
 
 # --- gather ------------------------------------------------------------------------------------
 
@@ -398,3 +400,83 @@ def _dynamic_update_slice_batch(b, op, args, dims):
 
 declare(["stablehlo.dynamic_gather", "stablehlo.torch_index_select"],
         unsupported("parsed and printed only: loom's front end emits stablehlo.gather"))
+
+
+# --- sharding rules ----------------------------------------------------------------------------
+# Indices may point anywhere along an indexed dimension, which therefore stays whole; a dimension
+# taken whole by every slice (an embedding's features) and the indices' batch dimensions may be
+# split. Batching dimensions (vmapped gathers) stay whole too.
+
+def _gather_sharding(op):
+    dn = op.properties["dimension_numbers"]
+    operand, indices, result = shape_of(op.operands[0]), shape_of(op.operands[1]), shape_of(op.results[0])
+    sizes = _ints(op, "slice_sizes")
+    f = Factors()
+    blocked = set()
+    def own(n):
+        blocked.add(f.new(n))
+        return len(f.sizes) - 1
+    res: list = [None] * len(result)
+    window = [d for d in range(len(operand)) if d not in dn.collapsed_slice_dims and d not in dn.operand_batching_dims]
+    op_dims: list = []
+    for d, n in enumerate(operand):
+        if d in window and d not in dn.start_index_map and sizes[d] == n:
+            k = f.new(n)
+            res[dn.offset_dims[window.index(d)]] = k
+            op_dims.append(k)
+        else:
+            op_dims.append(own(n))
+    batch_res = [d for d in range(len(result)) if d not in dn.offset_dims]
+    batch_idx = [d for d in range(len(indices)) if d != dn.index_vector_dim]
+    idx_dims: list = [None] * len(indices)
+    for ri, ii in zip(batch_res, batch_idx):
+        if ii in dn.start_indices_batching_dims:
+            idx_dims[ii] = own(indices[ii])
+        else:
+            idx_dims[ii] = res[ri] = f.new(indices[ii])
+    for d in range(len(indices)):
+        if idx_dims[d] is None:
+            idx_dims[d] = own(indices[d])
+    for d in range(len(result)):
+        if res[d] is None:
+            res[d] = own(result[d])
+    return f.rule([op_dims, idx_dims], [res], need_replication=blocked, localize=_gather_localize)
+
+
+def _gather_localize(b, new, ctx):
+    """A slice that takes a split dimension whole takes the local piece whole."""
+    sizes = _ints(new, "slice_sizes")
+    global_shape, local_shape = shape_of(ctx.op.operands[0]), shape_of(new.operands[0])
+    new.properties["slice_sizes"] = DenseArrayAttr.get(
+        i64, [local_shape[d] if s == global_shape[d] else s for d, s in enumerate(sizes)])
+
+
+def _scatter_sharding(op):
+    dn = op.properties["scatter_dimension_numbers"]
+    n = (len(op.operands) - 1) // 2
+    operand, indices, update = (shape_of(op.operands[0]), shape_of(op.operands[n]), shape_of(op.operands[n + 1]))
+    f = Factors()
+    blocked = set()
+    def own(size):
+        blocked.add(f.new(size))
+        return len(f.sizes) - 1
+    window = [d for d in range(len(operand)) if d not in dn.inserted_window_dims and d not in dn.input_batching_dims]
+    op_dims: list = []
+    upd: list = [None] * len(update)
+    for d, size in enumerate(operand):
+        k = f.new(size)
+        op_dims.append(k)
+        if d in window:
+            u = dn.update_window_dims[window.index(d)]
+            if d not in dn.scatter_dims_to_operand_dims and update[u] == size:
+                upd[u] = k
+                continue
+        blocked.add(k)
+    upd = [own(update[d]) if k is None else k for d, k in enumerate(upd)]
+    return f.rule([op_dims] * n + [[own(s) for s in indices]] + [upd] * n, [op_dims] * n, need_replication=blocked)
+
+
+register(SHARDING_RULES, "stablehlo.gather", _gather_sharding)
+register(SHARDING_RULES, "stablehlo.scatter", _scatter_sharding)
+declare(["stablehlo.dynamic_gather", "stablehlo.torch_index_select"],
+        unsupported("forms loom's front end does not emit: run replicated"), tables=("sharding",))

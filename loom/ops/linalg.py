@@ -17,10 +17,11 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
+from loom.ir.attributes import DenseElementsAttr
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import RankedTensorType
-from loom.ops.registry import declare, unsupported
+from loom.ops.registry import declare, register, unsupported
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float
 from loom.transforms.autodiff import props_ints as _ints
 from loom.transforms.batching import BATCH_RULES, moveaxis
@@ -32,6 +33,7 @@ from loom.transforms.rule_builders import (
     shape_of,
     zeros_like,
 )
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
 
 # --- dot_general: bilinear (each operand's tangent is the product with the other; the cotangent
 # of each is JAX's transposed product) ------------------------------------------------------------
@@ -342,3 +344,84 @@ declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum", "stableh
                     "elementwise ops"))
 declare(["stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"],
         unsupported("quantized types are parsed and printed only"))
+
+
+# --- sharding rules ----------------------------------------------------------------------------
+
+def _zero_of(b: Builder, op: Operation, local: list, i: int) -> Value:
+    t = RankedTensorType((), op.operands[i].type.element_type)
+    return b.create("stablehlo.constant", [], [t], {"value": DenseElementsAttr.get(np.zeros(()), t)}).results[0]
+
+
+def _dot_general_sharding(op):
+    """`([batch, i, k], [batch, k, j]) -> ([batch, i, j])`: k a reduction factor (a split k sums
+    partial products across partitions)."""
+    dn = op.properties["dot_dimension_numbers"]
+    lhs, rhs = shape_of(op.operands[0]), shape_of(op.operands[1])
+    f = Factors()
+    ld: list = [None] * len(lhs)
+    rd: list = [None] * len(rhs)
+    out = []
+    for a, c in zip(dn.lhs_batching_dimensions, dn.rhs_batching_dimensions):
+        ld[a] = rd[c] = f.new(lhs[a])
+        out.append(ld[a])
+    reduction = set()
+    for a, c in zip(dn.lhs_contracting_dimensions, dn.rhs_contracting_dimensions):
+        ld[a] = rd[c] = f.new(lhs[a])
+        reduction.add(ld[a])
+    for dims, shape in ((ld, lhs), (rd, rhs)):
+        for d in range(len(shape)):
+            if dims[d] is None:
+                dims[d] = f.new(shape[d])
+                out.append(dims[d])
+    return f.rule([ld, rd], [out], reduction=reduction, reducer="add", pad_value=_zero_of)
+
+
+def _convolution_sharding(op):
+    """Batch and output features are kept; input features are a reduction factor (one feature
+    group); spatial dimensions, and everything of a grouped convolution, need replication."""
+    dn = op.properties["dimension_numbers"]
+    lhs, rhs, res = shape_of(op.operands[0]), shape_of(op.operands[1]), shape_of(op.results[0])
+    grouped = _ints(op, "feature_group_count") not in ([], [1]) or _ints(op, "batch_group_count") not in ([], [1])
+    f = Factors()
+    ld: list = [None] * len(lhs)
+    rd: list = [None] * len(rhs)
+    od: list = [None] * len(res)
+    blocked = set()
+    batch = f.new(lhs[dn.input_batch_dimension])
+    ld[dn.input_batch_dimension] = od[dn.output_batch_dimension] = batch
+    feature_in = f.new(lhs[dn.input_feature_dimension])
+    ld[dn.input_feature_dimension] = rd[dn.kernel_input_feature_dimension] = feature_in
+    feature_out = f.new(rhs[dn.kernel_output_feature_dimension])
+    rd[dn.kernel_output_feature_dimension] = od[dn.output_feature_dimension] = feature_out
+    if grouped:
+        blocked |= {batch, feature_in, feature_out}
+    for dims, shape in ((ld, lhs), (rd, rhs), (od, res)):
+        for d in range(len(shape)):
+            if dims[d] is None:
+                dims[d] = f.new(shape[d])
+                blocked.add(dims[d])
+    return f.rule([ld, rd], [od], reduction={feature_in}, need_replication=blocked, reducer="add",
+                  pad_value=_zero_of)
+
+
+def _trailing_replicated(count):
+    """Leading (batch) dimensions shared by every operand and result; the last `count(op)`
+    dimensions of each need replication (fft's transformed ones, a matrix factorized whole)."""
+    def make(op):
+        f = Factors()
+        rank = len(shape_of(op.results[0]))
+        lead = rank - count(op)
+        shared = [f.new(n) for n in shape_of(op.results[0])[:lead]]
+        blocked = set()
+        def dims(v):
+            own = [f.new(n) for n in shape_of(v)[lead:]]
+            blocked.update(own)
+            return shared + own
+        return f.rule([dims(v) for v in op.operands], [dims(r) for r in op.results], need_replication=blocked)
+    return make
+
+
+register(SHARDING_RULES, "stablehlo.dot_general", _dot_general_sharding)
+register(SHARDING_RULES, "stablehlo.convolution", _convolution_sharding)
+register(SHARDING_RULES, "stablehlo.fft", _trailing_replicated(lambda op: len(_ints(op, "fft_length"))))

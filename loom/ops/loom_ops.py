@@ -29,10 +29,11 @@ from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumb
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import IntegerType, RankedTensorType
-from loom.ops.registry import declare, unsupported
+from loom.ops.registry import declare, register, unsupported
 from loom.transforms.autodiff import VJP_RULES, full, is_float
 from loom.transforms.batching import BATCH_RULES, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors, identity_rule, shape_of
 
 _I32 = IntegerType(32)
 
@@ -165,3 +166,19 @@ declare(["stack.new", "stack.companion", "stack.push", "stack.pop"],
         unsupported("made by reverse mode for while loops: forward mode never sees them"), tables=("jvp",))
 declare(["stack.new", "stack.companion"],
         unsupported("made by reverse mode inside a loop's body; vmap batches the pushed values"), tables=("batching",))
+
+
+def _top_k_sharding(op):
+    """Leading dimensions kept; the last (the one searched) needs replication."""
+    f = Factors()
+    shape = shape_of(op.operands[0])
+    lead = [f.new(n) for n in shape[:-1]]
+    last_in, last_out = f.new(shape[-1]), f.new(shape_of(op.results[0])[-1])
+    return f.rule([lead + [last_in]], [lead + [last_out]] * len(op.results), need_replication={last_in, last_out})
+
+
+register(SHARDING_RULES, "chlo.top_k", _top_k_sharding)
+register(SHARDING_RULES, "ad.stop_gradient", identity_rule)
+declare(["knn.approx_top_k", "knn.fused_score_top_k", "ad.custom_jvp", "ad.custom_vjp", "stack.new", "stack.companion",
+         "stack.push", "stack.pop"],
+        unsupported("search kernels and the transformations' own ops: run replicated"), tables=("sharding",))

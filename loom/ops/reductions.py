@@ -25,7 +25,7 @@ from loom.dialects import stablehlo
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import IntegerType, RankedTensorType
-from loom.ops.registry import declare, unsupported
+from loom.ops.registry import declare, register, unsupported
 from loom.transforms import autodiff, batching, forward_ad
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full, full_like, is_float, reduce_sum
 from loom.transforms.autodiff import props_ints as _ints
@@ -44,6 +44,7 @@ from loom.transforms.rule_builders import (
     with_regions,
     zeros_like,
 )
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
 
 # --- sort --------------------------------------------------------------------------------------
 
@@ -499,3 +500,69 @@ def _reduce_window_jvp_choosers(b, op, xs, ts):
 declare("stablehlo.select_and_scatter",
         unsupported("the VJP of max pooling: loom does not differentiate or batch its own backward pass"),
         tables=("jvp", "vjp", "batching"))
+
+
+# --- sharding rules ----------------------------------------------------------------------------
+
+_REDUCERS = {"stablehlo.add": "add", "stablehlo.maximum": "max", "stablehlo.minimum": "min",
+             "stablehlo.multiply": "mul", "stablehlo.and": "and", "stablehlo.or": "or"}
+
+
+def _reducer_of(op: Operation) -> str | None:
+    """"add", "max", ... when the body combines its two arguments with one such op (a sharded
+    reduced dimension then reduces locally and across partitions); None otherwise."""
+    if len(op.results) != 1 or not op.regions:
+        return None
+    body = list(op.regions[0].entry.ops)
+    args = list(op.regions[0].entry.args)
+    if len(body) != 2 or body[0].name not in _REDUCERS or list(body[0].operands) != args or \
+            list(body[1].operands) != [body[0].results[0]]:
+        return None
+    return _REDUCERS[body[0].name]
+
+
+def _reduce_sharding(op):
+    """Kept dimensions map to the result's; reduced ones are reduction factors (sharding one
+    reduces locally, then across partitions), needing replication for a body that is not one
+    associative op (argmax's pair of values)."""
+    n = len(op.results)
+    reduced = set(_ints(op, "dimensions"))
+    f = Factors()
+    shape = shape_of(op.operands[0])
+    fs = [f.new(s) for s in shape]
+    kept = [fs[d] for d in range(len(shape)) if d not in reduced]
+    return f.rule([fs] * n + [[]] * n, [kept] * n, reduction={fs[d] for d in reduced}, reducer=_reducer_of(op),
+                  pad_value=lambda b, op, local, i: local[n + i])
+
+
+def _sort_sharding(op):
+    d = int(op.properties["dimension"].value) if "dimension" in op.properties else -1
+    rank = len(shape_of(op.operands[0]))
+    f = Factors()
+    fs = [f.new(s) for s in shape_of(op.operands[0])]
+    return f.rule([fs] * len(op.operands), [fs] * len(op.results), need_replication={fs[d % rank]})
+
+
+def _reduce_window_sharding(op):
+    """A dimension with a window of one element (no stride, padding or dilation) is kept; the
+    others (cumsum's scanned dimension, pooling) need replication."""
+    n = len(op.results)
+    shape = shape_of(op.operands[0])
+    ones = [1] * len(shape)
+    pad = op.properties.get("padding")
+    pads = pad.to_numpy().reshape(-1, 2).tolist() if pad is not None else [[0, 0]] * len(shape)
+    keep = [w == 1 and s == 1 and bd == 1 and wd == 1 and p == [0, 0] for w, s, bd, wd, p in
+            zip(_ints(op, "window_dimensions"), _ints(op, "window_strides") or ones,
+                _ints(op, "base_dilations") or ones, _ints(op, "window_dilations") or ones, pads)]
+    f = Factors()
+    fs = [f.new(s) for s in shape]
+    out = [f.new(s) if not k else fs[d] for d, (s, k) in enumerate(zip(shape_of(op.results[0]), keep))]
+    blocked = {fs[d] for d, k in enumerate(keep) if not k} | {out[d] for d, k in enumerate(keep) if not k}
+    return f.rule([fs] * n + [[]] * n, [out] * n, need_replication=blocked)
+
+
+register(SHARDING_RULES, "stablehlo.reduce", _reduce_sharding)
+register(SHARDING_RULES, "stablehlo.sort", _sort_sharding)
+register(SHARDING_RULES, "stablehlo.reduce_window", _reduce_window_sharding)
+declare("stablehlo.select_and_scatter", unsupported("max pooling's backward pass: runs replicated"),
+        tables=("sharding",))

@@ -11,7 +11,7 @@ says so next to its definition in its family, with the reason:
 
 `tests/transforms/test_op_coverage.py` walks every op of every dialect against every table and fails unless
 each has a rule or such a declaration. At run time a missing rule stays the table's own
-`MissingRuleError`, naming the op and the table. Adding a table (sharding) is one line here.
+`MissingRuleError`, naming the op and the table. Adding a table is one line here.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from loom.ir.opdef import DIALECTS
 from loom.transforms.autodiff import VJP_RULES
 from loom.transforms.batching import BATCH_RULES
 from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.sharding_propagation import has_sharding_rule
 
 # table name -> whether the table has a rule for an op name
 RULE_TABLES: dict[str, Callable[[str], bool]] = {
@@ -37,6 +38,7 @@ RULE_TABLES: dict[str, Callable[[str], bool]] = {
     "jvp": lambda name: name in JVP_RULES,
     "vjp": lambda name: name in VJP_RULES,
     "batching": lambda name: name in BATCH_RULES,
+    "sharding": has_sharding_rule,
 }
 
 def _torch_kernels_loaded() -> bool:

@@ -7,18 +7,22 @@ Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. What the ops lack is 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from loom.dialects import stablehlo
+from loom.ir.attributes import DenseArrayAttr, DenseElementsAttr
 from loom.ir.core import Value
-from loom.ir.types import RankedTensorType, Type
-from loom.ops.registry import declare, unsupported
+from loom.ir.types import RankedTensorType, Type, i64
+from loom.ops.registry import declare, register, unsupported
 from loom.transforms import autodiff, batching
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full, full_like, is_float, reduce_sum, unbroadcast
 from loom.transforms.autodiff import props_ints as ints
 from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
 from loom.transforms.rule_builders import rule, shape_of
+from loom.transforms.sharding_propagation import SHARDING_RULES, Factors, identity_rule
 
 
 def _element(v: Value) -> Type:
@@ -222,3 +226,181 @@ declare(["stablehlo.dynamic_pad", "stablehlo.real_dynamic_slice", "stablehlo.set
                                              "shapes"))
 declare(["chlo.constant", "chlo.constant_like"],
         unsupported("parsed and printed only: loom's front end emits stablehlo.constant"))
+
+
+# --- sharding rules ----------------------------------------------------------------------------
+# The dimensions an op keeps whole share a factor between operand and result; the others (a
+# sliced, padded, reversed or concatenated dimension) need replication.
+
+def _broadcast_in_dim_sharding(op):
+    out, src = shape_of(op.results[0]), shape_of(op.operands[0])
+    f = Factors()
+    fs = [f.new(n) for n in out]
+    return f.rule([[fs[d] if src[i] == out[d] else None for i, d in enumerate(ints(op, "broadcast_dimensions"))]],
+                  [fs])
+
+
+def _reshape_sharding(op):
+    """Factors where the two shapes split cleanly (`[8, 6] -> [48]` is one dimension of factors
+    8 and 6); a size that does not divide gives a factor needing replication on each side."""
+    src, out = list(shape_of(op.operands[0])), list(shape_of(op.results[0]))
+    f = Factors()
+    a_dims: list[list[int]] = [[] for _ in src]
+    b_dims: list[list[int]] = [[] for _ in out]
+    blocked = set()
+    i = j = 0
+    ri, rj = (src[0] if src else 1), (out[0] if out else 1)
+    while i < len(src) and j < len(out):
+        if ri == 1 or rj == 1:
+            if ri == 1:
+                i += 1
+                ri = src[i] if i < len(src) else 1
+            if rj == 1:
+                j += 1
+                rj = out[j] if j < len(out) else 1
+            continue
+        if ri % rj == 0 or rj % ri == 0:
+            k = f.new(min(ri, rj))
+            a_dims[i].append(k)
+            b_dims[j].append(k)
+            ri, rj = ri // min(ri, rj), rj // min(ri, rj)
+        else:
+            for dims, at, size in ((a_dims, i, ri), (b_dims, j, rj)):
+                k = f.new(size)
+                dims[at].append(k)
+                blocked.add(k)
+            ri = rj = 1
+    return f.rule([a_dims], [b_dims], need_replication=blocked)
+
+
+def _transpose_sharding(op):
+    f = Factors()
+    fs = [f.new(n) for n in shape_of(op.operands[0])]
+    return f.rule([fs], [[fs[p] for p in ints(op, "permutation")]])
+
+
+def _kept_or_replicated(op, keep: list[bool], operands: list[int]):
+    """Operands `operands` and the result share the factor of a kept dimension; the others get
+    factors needing replication, one per tensor."""
+    f = Factors()
+    blocked = set()
+    shared = [f.new(n) if k else None for n, k in zip(shape_of(op.results[0]), keep)]
+    def dims(v):
+        out = []
+        for d, n in enumerate(shape_of(v)):
+            if shared[d] is not None:
+                out.append(shared[d])
+            else:
+                out.append(f.new(n))
+                blocked.add(out[-1])
+        return out
+    return f.rule([dims(v) if i in operands else [None] * len(shape_of(v)) for i, v in enumerate(op.operands)],
+                  [dims(r) for r in op.results], need_replication=blocked)
+
+
+def _slice_sharding(op):
+    src = shape_of(op.operands[0])
+    keep = [s == 0 and e == n and k == 1 for s, e, k, n in
+            zip(ints(op, "start_indices"), ints(op, "limit_indices"), ints(op, "strides"), src)]
+    return replace(_kept_or_replicated(op, keep, [0]), localize=_slice_localize)
+
+
+def _slice_localize(b, new, ctx):
+    shape = ctx.local_shape()
+    limits = [shape[d] if s == 0 and k == 1 and e == n else e for d, (s, e, k, n) in
+              enumerate(zip(ints(new, "start_indices"), ints(new, "limit_indices"), ints(new, "strides"),
+                            shape_of(ctx.op.operands[0])))]
+    new.properties["limit_indices"] = DenseArrayAttr.get(i64, limits)
+
+
+def _dynamic_slice_sharding(op):
+    keep = [s == n for s, n in zip(ints(op, "slice_sizes"), shape_of(op.operands[0]))]
+    return replace(_kept_or_replicated(op, keep, [0]), localize=_dynamic_slice_localize)
+
+
+def _dynamic_slice_localize(b, new, ctx):
+    new.properties["slice_sizes"] = DenseArrayAttr.get(i64, ctx.local_shape())
+
+
+def _dynamic_update_slice_sharding(op):
+    keep = [u == n for u, n in zip(shape_of(op.operands[1]), shape_of(op.operands[0]))]
+    return _kept_or_replicated(op, keep, [0, 1])
+
+
+def _concatenate_sharding(op):
+    d = int(op.properties["dimension"].value)
+    return _kept_or_replicated(op, [i != d for i in range(len(shape_of(op.results[0])))],
+                               list(range(len(op.operands))))
+
+
+def _pad_sharding(op):
+    keep = [lo == 0 and hi == 0 and it == 0 for lo, hi, it in
+            zip(ints(op, "edge_padding_low"), ints(op, "edge_padding_high"), ints(op, "interior_padding"))]
+    return _kept_or_replicated(op, keep, [0])
+
+
+def _reverse_sharding(op):
+    rev = set(ints(op, "dimensions"))
+    return _kept_or_replicated(op, [d not in rev for d in range(len(shape_of(op.results[0])))], [0])
+
+
+def _iota_sharding(op):
+    return replace(identity_rule(op), localize=_iota_localize)
+
+
+def _iota_localize(b, new, ctx):
+    """The local iota counts from this partition's first index along the iota dimension."""
+    d = int(new.properties["iota_dimension"].value)
+    start = ctx.offset(d)
+    if start is None:
+        return None
+    t = new.results[0].type
+    scalar_t = RankedTensorType((), t.element_type)
+    start = b.create("stablehlo.convert", [start], [scalar_t]).results[0]
+    start = b.create("stablehlo.broadcast_in_dim", [start], [t],
+                     {"broadcast_dimensions": DenseArrayAttr.get(i64, [])}).results[0]
+    return [b.create("stablehlo.add", [new.results[0], start], [t]).results[0]]
+
+
+def _constant_sharding(op):
+    """A splat is the same on every partition (made at the local shape); other constants are
+    made whole and then sliced."""
+    rule_ = identity_rule(op)
+    if not op.properties["value"].splat:
+        return replace(rule_, need_replication=frozenset(range(len(rule_.sizes))))
+    return replace(rule_, localize=_constant_localize)
+
+
+def _constant_localize(b, new, ctx):
+    value = new.properties["value"]
+    new.properties["value"] = DenseElementsAttr(new.results[0].type, value.raw, True)
+
+
+for _name, _rule in {"stablehlo.broadcast_in_dim": _broadcast_in_dim_sharding, "stablehlo.reshape": _reshape_sharding,
+                     "stablehlo.transpose": _transpose_sharding, "stablehlo.slice": _slice_sharding,
+                     "stablehlo.dynamic_slice": _dynamic_slice_sharding,
+                     "stablehlo.dynamic_update_slice": _dynamic_update_slice_sharding,
+                     "stablehlo.concatenate": _concatenate_sharding, "stablehlo.pad": _pad_sharding,
+                     "stablehlo.reverse": _reverse_sharding, "stablehlo.iota": _iota_sharding,
+                     "stablehlo.constant": _constant_sharding}.items():
+    register(SHARDING_RULES, _name, _rule)
+declare(["stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape",
+         "stablehlo.get_dimension_size", "stablehlo.dynamic_pad", "stablehlo.real_dynamic_slice",
+         "stablehlo.set_dimension_size", "stablehlo.broadcast", "chlo.constant", "chlo.constant_like"],
+        unsupported("dynamic shapes and forms loom's front end does not emit: run replicated"), tables=("sharding",))
+
+
+def _bitcast_convert_sharding(op):
+    """Same shape: elementwise; a changed bit width adds or drops a last dimension that stays whole."""
+    if shape_of(op.operands[0]) == shape_of(op.results[0]):
+        return identity_rule(op)
+    src, out = shape_of(op.operands[0]), shape_of(op.results[0])
+    f = Factors()
+    lead = [f.new(n) for n in (src if len(src) < len(out) else out)]
+    extra = f.new((src if len(src) > len(out) else out)[-1])
+    dims_in = lead + [extra] if len(src) > len(out) else lead
+    dims_out = lead + [extra] if len(out) > len(src) else lead
+    return f.rule([dims_in], [dims_out], need_replication={extra})
+
+
+register(SHARDING_RULES, "stablehlo.bitcast_convert", _bitcast_convert_sharding)

@@ -20,6 +20,7 @@ that failed first.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import Counter
@@ -30,8 +31,12 @@ import numpy as np
 
 from loom.backend.api import Interpreted
 from loom.backend.api import compile as compile_module
+from loom.backend.common import dtype_of, shape_of
+from loom.backend.interpreter import functions_of
+from loom.devices import ShardedArray
 from loom.ir.core import Operation
 from loom.runtime.communicator import REDUCTION_UFUNCS, CollectiveError, PartitionError, spmd_context
+from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).
 DEFAULT_TIMEOUT = 120.0
@@ -203,7 +208,7 @@ def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray]) -> np.ndarray:
     """The elementwise reduction of `arrays` in order, into a new array."""
     if len(arrays) == 1:
         return np.array(arrays[0])
-    out = ufunc(arrays[0], arrays[1])
+    out = np.asarray(ufunc(arrays[0], arrays[1]))  # 0-d operands give a numpy scalar: an array again
     for a in arrays[2:]:
         ufunc(out, a, out=out)
     return out
@@ -245,7 +250,11 @@ def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], 
     if declared is not None and declared != n:
         raise ValueError(f"the module is partitioned for {declared} partitions (mhlo.num_partitions) but "
                          f"per_device_args has arguments for {n}")
-    runners = _runners(module, entry, executor, n)
+    return _run(_runners(module, entry, executor, n), per_device_args, timeout)
+
+
+def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float) -> list[list[np.ndarray]]:
+    n = len(runners)
     comm = ThreadCommunicator(n, timeout)
     results: list[list[np.ndarray] | None] = [None] * n
     errors: dict[int, BaseException] = {}
@@ -274,6 +283,93 @@ def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], 
     return results  # type: ignore[return-value]
 
 
+class _Layout:
+    """How one argument or result of a partitioned program lies on the mesh: its global shape
+    and dtype (`loom.global_type`), its sharding (`sdy.sharding`), each partition's index into
+    the global array (clipped) and the local (padded) shape."""
+
+    def __init__(self, attrs: Any, local_type: Any, mesh: Mesh, where: str) -> None:
+        sharding = attrs.as_dict().get("sdy.sharding") if attrs is not None else None
+        global_type = attrs.as_dict().get("loom.global_type") if attrs is not None else None
+        if sharding is None or global_type is None:
+            raise ValueError(f"{where} has no sdy.sharding and loom.global_type attributes: MeshExecutable runs "
+                             "partitioned programs (loom.sharding.partition)")
+        self.where = where
+        self.shape = shape_of(global_type.value)
+        self.dtype = dtype_of(global_type.value)
+        self.local_shape = shape_of(local_type)
+        if len(sharding.dims) != len(self.shape):
+            raise ValueError(f"{where}: sharding {sharding} has {len(sharding.dims)} dimensions for the global type "
+                             f"{global_type.value}")
+        axes = [[(a.name, a.pre_size, a.size) for a in d.axes] for d in sharding.dims]
+        self.indices = shard_slices(mesh.shape, axes, self.shape)
+        padded = tuple(-(-n // math.prod(s or mesh.shape[a] for a, _, s in dim)) for n, dim in zip(self.shape, axes))
+        if padded != self.local_shape:
+            raise ValueError(f"{where}: the local type {local_type} does not match the global type "
+                             f"{global_type.value} split by {sharding} (expected shape {padded})")
+        try:
+            self.sharding: Any = NamedSharding.from_sdy(mesh, sharding)
+        except ValueError:  # sub-axes: no PartitionSpec says them
+            self.sharding = sharding
+        self.mesh = mesh
+
+    def split(self, x: Any) -> list[np.ndarray]:
+        """Each partition's (padded) piece of the global value `x`."""
+        if isinstance(x, ShardedArray) and x.shape == self.shape and x.sharding == self.sharding:
+            pieces = [s.data for s in x.addressable_shards]
+        else:
+            value = np.asarray(x)
+            if value.shape != self.shape or value.dtype != self.dtype:
+                raise ValueError(f"{self.where} has shape {value.shape} and dtype {value.dtype}, but the program "
+                                 f"takes {self.shape} {self.dtype} (its loom.global_type)")
+            pieces = [value[i] for i in self.indices]
+        return [p if p.shape == self.local_shape else
+                np.pad(p, [(0, want - have) for want, have in zip(self.local_shape, p.shape)]) for p in pieces]
+
+    def assemble(self, pieces: Sequence[np.ndarray]) -> ShardedArray:
+        """The global array of the partitions' (padded) pieces."""
+        datas = [np.asarray(p)[tuple(slice(0, len(range(self.shape[d])[s])) for d, s in enumerate(i))]
+                 for p, i in zip(pieces, self.indices)]
+        return ShardedArray.from_shard_data(self.shape, self.sharding, self.indices, datas, self.dtype,
+                                            devices=self.mesh.device_list)
+
+
+class MeshExecutable:
+    """A partitioned program (`loom.sharding.partition`'s output: per-device types, each argument
+    and result with `sdy.sharding` and `loom.global_type`) on the devices of `mesh`, partition p
+    on `mesh.device_list[p]`, one thread each. Called with global values (numpy arrays or sharded
+    arrays), it splits them by their shardings (padding uneven dimensions), runs, and returns
+    global `ShardedArray`s (one, or a tuple for several results). Compiled once."""
+
+    def __init__(self, module: Operation | str, mesh: Mesh, executor: str = "compiled", entry: str = "main",
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        module = _module(module)
+        declared = num_partitions_of(module)
+        if declared is not None and declared != mesh.size:
+            raise ValueError(f"the module is partitioned for {declared} partitions (mhlo.num_partitions) but the "
+                             f"mesh {mesh} has {mesh.size} devices")
+        func = functions_of(module).get(entry)
+        if func is None:
+            raise ValueError(f"no function @{entry} in the module")
+        ftype = func.get_attr("function_type").value
+        arg_attrs, res_attrs = func.get_attr("arg_attrs"), func.get_attr("res_attrs")
+        self.inputs = [_Layout(arg_attrs[i] if arg_attrs is not None else None, t, mesh, f"argument {i} of @{entry}")
+                       for i, t in enumerate(ftype.inputs)]
+        self.outputs = [_Layout(res_attrs[i] if res_attrs is not None else None, t, mesh, f"result {i} of @{entry}")
+                        for i, t in enumerate(ftype.results)]
+        self.module, self.mesh, self.timeout = module, mesh, timeout
+        self._runners = _runners(module, entry, executor, mesh.size)
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self.inputs):
+            raise TypeError(f"the program takes {len(self.inputs)} arguments, got {len(args)}")
+        pieces = [layout.split(x) for layout, x in zip(self.inputs, args)]
+        per_device = [[p[i] for p in pieces] for i in range(self.mesh.size)]
+        outs = _run(self._runners, per_device, self.timeout)
+        results = [layout.assemble([o[k] for o in outs]) for k, layout in enumerate(self.outputs)]
+        return results[0] if len(results) == 1 else tuple(results)
+
+
 def _first_failure(errors: dict[int, BaseException]) -> int:
     """The partition whose error caused the others: not a collective error blaming another
     partition that failed too."""
@@ -285,4 +381,4 @@ def _first_failure(errors: dict[int, BaseException]) -> int:
     return min(errors)
 
 
-__all__ = ["DEFAULT_TIMEOUT", "ThreadCommunicator", "run_spmd"]
+__all__ = ["DEFAULT_TIMEOUT", "MeshExecutable", "ThreadCommunicator", "run_spmd"]

@@ -131,6 +131,21 @@ class NamedSharding:
         self.mesh = mesh
         self.spec = spec
 
+    def devices_indices_map(self, global_shape: Sequence[int]) -> dict[Any, tuple[slice, ...]]:
+        """Device -> the index (a tuple of slices) of its shard of an array of `global_shape`
+        (as JAX's; uneven dimensions give the last pieces fewer, possibly no, elements)."""
+        dims = [[(a, None, None) for a in self.spec.axes_of(d)] for d in range(len(global_shape))]
+        self.check_rank(len(global_shape))
+        return dict(zip(self.mesh.device_list, shard_slices(self.mesh.shape, dims, global_shape)))
+
+    @property
+    def device_set(self) -> set[Any]:
+        return set(self.mesh.device_list)
+
+    @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
     def check_rank(self, ndim: int, where: str = "array") -> None:
         """Raise unless the spec fits an array of rank `ndim`."""
         if len(self.spec) > ndim:
@@ -181,4 +196,51 @@ class NamedSharding:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
 
 
-__all__ = ["Mesh", "NamedSharding", "P", "PartitionSpec"]
+def shard_slices(mesh_shape: dict[str, int], dim_axes: Sequence[Sequence[tuple[str, int | None, int | None]]],
+                 global_shape: Sequence[int]) -> list[tuple[slice, ...]]:
+    """The index of each partition's shard (partitions in row-major mesh order), clipped to
+    `global_shape` (`slice(None)` for a dimension not split, as JAX). `dim_axes[d]` lists the
+    (sub-)axes splitting dimension d, major to minor, as (name, pre_size, size) (pre_size and
+    size None for a whole axis). A dimension split into k pieces gets pieces of ceil(n / k) (as
+    XLA pads), the last ones shorter or empty."""
+    names, sizes = list(mesh_shape), list(mesh_shape.values())
+    out = []
+    for p in range(math.prod(sizes)):
+        coords = dict(zip(names, np.unravel_index(p, sizes))) if sizes else {}
+        index = []
+        for n, axes in zip(global_shape, list(dim_axes) + [[]] * (len(global_shape) - len(dim_axes))):
+            pos, count = 0, 1
+            for name, pre_size, size in axes:
+                whole = mesh_shape[name]
+                if size is None:
+                    c, size = int(coords[name]), whole
+                else:  # the axis as (pre_size, size, rest), major to minor: the middle factor
+                    c = int(coords[name]) // (whole // (pre_size * size)) % size
+                pos, count = pos * size + c, count * size
+            piece = -(-n // count)
+            index.append(slice(None) if count == 1 else slice(min(pos * piece, n), min((pos + 1) * piece, n)))
+        out.append(tuple(index))
+    return out
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], devices: Sequence[Any] | None = None) -> Mesh:
+    """A mesh of the first prod(axis_shapes) `devices` (by default loom's CPU devices,
+    `loom.devices("numpy")`: as many as LOOM_NUM_CPU_DEVICES says), in row-major order, as
+    `jax.make_mesh`."""
+    from loom.devices import devices as all_devices
+    shape = tuple(int(s) for s in axis_shapes)
+    if len(shape) != len(tuple(axis_names)):
+        raise ValueError(f"make_mesh: {len(shape)} axis sizes {shape} but {len(tuple(axis_names))} axis names "
+                         f"{tuple(axis_names)}")
+    available = list(all_devices("numpy") if devices is None else devices)
+    needed = math.prod(shape)
+    if needed > len(available):
+        hint = " (set LOOM_NUM_CPU_DEVICES before importing loom for more CPU devices)" if devices is None else ""
+        raise ValueError(f"make_mesh: a mesh of shape {shape} needs {needed} devices, but {len(available)} "
+                         f"{'is' if len(available) == 1 else 'are'} available{hint}")
+    grid = np.empty(needed, dtype=object)
+    grid[:] = available[:needed]
+    return Mesh(grid.reshape(shape), axis_names)
+
+
+__all__ = ["Mesh", "NamedSharding", "P", "PartitionSpec", "make_mesh", "shard_slices"]

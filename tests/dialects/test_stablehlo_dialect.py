@@ -243,7 +243,7 @@ def test_attributes_built_from_fields(jax_ir):
 
 def test_unmodelled_stablehlo_attributes_stay_opaque():
     assert shlo.parse_attribute("#stablehlo.bounds<4, ?>") is None
-    assert shlo.parse_attribute("#stablehlo.channel_handle<handle = 1, type = 2>") is None
+    assert shlo.parse_attribute("#stablehlo.type_extensions<bounds = [4]>") is None
 
 
 # Verifier ----------------------------------------------------------------------------------------

@@ -75,6 +75,18 @@ def test_all_reduce(executor, grouping, reducer_op, ufunc, dtype):
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("reducer_op,ufunc", [("add", np.add), ("multiply", np.multiply), ("subtract", np.subtract)])
+def test_all_reduce_of_scalars(executor, reducer_op, ufunc):
+    t = tensor((), "f32")
+    groups = GROUPINGS["ab"]
+    text = one_op(N, "all_reduce", groups_attr(groups), t, t, binary_reducer(reducer_op, "f32"))
+    xs = [np.array(p + 1, np.float32) for p in range(N)]
+    out = run(text, xs, executor)
+    for p in range(N):
+        assert out[p].shape == () and out[p] == functools.reduce(ufunc, xs)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
 def test_all_reduce_region_of_several_ops(executor):
     """A reducer that is no single known op (lhs * 2 + rhs): folded in group order."""
     body = ['%two = "stablehlo.constant"() <{value = dense<2.0> : tensor<f32>}> : () -> tensor<f32>',
@@ -253,3 +265,76 @@ def test_group_naming_a_missing_partition_is_an_error():
     text = one_op(2, "all_gather", "all_gather_dim = 0 : i64, " + groups_attr([[0, 5]]), t, tensor((4,), "f32"))
     with pytest.raises(PartitionError, match=r"partition id 5 in replica_groups, but there are 2 partitions"):
         run_spmd(text, [[np.ones(2, np.float32)] for _ in range(2)])
+
+
+# XLA as the oracle: the same computations through jax's shard_map on 8 fake devices -------------
+
+XLA_CASES = {  # name: (the lax call on the local block x, the op, its attributes, local result shape, reducer)
+    "psum_b": ("jax.lax.psum(x, 'b')", "all_reduce", groups_attr(GROUPINGS["b"]), (4, 8), "add"),
+    "psum_a": ("jax.lax.psum(x, 'a')", "all_reduce", groups_attr(GROUPINGS["a"]), (4, 8), "add"),
+    "pmax_ab": ("jax.lax.pmax(x, ('a', 'b'))", "all_reduce", groups_attr(GROUPINGS["ab"]), (4, 8), "maximum"),
+    "pmin_b": ("jax.lax.pmin(x, 'b')", "all_reduce", groups_attr(GROUPINGS["b"]), (4, 8), "minimum"),
+    "all_gather_a": ("jax.lax.all_gather(x, 'a', axis=0, tiled=True)", "all_gather",
+                     "all_gather_dim = 0 : i64, " + groups_attr(GROUPINGS["a"]), (8, 8), None),
+    "all_gather_b": ("jax.lax.all_gather(x, 'b', axis=1, tiled=True)", "all_gather",
+                     "all_gather_dim = 1 : i64, " + groups_attr(GROUPINGS["b"]), (4, 32), None),
+    "psum_scatter_b": ("jax.lax.psum_scatter(x, 'b', scatter_dimension=1, tiled=True)", "reduce_scatter",
+                       "scatter_dimension = 1 : i64, " + groups_attr(GROUPINGS["b"]), (4, 2), "add"),
+    "psum_scatter_a": ("jax.lax.psum_scatter(x, 'a', scatter_dimension=0, tiled=True)", "reduce_scatter",
+                       "scatter_dimension = 0 : i64, " + groups_attr(GROUPINGS["a"]), (2, 8), "add"),
+    "all_to_all_b": ("jax.lax.all_to_all(x, 'b', 1, 0, tiled=True)", "all_to_all",
+                     f"{groups_attr(GROUPINGS['b'], global_ids=False)}, concat_dimension = 0 : i64, "
+                     "split_count = 4 : i64, split_dimension = 1 : i64", (16, 2), None),
+    "all_to_all_a": ("jax.lax.all_to_all(x, 'a', 0, 1, tiled=True)", "all_to_all",
+                     f"{groups_attr(GROUPINGS['a'], global_ids=False)}, concat_dimension = 1 : i64, "
+                     "split_count = 2 : i64, split_dimension = 0 : i64", (2, 16), None),
+    "ppermute_ring_b": ("jax.lax.ppermute(x, 'b', [(0, 1), (1, 2), (2, 3), (3, 0)])", "collective_permute",
+                        f"{CHANNEL}, source_target_pairs = "
+                        + ids([[r * 4 + s, r * 4 + (s + 1) % 4] for r in range(2) for s in range(4)]), (4, 8), None),
+    "ppermute_partial_b": ("jax.lax.ppermute(x, 'b', [(0, 2)])", "collective_permute",
+                           f"{CHANNEL}, source_target_pairs = {ids([[0, 2], [4, 6]])}", (4, 8), None),
+}
+
+XLA_SCRIPT = """
+import json, numpy as np, jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("a", "b"))
+rng = np.random.default_rng(0)
+xs = [rng.integers(-3, 4, (4, 8)).astype(np.float32) for _ in range(8)]
+glob = jax.device_put(np.stack(xs).reshape(2, 4, 4, 8), NamedSharding(mesh, P("a", "b")))
+calls = json.loads(%r)
+bodies = [eval("lambda x: " + call) for call in calls.values()] + [
+    lambda x: (jax.lax.axis_index("a") * 4 + jax.lax.axis_index("b")).reshape(())]
+f = jax.jit(jax.shard_map(lambda g: tuple(body(g[0, 0])[None, None] for body in bodies), mesh=mesh,
+                          in_specs=P("a", "b"), out_specs=P("a", "b")))  # one program: one compilation
+results = [np.asarray(r) for r in f(glob)]
+out = {name: [r[p // 4, p %% 4].tolist() for p in range(8)] for name, r in zip(list(calls) + ["partition_id"], results)}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def xla_results():
+    import json
+
+    from support.spmd_programs import run_with_devices
+    return run_with_devices(XLA_SCRIPT % json.dumps({k: v[0] for k, v in XLA_CASES.items()}))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("name", sorted(XLA_CASES))
+def test_collectives_match_xla(xla_results, executor, name):
+    _, op, attrs, out_shape, reducer_op = XLA_CASES[name]
+    region = binary_reducer(reducer_op, "f32") if reducer_op else ""
+    text = one_op(N, op, attrs, tensor((4, 8), "f32"), tensor(out_shape, "f32"), region)
+    rng = np.random.default_rng(0)  # the subprocess's inputs
+    xs = [rng.integers(-3, 4, (4, 8)).astype(np.float32) for _ in range(N)]
+    out = run(text, xs, executor)
+    for p in range(N):
+        np.testing.assert_array_equal(out[p], np.array(xla_results[name][p], np.float32), err_msg=f"partition {p}")
+
+
+def test_partition_id_matches_xla_device_order(xla_results):
+    u = "tensor<ui32>"
+    text = module(N, [], [u], [f'%0 = "stablehlo.partition_id"() : () -> {u}', f'"func.return"(%0) : ({u}) -> ()'])
+    assert [int(o[0]) for o in run_spmd(text, [[] for _ in range(N)])] == xla_results["partition_id"]

@@ -1,10 +1,16 @@
 """Per-device (partitioned) programs written by hand, in the generic form JAX's shard_map lowering
 prints: collectives with `replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>`, a
-`channel_handle` and `use_global_device_ids`."""
+`channel_handle` and `use_global_device_ids`; and a runner of scripts in a subprocess with 8 fake
+XLA CPU devices (the oracle for meshes)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,3 +78,15 @@ def mesh_groups(shape: Sequence[int], axes: Sequence[int]) -> list[list[int]]:
     others = [d for d in range(len(shape)) if d not in axes]
     moved = np.transpose(ids_, others + list(axes))
     return moved.reshape(-1, int(np.prod([shape[a] for a in axes]))).tolist()
+
+
+def run_with_devices(script: str, env: dict[str, str] | None = None, timeout: float = 120) -> Any:
+    """Run a Python `script` in a fresh interpreter with 8 fake XLA CPU devices (and `env`);
+    return the JSON it prints on its last line."""
+    full_env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu",
+                    **(env or {}))
+    done = subprocess.run([sys.executable, "-c", script], env=full_env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise AssertionError(f"the subprocess failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

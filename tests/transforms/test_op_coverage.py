@@ -29,7 +29,7 @@ def test_the_walk_covers_the_dialects():
     ops = registry.covered_ops()
     for name in ("stablehlo.add", "stablehlo.while", "chlo.erf", "ad.stop_gradient", "knn.approx_top_k", "stack.push"):
         assert name in ops
-    assert set(registry.RULE_TABLES) == {"interpreter", "numpy", "torch", "jvp", "vjp", "batching"}
+    assert set(registry.RULE_TABLES) == {"interpreter", "numpy", "torch", "jvp", "vjp", "batching", "sharding"}
 
 
 def test_declarations_name_known_ops_and_do_not_hide_rules():
@@ -47,8 +47,8 @@ def test_a_table_refuses_a_second_rule():
     registry.register(table, "x.op", len)  # the same rule again is harmless
     with pytest.raises(ValueError, match="x.op"):
         registry.register(table, "x.op", abs)
-    with pytest.raises(KeyError, match="sharding"):
-        registry.declare("x.op", registry.unsupported("why"), tables=("sharding",))
+    with pytest.raises(KeyError, match="layout"):
+        registry.declare("x.op", registry.unsupported("why"), tables=("layout",))
 
 
 def test_every_elementwise_trait_op_batches_and_is_elementwise_in_the_executor():

@@ -19,6 +19,7 @@ plain Python values, dimension lists are tuples of ints):
   `output_batch_dimension`, `output_feature_dimension`, `output_spatial_dimensions`.
 - `OutputOperandAlias` `#stablehlo.output_operand_alias<...>`: `output_tuple_indices`,
   `operand_index`, `operand_tuple_indices`.
+- `ChannelHandle` `#stablehlo.channel_handle<handle = 1, type = 1>`: `handle`, `type` (ints).
 - `ResultAccuracy` `#stablehlo.result_accuracy<...>`: `atol`, `rtol` (floats), `ulps` (int),
   `mode` (a `ResultAccuracyModeAttr`).
 - Enumerations, each with `.value` (the keyword, a str) and `ALLOWED` (the legal keywords):
@@ -32,7 +33,7 @@ plain Python values, dimension lists are tuples of ints):
   `ResultAccuracyModeAttr` `#stablehlo.result_accuracy_mode<DEFAULT>` (DEFAULT HIGHEST TOLERANCE).
   Build them with `ComparisonDirectionAttr("LT")`, or `enum_attr("comparison_direction", "LT")`.
 
-Any other `#stablehlo...` attribute (`#stablehlo.bounds<...>`, channel handles, dot algorithms)
+Any other `#stablehlo...` attribute (`#stablehlo.bounds<...>`, dot algorithms)
 stays an opaque `DialectAttr`. `TOKEN` is the `!stablehlo.token` type.
 
 Ops are `StableHLOOp` subclasses named as in StableHLO (`AddOp` is `stablehlo.add`), with MLIR's
@@ -45,8 +46,11 @@ compares, builders use it. `Op.build(builder, ...)` creates and inserts an op; m
 Folders constant-fold small tensors (at most `FOLD_LIMIT` elements, or splats) where the spec's
 result is unambiguous, and remove no-op reshapes, transposes, broadcasts, converts and slices,
 `x + 0`, `x * 1`, ...; `materialize_constant` makes the `stablehlo.constant` ops they need.
-Ops loom parses and prints but does not model (collectives, infeed/outfeed, batch norm, ...) are
-registered with loose definitions (`loose.py`).
+The collectives (`collectives.py`: all_gather, all_reduce, reduce_scatter, all_to_all,
+collective_permute, collective_broadcast, partition_id, replica_id) check the spec's constraints
+on `replica_groups`, `source_target_pairs`, `channel_handle` (a `ChannelHandle`) and shapes, and
+have `build` classmethods. Ops loom parses and prints but does not model (infeed/outfeed,
+send/recv, batch norm, ...) are registered with loose definitions (`loose.py`).
 
 Each op's custom (pretty) form, the text `jax.jit(f).lower(x).as_text()` shows, is its
 `assembly_format` (with the shared directives of StableHLO's AssemblyFormat.cpp, registered in
@@ -66,7 +70,8 @@ helper layers never import an op family):
 - one module per op family, imported below in the order the ops register (the dialect's op
   table keeps the order it had as one module): `elementwise`, `constants`, `comparison`,
   `conversion`, `shape`, `contraction`, `reduction`, `control_flow`, `gather_scatter`,
-  `tuples_tokens`, `rng`, `calls`, `fft_and_precision`, `dynamic_shape`, `linalg`, `loose`.
+  `tuples_tokens`, `rng`, `calls`, `fft_and_precision`, `dynamic_shape`, `linalg`, `collectives`,
+  `loose`.
   A family holds ops that share helpers, named by what they do; a family imports only the
   layers above and earlier families. Where the registration order ties an op to its neighbours
   it stays with them (get_dimension_size with the shape ops, reduce_precision with fft, the
@@ -103,6 +108,7 @@ from loom.dialects.stablehlo.calls import *  # noqa: F403
 from loom.dialects.stablehlo.fft_and_precision import *  # noqa: F403
 from loom.dialects.stablehlo.dynamic_shape import *  # noqa: F403
 from loom.dialects.stablehlo.linalg import *  # noqa: F403
+from loom.dialects.stablehlo.collectives import *  # noqa: F403
 from loom.dialects.stablehlo.loose import *  # noqa: F403
 from loom.dialects.stablehlo.canonicalize import *  # noqa: F403
 from loom.dialects.stablehlo.builders import *  # noqa: F403

@@ -18,7 +18,8 @@ from loom.ir.types import RankedTensorType, i64
 __all__ = ["EnumAttr", "ComparisonDirectionAttr", "ComparisonTypeAttr", "PrecisionAttr", "RngAlgorithmAttr",
            "RngDistributionAttr", "TransposeAttr", "FftTypeAttr", "ResultAccuracyModeAttr", "ENUM_ATTRS", "enum_attr",
            "DotDimensionNumbers", "GatherDimensionNumbers", "ScatterDimensionNumbers", "OutputOperandAlias",
-           "ConvDimensionNumbers", "ResultAccuracy", "parse_attribute", "i64_array", "i64_attr", "padding_attr"]
+           "ConvDimensionNumbers", "ChannelHandle", "ResultAccuracy", "parse_attribute", "i64_array", "i64_attr",
+           "padding_attr"]
 
 
 def dims_text(values: tuple[int, ...]) -> str:
@@ -252,6 +253,16 @@ class ConvDimensionNumbers(_StructAttr):
         return f"#stablehlo.conv<{lhs}x{rhs}->{out}>"
 
 
+class ChannelHandle(_StructAttr):
+    """`#stablehlo.channel_handle<handle = 1, type = 1>`: the channel of a collective or send/recv
+    (`type`: 0 invalid, 1 device to device, 2 device to host, 3 host to device)."""
+
+    __slots__ = ("handle", "type")
+    MNEMONIC = "channel_handle"
+    FIELDS = (("handle", 0), ("type", 0))
+    ALWAYS_PRINTED = frozenset(n for n, _ in FIELDS)
+
+
 class ResultAccuracy(Attribute):
     """`#stablehlo.result_accuracy<atol = .., rtol = .., ulps = .., mode = ..>`: the requested
     accuracy of a transcendental op. Zero tolerances are omitted when printed, as MLIR does."""
@@ -376,6 +387,7 @@ _STRUCTS: dict[str, Any] = {
     "gather": lambda body: _parse_struct(GatherDimensionNumbers, body),
     "scatter": lambda body: _parse_struct(ScatterDimensionNumbers, body),
     "output_operand_alias": lambda body: _parse_struct(OutputOperandAlias, body),
+    "channel_handle": lambda body: _parse_struct(ChannelHandle, body),
     "conv": parse_conv_dimensions,
     "result_accuracy": _parse_result_accuracy,
     "result_accuracy_mode": lambda body: ResultAccuracyModeAttr(body.strip()),

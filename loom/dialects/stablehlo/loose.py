@@ -1,6 +1,6 @@
 """Ops loom parses, verifies structurally and prints without modelling their semantics
-(collectives, infeed/outfeed, batch norm, legacy einsum, quantization, ...), each defined by one
-`_loose` row."""
+(infeed/outfeed, send/recv, the legacy cross-replica-sum, batch norm, legacy einsum, quantization,
+...), each defined by one `_loose` row. The collectives are modelled in `collectives`."""
 
 from __future__ import annotations
 
@@ -11,11 +11,10 @@ from loom.dialects.stablehlo.types import integer_syntax
 from loom.ir.opdef import Constraint, Pure, opt_prop, region_def, var_operand, var_result
 from loom.ir.types import i64
 
-__all__ = ["AllGatherOp", "AllReduceOp", "AllToAllOp", "AsyncStartOp", "AsyncDoneOp", "BatchNormGradOp",
-           "BatchNormInferenceOp", "BatchNormTrainingOp", "CollectiveBroadcastOp", "CollectivePermuteOp",
+__all__ = ["AsyncStartOp", "AsyncDoneOp", "BatchNormGradOp", "BatchNormInferenceOp", "BatchNormTrainingOp",
            "CrossReplicaSumOp", "DynamicConvOp", "DynamicGatherOp", "DynamicPadOp", "EinsumOp", "InfeedOp",
-           "OutfeedOp", "PartitionIdOp", "RealDynamicSliceOp", "RecvOp", "ReduceScatterOp", "ReplicaIdOp", "SendOp",
-           "SetDimensionSizeOp", "TorchIndexSelectOp", "UnaryEinsumOp", "UniformDequantizeOp", "UniformQuantizeOp"]
+           "OutfeedOp", "RealDynamicSliceOp", "RecvOp", "SendOp", "SetDimensionSizeOp", "TorchIndexSelectOp",
+           "UnaryEinsumOp", "UniformDequantizeOp", "UniformQuantizeOp"]
 
 
 # The custom forms of the loose ops MLIR prints in one (the others print in the generic form):
@@ -26,9 +25,7 @@ _LOOSE_FORMS: dict[str, tuple[str | None, tuple[str, ...], tuple[str, ...]]] = {
     "batch_norm_training": (None, ("output", "batch_mean", "batch_var"), ()),
     "dynamic_pad": ("operands " + _FUNCTIONAL, (), ()),
     "einsum": ("operands `,` `config` `=` $einsum_config " + _FUNCTIONAL, (), ()),
-    "partition_id": ("attr-dict `:` type(results)", (), ()),
     "real_dynamic_slice": ("operands " + _FUNCTIONAL, (), ()),
-    "replica_id": ("attr-dict `:` type(results)", (), ()),
     "set_dimension_size": ("operands `,` `dim` `=` $dimension " + _FUNCTIONAL, (), ("dimension",)),
     "unary_einsum": ("operands `,` `config` `=` $einsum_config " + _FUNCTIONAL, (), ()),
 }
@@ -54,13 +51,6 @@ def _loose(mnemonic: str, class_name: str, props: str, doc: str, regions: int = 
     return type(class_name, (StableHLOOp,), ns)
 
 
-AllGatherOp = _loose("all_gather", "AllGatherOp", "all_gather_dim replica_groups channel_handle use_global_device_ids",
-                     "Concatenates the operands of every process in a group (collective).")
-AllReduceOp = _loose("all_reduce", "AllReduceOp", "replica_groups channel_handle use_global_device_ids",
-                     "Reduces the operands of every process in a group (collective).", regions=1)
-AllToAllOp = _loose("all_to_all", "AllToAllOp",
-                    "split_dimension concat_dimension split_count replica_groups channel_handle",
-                    "Splits, exchanges and concatenates between processes (collective).")
 AsyncStartOp = _loose("async_start", "AsyncStartOp", "", "Starts an asynchronous computation.", regions=1)
 AsyncDoneOp = _loose("async_done", "AsyncDoneOp", "", "Waits for an asynchronous computation.")
 BatchNormGradOp = _loose("batch_norm_grad", "BatchNormGradOp", "epsilon feature_index",
@@ -69,10 +59,6 @@ BatchNormInferenceOp = _loose("batch_norm_inference", "BatchNormInferenceOp", "e
                               "Batch normalisation with given statistics.", pure=True)
 BatchNormTrainingOp = _loose("batch_norm_training", "BatchNormTrainingOp", "epsilon feature_index",
                              "Batch normalisation computing the batch statistics.", pure=True)
-CollectiveBroadcastOp = _loose("collective_broadcast", "CollectiveBroadcastOp", "replica_groups channel_handle",
-                               "Broadcasts from one process of each group (collective).")
-CollectivePermuteOp = _loose("collective_permute", "CollectivePermuteOp", "source_target_pairs channel_handle",
-                             "Sends each process's operand to another process (collective).")
 CrossReplicaSumOp = _loose("cross-replica-sum", "CrossReplicaSumOp", "replica_groups",
                            "Legacy sum across replicas (collective).")
 DynamicConvOp = _loose("dynamic_conv", "DynamicConvOp",
@@ -85,13 +71,8 @@ DynamicPadOp = _loose("dynamic_pad", "DynamicPadOp", "", "Pad with run-time padd
 EinsumOp = _loose("einsum", "EinsumOp", "einsum_config", "Legacy two-operand einsum.", pure=True)
 InfeedOp = _loose("infeed", "InfeedOp", "infeed_config layout", "Reads from the infeed.")
 OutfeedOp = _loose("outfeed", "OutfeedOp", "outfeed_config", "Writes to the outfeed.")
-PartitionIdOp = _loose("partition_id", "PartitionIdOp", "", "The partition id of the current process.", pure=True)
 RealDynamicSliceOp = _loose("real_dynamic_slice", "RealDynamicSliceOp", "", "Slice with run-time bounds.", pure=True)
 RecvOp = _loose("recv", "RecvOp", "channel_handle is_host_transfer source_target_pairs", "Receives from a channel.")
-ReduceScatterOp = _loose("reduce_scatter", "ReduceScatterOp",
-                         "scatter_dimension replica_groups channel_handle use_global_device_ids",
-                         "Reduces across processes and scatters the parts (collective).", regions=1)
-ReplicaIdOp = _loose("replica_id", "ReplicaIdOp", "", "The replica id of the current process.", pure=True)
 SendOp = _loose("send", "SendOp", "channel_handle is_host_transfer source_target_pairs", "Sends to a channel.")
 SetDimensionSizeOp = _loose("set_dimension_size", "SetDimensionSizeOp", "dimension",
                             "Sets the run-time size of a bounded dimension.", pure=True)

@@ -1,0 +1,685 @@
+"""spmd-partition: turn a global program whose values carry shardings (after sharding-propagation)
+into the program one device runs (XLA's SPMD partitioner, on Shardy's factor rules).
+
+Per op, the factors of its rule get shardings (two candidates: as the results want them, and as
+the operands hold them; the one moving fewer bytes wins); operands are resharded to what those
+factor shardings require; the local op runs on local shapes; partial results of sharded
+reduction factors are combined (reduce_scatter where the result is to be split along a dimension
+that the reduction's axes split next, all_reduce otherwise); results are resharded to the
+shardings propagation gave them. Resharding takes the cheapest collectives: all_to_all moves a
+split from one dimension to another, all_gather removes splits, dynamic_slice at offsets derived
+from `partition_id` adds them (no communication). Uneven dimensions are padded to
+ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padding with the
+reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
+remark naming it. while / if / case run their regions partitioned with the carries' shardings;
+`sdy.manual_computation` bodies (already per device) are inlined on the local shards.
+
+Partition p is device p of the mesh in row-major order; collectives carry `replica_groups`
+(`tensor<G x N x i64>` of partition ids), a `channel_handle` (increasing) and
+`use_global_device_ids`. The function's arguments and results get local types and keep, in
+arg_attrs / res_attrs, their final `sdy.sharding` and `loom.global_type`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from loom.dialects.sdy import TensorShardingAttr, TensorShardingPerValueAttr
+from loom.ir.attributes import UNIT, DenseArrayAttr, DenseElementsAttr, IntegerAttr, TypeAttr, numpy_dtype
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Block, Operation, Region, Value
+from loom.ir.diagnostics import emit_remark
+from loom.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, i1, i32, i64
+from loom.rewrite.passes import Pass, register_pass
+from loom.transforms.sharding_propagation import (
+    ShardingError,
+    ShardingRule,
+    arg_attr_dicts,
+    closed_attr,
+    find_mesh,
+    rule_of,
+    set_attr_dicts,
+)
+
+Axes = tuple[tuple[str, ...], ...]  # per dimension, the mesh axes splitting it (major to minor)
+
+_REDUCER_OPS = {"add": "stablehlo.add", "max": "stablehlo.maximum", "min": "stablehlo.minimum",
+                "mul": "stablehlo.multiply", "and": "stablehlo.and", "or": "stablehlo.or"}
+
+
+def byte_width(element_type: Any) -> int:
+    if isinstance(element_type, IntegerType):
+        return max(1, element_type.width // 8)
+    if isinstance(element_type, (FloatType, ComplexType)):
+        return int(np.dtype(numpy_dtype(element_type)).itemsize)
+    return 4
+
+
+@dataclass
+class Shard:
+    """A local value (None while only costing), the global tensor type it is a piece of, and how
+    it is split."""
+
+    value: Value | None
+    type: RankedTensorType
+    axes: Axes
+
+
+class Partitioner:
+    """Partitions one module in place (see the module's doc)."""
+
+    def __init__(self, module: Operation) -> None:
+        self.module = module
+        self.mesh_name, self.mesh = find_mesh(module)
+        names = list(self.mesh)
+        self.stride = {a: math.prod(self.mesh[b] for b in names[i + 1:]) for i, a in enumerate(names)}
+        self.num_devices = math.prod(self.mesh.values())
+        self.channel = 1 + max([_handle_of(op) for op in module.walk()] + [0])
+        self.env: dict[Value, Shard] = {}
+        self.b: Builder | None = None       # where partitioned ops go; None while costing
+        self.cost = 0.0                      # bytes per device the collectives emitted so far move
+        self._index_cache: dict[tuple[str, ...], Value] = {}
+        self._index_builder: Builder | None = None
+        self._pid: Value | None = None
+
+    # --- sizes ------------------------------------------------------------------------------
+    def pieces(self, axes: Sequence[str]) -> int:
+        return math.prod(self.mesh[a] for a in axes)
+
+    def local_shape(self, shape: Sequence[int], axes: Axes) -> tuple[int, ...]:
+        return tuple(-(-n // self.pieces(a)) for n, a in zip(shape, axes))
+
+    def local_type(self, t: RankedTensorType, axes: Axes) -> RankedTensorType:
+        return RankedTensorType(self.local_shape(t.shape, axes), t.element_type, t.encoding)
+
+    def nbytes(self, t: RankedTensorType, axes: Axes) -> int:
+        return math.prod(self.local_shape(t.shape, axes)) * byte_width(t.element_type)
+
+    def replicated(self, t: Any) -> Axes:
+        return tuple(() for _ in shape_of_type(t))
+
+    # --- emission helpers -------------------------------------------------------------------
+    def emit(self, name: str, operands: Sequence[Value], types: Sequence[Any], props: dict | None = None,
+             regions: Sequence[Region] = (), b: Builder | None = None) -> Operation:
+        b = b or self.b
+        assert b is not None
+        op = b.create(name, list(operands), list(types), props or {}, {}, list(regions))
+        return op
+
+    def scalar_const(self, value: Any, element_type: Any, b: Builder | None = None) -> Value:
+        t = RankedTensorType((), element_type)
+        return self.emit("stablehlo.constant", [], [t], {"value": DenseElementsAttr.get(np.asarray(value), t)},
+                         b=b).results[0]
+
+    def groups(self, axes: Sequence[str]) -> list[list[int]]:
+        """Partition ids grouped by the values of every mesh axis but `axes`; in a group, ids
+        ordered by their shard index over `axes` (major first)."""
+        others = [a for a in self.mesh if a not in axes]
+        out = []
+        for fixed in itertools.product(*(range(self.mesh[a]) for a in others)):
+            base = sum(c * self.stride[a] for a, c in zip(others, fixed))
+            out.append([base + sum(c * self.stride[a] for a, c in zip(axes, coords))
+                        for coords in itertools.product(*(range(self.mesh[a]) for a in axes))])
+        return out
+
+    def collective_props(self, axes: Sequence[str], with_global_ids: bool = True) -> dict[str, Any]:
+        from loom.ir.parser import Parser
+        g = self.groups(axes)
+        props: dict[str, Any] = {
+            "replica_groups": DenseElementsAttr.get(np.array(g, np.int64), RankedTensorType((len(g), len(g[0])), i64)),
+            "channel_handle": Parser(f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>").parse_attribute()}
+        self.channel += 1
+        if with_global_ids:
+            props["use_global_device_ids"] = UNIT
+        return props
+
+    def reducer_region(self, kind: str, element_type: Any) -> Region:
+        region = Region()
+        t = RankedTensorType((), element_type)
+        block = region.add_block(Block([t, t]))
+        rb = Builder(InsertionPoint.at_end(block))
+        r = rb.create(_REDUCER_OPS[kind], list(block.args), [t]).results[0]
+        rb.create("stablehlo.return", [r], [])
+        return region
+
+    def index(self, axes: tuple[str, ...]) -> Value:
+        """This partition's shard index over `axes` (major first), a tensor<i32>, computed once at
+        the top of the function."""
+        if axes in self._index_cache:
+            return self._index_cache[axes]
+        b = self._index_builder
+        assert b is not None and self._pid is not None
+        total: Value | None = None
+        for a in axes:
+            c = self.emit("stablehlo.divide", [self._pid, self.scalar_const(self.stride[a], i32, b)], [_i32()],
+                          b=b).results[0]
+            c = self.emit("stablehlo.remainder", [c, self.scalar_const(self.mesh[a], i32, b)], [_i32()],
+                          b=b).results[0]
+            if total is not None:
+                total = self.emit("stablehlo.multiply", [total, self.scalar_const(self.mesh[a], i32, b)], [_i32()],
+                                  b=b).results[0]
+                c = self.emit("stablehlo.add", [total, c], [_i32()], b=b).results[0]
+            total = c
+        assert total is not None
+        self._index_cache[axes] = total
+        return total
+
+    def offset(self, axes: tuple[str, ...], local_size: int) -> Value:
+        """The first global index of this partition's shard along a dimension split over `axes`."""
+        idx = self.index(axes)
+        if local_size == 1:
+            return idx
+        return self.emit("stablehlo.multiply", [idx, self.scalar_const(local_size, i32)], [_i32()]).results[0]
+
+    # --- resharding -------------------------------------------------------------------------
+    def all_gather(self, s: Shard, dim: int, axes: tuple[str, ...]) -> Shard:
+        """Remove the minor `axes` of dimension `dim`'s split."""
+        new_axes = list(s.axes)
+        assert s.axes[dim][len(s.axes[dim]) - len(axes):] == axes
+        new_axes[dim] = s.axes[dim][:len(s.axes[dim]) - len(axes)]
+        n = self.pieces(axes)
+        local = list(self.local_shape(s.type.shape, s.axes))
+        local[dim] *= n
+        gathered_type = RankedTensorType(tuple(local), s.type.element_type)
+        self.cost += (n - 1) / n * math.prod(local) * byte_width(s.type.element_type)
+        value = None
+        if self.b is not None:
+            props = {"all_gather_dim": IntegerAttr.get(dim), **self.collective_props(axes)}
+            value = self.emit("stablehlo.all_gather", [s.value], [gathered_type], props).results[0]
+        out = Shard(value, s.type, tuple(new_axes))
+        want = self.local_shape(s.type.shape, out.axes)[dim]
+        if want != local[dim]:  # the padding of an uneven split, now whole: cut it off
+            assert want < local[dim]
+            out = self.slice_prefix(out, gathered_type, dim, want)
+        return out
+
+    def slice_prefix(self, s: Shard, current: RankedTensorType, dim: int, size: int) -> Shard:
+        if self.b is None:
+            return s
+        limits = list(current.shape)
+        limits[dim] = size
+        props = {"start_indices": _i64s([0] * len(limits)), "limit_indices": _i64s(limits),
+                 "strides": _i64s([1] * len(limits))}
+        t = RankedTensorType(tuple(limits), current.element_type)
+        return Shard(self.emit("stablehlo.slice", [s.value], [t], props).results[0], s.type, s.axes)
+
+    def all_to_all(self, s: Shard, src: int, dst: int, axes: tuple[str, ...]) -> Shard:
+        """Move the minor `axes` of dimension `src`'s split to the minor end of `dst`'s."""
+        n = self.pieces(axes)
+        new_axes = list(s.axes)
+        new_axes[src] = s.axes[src][:len(s.axes[src]) - len(axes)]
+        new_axes[dst] = s.axes[dst] + axes
+        local_in = self.local_shape(s.type.shape, s.axes)
+        self.cost += (n - 1) / n * math.prod(local_in) * byte_width(s.type.element_type)
+        value = None
+        if self.b is not None:
+            props = {"split_dimension": IntegerAttr.get(dst), "concat_dimension": IntegerAttr.get(src),
+                     "split_count": IntegerAttr.get(n), **self.collective_props(axes, with_global_ids=False)}
+            out_t = self.local_type(s.type, tuple(new_axes))
+            value = self.emit("stablehlo.all_to_all", [s.value], [out_t], props).results[0]
+        return Shard(value, s.type, tuple(new_axes))
+
+    def slice_to(self, s: Shard, target: Axes) -> Shard:
+        """Split further, where `s.axes[d]` is a prefix of `target[d]`: a dynamic_slice of this
+        partition's piece (no communication), padding an uneven dimension first."""
+        if all(s.axes[d] == target[d] for d in range(len(target))):
+            return s
+        if self.b is None:
+            return Shard(None, s.type, target)
+        value = s.value
+        cur = list(self.local_shape(s.type.shape, s.axes))
+        want = self.local_shape(s.type.shape, target)
+        pad_high = [0] * len(cur)
+        for d in range(len(cur)):
+            extra = self.pieces(target[d][len(s.axes[d]):])
+            if want[d] * extra > cur[d]:
+                pad_high[d] = want[d] * extra - cur[d]
+        if any(pad_high):
+            padded = RankedTensorType(tuple(c + p for c, p in zip(cur, pad_high)), s.type.element_type)
+            zero = self.scalar_const(0, s.type.element_type)
+            value = self.emit("stablehlo.pad", [value, zero], [padded],
+                              {"edge_padding_low": _i64s([0] * len(cur)), "edge_padding_high": _i64s(pad_high),
+                               "interior_padding": _i64s([0] * len(cur))}).results[0]
+        starts = []
+        for d in range(len(cur)):
+            extra = target[d][len(s.axes[d]):]
+            starts.append(self.offset(extra, want[d]) if extra else self.scalar_const(0, i32))
+        t = RankedTensorType(want, s.type.element_type)
+        value = self.emit("stablehlo.dynamic_slice", [value, *starts], [t], {"slice_sizes": _i64s(want)}).results[0]
+        return Shard(value, s.type, target)
+
+    def reshard(self, s: Shard, target: Axes) -> Shard:
+        if s.axes == target:
+            return s
+        shape = s.type.shape
+        # moves of a split from one dimension to another: all_to_all
+        moved = True
+        while moved:
+            moved = False
+            for a, b in itertools.permutations(range(len(shape)), 2):
+                ca, cb = _common(s.axes[a], target[a]), _common(s.axes[b], target[b])
+                excess = s.axes[a][ca:]
+                if not excess or cb != len(s.axes[b]) or target[b][cb:cb + len(excess)] != excess:
+                    continue
+                n = self.pieces(excess)
+                if shape[a] % self.pieces(s.axes[a]) or shape[b] % (self.pieces(s.axes[b]) * n):
+                    continue
+                s = self.all_to_all(s, a, b, excess)
+                moved = True
+        # remove what the target does not keep: all_gather (a whole dimension when an uneven
+        # split does not nest)
+        for d in range(len(shape)):
+            keep = s.axes[d][:_common(s.axes[d], target[d])]
+            if keep != s.axes[d]:
+                if keep and self.local_shape(shape, s.axes)[d] * self.pieces(s.axes[d][len(keep):]) != \
+                        -(-shape[d] // self.pieces(keep)):
+                    keep = ()
+                s = self.all_gather(s, d, s.axes[d][len(keep):])
+        # the axes a dimension may not take yet because another dimension still holds them
+        for d in range(len(shape)):
+            keep, extra = s.axes[d], target[d][len(s.axes[d]):]
+            if keep and extra and -(-shape[d] // self.pieces(keep)) != \
+                    -(-shape[d] // self.pieces(target[d])) * self.pieces(extra):
+                s = self.all_gather(s, d, keep)
+        return self.slice_to(s, target)
+
+    # --- ops --------------------------------------------------------------------------------
+    def lookup(self, v: Value) -> Shard:
+        if v not in self.env:
+            raise ShardingError(f"value {v} used before it was partitioned")
+        return self.env[v]
+
+    def result_axes(self, op: Operation) -> list[Axes]:
+        attr = op.attributes.get("sdy.sharding")
+        if isinstance(attr, TensorShardingPerValueAttr):
+            return [tuple(tuple(a.name for a in d.axes) for d in s.dims) for s in attr.shardings]
+        return [self.replicated(r.type) for r in op.results]
+
+    def partition_block(self, ops: Sequence[Operation]) -> None:
+        for op in ops:
+            self.partition_op(op)
+
+    def partition_op(self, op: Operation) -> None:
+        assert self.b is not None
+        self.b.location = op.location
+        if op.name in ("sdy.sharding_constraint", "sdy.reshard"):
+            s = self.lookup(op.operands[0])
+            target = tuple(tuple(a.name for a in d.axes) for d in op.properties["sharding"].dims)
+            self.env[op.results[0]] = self.reshard(s, target)
+            return
+        if op.name == "sdy.manual_computation":
+            return self.partition_manual(op)
+        if op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case"):
+            return self.partition_control_flow(op)
+        rule = rule_of(op)
+        if rule is None or any(not isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
+            return self.partition_replicated(op, "has no sharding rule")
+        self.partition_by_rule(op, rule)
+
+    def partition_replicated(self, op: Operation, why: str) -> None:
+        """Run `op` on whole (replicated) operands; results resharded to what they should be."""
+        assert self.b is not None
+        operands = [self.reshard(self.lookup(v), self.replicated(v.type)).value
+                    if isinstance(v.type, RankedTensorType) else self.lookup(v).value for v in op.operands]
+        emit_remark(op, f"{why}: computed replicated (its operands are all-gathered)")
+        new = self.clone(op, operands, [r.type for r in op.results])
+        for r, nr, target in zip(op.results, new.results, self.result_axes(op)):
+            if isinstance(r.type, RankedTensorType):
+                self.env[r] = self.reshard(Shard(nr, r.type, self.replicated(r.type)), target)
+            else:
+                self.env[r] = Shard(nr, r.type, ())
+
+    def clone(self, op: Operation, operands: Sequence[Value | None], types: Sequence[Any]) -> Operation:
+        assert self.b is not None
+        new = Operation.create(op.name, list(operands), list(types), dict(op.properties),  # type: ignore[arg-type]
+                               {k: v for k, v in op.attributes.items() if k != "sdy.sharding"},
+                               [r.clone() for r in op.regions], location=op.location)
+        return self.b.insert(new)
+
+    def factor_candidates(self, op: Operation, rule: ShardingRule) -> list[dict[int, tuple[str, ...]]]:
+        """Factor shardings to try: as the results want them, as the operands hold them, and as
+        the operands hold them with the axes of factors that must stay whole moved to another
+        factor (a sort over a split dimension sorts rows split further instead of gathering)."""
+        from loom.transforms.sharding_propagation import Dim, Propagation
+        prop = Propagation(self.mesh)
+        results = [(dims, [Dim(a) for a in axes]) for dims, axes in zip(rule.results, self.result_axes(op))]
+        operands = [(dims, [Dim(a) for a in self.lookup(v).axes]) for dims, v in zip(rule.operands, op.operands)]
+        raw = []
+        for order in (results + operands, operands + results):
+            factors: dict[int, tuple[str, ...]] = {}
+            for dims, shard in order:
+                for f, (axes, _) in prop.project(rule, dims, shard).items():
+                    if axes and f not in factors:
+                        factors[f] = axes
+            raw.append(factors)
+        blocked = rule.blocked()
+        moved = dict(raw[1])
+        for f in sorted(blocked):
+            axes = moved.pop(f, ())
+            for g in range(len(rule.sizes)):
+                if axes and g not in blocked and g not in rule.reduction and \
+                        rule.sizes[g] % self.pieces(moved.get(g, ()) + axes) == 0:
+                    moved[g] = moved.get(g, ()) + axes
+                    break
+        raw.append(moved)
+        return [self.sanitize(rule, factors) for factors in raw]
+
+    def sanitize(self, rule: ShardingRule, factors: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
+        """Drop shardings a factor may not have: blocked factors, an axis a factor of lower
+        number already uses, minor factors of a compound dimension not fully split before them."""
+        blocked = rule.blocked()
+        used: set[str] = set()
+        out: dict[int, tuple[str, ...]] = {}
+        for f in sorted(factors):
+            axes = factors[f]
+            if f in blocked or set(axes) & used or self.pieces(axes) > rule.sizes[f]:
+                continue
+            used |= set(axes)
+            out[f] = axes
+        for dims in (*rule.operands, *rule.results):
+            for factors_of_dim in dims:
+                if len(factors_of_dim) < 2:
+                    continue
+                ok = True
+                for f in factors_of_dim:
+                    if not ok or rule.sizes[f] % self.pieces(out.get(f, ())):
+                        out.pop(f, None)
+                        ok = False
+                    elif self.pieces(out.get(f, ())) != rule.sizes[f]:
+                        ok = False
+        return out
+
+    def tensor_axes(self, dims: list[list[int]], factors: dict[int, tuple[str, ...]]) -> Axes:
+        return tuple(tuple(a for f in fs for a in factors.get(f, ())) for fs in dims)
+
+    def partition_by_rule(self, op: Operation, rule: ShardingRule) -> None:
+        saved_b = self.b
+        best: tuple[float, int, dict[int, tuple[str, ...]]] | None = None
+        for i, factors in enumerate(self.factor_candidates(op, rule)):
+            self.b, before = None, self.cost
+            try:
+                self.apply_rule(op, rule, factors)
+                cost = self.cost - before
+            finally:
+                self.cost, self.b = before, saved_b
+            if best is None or cost < best[0]:
+                best = (cost, i, factors)
+        assert best is not None
+        self.apply_rule(op, rule, best[2])
+
+    def apply_rule(self, op: Operation, rule: ShardingRule, factors: dict[int, tuple[str, ...]]) -> None:
+        operands = []
+        for v, dims in zip(op.operands, rule.operands):
+            s = self.reshard(self.lookup(v), self.tensor_axes(dims, factors))
+            operands.append(s)
+        partial = tuple(a for f in sorted(rule.reduction) for a in factors.get(f, ()))
+        if self.b is not None:
+            self.mask_padding(op, rule, factors, operands)
+        result_axes = [self.tensor_axes(dims, factors) for dims in rule.results]
+        values: list[Any] = [None] * len(op.results)
+        if self.b is not None:
+            new = self.clone(op, [s.value for s in operands],
+                             [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)])
+            values = list(new.results)
+            if rule.localize is not None:
+                values = rule.localize(self.b, new, _Offsets(self, op, result_axes)) or values
+        for j, (r, axes, target) in enumerate(zip(op.results, result_axes, self.result_axes(op))):
+            s = Shard(values[j], r.type, axes)
+            if partial:
+                s = self.combine_partial(s, partial, target, rule.reducer or "add")
+            self.env[r] = self.reshard(s, target)
+
+    def mask_padding(self, op: Operation, rule: ShardingRule, factors: dict[int, tuple[str, ...]],
+                     operands: list[Shard]) -> None:
+        """Where a sharded reduction factor is uneven, put the reduction's identity in the padding."""
+        for i, (s, dims) in enumerate(zip(operands, rule.operands)):
+            for d, fs in enumerate(dims):
+                if not (len(fs) == 1 and fs[0] in rule.reduction and factors.get(fs[0])):
+                    continue
+                n, k = s.type.shape[d], self.pieces(s.axes[d])
+                if n % k == 0:
+                    continue
+                assert rule.pad_value is not None and self.b is not None
+                fill = rule.pad_value(self.b, op, [o.value for o in operands], i)
+                local_t = self.local_type(s.type, s.axes)
+                mask_t = RankedTensorType(local_t.shape, i1)
+                int_t = RankedTensorType(local_t.shape, i32)
+                pos = self.emit("stablehlo.iota", [], [int_t], {"iota_dimension": IntegerAttr.get(d)}).results[0]
+                start = self.broadcast(self.offset(s.axes[d], local_t.shape[d]), int_t)
+                pos = self.emit("stablehlo.add", [pos, start], [int_t]).results[0]
+                limit = self.broadcast(self.scalar_const(n, i32), int_t)
+                from loom.dialects.stablehlo.attributes import enum_attr
+                inside = self.emit("stablehlo.compare", [pos, limit], [mask_t],
+                                   {"comparison_direction": enum_attr("comparison_direction", "LT")}).results[0]
+                value = self.emit("stablehlo.select", [inside, s.value, self.broadcast(fill, local_t)],
+                                  [local_t]).results[0]
+                operands[i] = Shard(value, s.type, s.axes)
+
+    def broadcast(self, scalar: Value, t: RankedTensorType) -> Value:
+        return self.emit("stablehlo.broadcast_in_dim", [scalar], [t], {"broadcast_dimensions": _i64s([])}).results[0]
+
+    def combine_partial(self, s: Shard, partial: tuple[str, ...], target: Axes, kind: str) -> Shard:
+        """Sum (or max, ...) the partial results over `partial`: reduce_scatter into a dimension
+        the target splits next by some of these axes (evenly), all_reduce for the rest."""
+        rest = list(partial)
+        for d in range(len(s.axes)):
+            if target[d][:len(s.axes[d])] != s.axes[d]:
+                continue
+            run: list[str] = []
+            for a in target[d][len(s.axes[d]):]:
+                if a not in rest:
+                    break
+                run.append(a)
+            if run and s.type.shape[d] % self.pieces(s.axes[d] + tuple(run)) == 0:
+                s = self.reduce_scatter(s, d, tuple(run), kind)
+                rest = [a for a in rest if a not in run]
+                break
+        if rest:
+            s = self.all_reduce(s, tuple(rest), kind)
+        return s
+
+    def all_reduce(self, s: Shard, axes: tuple[str, ...], kind: str) -> Shard:
+        n = self.pieces(axes)
+        nbytes = self.nbytes(s.type, s.axes)
+        self.cost += 2 * (n - 1) / n * nbytes
+        if self.b is None:
+            return s
+        t = self.local_type(s.type, s.axes)
+        v = self.emit("stablehlo.all_reduce", [s.value], [t], self.collective_props(axes),
+                      [self.reducer_region(kind, t.element_type)]).results[0]
+        return Shard(v, s.type, s.axes)
+
+    def reduce_scatter(self, s: Shard, dim: int, axes: tuple[str, ...], kind: str) -> Shard:
+        new_axes = list(s.axes)
+        new_axes[dim] = s.axes[dim] + axes
+        out = Shard(None, s.type, tuple(new_axes))
+        n = self.pieces(axes)
+        self.cost += (n - 1) * self.nbytes(s.type, out.axes)
+        if self.b is None:
+            return out
+        t = self.local_type(s.type, out.axes)
+        props = {"scatter_dimension": IntegerAttr.get(dim), **self.collective_props(axes)}
+        out.value = self.emit("stablehlo.reduce_scatter", [s.value], [t], props,
+                              [self.reducer_region(kind, t.element_type)]).results[0]
+        return out
+
+    def partition_control_flow(self, op: Operation) -> None:
+        assert self.b is not None
+        targets = self.result_axes(op)
+        if op.name == "stablehlo.while":
+            operands = [self.reshard(self.lookup(v), t).value for v, t in zip(op.operands, targets)]
+        else:  # the predicate / branch index: a scalar, whole everywhere
+            operands = [self.lookup(op.operands[0]).value]
+        new = Operation.create(op.name, operands, [self.local_type(r.type, t) for r, t in zip(op.results, targets)],
+                               dict(op.properties), {k: v for k, v in op.attributes.items() if k != "sdy.sharding"},
+                               len(op.regions), location=op.location)
+        self.b.insert(new)
+        outer = self.b
+        for old_region, new_region in zip(op.regions, new.regions):
+            old_block = old_region.entry
+            block = new_region.add_block(Block([self.local_type(a.type, t)
+                                                for a, t in zip(old_block.args, targets)]))
+            for a, na, t in zip(old_block.args, block.args, targets):
+                self.env[a] = Shard(na, a.type, t)
+            self.b = Builder(InsertionPoint.at_end(block))
+            body = list(old_block.ops)
+            self.partition_block(body[:-1])
+            term = body[-1]
+            is_cond = op.name == "stablehlo.while" and old_region is op.regions[0]
+            values = [self.lookup(v).value if is_cond else self.reshard(self.lookup(v), t).value
+                      for v, t in zip(term.operands, [()] if is_cond else targets)]
+            self.b.create(term.name, values, [], dict(term.properties), dict(term.attributes), location=term.location)
+        self.b = outer
+        for r, nr, t in zip(op.results, new.results, targets):
+            self.env[r] = Shard(nr, r.type, t)
+
+    def partition_manual(self, op: Operation) -> None:
+        assert self.b is not None
+        manual = set(op.properties["manual_axes"].axes)
+        free = [a for a, n in self.mesh.items() if n > 1 and a not in manual]
+        if free:
+            raise ShardingError(f"{op.location}: 'sdy.manual_computation' manual over {sorted(manual)} only: the "
+                                f"partitioner needs every mesh axis of size > 1 manual (free: {free})")
+        ins = [_axes(s) for s in op.properties["in_shardings"].shardings]
+        outs = [_axes(s) for s in op.properties["out_shardings"].shardings]
+        mapping: dict[Any, Any] = {}
+        for a, v, t in zip(op.regions[0].entry.args, op.operands, ins):
+            mapping[a] = self.reshard(self.lookup(v), t).value
+        ops = list(op.regions[0].entry.ops)
+        for inner in ops[:-1]:
+            new = inner.clone(mapping)
+            self.b.insert(new)
+            for r, nr in zip(inner.results, new.results):
+                mapping[r] = nr
+        for r, v, t in zip(op.results, ops[-1].operands, outs):
+            self.env[r] = Shard(mapping.get(v, self.lookup(v).value if v in self.env else v), r.type, t)
+
+    # --- the function -----------------------------------------------------------------------
+    def partition_function(self, fn: Operation) -> None:
+        old_block = fn.regions[0].entry
+        n_results = len(fn.properties["function_type"].value.results)
+        arg_dicts = arg_attr_dicts(fn, "arg_attrs", len(old_block.args))
+        res_dicts = arg_attr_dicts(fn, "res_attrs", n_results)
+        arg_axes = [_axes(d["sdy.sharding"]) if "sdy.sharding" in d else self.replicated(a.type)
+                    for a, d in zip(old_block.args, arg_dicts)]
+        res_axes = [_axes(d["sdy.sharding"]) if "sdy.sharding" in d else self.replicated(t)
+                    for t, d in zip(fn.properties["function_type"].value.results, res_dicts)]
+        old_ops = list(old_block.ops)
+        new_region = Region()
+        block = new_region.add_block(Block([self.local_type(a.type, t) for a, t in zip(old_block.args, arg_axes)],
+                                           [a.location for a in old_block.args]))
+        for a, na, t in zip(old_block.args, block.args, arg_axes):
+            self.env[a] = Shard(na, a.type, t)
+        self.b = Builder(InsertionPoint.at_end(block))
+        pid = self.emit("stablehlo.partition_id", [], [RankedTensorType((), IntegerType(32, "u"))]).results[0]
+        self._pid = self.emit("stablehlo.convert", [pid], [_i32()]).results[0]
+        anchor = self.scalar_const(0, i32).owner_op
+        self._index_builder = Builder(InsertionPoint.before(anchor))
+        self.partition_block(old_ops[:-1])
+        ret = old_ops[-1]
+        self.b.location = ret.location
+        values = [self.reshard(self.lookup(v), t).value for v, t in zip(ret.operands, res_axes)]
+        self.b.create(ret.name, values, [], dict(ret.properties), dict(ret.attributes), location=ret.location)
+        for prelude in (anchor, self._pid.owner_op, pid.owner_op):  # unused when nothing needed an offset
+            if not any(r.has_uses for r in prelude.results):
+                prelude.erase()
+        for t, d, axes in zip(fn.properties["function_type"].value.results, res_dicts, res_axes):
+            d["sdy.sharding"] = closed_attr(self.mesh_name, axes)
+            d["loom.global_type"] = TypeAttr(t)
+        for a, d, axes in zip(old_block.args, arg_dicts, arg_axes):
+            d["sdy.sharding"] = closed_attr(self.mesh_name, axes)
+            d["loom.global_type"] = TypeAttr(a.type)
+        from loom.ir.types import FunctionType
+        fn.properties["function_type"] = TypeAttr(FunctionType(
+            tuple(a.type for a in block.args),
+            tuple(self.local_type(t, a) for t, a in zip(fn.properties["function_type"].value.results, res_axes))))
+        set_attr_dicts(fn, "arg_attrs", arg_dicts)
+        set_attr_dicts(fn, "res_attrs", res_dicts)
+        old = fn.regions[0]
+        for o in old.entry.ops:
+            o.drop_all_references()
+        old.blocks = []
+        old.take_body(new_region)
+        self.env.clear()
+        self._index_cache.clear()
+
+
+class _Offsets:
+    """What a rule's `localize` hook may ask: `offset(d)`, this partition's first global index
+    along result dimension d (a tensor<i32>, or None when d is not split), and `scalar(v, t)`."""
+
+    def __init__(self, p: Partitioner, op: Operation, result_axes: list[Axes]) -> None:
+        self.p, self.op, self.result_axes = p, op, result_axes
+
+    def offset(self, d: int, result: int = 0) -> Value | None:
+        axes = self.result_axes[result][d]
+        if not axes:
+            return None
+        t = self.op.results[result].type
+        return self.p.offset(axes, self.p.local_shape(t.shape, self.result_axes[result])[d])
+
+    def local_shape(self, result: int = 0) -> tuple[int, ...]:
+        return self.p.local_shape(self.op.results[result].type.shape, self.result_axes[result])
+
+
+def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    while n < len(a) and n < len(b) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _axes(attr: TensorShardingAttr) -> Axes:
+    return tuple(tuple(a.name for a in d.axes) for d in attr.dims)
+
+
+def _i32() -> RankedTensorType:
+    return RankedTensorType((), i32)
+
+
+def _i64s(values: Sequence[int]) -> DenseArrayAttr:
+    return DenseArrayAttr.get(i64, values)
+
+
+def shape_of_type(t: Any) -> tuple[int, ...]:
+    return tuple(t.shape) if isinstance(t, RankedTensorType) else ()
+
+
+def _handle_of(op: Operation) -> int:
+    h = op.properties.get("channel_handle")
+    if h is None:
+        return 0
+    import re
+    m = re.search(r"handle = (\d+)", str(h))
+    return int(m.group(1)) if m else 0
+
+
+def partition_module(module: Operation) -> None:
+    """Partition every function of `module` in place; sdy ops other than the mesh are gone after."""
+    p = Partitioner(module)
+    for op in list(module.regions[0].entry.ops):
+        if op.name == "func.func" and op.regions and op.regions[0].blocks:
+            p.partition_function(op)
+
+
+@register_pass
+class SPMDPartitionPass(Pass):
+    """Make the per-device program of a propagated global program (see the module's doc)."""
+
+    name = "spmd-partition"
+    summary = "Partition a sharded global program into the program one device runs"
+
+    def run(self, op: Operation) -> None:
+        try:
+            partition_module(op)
+        except ShardingError as e:
+            raise self.fail(op, str(e)) from None
+
+
+__all__ = ["Partitioner", "SPMDPartitionPass", "byte_width", "partition_module"]
