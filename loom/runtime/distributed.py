@@ -31,7 +31,7 @@ from loom.ir.core import Operation
 from loom.ir.diagnostics import LoomError
 from loom.runtime import communicator as communicator_module
 from loom.runtime.communicator import REDUCTIONS, spmd_context
-from loom.sharding import Mesh, NamedSharding
+from loom.sharding import NamedSharding
 
 DEFAULT_TIMEOUT_S = 60.0
 HEARTBEAT_S = 0.25  # how often each process bumps its counter in the store
@@ -137,6 +137,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     hosts_store = rank == 0 and not _agent_store()
     store = dist.TCPStore(host, port, world_size=world, is_master=hosts_store, timeout=timeout, wait_for_workers=False)
     beat_store = dist.TCPStore(host, port, is_master=False, timeout=timeout)
+    if _agent_store():  # the agent's store outlives a restart: this attempt's keys apart
+        attempt = f"loom/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/"
+        store, beat_store = dist.PrefixStore(attempt, store), dist.PrefixStore(attempt, beat_store)
     liveness = _Liveness(beat_store, rank, f"{host}:{port}", hosts_store)  # published before a peer looks
     dist.init_process_group(backend, store=store, rank=rank, world_size=world, timeout=timeout, **kwargs)
     _STATE.rank, _STATE.world, _STATE.device, _STATE.timeout_s = rank, world, device, timeout_s
@@ -723,19 +726,9 @@ def run_partitioned(module: Operation | str, local_args: Sequence[Any], executor
 # Global arrays --------------------------------------------------------------------------------------
 
 def shard_index(sharding: NamedSharding, global_shape: Sequence[int], partition: int) -> tuple[slice, ...]:
-    """The slices of a global array that partition `partition` (`mesh.device_list` position) holds."""
-    mesh: Mesh = sharding.mesh
-    coords = dict(zip(mesh.axis_names, np.unravel_index(partition, mesh.axis_sizes)))
-    index = []
-    for d, n in enumerate(global_shape):
-        axes = sharding.spec.axes_of(d)
-        piece = 0
-        for a in axes:  # major to minor
-            piece = piece * mesh.shape[a] + int(coords[a])
-        count = int(np.prod([mesh.shape[a] for a in axes])) if axes else 1
-        size = -(-n // count)
-        index.append(slice(min(piece * size, n), min((piece + 1) * size, n)))
-    return tuple(index)
+    """The index (slices) of a global array that partition `partition` (`mesh.device_list`
+    position) holds."""
+    return list(sharding.devices_indices_map(tuple(global_shape)).values())[partition]
 
 
 def local_shard(x: np.ndarray, sharding: NamedSharding, partition: int | None = None) -> np.ndarray:
@@ -763,10 +756,10 @@ def assemble(local: Any, sharding: NamedSharding, global_shape: Sequence[int]) -
 
 def assemble_shards(shards: Sequence[np.ndarray], sharding: NamedSharding, global_shape: Sequence[int]) -> np.ndarray:
     """The global array from every partition's shard (in partition order)."""
-    out = np.zeros(tuple(global_shape), np.asarray(shards[0]).dtype)
-    for p, shard in enumerate(shards):
-        index = shard_index(sharding, global_shape, p)
-        out[index] = np.asarray(shard)[tuple(slice(0, s.stop - s.start) for s in index)]
+    shape = tuple(global_shape)
+    out = np.zeros(shape, np.asarray(shards[0]).dtype)
+    for shard, index in zip(shards, sharding.devices_indices_map(shape).values()):
+        out[index] = np.asarray(shard)[tuple(slice(0, len(range(n)[i])) for n, i in zip(shape, index))]
     return out
 
 
