@@ -5,9 +5,15 @@ rank's operand."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from distributed_worker import collective_cases, launch, operand, own_group, program_groups, program_inputs
+from support.paths import EXAMPLES, ROOT
 
 from loom.runtime.distributed import DistributedError, assemble_shards, initialize, local_shard, shard_index
 from loom.sharding import Mesh, NamedSharding, P
@@ -171,3 +177,23 @@ def test_shards_split_and_assemble_as_the_sharding_says():
     s = NamedSharding(mesh, P("data", "model"))
     assert shard_index(s, x.shape, 3) == (slice(3, 5), slice(3, 6))
     np.testing.assert_array_equal(local_shard(x, s, 3), np.vstack([x[3:5, 3:6], np.zeros((1, 3), np.float32)]))
+
+
+@pytest.mark.slow  # four processes under torchrun: about 25 s on a loaded 2-core machine
+def test_tensor_parallel_example_under_torchrun_matches_one_process(tmp_path):
+    """examples/tensor_parallel.py on a 2x2 mesh of 4 processes gives the loss curve of the same
+    steps run in one process."""
+    sizes = ["--steps", "4", "--batch", "8", "--dim", "4", "--hidden", "8", "--timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    curves = {}
+    for mode, launcher in [("single", [sys.executable]), ("torchrun", [
+            sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "4"])]:
+        out = tmp_path / f"{mode}.json"
+        cmd = [*launcher, str(EXAMPLES / "tensor_parallel.py"), *sizes, "--losses-out", str(out)]
+        cmd += ["--single"] if mode == "single" else []
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        curves[mode] = json.loads(out.read_text())
+        assert "step   3  loss" in done.stdout
+    assert len(curves["torchrun"]) == 4
+    np.testing.assert_allclose(curves["torchrun"], curves["single"], rtol=1e-5)
