@@ -124,7 +124,11 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     device = torch.device("cpu")
     kwargs: dict[str, Any] = {}
     if backend == "nccl":
-        local = local_device_id if local_device_id is not None else int(os.environ.get("LOCAL_RANK", "0"))
+        local = _env_int("LOCAL_RANK", local_device_id if local_device_id is not None else
+                         os.environ.get("LOCAL_RANK") or 0)
+        if not 0 <= local < torch.cuda.device_count():
+            raise DistributedError(f"loom.distributed.initialize: rank {rank} drives GPU {local} (LOCAL_RANK), but "
+                                   f"{torch.cuda.device_count()} are visible")
         device = torch.device("cuda", local)
         torch.cuda.set_device(device)
         kwargs["device_id"] = device
@@ -349,6 +353,7 @@ class TorchCommunicator:
         self.num_partitions = dist.get_world_size()
         self.rank = dist.get_rank()
         self.device = _STATE.device
+        self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
         self._calls = 0
         self._what = ""
@@ -431,12 +436,13 @@ class TorchCommunicator:
         x_np, back = _operand(x)
         if len(group) == 1:
             return back(np.array(x_np))
-        if not _reducible(x_np.dtype, reduction):
+        op = _reduce_op(x_np.dtype, reduction, self.backend)
+        if op is None:
             return back(self._gather_reduce(x_np, group, reduction))
         pg = self._group(group)
         out = np.array(x_np, order="C")  # all_reduce writes in place: into the result
         t = self._tensor(out)
-        self._run(group, lambda: dist.all_reduce(t, op=_reduce_op(reduction), group=pg))
+        self._run(group, lambda: dist.all_reduce(t, op=op, group=pg))
         return back(self._written(out, t))
 
     def all_gather(self, me: int, x: Any, group: Sequence[int], dim: int) -> Any:
@@ -477,7 +483,8 @@ class TorchCommunicator:
         self._check_splits(x_np, dim, n)
         if n == 1:
             return back(np.array(x_np))
-        if not _reducible(x_np.dtype, reduction):
+        op = _reduce_op(x_np.dtype, reduction, self.backend)
+        if op is None:
             full = self._gather_reduce(x_np, group, reduction)
             return back(np.array(np.split(full, n, axis=dim)[list(group).index(self.rank)]))
         pg = self._group(group)
@@ -486,7 +493,7 @@ class TorchCommunicator:
         moved = np.moveaxis(x_np, dim, 0) if dim else x_np
         out = np.empty((moved.shape[0] // n,) + moved.shape[1:], x_np.dtype)
         t_in, t = self._tensor(moved), self._tensor(out)
-        self._run(group, lambda: _reduce_scatter_single(dist)(t, t_in, op=_reduce_op(reduction), group=pg))
+        self._run(group, lambda: _reduce_scatter_single(dist)(t, t_in, op=op, group=pg))
         out = self._written(out, t)
         return back(np.ascontiguousarray(np.moveaxis(out, 0, dim)) if dim else out)
 
@@ -595,18 +602,23 @@ def _operand(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
     return np.asarray(x), lambda r: r
 
 
-def _reducible(dtype: np.dtype, reduction: str) -> bool:
+def _reduce_op(dtype: np.dtype, reduction: str, backend: str) -> Any:
+    """The torch ReduceOp computing `reduction` of `dtype` values on `backend`; None where torch
+    cannot (the operands are then gathered and reduced with numpy)."""
+    import torch.distributed as dist
     if reduction not in REDUCTIONS:
         raise DistributedError(f"unknown reduction {reduction!r}; expected one of {', '.join(REDUCTIONS)}")
-    if dtype.kind == "u" and dtype.itemsize > 1:  # travels as signed: sums and bits agree, order does not
-        return reduction not in ("max", "min")
     if reduction in ("and", "or", "xor") and dtype.kind not in "biu":
         raise DistributedError(f"reduction {reduction!r} of {dtype} values: only for booleans and integers")
-    return dtype.name in _TORCH_REDUCES and not (dtype.kind == "c" and reduction in ("max", "min"))
-
-
-def _reduce_op(reduction: str) -> Any:
-    import torch.distributed as dist
+    if dtype.kind == "b" and reduction in ("and", "or"):  # min and max of 0/1: NCCL has no bitwise ops
+        reduction = "min" if reduction == "and" else "max"
+    if backend == "nccl" and reduction in ("and", "or", "xor"):
+        return None
+    if dtype.kind == "u" and dtype.itemsize > 1:  # travels as signed: sums and bits agree, order does not
+        if reduction in ("max", "min"):
+            return None
+    elif dtype.name not in _TORCH_REDUCES or (dtype.kind == "c" and reduction in ("max", "min")):
+        return None
     return {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT, "max": dist.ReduceOp.MAX,
             "min": dist.ReduceOp.MIN, "and": dist.ReduceOp.BAND, "or": dist.ReduceOp.BOR,
             "xor": dist.ReduceOp.BXOR}[reduction]

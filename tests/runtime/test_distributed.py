@@ -15,7 +15,15 @@ import pytest
 from distributed_worker import collective_cases, launch, operand, own_group, program_groups, program_inputs
 from support.paths import EXAMPLES, ROOT
 
-from loom.runtime.distributed import DistributedError, assemble_shards, initialize, local_shard, shard_index
+from loom.runtime.distributed import (
+    DistributedError,
+    _reduce_op,
+    assemble_shards,
+    initialize,
+    local_shard,
+    shard_index,
+    to_torch,
+)
 from loom.sharding import Mesh, NamedSharding, P
 
 torch = pytest.importorskip("torch")
@@ -197,3 +205,33 @@ def test_tensor_parallel_example_under_torchrun_matches_one_process(tmp_path):
         assert "step   3  loss" in done.stdout
     assert len(curves["torchrun"]) == 4
     np.testing.assert_allclose(curves["torchrun"], curves["single"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["float32", "bool", "int8", "uint32", "bfloat16", "float8_e4m3fn", "complex64"])
+def test_arrays_reach_torch_without_a_copy(name):
+    """A contiguous array and its tensor share memory (the tensor has the array's bits, as the
+    dtype torch has for them)."""
+    from distributed_worker import dtype
+    x = operand(0, 0, name)
+    t = to_torch(x)
+    assert t.data_ptr() == x.__array_interface__["data"][0] and tuple(t.shape) == x.shape
+    assert t.element_size() == x.dtype.itemsize
+    assert str(t.dtype) == {"uint32": "torch.int32", "float8_e4m3fn": "torch.uint8"}.get(name, f"torch.{name}")
+    assert np.asarray(x).dtype == dtype(name)
+
+
+def test_reductions_torch_lacks_are_gathered_and_reduced_with_numpy():
+    """None: gathered and reduced with numpy (max/min of wide unsigned integers, 8-bit floats,
+    bitwise reductions on NCCL); booleans' and/or are min/max on either backend."""
+    import ml_dtypes
+    from torch.distributed import ReduceOp
+    cases = [("uint32", "max", "gloo", None), ("uint32", "sum", "gloo", ReduceOp.SUM),
+             (ml_dtypes.float8_e4m3fn, "sum", "gloo", None), ("int32", "xor", "gloo", ReduceOp.BXOR),
+             ("int32", "xor", "nccl", None), ("bool", "and", "nccl", ReduceOp.MIN),
+             ("bool", "or", "gloo", ReduceOp.MAX), ("bool", "xor", "nccl", None),
+             ("bfloat16", "prod", "nccl", ReduceOp.PRODUCT)]
+    for dt, reduction, backend, want in cases:
+        dt = np.dtype(ml_dtypes.bfloat16) if dt == "bfloat16" else np.dtype(dt)
+        assert _reduce_op(dt, reduction, backend) == want, (dt, reduction, backend)
+    with pytest.raises(DistributedError, match="reduction 'xor' of float32 values"):
+        _reduce_op(np.dtype(np.float32), "xor", "gloo")
