@@ -8,10 +8,11 @@ rank is the partition id, the collectives are torch.distributed calls.
 
 Backends: gloo when the arrays live on the CPU, nccl when CUDA devices are used (each process
 drives the GPU `LOCAL_RANK`; numpy operands are staged through it). Every collective is bounded by
-the process group's timeout. A failed collective raises `CollectiveError`, which names the
-collective, the ranks taking part and, found through the rendezvous store, the peers that stopped
-(each process bumps a counter there from a daemon thread, so a dead or frozen process is told from
-one that is alive but elsewhere in the program).
+the process group's timeout. A failed collective raises `CollectiveError`, which names the op
+that ran it, the collective, the ranks taking part and, found through the rendezvous store, the
+peers missing from it: each process publishes a heartbeat there, with the number of collectives
+it has entered, from a daemon thread, so a dead or frozen process is told from one that is alive
+but elsewhere in the program.
 """
 
 from __future__ import annotations
