@@ -74,8 +74,7 @@ def test_every_collective_matches_the_spec(world):
         for i, (name, method, kw) in enumerate(cases):
             want = _expected(rank, world, i, method, kw)
             assert got[name].dtype == want.dtype and got[name].shape == want.shape, (rank, name, got[name].dtype)
-            np.testing.assert_array_equal(got[name].astype(np.float64) if want.dtype.itemsize == 1 and
-                                          want.dtype.kind == "V" else got[name], want, err_msg=f"rank {rank}: {name}")
+            np.testing.assert_array_equal(got[name], want, err_msg=f"rank {rank}: {name}")
         assert got["torch_tensor"] == ("Tensor", "torch.bfloat16", [world * (world + 1) / 2] * 3)
 
 
@@ -130,7 +129,9 @@ def test_a_killed_rank_makes_the_others_fail_naming_it(world, scenario, victim):
         if scenario == "killed":  # run by a program: the op is named
             assert "'stablehlo.all_reduce'" in value["message"]
         assert f"rank {rank}:" in value["message"]
-        assert value["seconds"] < timeout_s + 3, value  # within the timeout (and the liveness check)
+        # within the timeout and the liveness check (1 s); rank 0, which hosts the store, also waits
+        # for the others' diagnosis (their timeout) before raising
+        assert value["seconds"] < (2 * timeout_s if rank == 0 else timeout_s) + 3, value
 
 
 def test_a_rank_stuck_elsewhere_is_named_and_the_others_fail_within_the_timeout():
@@ -140,7 +141,7 @@ def test_a_rank_stuck_elsewhere_is_named_and_the_others_fail_within_the_timeout(
         value = outcomes[rank][1]
         assert value["missing"] == [1], value["message"]
         assert "rank 1 is alive but has not reached it" in value["message"], value["message"]
-        assert value["seconds"] < timeout_s + 3
+        assert value["seconds"] < (2 * timeout_s if rank == 0 else timeout_s) + 3  # as for a killed rank
 
 
 def test_mismatched_programs_are_refused_on_every_rank():
