@@ -5,8 +5,9 @@
     loom.distributed.process_index(), loom.distributed.process_count()
 
 One process per partition: the rank is the partition id. The collectives run on torch.distributed
-(gloo on the CPU, nccl on CUDA); see loom.runtime.distributed for running a partitioned module
-(`run_partitioned`) and for splitting and assembling global arrays (`local_shard`, `assemble`).
+(gloo on the CPU, nccl on CUDA). A partitioned module (`loom.sharding.partition`) runs on each
+process's own pieces (`run_partitioned`, with `local_shard` and `assemble` to split and gather
+global arrays), or on global values (`DistributedExecutable`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from loom.runtime.distributed import (
     CollectiveError,
     DistributedError,
+    DistributedExecutable,
     assemble,
     initialize,
     is_initialized,
@@ -24,5 +26,5 @@ from loom.runtime.distributed import (
     shutdown,
 )
 
-__all__ = ["CollectiveError", "DistributedError", "assemble", "initialize", "is_initialized", "local_shard",
-           "process_count", "process_index", "run_partitioned", "shutdown"]
+__all__ = ["CollectiveError", "DistributedError", "DistributedExecutable", "assemble", "initialize", "is_initialized",
+           "local_shard", "process_count", "process_index", "run_partitioned", "shutdown"]

@@ -694,6 +694,41 @@ class PartitionedProgram:
         return list(out) if isinstance(out, tuple) else [out]
 
 
+class DistributedExecutable:
+    """A partitioned program (`loom.sharding.partition`'s output: per-device types, each argument
+    and result with `sdy.sharding` and `loom.global_type`) run on global values, as
+    `loom.runtime.local.MeshExecutable` runs one on threads, with one partition per process: every
+    process calls it with the same global arguments (numpy arrays); each runs its own pieces (split
+    by the arguments' shardings, uneven dimensions padded) and gets the global results back as
+    numpy arrays (every process's pieces gathered, padding dropped)."""
+
+    def __init__(self, module: Operation | str, executor: str = "compiled") -> None:
+        from loom.backend.interpreter import functions_of
+        from loom.runtime.local import _Layout
+        from loom.sharding import Mesh
+        self.program = PartitionedProgram(module, executor)
+        if not self.program.mesh:
+            raise DistributedError("DistributedExecutable runs partitioned programs, which keep their sdy.mesh "
+                                   "(loom.sharding.partition); this module has none")
+        names, sizes = zip(*self.program.mesh)
+        mesh = Mesh(np.arange(int(np.prod(sizes))).reshape(sizes), names)  # partition p is process p
+        func = functions_of(self.program.module)["main"]
+        ftype, arg_attrs, res_attrs = (func.get_attr(a) for a in ("function_type", "arg_attrs", "res_attrs"))
+        self.inputs = [_Layout(arg_attrs[i] if arg_attrs is not None else None, t, mesh, f"argument {i} of @main")
+                       for i, t in enumerate(ftype.value.inputs)]
+        self.outputs = [_Layout(res_attrs[i] if res_attrs is not None else None, t, mesh, f"result {i} of @main")
+                        for i, t in enumerate(ftype.value.results)]
+
+    def __call__(self, *args: Any) -> Any:
+        comm = self.program.communicator
+        if len(args) != len(self.inputs):
+            raise TypeError(f"the program takes {len(self.inputs)} arguments, got {len(args)}")
+        local = [layout.split(x)[comm.rank] for layout, x in zip(self.inputs, args)]
+        pieces = comm.all_gather_object(self.program(local), "assembling the results")
+        results = [np.asarray(layout.assemble([p[k] for p in pieces])) for k, layout in enumerate(self.outputs)]
+        return results[0] if len(results) == 1 else tuple(results)
+
+
 def _check_same(everyone: list[tuple[str, Any]], rank: int) -> None:
     groups: dict[tuple[str, Any], list[int]] = {}
     for r, item in enumerate(everyone):
@@ -776,7 +811,7 @@ def assemble_shards(shards: Sequence[np.ndarray], sharding: NamedSharding, globa
     return out
 
 
-__all__ = ["CollectiveError", "DistributedError", "PartitionedProgram", "TorchCommunicator", "assemble",
-           "assemble_shards", "communicator", "initialize", "is_initialized", "local_shard",
+__all__ = ["CollectiveError", "DistributedError", "DistributedExecutable", "PartitionedProgram", "TorchCommunicator",
+           "assemble", "assemble_shards", "communicator", "initialize", "is_initialized", "local_shard",
            "process_count", "process_index", "program_fingerprint", "run_partitioned", "shard_index", "shutdown",
            "to_torch"]

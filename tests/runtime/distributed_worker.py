@@ -207,6 +207,27 @@ def scenario_program(rank: int, world: int) -> dict[str, Any]:
             for executor in ("compiled", "interpreter")}
 
 
+def global_operands() -> tuple[np.ndarray, np.ndarray]:
+    """a (4 x 6) and b (6 x 4) for `scenario_global`."""
+    rng = np.random.default_rng(7)
+    return rng.standard_normal((4, 6)).astype(np.float32), rng.standard_normal((6, 4)).astype(np.float32)
+
+
+def scenario_global(rank: int, world: int) -> dict[str, Any]:
+    """`exp(a) @ b` lowered by loom.jit with shardings, partitioned, and run on global values."""
+    import loom
+    from loom.runtime.distributed import DistributedExecutable
+    from loom.sharding import NamedSharding, P
+    from loom.sharding.partitioning import partition
+    mesh = loom.make_mesh((2, world // 2), ("data", "model"), devices=list(range(world)))
+    f = loom.jit(lambda a, b: loom.numpy.exp(a) @ b,
+                 in_shardings=(NamedSharding(mesh, P("data", None)), NamedSharding(mesh, P(None, "model"))),
+                 out_shardings=NamedSharding(mesh, P("data", "model")))
+    a, b = global_operands()
+    run = DistributedExecutable(partition(f.lower(a, b).module))
+    return {"result": run(a, b)}
+
+
 ALL_REDUCE_PROGRAM = """
 "builtin.module"() ({
   "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
@@ -248,7 +269,7 @@ def scenario_partitions(rank: int, world: int) -> dict[str, Any]:
 SCENARIOS: dict[str, Callable[[int, int], Any]] = {
     "collectives": scenario_collectives, "killed": scenario_killed, "killed_rank0": scenario_killed_rank0,
     "stuck": scenario_stuck, "mismatch": scenario_mismatch, "partitions": scenario_partitions,
-    "program": scenario_program,
+    "program": scenario_program, "global": scenario_global,
 }
 
 

@@ -12,7 +12,15 @@ import sys
 
 import numpy as np
 import pytest
-from distributed_worker import collective_cases, launch, operand, own_group, program_groups, program_inputs
+from distributed_worker import (
+    collective_cases,
+    global_operands,
+    launch,
+    operand,
+    own_group,
+    program_groups,
+    program_inputs,
+)
 from support.paths import EXAMPLES, ROOT
 
 from loom.runtime.distributed import (
@@ -115,6 +123,19 @@ def test_a_hand_written_program_with_every_collective_matches_the_spec(world):
             for i, (a, b) in enumerate(zip(got, want)):
                 assert a.dtype == b.dtype and a.shape == b.shape, (rank, executor, i, a.dtype, a.shape)
                 np.testing.assert_array_equal(a, b, err_msg=f"rank {rank}, {executor}, result {i}")
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_a_partitioned_program_runs_on_global_values(world):
+    """loom.jit with shardings, the partitioner, DistributedExecutable: every process gets the
+    global result."""
+    outcomes = launch("global", world)
+    a, b = global_operands()
+    for rank in range(world):
+        assert outcomes[rank][0] == "ok", outcomes[rank]
+        got = outcomes[rank][1]["result"]
+        assert got.shape == (4, 4) and got.dtype == np.float32
+        np.testing.assert_allclose(got, np.exp(a) @ b, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(("world", "scenario", "victim"), [(4, "killed", 1), (2, "killed_rank0", 0)])
