@@ -422,8 +422,12 @@ class TorchCommunicator:
 
     # collectives. Each result is a fresh numpy array torch writes into (through a tensor
     # sharing its memory; on a GPU, copied back), so that executors need not copy it again.
-    def _tensor(self, a: np.ndarray) -> Any:
-        return to_torch(a, self.device)
+    def _tensor(self, a: np.ndarray, filled: bool = True) -> Any:
+        """`a` as a tensor on this process's device; on a GPU, an uninitialized one unless `filled`."""
+        t = to_torch(a)
+        if self.device.type == "cpu":
+            return t
+        return t.to(self.device) if filled else t.new_empty(t.shape, device=self.device)
 
     def _written(self, out: np.ndarray, t: Any) -> np.ndarray:
         """`out` once torch has written `t` (its tensor): on a GPU, copied back."""
@@ -461,7 +465,7 @@ class TorchCommunicator:
         pg = self._group(group)
         x = x if x.ndim else x.reshape(1)
         out = np.empty((len(group) * x.shape[0],) + x.shape[1:], x.dtype)
-        t_in, t = self._tensor(x), self._tensor(out)
+        t_in, t = self._tensor(x), self._tensor(out, filled=False)
         self._run(group, lambda: _all_gather_single(dist)(t, t_in, group=pg))
         return self._written(out, t)
 
@@ -493,7 +497,7 @@ class TorchCommunicator:
         # all_reduce and slice; the scattered dimension goes first, since torch splits the flat input.
         moved = np.moveaxis(x_np, dim, 0) if dim else x_np
         out = np.empty((moved.shape[0] // n,) + moved.shape[1:], x_np.dtype)
-        t_in, t = self._tensor(moved), self._tensor(out)
+        t_in, t = self._tensor(moved), self._tensor(out, filled=False)
         self._run(group, lambda: _reduce_scatter_single(dist)(t, t_in, op=op, group=pg))
         out = self._written(out, t)
         return back(np.ascontiguousarray(np.moveaxis(out, 0, dim)) if dim else out)
@@ -510,7 +514,7 @@ class TorchCommunicator:
         # all_to_all_single sends block j of the first dimension to group member j (gloo has it)
         moved = np.moveaxis(x_np, split_dim, 0) if split_dim else x_np
         out = np.empty(moved.shape, x_np.dtype)
-        t_in, t = self._tensor(moved), self._tensor(out)
+        t_in, t = self._tensor(moved), self._tensor(out, filled=False)
         self._run(group, lambda: dist.all_to_all_single(t, t_in, group=pg))
         received = self._written(out, t)  # block j came from member j
         if split_dim == 0 and concat_dim == 0:
@@ -537,6 +541,8 @@ class TorchCommunicator:
             return back(np.array(x_np))
         out = np.zeros_like(x_np, order="C")
         t_in, t = self._tensor(x_np), self._tensor(out)
+        # point to point on the world group (NCCL wants the first call on a group to involve all its
+        # ranks: here it is the start-up check, an all_gather_object)
         ops = [dist.P2POp(dist.isend, t_in, targets[0])] if targets else []
         ops += [dist.P2POp(dist.irecv, t, sources[0])] if sources else []
         if ops:
