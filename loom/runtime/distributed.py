@@ -356,6 +356,7 @@ class TorchCommunicator:
         self.device = _STATE.device
         self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
+        self._spare: dict[tuple[tuple[int, ...], np.dtype], np.ndarray] = {}
         self._calls = 0
         self._what = ""
         self._world = tuple(range(self.num_partitions))
@@ -422,6 +423,19 @@ class TorchCommunicator:
 
     # collectives. Each result is a fresh numpy array torch writes into (through a tensor
     # sharing its memory; on a GPU, copied back), so that executors need not copy it again.
+    def _result(self, shape: tuple[int, ...], dtype: np.dtype, fill: Any = None) -> np.ndarray:
+        """A new array for a result (holding `fill` where given). A large fresh array costs a page
+        fault per page on every call, since the allocator gives freed ones back to the system; so
+        the last result array of each shape and dtype is kept, and handed out again once nothing
+        else holds it (as a caching allocator does)."""
+        key = (shape, dtype)
+        out = self._spare.get(key)
+        if out is None or sys.getrefcount(out) > 3:  # held elsewhere (3: the dict, `out`, the call)
+            out = self._spare[key] = np.empty(shape, dtype)
+        if fill is not None:
+            np.copyto(out, fill)
+        return out
+
     def _tensor(self, a: np.ndarray, filled: bool = True) -> Any:
         """`a` as a tensor on this process's device; on a GPU, an uninitialized one unless `filled`."""
         t = to_torch(a)
@@ -445,7 +459,7 @@ class TorchCommunicator:
         if op is None:
             return back(self._gather_reduce(x_np, group, reduction))
         pg = self._group(group)
-        out = np.array(x_np, order="C")  # all_reduce writes in place: into the result
+        out = self._result(x_np.shape, x_np.dtype, x_np)  # all_reduce writes in place: into the result
         t = self._tensor(out)
         self._run(group, lambda: dist.all_reduce(t, op=op, group=pg))
         return back(self._written(out, t))
@@ -464,7 +478,7 @@ class TorchCommunicator:
         import torch.distributed as dist
         pg = self._group(group)
         x = x if x.ndim else x.reshape(1)
-        out = np.empty((len(group) * x.shape[0],) + x.shape[1:], x.dtype)
+        out = self._result((len(group) * x.shape[0],) + x.shape[1:], x.dtype)
         t_in, t = self._tensor(x), self._tensor(out, filled=False)
         self._run(group, lambda: _all_gather_single(dist)(t, t_in, group=pg))
         return self._written(out, t)
@@ -496,7 +510,7 @@ class TorchCommunicator:
         # gloo has reduce_scatter in torch 2.13 (checked for every dtype loom sends), so no
         # all_reduce and slice; the scattered dimension goes first, since torch splits the flat input.
         moved = np.moveaxis(x_np, dim, 0) if dim else x_np
-        out = np.empty((moved.shape[0] // n,) + moved.shape[1:], x_np.dtype)
+        out = self._result((moved.shape[0] // n,) + moved.shape[1:], x_np.dtype)
         t_in, t = self._tensor(moved), self._tensor(out, filled=False)
         self._run(group, lambda: _reduce_scatter_single(dist)(t, t_in, op=op, group=pg))
         out = self._written(out, t)
@@ -513,7 +527,7 @@ class TorchCommunicator:
         pg = self._group(group)
         # all_to_all_single sends block j of the first dimension to group member j (gloo has it)
         moved = np.moveaxis(x_np, split_dim, 0) if split_dim else x_np
-        out = np.empty(moved.shape, x_np.dtype)
+        out = self._result(moved.shape, x_np.dtype)
         t_in, t = self._tensor(moved), self._tensor(out, filled=False)
         self._run(group, lambda: dist.all_to_all_single(t, t_in, group=pg))
         received = self._written(out, t)  # block j came from member j
@@ -539,7 +553,7 @@ class TorchCommunicator:
                                    "more than one pair")
         if targets == [me]:  # to itself
             return back(np.array(x_np))
-        out = np.zeros_like(x_np, order="C")
+        out = self._result(x_np.shape, x_np.dtype, None if sources else 0)  # no source: zeros
         t_in, t = self._tensor(x_np), self._tensor(out)
         # point to point on the world group (NCCL wants the first call on a group to involve all its
         # ranks: here it is the start-up check, an all_gather_object)
@@ -559,7 +573,7 @@ class TorchCommunicator:
         if len(group) == 1:
             return back(np.array(x_np))
         pg = self._group(group)
-        out = np.array(x_np, order="C")  # broadcast writes in place: into the result
+        out = self._result(x_np.shape, x_np.dtype, x_np)  # broadcast writes in place: into the result
         t = self._tensor(out)
         self._run(group, lambda: dist.broadcast(t, src=int(group[0]), group=pg))
         return back(self._written(out, t))

@@ -108,6 +108,25 @@ def scenario_collectives(rank: int, world: int) -> dict[str, Any]:
         if "groups" in kw:
             kw["group"] = own_group(kw.pop("groups"), rank)
         out[name] = getattr(comm, method)(rank, x, **kw)
+    # a result array nothing holds any more is reused for the next result of its shape; one still
+    # held is not (the results above, all held, are checked by the test). gloo's worker thread
+    # drops its reference to a finished call's tensors a little after the call returns: a barrier
+    # in between, and a few tries.
+    x, everyone = np.ones(1000, np.float32), list(range(world))
+
+    def address(a: np.ndarray) -> int:  # (not a.ctypes: its object keeps the array until collected)
+        return a.__array_interface__["data"][0]
+    for _ in range(5):
+        first = comm.all_reduce(rank, x, everyone, "sum")
+        first_address = address(first)
+        del first
+        comm.barrier()
+        again = comm.all_reduce(rank, 2 * x, everyone, "sum")
+        reused = comm.all_gather_object(address(again) == first_address)
+        if all(reused):
+            break
+    held = comm.all_reduce(rank, 3 * x, everyone, "sum")
+    out["reuse"] = (all(reused), address(held) != address(again), float(again[0]), float(held[0]))
     # torch tensors in, torch tensors out (bfloat16 on the CPU)
     t = torch.full((3,), float(rank + 1), dtype=torch.bfloat16)
     r = comm.all_reduce(rank, t, list(range(world)), "sum")

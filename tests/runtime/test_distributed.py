@@ -84,6 +84,7 @@ def test_every_collective_matches_the_spec(world):
             assert got[name].dtype == want.dtype and got[name].shape == want.shape, (rank, name, got[name].dtype)
             np.testing.assert_array_equal(got[name], want, err_msg=f"rank {rank}: {name}")
         assert got["torch_tensor"] == ("Tensor", "torch.bfloat16", [world * (world + 1) / 2] * 3)
+        assert got["reuse"] == (True, True, 2.0 * world, 3.0 * world)
 
 
 def _program_expected(rank: int, world: int) -> list[np.ndarray]:
