@@ -18,6 +18,7 @@ but elsewhere in the program.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import os
 import sys
@@ -289,13 +290,13 @@ def _seen(calls: int) -> str:
 # numpy <-> torch ----------------------------------------------------------------------------------
 
 # numpy dtypes torch.from_numpy takes as they are
-_NATIVE = frozenset(("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64", "complex64",
-                     "complex128"))
+_NATIVE = frozenset(np.dtype(n) for n in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32",
+                                             "float64", "complex64", "complex128"))
 _INT_OF_SIZE = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
 # dtypes whose reductions torch.distributed computes (unsigned integers wider than 8 bits travel as
 # the signed type of their width: sums, products and bits agree, max and min do not; others are
 # gathered and reduced with numpy)
-_TORCH_REDUCES = _NATIVE | {"bfloat16"}
+_TORCH_REDUCES = frozenset(d.name for d in _NATIVE) | {"bfloat16"}
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum, "and": np.logical_and,
            "or": np.logical_or, "xor": np.logical_xor}
 _BIT_UFUNCS = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
@@ -310,7 +311,7 @@ def to_torch(x: np.ndarray, device: Any = None) -> Any:
     x = np.asarray(x)
     if not x.flags.c_contiguous or not x.flags.writeable:
         x = np.array(x, order="C")
-    if x.dtype.name in _NATIVE:
+    if x.dtype in _NATIVE:
         t = torch.from_numpy(x)
     else:
         t = torch.from_numpy(x.view(_INT_OF_SIZE[x.dtype.itemsize]))
@@ -606,9 +607,15 @@ def _calling_op() -> str | None:
     return None
 
 
+def _same(r: np.ndarray) -> np.ndarray:
+    return r
+
+
 def _operand(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
     """The operand as numpy, and the function giving a result back in the operand's kind (torch
     tensors, on their device, come back as tensors)."""
+    if type(x) is np.ndarray:
+        return x, _same
     if type(x).__module__.startswith("torch"):
         import torch
         if isinstance(x, torch.Tensor):
@@ -620,9 +627,10 @@ def _operand(x: Any) -> tuple[np.ndarray, Callable[[np.ndarray], Any]]:
             else:
                 arr = x.detach().cpu().numpy()
             return arr, lambda r: to_torch(np.asarray(r)).to(device)
-    return np.asarray(x), lambda r: r
+    return np.asarray(x), _same
 
 
+@functools.cache
 def _reduce_op(dtype: np.dtype, reduction: str, backend: str) -> Any:
     """The torch ReduceOp computing `reduction` of `dtype` values on `backend`; None where torch
     cannot (the operands are then gathered and reduced with numpy)."""
