@@ -357,7 +357,7 @@ class TorchCommunicator:
         self.device = _STATE.device
         self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
-        self._spare: dict[tuple[tuple[int, ...], np.dtype], np.ndarray] = {}
+        self._spare: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
         self._calls = 0
         self._what = ""
         self._world = tuple(range(self.num_partitions))
@@ -427,12 +427,17 @@ class TorchCommunicator:
     def _result(self, shape: tuple[int, ...], dtype: np.dtype, fill: Any = None) -> np.ndarray:
         """A new array for a result (holding `fill` where given). A large fresh array costs a page
         fault per page on every call, since the allocator gives freed ones back to the system; so
-        the last result array of each shape and dtype is kept, and handed out again once nothing
-        else holds it (as a caching allocator does)."""
-        key = (shape, dtype)
-        out = self._spare.get(key)
-        if out is None or sys.getrefcount(out) > 3:  # held elsewhere (3: the dict, `out`, the call)
-            out = self._spare[key] = np.empty(shape, dtype)
+        the last two result arrays of each shape and dtype are kept, and handed out again once
+        nothing else holds them (as a caching allocator does). Two: gloo's worker thread lets go
+        of a finished call's tensor a little after the call returns."""
+        kept = self._spare.setdefault((shape, dtype), [])
+        for out in kept:
+            if sys.getrefcount(out) == 3:  # held by nothing else (3: the list, `out`, the call)
+                break
+        else:
+            out = np.empty(shape, dtype)
+            kept.insert(0, out)
+            del kept[2:]
         if fill is not None:
             np.copyto(out, fill)
         return out
