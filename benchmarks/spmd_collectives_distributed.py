@@ -10,7 +10,8 @@ program, the collective kernel, the TorchCommunicator, torch.distributed (gloo o
 direct path is the torch.distributed call on preallocated tensors (all_reduce in place; loom's
 all_reduce first copies its operand, which it must not overwrite). The size is the operand's, per
 process (float32). Each timed call starts after a barrier; the calls of the two contenders
-alternate, so a change in the machine's load hits both; a call's time is the slowest process's.
+alternate (and which goes first, too), so a change in the machine's load hits both; a call's time
+is the slowest process's. A warm-up call of each is not timed.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
             contenders = {"loom": lambda text=text, x=x: run_partitioned(text, [x]), "torch.distributed": direct}
             times: dict[str, list[float]] = {name: [] for name in contenders}
             for i in range(warmup + repeat):
-                for name, call in contenders.items():
+                order = list(contenders.items())
+                for name, call in order if i % 2 else order[::-1]:  # who goes first alternates
                     comm.barrier()
                     start = time.perf_counter()
                     call()
