@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Test workers (pytest-xdist): the fastest count measured on a 2-core CI machine.
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast fuzz lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,13 @@ test: lint
 # The edit-test loop: every package's core, without the tests marked slow (see tests/conftest.py).
 test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) -m "not slow" tests
+
+# The adversarial suite at length: FUZZ_EXAMPLES mutants of the corpus through parse / verify /
+# print / reparse (seeded by FUZZ_SEED), printing the count of each outcome.
+FUZZ_EXAMPLES ?= 100000
+FUZZ_SEED ?= 1
+fuzz: $(VENV)/.installed-test
+	LOOM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) LOOM_FUZZ_SEED=$(FUZZ_SEED) $(BIN)/python -m pytest -n 0 -s tests/adversarial
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check loom tests benchmarks examples

@@ -21,7 +21,7 @@ import operator
 import sys
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -34,6 +34,7 @@ from loom.backend.interpreter import INTERPRETER_RULES, RETURN_OPS, Interpreter,
 from loom.backend.kernels_numpy import KERNELS, Kernel
 from loom.dialects import chlo, stablehlo
 from loom.ir.core import Block, Operation, Region, Value
+from loom.ir.types import ComplexType, FloatType, IndexType, IntegerType, RankedTensorType, UnrankedTensorType
 
 EXECUTOR = "compiled executor"
 
@@ -1579,6 +1580,54 @@ def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
 
 # Executables ------------------------------------------------------------------------------------
 
+class UnsupportedTypeError(common.ExecutionError):
+    """An op whose values have an element type that no array library here can hold (f80, f128,
+    tf32, integers wider than 64 bits, complex other than of f32 / f64); names the op and where."""
+
+    def __init__(self, op: Operation, element_type: Any) -> None:
+        from loom.ir.attributes import location_line_col
+        self.op = op
+        self.element_type = element_type
+        self.message = (f"has element type '{element_type}', which the compiled executor cannot run (no numpy dtype "
+                        "holds it)")
+        where = location_line_col(op.location)
+        prefix = f"{where[0]}:{where[1]}:{where[2]}" if where else f"loc({op.location})"
+        super().__init__(f"{prefix}: error: '{op.name}' op {self.message}")
+
+
+def _element_types(t: Any) -> Iterator[Any]:
+    if isinstance(t, common.TupleType):
+        for part in t.types:
+            yield from _element_types(part)
+    elif isinstance(t, (RankedTensorType, UnrankedTensorType)):
+        yield t.element_type
+    elif isinstance(t, (IntegerType, IndexType, FloatType, ComplexType)):
+        yield t
+
+
+def check_element_types(functions: dict[str, Operation], entry: str) -> None:
+    """Every value of the functions reachable from `entry` has an element type with a numpy dtype,
+    or an UnsupportedTypeError names the first op (in program order) that has one without."""
+    from loom.ir.attributes import numpy_dtype
+    pending, seen = [entry], {entry}
+    while pending:
+        func = functions.get(pending.pop())
+        if func is None:
+            continue
+        for op in func.walk():
+            values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+            for t in (v.type for v in values):
+                for et in _element_types(t):
+                    try:
+                        numpy_dtype(et)
+                    except ValueError:
+                        raise UnsupportedTypeError(op, et) from None
+            callee = op.get_attr("callee") if op.name == "func.call" else None
+            if callee is not None and callee.root not in seen:
+                seen.add(callee.root)
+                pending.append(callee.root)
+
+
 class Executable:
     """A compiled function: call it with numpy arrays; it returns an array, or a tuple of arrays
     when the function has several results. `source` is the generated Python.
@@ -1609,6 +1658,7 @@ class Executable:
             raise common.ExecutionError(f"no function @{entry} in the module")
         # Donated parameters: results may be written into their buffers (see donate_into).
         self.donate = mod.donate = tuple(sorted(set(donate)))
+        check_element_types(mod.functions, entry)
         self.func = mod.functions[entry]
         self.entry = entry
         self.source, entry_name = mod.generate(entry)

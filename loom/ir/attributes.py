@@ -107,8 +107,20 @@ class IntegerAttr(Attribute):
         if t is i1:
             return "true" if self.value else "false"
         if elide_type and t is i64:
-            return str(self.value)
-        return f"{self.value} : {t}"
+            return decimal_text(self.value)
+        return f"{decimal_text(self.value)} : {t}"
+
+
+def decimal_text(value: int) -> str:
+    """str(value) without Python's limit on the digits of a decimal string (integer types are up
+    to 16,777,215 bits wide): long values convert by halves."""
+    if -10 ** 4000 < value < 10 ** 4000:
+        return str(value)
+    if value < 0:
+        return "-" + decimal_text(-value)
+    k = value.bit_length() * 30103 // 200000  # about half the decimal digits
+    high, low = divmod(value, 10 ** k)
+    return decimal_text(high) + decimal_text(low).rjust(k, "0")
 
 
 def BoolAttr(value: bool) -> IntegerAttr:
@@ -396,7 +408,7 @@ def _scalar_text(t: Type, raw: bytes) -> str:
     v = int.from_bytes(raw, "little")
     if isinstance(t, IntegerType) and t.width == 1:
         return "true" if v & 1 else "false"
-    return str(cast("IntegerType | IndexType", t).normalize(v))
+    return decimal_text(cast("IntegerType | IndexType", t).normalize(v))
 
 
 def _nest(texts: list[str], shape: tuple[int, ...]) -> str:
@@ -475,7 +487,7 @@ class DenseArrayAttr(Attribute):
         elif et is i1:
             body = ", ".join("true" if v else "false" for v in self.values)
         else:
-            body = ", ".join(map(str, self.values))
+            body = ", ".join(map(decimal_text, self.values))
         return f"array<{et}: {body}>"
 
 

@@ -87,7 +87,9 @@ _TEXT_BITS: dict[tuple[str, str], int] = {}
 
 
 def value_to_bits(kind: str, value: float | str | Fraction) -> int:
-    """Round a number (or its decimal text) to `kind`, returning the bit pattern."""
+    """Round a number (or its decimal text) to `kind`, returning the bit pattern. Decimal text
+    reads as MLIR's parser reads it: to the nearest double first, then to `kind` (so the work is
+    bounded whatever the exponent, and `1e999999999 : f128` is inf as in MLIR)."""
     if isinstance(value, str):
         key = (kind, value)
         bits = _TEXT_BITS.get(key)
@@ -100,34 +102,23 @@ def value_to_bits(kind: str, value: float | str | Fraction) -> int:
 
 
 def _value_to_bits(kind: str, value: float | str | Fraction) -> int:
+    f = float(value)
     dtype = FLOAT_KINDS[kind][2]
     if dtype is not None:
-        if isinstance(value, str):
-            value = float(value)
         with np.errstate(over="ignore", invalid="ignore"):
-            arr = np.array(float(value), dtype=np.float64).astype(dtype)
+            arr = np.array(f, dtype=np.float64).astype(dtype)
         width = FLOAT_KINDS[kind][0]
         raw = int(arr.view(_uint_for(width)))
         return raw & ((1 << width) - 1)
-    layout = _IEEE_LAYOUT[kind]
-    if isinstance(value, str):
-        negative = value.startswith("-")
-        body = value.lstrip("+-")
-        if body.lower() in ("inf", "infinity"):
-            return _value_to_bits(kind, float(value))
-        frac = Fraction(body)
-    else:
-        f = float(value)
-        negative = str(f).startswith("-")
-        if f != f or f in (float("inf"), float("-inf")):
-            ebits, mbits, explicit = layout
-            expo = ((1 << ebits) - 1) << (mbits + explicit)
-            top = 1 << (mbits + explicit - 1) if f != f else (1 << mbits if explicit else 0)
-            if f != f and explicit:
-                top |= 1 << mbits
-            return (int(negative) << (ebits + mbits + explicit)) | expo | top
-        frac = abs(Fraction(f))
-    return _ieee_encode(frac, negative, *layout)
+    ebits, mbits, explicit = layout = _IEEE_LAYOUT[kind]
+    negative = str(f).startswith("-")
+    if f != f or f in (float("inf"), float("-inf")):
+        expo = ((1 << ebits) - 1) << (mbits + explicit)
+        top = 1 << (mbits + explicit - 1) if f != f else (1 << mbits if explicit else 0)
+        if f != f and explicit:
+            top |= 1 << mbits
+        return (int(negative) << (ebits + mbits + explicit)) | expo | top
+    return _ieee_encode(abs(Fraction(f)), negative, *layout)
 
 
 def _exact(kind: str, bits: int) -> tuple[bool, Fraction | str]:
@@ -242,9 +233,18 @@ def format_float(kind: str, bits: int) -> tuple[str, bool]:
     if not isinstance(value, str):
         precision = FLOAT_KINDS[kind][1]
         text = _apfloat_to_string(negative, value, precision, 6, 0, False)
-        if value_to_bits(kind, text) == bits:
+        if _exact_text_bits(kind, text) == bits:
             return text, False
         text = _apfloat_to_string(negative, value, precision, 0, 3, True)
         if "." in text:
             return text, False
     return f"0x{bits:X}", True
+
+
+def _exact_text_bits(kind: str, text: str) -> int:
+    """The bits of decimal `text` rounded once to `kind` (APFloat's own string conversion, which
+    MLIR's printer uses to check that the short form reads back)."""
+    layout = _IEEE_LAYOUT.get(kind)
+    if layout is None:
+        return value_to_bits(kind, text)
+    return _ieee_encode(abs(Fraction(text)), text.startswith("-"), *layout)

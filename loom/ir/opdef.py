@@ -255,6 +255,9 @@ class Symbol(Trait):
         from loom.ir.attributes import StringAttr
         if not isinstance(op.get_attr("sym_name"), StringAttr):
             return "requires string attribute 'sym_name'"
+        vis = op.get_attr("sym_visibility")
+        if vis is not None and (not isinstance(vis, StringAttr) or vis.value not in ("public", "private", "nested")):
+            return f'visibility expected to be one of ["public", "private", "nested"], but got {vis}'
         return None
 
 

@@ -107,6 +107,18 @@ for _k in FLOAT_KINDS:
 
 
 MAX_INTEGER_WIDTH = 16_777_215  # MLIR's limit on an integer type's bit width
+_MAX_DIM = (1 << 63) - 1  # a dimension is an int64, as in MLIR
+
+
+def _count(digits: str) -> int:
+    """A result count or number (`%x:2`, `%x#1`): any that does not fit in 62 bits is too large
+    for every op, so it reads as 2^62 (reported as a count mismatch or an invalid number)."""
+    return int(digits) if len(digits) < 19 else 1 << 62
+
+
+def _dim_too_large(digits: str) -> bool:
+    digits = digits.lstrip("0")
+    return len(digits) > 19 or len(digits) == 19 and int(digits) > _MAX_DIM
 
 
 def _simple_type(text: str) -> Type | None:
@@ -173,7 +185,7 @@ class _Scope:
         self.isolated = isolated
         # The nearest isolated scope, this one or an ancestor: it keeps the forward references.
         self.isolated_scope: _Scope = self if isolated or parent is None else parent.isolated_scope
-        self.forward: dict[str, list[_Forward | None]] = {}
+        self.forward: dict[str, dict[int, _Forward]] = {}  # name -> result number -> placeholder
         self.blocks: dict[str, Block] = {}
         self.block_forward: dict[str, int] = {}
         self.defined_blocks: set[str] = set()
@@ -200,6 +212,7 @@ class Parser:
         self._line_starts: list[int] | None = None
         self._dict_cache: dict[str, dict[str, Attribute]] = {}
         self._value_cache: dict[str, Attribute] = {}
+        self._resolve_loc = self.loc_at  # one bound method shared by every op's pending location
         for m in _ALIAS_DEF.finditer(text):
             self._alias_pos.setdefault((m.group(1), m.group(2)), m.end())
 
@@ -283,13 +296,25 @@ class Parser:
         self.pos = m.end()
         return unescape(m.group(1))
 
-    def parse_int(self) -> int:
-        self.ws()
+    def parse_int(self, max_bits: int = 64) -> int:
+        """An integer literal of at most `max_bits` bits of magnitude (else a located error)."""
+        pos = self.ws()
         m = _NUMBER.match(self.src, self.pos)
         if not m or m.group(1) is not None:
             raise self.error("expected integer")
         self.pos = m.end()
-        return int(m.group(), 0)
+        return self.int_literal(m.group(), max_bits, pos)
+
+    def int_literal(self, text: str, max_bits: int, pos: int) -> int:
+        """The value of integer literal text, its length checked first so that no literal makes the
+        conversion slow: text that needs more than `max_bits` + 1 bits is out of range."""
+        body = text.lstrip("+-")
+        is_hex = body.startswith("0x")
+        digits = (body[2:] if is_hex else body).lstrip("0")
+        least_bits = 4 * len(digits) - 3 if is_hex else int((len(digits) - 1) * 3.3219)
+        if digits and least_bits > max_bits + 1:
+            raise self.error("integer constant out of range", pos)
+        return _decimal_int(text)
 
     def parse_list(self, close: str, element: Callable[[], Any], what: str) -> list:
         """Comma-separated elements up to `close` (the opening bracket already consumed)."""
@@ -417,7 +442,7 @@ class Parser:
                 m = _VALUE_DEF.match(src, self.pos)
                 if not m:
                     raise self.error("expected SSA value name")
-                result_defs.append((m.group(1), int(m.group(2)) if m.group(2) else 1, self.pos))
+                result_defs.append((m.group(1), _count(m.group(2)) if m.group(2) else 1, self.pos))
                 self.pos = m.end()
                 if not self.accept(","):
                     break
@@ -434,14 +459,14 @@ class Parser:
             op.location = self.parse_location_body()
             self.expect(")")
         elif op._location is UNKNOWN_LOC:
-            op._location = PendingLocation(self.loc_at, op_pos)
+            op._location = PendingLocation(self._resolve_loc, op_pos)
         n_named = sum(n for _, n, _ in result_defs)
         if result_defs and n_named != len(op.results):
             raise self.error(f"operation defines {len(op.results)} results but was provided {n_named} to bind",
                              start)
         i = 0
         for name, n, pos in result_defs:
-            self._define(name, list(op.results[i:i + n]), pos)
+            self._define(name, op.results[i:i + n], pos)  # a tuple slice: the whole is no copy
             i += n
         block.append(op)
         return op
@@ -512,7 +537,7 @@ class Parser:
                     self._bad_operand(m, tok)
                 vname, num = r.groups()
                 pos = m.start(4) + operand_text.find(tok)
-                operands.append(self.resolve_operand((vname, int(num) if num else 0, pos), t))
+                operands.append(self.resolve_operand((vname, _count(num) if num else 0, pos), t))
         elif ins:
             raise self.error(f"expected 0 operand types but had {len(ins)}", m.start(7))
         props = _inherent_properties(cls, props, attrs)
@@ -535,9 +560,9 @@ class Parser:
                 op._location = self.parse_location_body()
                 self.expect(")")
             else:
-                op._location = PendingLocation(self.loc_at, m.start(3) - 1)
+                op._location = PendingLocation(self._resolve_loc, m.start(3) - 1)
         if res_name is not None:
-            n = int(res_count) if res_count else 1
+            n = _count(res_count) if res_count else 1
             if n != len(op.results):
                 raise self.error(f"operation defines {len(op.results)} results but was provided {n} to bind",
                                  m.start(1) - 1)
@@ -626,7 +651,7 @@ class Parser:
         if not m:
             raise self.error("expected SSA operand")
         self.pos = m.end()
-        return m.group(1), int(m.group(2)) if m.group(2) else 0, m.start()
+        return m.group(1), _count(m.group(2)) if m.group(2) else 0, m.start()
 
     def resolve_operand(self, ref: tuple[str, int, int], type: Type) -> Value:
         name, num, pos = ref
@@ -646,10 +671,8 @@ class Parser:
                 break
             s = s.parent
         # Forward reference, resolved when the definition appears.
-        refs = scope.isolated_scope.forward.setdefault(name, [])
-        while len(refs) <= num:
-            refs.append(None)
-        fwd = refs[num]
+        refs = scope.isolated_scope.forward.setdefault(name, {})
+        fwd = refs.get(num)
         if fwd is None:
             fwd = refs[num] = _Forward(type)
             fwd.pos = pos
@@ -673,9 +696,7 @@ class Parser:
         scope.values[name] = values
         fwds = scope.isolated_scope.forward.pop(name, None)
         if fwds:
-            for i, f in enumerate(fwds):
-                if f is None:
-                    continue
+            for i, f in sorted(fwds.items()):
                 if i >= len(values):
                     raise self.error(f"reference to invalid result number #{i} of '%{name}'", f.pos)
                 if f.type is not values[i].type:
@@ -686,9 +707,8 @@ class Parser:
     def _finish_scope(self, scope: _Scope) -> None:
         if scope.isolated:
             for name, refs in scope.forward.items():
-                for f in refs:
-                    if f is not None:
-                        raise self.error(f"use of undeclared SSA value name '%{name}'", f.pos)
+                for f in refs.values():
+                    raise self.error(f"use of undeclared SSA value name '%{name}'", f.pos)
         for name, pos in scope.block_forward.items():
             if name not in scope.defined_blocks:
                 raise self.error(f"reference to an undefined block '^{name}'", pos)
@@ -899,9 +919,13 @@ class Parser:
             elif d.startswith("["):
                 if kw != "vector":
                     raise self.error("scalable dimensions are only allowed in vectors")
+                if _dim_too_large(d[1:-1]):
+                    raise self.error("invalid dimension")
                 shape.append(int(d[1:-1]))
                 scalable.append(True)
             else:
+                if _dim_too_large(d):
+                    raise self.error("invalid dimension")
                 shape.append(int(d))
                 scalable.append(False)
             self.pos = m.end()
@@ -940,12 +964,36 @@ class Parser:
         name = m.group()
         if "." not in name and body_start == self.pos:
             return self._resolve_alias("!", name, start)
-        d = lookup_dialect(name.split(".", 1)[0])
+        d = self._dialect_of(name, start, "!")
         if d is not None and d.type_parser is not None:
-            t = d.type_parser(text)
+            t = self._dialect_hook(d.type_parser, text, start)
             if t is not None:
                 return t
         return DialectType(text)
+
+    def _dialect_hook(self, hook: Callable[[str], Any], text: str, start: int) -> Any:
+        """A dialect's parser of its own types or attributes; the ValueError with which it rejects
+        a body becomes a ParseError located where the dialect says (`offset` into the text), else
+        after the text."""
+        try:
+            return hook(text)
+        except ValueError as e:
+            offset = getattr(e, "offset", None)
+            raise self.error(str(e), start + offset if isinstance(offset, int) else None) from None
+
+    def _dialect_of(self, name: str, start: int, kind: str) -> Any:
+        """The registered dialect of a `!dialect.x` type or `#dialect.x` attribute; an unregistered
+        one is an error unless unregistered dialects are allowed (MLIR's OpaqueType/OpaqueAttr)."""
+        namespace, _, rest = name.partition(".")
+        d = lookup_dialect(namespace)
+        if d is None and not self.allow_unregistered:
+            body = rest + self.src[start + 1 + len(name):self.pos]
+            what = (f'`!"{namespace}"<"{body}">` type' if kind == "!" else
+                    f"#\"{namespace}\"<\"{body}\"> : 'none' attribute")
+            raise self.error(f"{what} created with unregistered dialect. If this is intended, please call "
+                             "allowUnregisteredDialects() on the MLIRContext, or use -allow-unregistered-dialect "
+                             "with the MLIR opt tool used", start + 1 + len(namespace) + 1)
+        return d
 
     def _skip_balanced(self) -> None:
         """Skip a `<...>` body in which (), [], {} and <> nest and strings are opaque."""
@@ -1088,6 +1136,8 @@ class Parser:
         try:
             return TypeAttr(self.parse_type())
         except ParseError:
+            if c in ("!", "(") or (m is not None and m.group() in ("tensor", "memref", "vector", "complex", "tuple")):
+                raise  # a type, malformed inside: its own error says where
             raise self.error("expected attribute value", pos) from None
 
     def _parse_symbol_ref(self) -> SymbolRefAttr:
@@ -1127,13 +1177,9 @@ class Parser:
         if name == "opaque" and body_start != self.pos:  # the builtin OpaqueAttr is typed
             self.expect(":")
             return OpaqueBuiltinAttr(text, self.parse_type())
-        d = lookup_dialect(name.split(".", 1)[0])
+        d = self._dialect_of(name, start, "#")
         if d is not None and d.attribute_parser is not None:
-            try:
-                a = d.attribute_parser(text)
-            except ValueError as e:  # located where the dialect says (`offset` into the text), else after it
-                offset = getattr(e, "offset", None)
-                raise self.error(str(e), start + offset if isinstance(offset, int) else None) from None
+            a = self._dialect_hook(d.attribute_parser, text, start)
             if a is not None:
                 return a
         return DialectAttr(text)
@@ -1153,8 +1199,7 @@ class Parser:
             type = FloatType("f64") if is_float else i64
         if isinstance(type, FloatType):
             if is_hex:
-                bits = int(text.lstrip("-+"), 16)
-                return FloatAttr(type, bits)
+                return FloatAttr(type, self._hex_float_bits(text, type, pos))
             if not is_float:
                 raise self.error("unexpected decimal integer literal for a floating point value; add a "
                                  "trailing dot to make the literal a float", pos)
@@ -1163,13 +1208,26 @@ class Parser:
             raise self.error(f"floating point value not valid for specified type '{type}'", pos)
         if not isinstance(type, (IntegerType, IndexType)):
             raise self.error(f"integer literal not valid for specified type '{type}'", pos)
-        value = int(text, 0)
+        width = 64 if isinstance(type, IndexType) else type.width
+        try:
+            value = self.int_literal(text, width, pos)
+        except ParseError:
+            raise self.error("integer constant out of range for attribute", pos) from None
         negative = text.lstrip().startswith("-")
         if negative and isinstance(type, IntegerType) and type.is_unsigned:
             raise self.error("negative integer literal not valid for unsigned integer type", pos)
         if not integer_fits(abs(value), negative, type):
             raise self.error("integer constant out of range for attribute", pos)
         return IntegerAttr(type, type.normalize(value))
+
+    def _hex_float_bits(self, text: str, type: FloatType, pos: int) -> int:
+        """The bits a hex literal gives a float type, checked as MLIR checks them."""
+        if text.startswith("-"):
+            raise self.error("hexadecimal float literal should not have a leading minus", pos)
+        bits = int(text.lstrip("+"), 16)
+        if bits >> type.width:
+            raise self.error("hexadecimal float constant out of range for type", pos)
+        return bits
 
     def _parse_dense(self, start: int) -> Attribute:
         self.expect("<")
@@ -1240,7 +1298,7 @@ class Parser:
             if isinstance(x, int) and not isinstance(x, _Hex):
                 raise self.error("unexpected decimal integer literal for a floating point value; add a trailing "
                                  "dot to make the literal a float", pos)
-            bits = int(x) if isinstance(x, _Hex) else value_to_bits(et.name, x)
+            bits = self._hex_float_bits(x.text, et, x.pos) if isinstance(x, _Hex) else value_to_bits(et.name, x)
             return bits.to_bytes(size, "little")
         if isinstance(x, str):
             raise self.error(f"expected integer elements, but parsed floating-point for type '{et}'", pos)
@@ -1248,8 +1306,8 @@ class Parser:
         assert isinstance(et, (IntegerType, IndexType))  # _storage_bytes has rejected every other type
         if v < 0 and isinstance(et, IntegerType) and et.is_unsigned:
             raise self.error("expected unsigned integer elements, but parsed negative value", pos)
-        if not isinstance(x, (bool, _Hex)) and not integer_fits(abs(v), v < 0, et):
-            raise self.error("integer constant out of range for type", pos)
+        if not isinstance(x, bool) and not integer_fits(abs(v), v < 0, et):
+            raise self.error("integer constant out of range for type", x.pos if isinstance(x, _Hex) else pos)
         if isinstance(et, IntegerType) and et.width == 1:
             return bytes([v & 1])
         v = et.normalize(v)
@@ -1281,10 +1339,10 @@ class Parser:
         self.pos = m.end()
         text = m.group()
         if "0x" in text:
-            return _Hex(int(text.lstrip("-+"), 16))
+            return _Hex(text, pos)
         if m.group(1) is not None:
             return text  # float text, rounded once the element type is known
-        return int(text)
+        return self.int_literal(text, MAX_INTEGER_WIDTH, pos)
 
     def _parse_dense_array(self, start: int) -> Attribute:
         self.expect("<")
@@ -1302,13 +1360,13 @@ class Parser:
                         raise self.error("expected float value")
                     self.pos = m.end()
                     t = m.group()
-                    values.append(int(t.lstrip("-+"), 16) if "0x" in t else value_to_bits(et.name, t))
+                    values.append(self._hex_float_bits(t, et, pos) if "0x" in t else value_to_bits(et.name, t))
                 elif self.accept_keyword("true"):
                     values.append(1 if et is not i1 else 1)
                 elif self.accept_keyword("false"):
                     values.append(0)
                 else:
-                    value = self.parse_int()
+                    value = self.parse_int(64 if isinstance(et, IndexType) else et.width)
                     if not integer_fits(abs(value), value < 0, et):
                         raise self.error("integer constant out of range", pos)
                     values.append(et.normalize(value))
@@ -1424,7 +1482,31 @@ class _Str(str):
 
 
 class _Hex(int):
-    """A hex element of a dense literal: raw bits for float element types."""
+    """A hex element of a dense literal (raw bits for float element types), with its text and
+    position for the checks that depend on the element type."""
+
+    text: str
+    pos: int
+
+    def __new__(cls, text: str, pos: int) -> _Hex:
+        self = super().__new__(cls, text, 16)
+        self.text, self.pos = text, pos
+        return self
+
+
+def _decimal_int(text: str) -> int:
+    """The value of integer literal text (decimal, or hex after `0x`), without Python's limit on
+    the digits of a decimal string (callers bound the length): long text converts in chunks."""
+    body = text.lstrip("+-")
+    if body.startswith("0x"):
+        return int(text, 16)
+    if len(body) <= 4000:
+        return int(text, 10)
+    value = 0
+    for i in range(0, len(body), 4000):
+        chunk = body[i:i + 4000]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return -value if text.startswith("-") else value
 
 
 def _flatten(literal: Any) -> tuple[list, list[int]]:
@@ -1490,10 +1572,25 @@ def _isolated(cls: type[OpBase]) -> bool:
     return d is not None and IsolatedFromAbove in d.trait_set
 
 
-def parse(text: str, allow_unregistered: bool = False, filename: str = "-", verify: bool = True) -> Operation:
-    """Parse MLIR text into a top-level `builtin.module` (added when the text has no single
-    module op, as MLIR does). Raises ParseError (located) or VerifyError."""
+def decode_source(data: bytes, filename: str = "-") -> str:
+    """MLIR source bytes as text; bytes that are not UTF-8 are a ParseError located at the first
+    one (the column counts bytes, as MLIR's do)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        line = data[start:end if end != -1 else len(data)].decode("utf-8", "replace")
+        raise ParseError(f"invalid UTF-8 in input (byte 0x{data[e.start]:02X})", filename,
+                         data.count(b"\n", 0, e.start) + 1, e.start - start + 1, line) from None
+
+
+def parse(text: str | bytes, allow_unregistered: bool = False, filename: str = "-", verify: bool = True) -> Operation:
+    """Parse MLIR text (or UTF-8 bytes) into a top-level `builtin.module` (added when the text has
+    no single module op, as MLIR does). Raises ParseError (located) or VerifyError."""
     import loom.dialects  # noqa: F401  (registers the builtin dialects)
+    if isinstance(text, (bytes, bytearray)):
+        text = decode_source(bytes(text), filename)
     p = Parser(text, filename, allow_unregistered)
     with paused_gc():
         try:

@@ -36,8 +36,10 @@ import json
 import os
 import struct
 import tempfile
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 import ml_dtypes
@@ -67,6 +69,47 @@ _DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.
 _PIECE = 64 << 20  # bytes per write or read of the file
 _PREFIX = len(MAGIC) + 8  # magic, version, header length
 _ALIGN = 64  # the ids start at a multiple of this (files written before may not)
+_MAX_ID = int(np.iinfo(np.int64).max)
+
+
+class _ReadWriteLock:
+    """Many readers or one writer. A waiting writer holds back new readers, so that a stream of
+    searches cannot starve `add` / `remove`. Not reentrant."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writing = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._cond:
+            while self._writing or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writing or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writing = False
+                self._cond.notify_all()
 
 
 class IndexFileError(ValueError):
@@ -82,7 +125,14 @@ class Index:
     `save(path)` / `Index.load(path)` persist it. Additions and removals cost time in proportion
     to their own size (see the module docstring). `dtype` is the stored vectors' type: float32,
     float64, float16 or bfloat16 (half-precision vectors take half the memory and are searched
-    as stored, widened chunk by chunk)."""
+    as stored, widened chunk by chunk).
+
+    Threads: an Index may be shared by any number of threads. `search`, `ids`, `vectors`,
+    `write` / `save` / `to_bytes` read a consistent snapshot: the state after some sequence of
+    whole `add` / `remove` calls, never one in the middle (so every returned id comes with the
+    score of that id's vector, and no id twice). They run in parallel with each other; `add` and
+    `remove` run one at a time, each waiting for the reads in progress to finish (and holding
+    back new ones while it waits). Ids that `add` assigns are unique across threads."""
 
     def __init__(self, dim: int, metric: str = "ip", dtype: Any = np.float32) -> None:
         if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim <= 0:
@@ -105,6 +155,7 @@ class Index:
         self._sorted_ids = np.empty((0,), np.int64)
         self._sorted_rows = np.empty((0,), np.int64)
         self._next_id = 0
+        self._lock = _ReadWriteLock()
 
     def __len__(self) -> int:
         return self._size
@@ -115,24 +166,37 @@ class Index:
     @property
     def ids(self) -> np.ndarray:
         """The ids in storage order (a copy)."""
-        return self._ids[:self._size].copy()
+        with self._lock.reading():
+            return self._ids[:self._size].copy()
 
     @property
     def vectors(self) -> np.ndarray:
         """The stored vectors in storage order (for "cos", normalised; a copy)."""
-        return self._vectors[:self._size].copy()
+        with self._lock.reading():
+            return self._vectors[:self._size].copy()
 
     def add(self, vectors: Any, ids: Any = None) -> np.ndarray:
         """Append `vectors` (n x dim, or one vector); returns their ids. `ids` (n distinct ints not
         in the index) default to consecutive integers after the largest id used so far."""
         x = check_vectors(vectors, "vectors", dim=self.dim, dtype=self.dtype)
+        if self.metric == "cos":
+            x = normalize(x, "vectors")
+        with self._lock.writing():
+            return self._add(x, ids)
+
+    def _add(self, x: np.ndarray, ids: Any) -> np.ndarray:
         n = x.shape[0]
         if ids is None:
+            if self._next_id + n - 1 > _MAX_ID:
+                raise ValueError(f"cannot number {n} more vectors: ids would pass the int64 maximum {_MAX_ID} "
+                                 f"(the largest id used is {self._next_id - 1}); pass ids explicitly")
             new_ids = np.arange(self._next_id, self._next_id + n, dtype=np.int64)
         else:
             new_ids = np.asarray(ids)
             if new_ids.ndim == 0:
                 new_ids = new_ids[None]
+            if new_ids.size == 0:
+                new_ids = new_ids.astype(np.int64)  # [] is float64 to numpy
             if new_ids.dtype.kind not in "iu":
                 raise TypeError(f"ids must be integers, but got dtype {new_ids.dtype}")
             if new_ids.dtype == np.uint64 and new_ids.size and new_ids.max() > np.iinfo(np.int64).max:
@@ -149,8 +213,6 @@ class Index:
         taken = known[np.minimum(at, self._size - 1)] == ascending if self._size else at < 0
         if taken.any():
             raise ValueError(f"ids already in the index: {ascending[taken][:10].tolist()}")
-        if self.metric == "cos":
-            x = normalize(x, "vectors")
         start, stop = self._size, self._size + n
         self._reserve(stop)
         self._vectors[start:stop] = x
@@ -176,9 +238,16 @@ class Index:
         """Delete the vectors with these ids; an id not in the index is an error (nothing is
         removed then)."""
         gone = np.atleast_1d(np.asarray(ids))
+        if gone.size == 0:
+            return  # `[]` is float64 to numpy: nothing to remove, whatever its dtype
         if gone.dtype.kind not in "iu":
             raise TypeError(f"ids must be integers, but got dtype {gone.dtype}")
-        gone = np.unique(gone.astype(np.int64).reshape(-1))
+        if gone.dtype == np.uint64 and gone.max() > _MAX_ID:
+            raise KeyError(f"unknown ids: {[int(i) for i in gone[gone > _MAX_ID][:10]]}")
+        with self._lock.writing():
+            self._remove(np.unique(gone.astype(np.int64).reshape(-1)))
+
+    def _remove(self, gone: np.ndarray) -> None:
         known = self._sorted_ids[:self._size]
         at = np.searchsorted(known, gone)
         present = known[np.minimum(at, self._size - 1)] == gone if self._size else at < 0
@@ -236,6 +305,11 @@ class Index:
         rows as fit in a quarter of the free GPU memory)."""
         recall_target = check_recall_target(recall_target)
         database_batch = check_database_batch(database_batch)
+        with self._lock.reading():
+            return self._search(queries, k, recall_target, batch_size, progress, database_batch)
+
+    def _search(self, queries: Any, k: int, recall_target: float, batch_size: int | None, progress: bool,
+                database_batch: int | None) -> tuple[np.ndarray, np.ndarray]:
         if len(self) == 0:
             raise ValueError("the index is empty: add vectors before searching")
         k = check_k(k, len(self))
@@ -252,7 +326,7 @@ class Index:
                 scores, rows = search_gpu(t.to(db.dtype), db, k, self.metric, recall_target, batch_size, progress,
                                           database_batch, check_database=False)
                 return scores, torch.as_tensor(self._ids[:n], device=rows.device)[rows]
-            scores, ids = self.search(as_array(t), k, recall_target, batch_size, progress, database_batch)
+            scores, ids = self._search(as_array(t), k, recall_target, batch_size, progress, database_batch)
             return from_array(scores), from_array(ids)
         q = check_vectors(queries, "queries", dim=self.dim, dtype=self.dtype)
         norms = None if self._norms is None else self._norms[:n]
@@ -266,6 +340,10 @@ class Index:
 
     def write(self, f: BinaryIO) -> None:
         """Write the index in the file format (module docstring) to the binary file `f`."""
+        with self._lock.reading():
+            self._write(f)
+
+    def _write(self, f: BinaryIO) -> None:
         n = self._size
         header = json.dumps({"dim": self.dim, "metric": self.metric, "dtype": self.dtype.name, "count": n,
                              "next_id": self._next_id}, sort_keys=True).encode()
@@ -338,8 +416,10 @@ class Index:
             header = json.loads(header_bytes)
             dim, metric, dtype = int(header["dim"]), header["metric"], _DTYPES[header["dtype"]]
             count, next_id = int(header["count"]), int(header["next_id"])
+            if not 0 <= next_id <= _MAX_ID + 1:
+                raise ValueError(f"next_id {next_id} is not in [0, 2^63]")
             index = cls(dim, metric, dtype)
-        except (ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError, OverflowError) as e:
             # a damaged header is reported as damage when the checksum says so
             raise (corrupted if not _checksum_matches(f, total) else fail(f"bad header ({e})")) from None
         if count < 0 or _PREFIX + header_len + count * (8 + dim * index.dtype.itemsize) + 32 != total:

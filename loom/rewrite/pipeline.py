@@ -46,6 +46,9 @@ class PipelineElement:
 
 
 _NAME_END = set(",(){}") | set(" \t\r\n")
+# Pipelines nest once per level of op nesting they reach into; deeper text is an error that says
+# where, not a stack overflow in the parser or the pass manager.
+MAX_PIPELINE_DEPTH = 100
 
 
 def parse_pipeline_text(text: str) -> list[PipelineElement]:
@@ -59,6 +62,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.depth = 0
 
     def error(self, message: str, pos: int) -> PipelineParseError:
         return PipelineParseError(message, self.text, pos)
@@ -135,7 +139,11 @@ class _Parser:
                 raise self.error("a nested pipeline cannot take options", self.pos)
             open_pos = self.pos
             self.pos += 1
+            self.depth += 1
+            if self.depth > MAX_PIPELINE_DEPTH:
+                raise self.error(f"pipeline nested more than {MAX_PIPELINE_DEPTH} levels deep", open_pos)
             el.children = self.elements(top=False)
+            self.depth -= 1
             self.ws()
             if self.peek() != ")":
                 raise self.error(f"expected ')' to close the pipeline nested on '{name}'", open_pos)

@@ -102,7 +102,10 @@ def _compile(pattern: str, variables: dict[str, str]) -> tuple[re.Pattern[str], 
         else:
             out.append(re.escape(pattern[i]))
             i += 1
-    return re.compile("".join(out)), bound
+    try:
+        return re.compile("".join(out)), bound
+    except re.error as e:
+        raise CheckFileError(f"invalid regex: {e.msg} in '{pattern}'") from None
 
 
 class _Input:
@@ -134,7 +137,10 @@ class _Checker:
                            f"input line {self.input.line_of(pos)}: {self.input.line_text(pos)}")
 
     def search(self, check: Check, lo: int, hi: int) -> re.Match[str] | None:
-        regex, bound = _compile(check.pattern, self.variables)
+        try:
+            regex, bound = _compile(check.pattern, self.variables)
+        except CheckFileError as e:
+            raise CheckFileError(f"{self.filename}:{check.line}: {e}") from None
         m = regex.search(self.input.text, lo, hi)
         if m is not None:
             self.variables.update((name, m.group(f"v{k}")) for k, name in enumerate(bound))

@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from loom.ir.attributes import location_line_col
 from loom.ir.core import Operation
 from loom.ir.diagnostics import LoomError, ParseError, VerifyError
+from loom.ir.parser import decode_source
 
 SPLIT_MARKER = "// -----"
 _SPLIT_LINE = re.compile(r"^[ \t]*// -----[ \t]*$", re.M)
@@ -122,8 +123,9 @@ def _expectation_pattern(text: str, is_regex: bool) -> re.Pattern[str]:
     return re.compile("".join(p if i % 2 else re.escape(p) for i, p in enumerate(parts)))
 
 
-def parse_expectations(text: str) -> list[Expectation]:
-    """The `// expected-error {{...}}` comments of `text` (MLIR's -verify-diagnostics syntax)."""
+def parse_expectations(text: str, filename: str = "-") -> list[Expectation]:
+    """The `// expected-error {{...}}` comments of `text` (MLIR's -verify-diagnostics syntax). A
+    `-re` comment whose regex does not compile is a ParseError located at its text."""
     lines = text.split("\n")
     out: list[Expectation] = []
     last_plain_line = 0
@@ -137,8 +139,11 @@ def parse_expectations(text: str) -> list[Expectation]:
             pending_below.clear()
             continue
         kind, is_regex, count, designator, message = m.groups()
-        e = Expectation(kind, _expectation_pattern(message, bool(is_regex)), message, i, i, m.start() + 1,
-                        int(count) if count else 1)
+        try:
+            pattern = _expectation_pattern(message, bool(is_regex))
+        except re.error as error:
+            raise ParseError(f"invalid regex: {error.msg}", filename, i, m.start(5) + 1, source) from None
+        e = Expectation(kind, pattern, message, i, i, m.start() + 1, int(count) if count else 1)
         if designator == "@above":
             e.line = last_plain_line
         elif designator == "@below":
@@ -287,7 +292,12 @@ class _Driver:
             if out is not None:
                 outputs.append(out)
             if args.verify_diagnostics:
-                diagnostics = check_expectations(diagnostics, parse_expectations(chunk), self.filename)
+                try:
+                    expectations = parse_expectations(chunk, self.filename)
+                except ParseError as e:
+                    diagnostics = [diagnostic_from_error(e)]
+                else:
+                    diagnostics = check_expectations(diagnostics, expectations, self.filename)
             for d in diagnostics:
                 self.emit(d)
             failed = failed or bool(diagnostics)
@@ -336,16 +346,23 @@ def run(argv: list[str], prog: str = "loom-opt") -> int:
         args = make_parser(prog).parse_args(argv)
     except SystemExit as e:  # --help or a usage error (argparse printed it)
         return e.code if isinstance(e.code, int) else 2
+    data: bytes | str
     if args.input == "-":
-        filename, text = "<stdin>", sys.stdin.read()
+        buffer = getattr(sys.stdin, "buffer", None)  # a text-only stream (as in embedding) has none
+        filename, data = "<stdin>", buffer.read() if buffer is not None else sys.stdin.read()
     else:
         filename = args.input
         try:
-            with open(args.input, encoding="utf-8") as f:
-                text = f.read()
+            with open(args.input, "rb") as f:
+                data = f.read()
         except OSError as e:
             sys.stderr.write(f"{prog}: error: could not open input file '{args.input}': {e.strerror}\n")
             return 1
+    try:
+        text = decode_source(data, filename) if isinstance(data, bytes) else data
+    except ParseError as e:
+        sys.stderr.write(e.render() + "\n")
+        return 1
     driver = _Driver(args, filename, text, sys.stderr)
     if args.pass_pipeline is not None and not driver.build_pipeline():
         return 1
