@@ -1,18 +1,22 @@
 """spmd-partition: turn a global program whose values carry shardings (after sharding-propagation)
 into the program one device runs (XLA's SPMD partitioner, on Shardy's factor rules).
 
-Per op, the factors of its rule get shardings (two candidates: as the results want them, and as
-the operands hold them; the one moving fewer bytes wins); operands are resharded to what those
+Per op, the factors of its rule get shardings (candidates: as the results want them, as the
+operands hold them, with the axes of factors kept whole moved to another factor, without the
+reduction factors; the one moving fewer bytes wins); operands are resharded to what those
 factor shardings require; the local op runs on local shapes; partial results of sharded
 reduction factors are combined (reduce_scatter where the result is to be split along a dimension
 that the reduction's axes split next, all_reduce otherwise); results are resharded to the
 shardings propagation gave them. Resharding takes the cheapest collectives: all_to_all moves a
 split from one dimension to another, all_gather removes splits, dynamic_slice at offsets derived
-from `partition_id` adds them (no communication). Uneven dimensions are padded to
+from `partition_id` adds them (no communication); a value resharded once in a block is reused,
+and one made by resharding is resharded from its source when that is cheaper (a gather then a
+slice back moves nothing). Uneven dimensions are padded to
 ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padding with the
 reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
 remark naming it. while / if / case run their regions partitioned with the carries' shardings;
-`sdy.manual_computation` bodies (already per device) are inlined on the local shards.
+`sdy.manual_computation` bodies (already per device) are inlined on the local shards; a body
+manual over some axes only is partitioned over the others.
 
 Partition p is device p of the mesh in row-major order; collectives carry `replica_groups`
 (`tensor<G x N x i64>` of partition ids), a `channel_handle` (increasing) and
