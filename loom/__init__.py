@@ -20,16 +20,20 @@ import loom.ops  # noqa: E402, F401
 
 
 def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",  # noqa: A001
-            device: Any = None) -> Any:
+            device: Any = None, partition: bool | None = None) -> Any:
     """A callable running function `entry` of a module (or its text) on numpy arrays, or on torch
-    tensors with `backend="torch"` (`device` e.g. "cuda"). See loom.backend.api.compile."""
-    return _compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device)
+    tensors with `backend="torch"` (`device` e.g. "cuda"); a sharded module (JAX's sdy meshes and
+    shardings) runs partitioned over the CPU devices, global arrays in and out. See
+    loom.backend.api.compile."""
+    return _compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device,
+                    partition=partition)
 
 
 def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",
-            device: Any = None) -> Any:
+            device: Any = None, partition: bool | None = None) -> Any:
     """Compile and run function `entry` on `args`. See loom.backend.api.execute."""
-    return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device)
+    return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device,
+                    partition=partition)
 
 
 from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import loom`)

@@ -51,17 +51,30 @@ def _module(module_or_text: Operation | str) -> Operation:
 
 
 def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 - loom.compile
-            executor: str = "compiled", backend: str = "numpy", device: Any = None) -> Callable[..., Any]:
+            executor: str = "compiled", backend: str = "numpy", device: Any = None,
+            partition: bool | None = None) -> Callable[..., Any]:
     """A callable running function `entry` of a module (or its text): it returns one array, or a
     tuple when the function has several results. `executor` is "compiled" (generated Python, its
     source in `.source`; compiled once per module object, entry, backend and device, so after
     transforming a module in place build `loom.backend.Executable(module)` afresh) or
     "interpreter" (the reference interpreter, numpy only).
 
+    A sharded program (a module with an `sdy.mesh` and `sdy.sharding`s, as JAX exports it) is
+    partitioned (`loom.sharding.partition`) and runs over the first CPU devices, one thread each
+    (LOOM_NUM_CPU_DEVICES of them): the callable takes and returns global arrays. `partition=False`
+    runs such a program whole on one device instead (the same values); a per-device program (one
+    already partitioned, or one with a mesh but no shardings) runs as one partition's program
+    unless `partition=True`.
+
     `backend` is the array library of the compiled code: "numpy" (numpy arrays in and out) or
     "torch" (torch tensors on `device`, "cpu" by default, e.g. "cuda" or "cuda:1"; numpy inputs
     are moved there; results stay there as tensors)."""
     module = _module(module_or_text)
+    mesh = _module_mesh(module) if partition is not False else None
+    if partition and mesh is None:
+        raise ExecutionError("partition=True: the module declares no mesh (sdy.mesh) to partition over")
+    if mesh is not None and (partition or _is_global_sharded(module, entry)):
+        return _sharded(module, mesh, entry, executor, backend)
     if backend not in LIBRARIES:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(LIBRARIES)}")
     if executor == "interpreter":
@@ -88,10 +101,69 @@ def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 
     return exe
 
 
+def _module_mesh(module: Operation) -> Any:
+    """The `#sdy.mesh` of a module that declares one (a sharded program, as JAX exports it), else
+    None; a module with several meshes is refused."""
+    meshes = [op for op in module.regions[0].blocks[0].ops if op.name == "sdy.mesh"] \
+        if module.regions and module.regions[0].blocks else []
+    if len(meshes) > 1:
+        names = ", ".join("@" + op.get_attr("sym_name").value for op in meshes)
+        raise ExecutionError(f"the module declares {len(meshes)} meshes ({names}); loom.compile runs programs "
+                             "over one mesh")
+    return meshes[0].get_attr("mesh") if meshes else None
+
+
+def _is_global_sharded(module: Operation, entry: str) -> bool:
+    """Whether `entry` is a global program with shardings to partition: its arguments or results
+    carry `sdy.sharding`, or it holds sdy ops, and it is not already a per-device program of
+    `loom.sharding.partition` (whose arguments and results carry `loom.global_type`). A program
+    with a mesh but neither is a per-device program (a manual computation's body, say)."""
+    for op in module.regions[0].blocks[0].ops:
+        if op.name == "func.func" and op.get_attr("sym_name").value == entry:
+            attrs = [*(op.get_attr("arg_attrs") or ()), *(op.get_attr("res_attrs") or ())]
+            if any(d.get_value("loom.global_type") is not None for d in attrs):
+                return False
+            return any(d.get_value("sdy.sharding") is not None for d in attrs) or \
+                any(o.name.startswith("sdy.") for o in op.walk())
+    return False
+
+
+def _sharded(module: Operation, mesh_attr: Any, entry: str, executor: str, backend: str) -> Callable[..., Any]:
+    """A sharded program run partitioned (loom.sharding.partition) over the first devices (in mesh
+    order, or as the mesh's device_ids say), one thread each: it takes and returns global
+    arrays. Cached per module object, entry and executor, like compiled programs."""
+    from loom.devices import devices
+    from loom.runtime.local import MeshExecutable
+    from loom.sharding import Mesh, partition
+    if backend != "numpy":
+        raise ValueError("a sharded program runs on the host's CPU devices (backend='numpy'), not on "
+                         f"backend={backend!r}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
+    per_module = _CACHE.setdefault(module, {})
+    key = ("sharded", entry, executor)
+    if key not in per_module:
+        names = [name for name, _ in mesh_attr.axes]
+        sizes = [size for _, size in mesh_attr.axes]
+        available = devices("numpy")
+        needed = int(np.prod(sizes, dtype=np.int64))
+        if needed > len(available):
+            raise ExecutionError(f"the program's mesh {mesh_attr} needs {needed} devices but {len(available)} "
+                                 f"{'is' if len(available) == 1 else 'are'} available; set LOOM_NUM_CPU_DEVICES="
+                                 f"{needed} (or more) before importing loom")
+        order = list(mesh_attr.device_ids) or list(range(needed))
+        grid = np.empty(needed, dtype=object)
+        grid[:] = [available[i] for i in order]
+        per_module[key] = MeshExecutable(partition(module), Mesh(grid.reshape(sizes), names), executor=executor,
+                                         entry=entry)
+    return per_module[key]
+
+
 def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", executor: str = "compiled",
-            backend: str = "numpy", device: Any = None) -> Any:
+            backend: str = "numpy", device: Any = None, partition: bool | None = None) -> Any:
     """Compile (or reuse) and run function `entry` on `args`."""
-    return compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device)(*args)
+    return compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device,
+                   partition=partition)(*args)
 
 
 __all__ = ["BACKENDS", "EXECUTORS", "Interpreted", "compile", "execute"]

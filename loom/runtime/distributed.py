@@ -719,7 +719,7 @@ class PartitionedProgram:
                                    f"({'mhlo.num_partitions' if partitions is not None else 'its mesh'}) but "
                                    f"{world} processes run it; run one process per partition")
         self.mesh = mesh
-        self.fn = compile_module(self.module, executor=executor)
+        self.fn = compile_module(self.module, executor=executor, partition=False)
 
     def __call__(self, local_args: Sequence[Any]) -> list[Any]:
         with spmd_context(self.communicator.rank, self.communicator):

@@ -248,7 +248,7 @@ def _runners(module: Operation, entry: str, executor: str, n: int) -> list[Any]:
     """One callable per partition: the same compiled executable for all, or an interpreter each."""
     if executor == "interpreter":
         return [Interpreted(module, entry) for _ in range(n)]
-    exe = compile_module(module, entry=entry, executor=executor)
+    exe = compile_module(module, entry=entry, executor=executor, partition=False)
     return [exe] * n
 
 

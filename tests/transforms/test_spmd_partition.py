@@ -54,7 +54,7 @@ def test_partitioned_program_gives_jax_values(name):
     for i, g in enumerate(got):
         np.testing.assert_allclose(g, VALUES[f"{name}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=f"{name} result {i}")
     if "sdy.manual_computation" not in PROGRAMS[name]["text"]:  # a shard_map body runs only per device
-        single = loom.execute(module, *_inputs(name))
+        single = loom.execute(module, *_inputs(name), partition=False)
         for i, (g, s) in enumerate(zip(got, single if isinstance(single, (tuple, list)) else [single])):
             np.testing.assert_allclose(g, s, rtol=1e-4, atol=1e-4, err_msg=f"{name} result {i} vs one device")
 
@@ -137,7 +137,7 @@ def test_uneven_arguments_are_padded_and_the_padding_masked():
     want = [np.exp(x).max(axis=0), x + np.arange(10, dtype=np.float32)[:, None], np.exp(x)]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-6)
-    for g, w in zip(got, loom.execute(module, x)):
+    for g, w in zip(got, loom.execute(module, x, partition=False)):
         np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
@@ -167,7 +167,7 @@ def test_an_op_without_a_rule_runs_replicated_with_a_remark():
         "(its operands are all-gathered)"]
     x = np.arange(4, dtype=np.uint32) * 1000
     key = np.array([7, 9], np.uint64)
-    np.testing.assert_array_equal(run_global(local, x, key)[0], loom.execute(module, x, key))
+    np.testing.assert_array_equal(run_global(local, x, key)[0], loom.execute(module, x, key, partition=False))
 
 
 # Random shardings on a 2 x 2 x 2 mesh: operands, the constraint in between and the result each
