@@ -9,7 +9,9 @@ when a process neither reports nor exits within the deadline.
 
 from __future__ import annotations
 
+import math
 import os
+import pathlib
 import queue
 import socket
 import time
@@ -247,6 +249,32 @@ def scenario_global(rank: int, world: int) -> dict[str, Any]:
     return {"result": run(a, b)}
 
 
+SPMD_CORPUS = pathlib.Path(__file__).parents[1] / "transforms" / "spmd_corpus"
+
+
+def scenario_corpus(rank: int, world: int) -> dict[str, Any]:
+    """Every program of the sharded corpus (lowered by JAX on 8 fake devices) whose mesh has `world`
+    devices, partitioned and run with one partition per process on JAX's inputs; rank 0 returns
+    every result."""
+    import json
+
+    import loom
+    from loom.runtime.distributed import DistributedExecutable
+    from loom.sharding.partitioning import partition
+    programs = json.loads((SPMD_CORPUS / "programs.json").read_text())
+    values = np.load(SPMD_CORPUS / "values.npz")
+    out: dict[str, list[np.ndarray]] = {}
+    for record in programs:
+        name = record["name"]
+        if math.prod(record["mesh"].values()) != world:
+            continue
+        run = DistributedExecutable(partition(loom.ir.parse(record["text"])))
+        got = run(*[values[f"{name}/in{i}"] for i in range(record["num_inputs"])])
+        if rank == 0:
+            out[name] = [np.asarray(g) for g in (got if isinstance(got, (tuple, list)) else [got])]
+    return out
+
+
 ALL_REDUCE_PROGRAM = """
 "builtin.module"() ({
   "func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "main"}> ({
@@ -288,7 +316,7 @@ def scenario_partitions(rank: int, world: int) -> dict[str, Any]:
 SCENARIOS: dict[str, Callable[[int, int], Any]] = {
     "collectives": scenario_collectives, "killed": scenario_killed, "killed_rank0": scenario_killed_rank0,
     "stuck": scenario_stuck, "mismatch": scenario_mismatch, "partitions": scenario_partitions,
-    "program": scenario_program, "global": scenario_global,
+    "program": scenario_program, "global": scenario_global, "corpus": scenario_corpus,
 }
 
 

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 from distributed_worker import (
+    SPMD_CORPUS,
     collective_cases,
     global_operands,
     launch,
@@ -258,3 +259,34 @@ def test_reductions_torch_lacks_are_gathered_and_reduced_with_numpy():
         assert _reduce_op(dt, reduction, backend) == want, (dt, reduction, backend)
     with pytest.raises(DistributedError, match="reduction 'xor' of float32 values"):
         _reduce_op(np.dtype(np.float32), "xor", "gloo")
+
+
+@pytest.mark.slow  # eight processes, then four, on a 2-core machine: about 25 s
+def test_the_sharded_corpus_gives_jax_values_with_a_process_per_device():
+    """The suite of sharded programs JAX lowers on 8 fake devices (tests/transforms/spmd_corpus:
+    Megatron MLP, 2-D-mesh training steps, layer norm, cross-entropy over a split vocabulary,
+    embeddings, reductions, sort and top_k, while and cond on sharded data, shard_map with every
+    collective, ...), each partitioned and run with one partition per gloo process (8 processes
+    for the programs on 8-device meshes, 4 for those on 4): JAX's values (the same programs run
+    on threads in test_spmd_partition)."""
+    import json
+    import math
+    programs = json.loads((SPMD_CORPUS / "programs.json").read_text())
+    values = np.load(SPMD_CORPUS / "values.npz")
+    assert len(programs) >= 40
+    checked = 0
+    for world in sorted({math.prod(r["mesh"].values()) for r in programs}, reverse=True):
+        outcomes = launch("corpus", world, timeout_s=120.0, deadline_s=600.0)
+        for rank in range(world):
+            assert outcomes[rank][0] == "ok", (world, outcomes[rank])
+        got = outcomes[0][1]
+        for record in programs:
+            if math.prod(record["mesh"].values()) != world:
+                continue
+            name = record["name"]
+            assert len(got[name]) == record["num_outputs"], name
+            for i, g in enumerate(got[name]):
+                np.testing.assert_allclose(g, values[f"{name}/out{i}"], rtol=1e-4, atol=1e-4,
+                                           err_msg=f"{name} result {i}")
+            checked += 1
+    assert checked == len(programs)
