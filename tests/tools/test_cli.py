@@ -431,7 +431,8 @@ def test_readme_python_examples_run() -> None:
     checked = [_STATED_OUTPUT.sub(lambda m: f"{m[1]}_prints({m[3].strip()!r}, {m[2]})", b) for b in blocks]
     script = "\n".join(f"exec(compile({_CHECKER + b!r}, 'README block {i}', 'exec'), {{'__name__': '__readme__'}})"
                        for i, b in enumerate(checked))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LOOM_NUM_CPU_DEVICES": "8"})  # the mesh example's 8 devices
     assert proc.returncode == 0, proc.stderr
     assert "bad.mlir:1:11: error: use of undeclared SSA value name '%x'" in proc.stdout
     assert "clamp.mlir:2:1: error: 'demo.clamp' op requires lo <= hi, got 9 > 1" in proc.stdout
