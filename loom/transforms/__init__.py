@@ -14,3 +14,4 @@ import loom.transforms.knn_fusion  # noqa: E402, F401  (registers the knn-fusion
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
 import loom.transforms.sharding_propagation  # noqa: E402, F401  (sharding-propagation)
 import loom.transforms.spmd_partition  # noqa: E402, F401  (spmd-partition)
+import loom.transforms.collective_matmul  # noqa: E402, F401  (decompose-collective-matmul)
