@@ -21,16 +21,26 @@ write them: a channel, `use_global_device_ids`, groups of N >= 2 partition ids):
   partition holds its own block, fully summed (in ring order, not the group order of
   `reduce_scatter`, so float sums may differ in the last bits).
 
+With `bidirectional`, a second copy of the shard (all-gather) or a second accumulator
+(reduce-scatter) travels the other way (position j sends to j + 1), so both links of the ring
+carry data and about N / 2 rounds are needed: the all-gather computes blocks k + i and k - i at
+round i = 1 .. h = (N - 1) // 2 (and, N even, k + N/2 last); the reduce-scatter sums each block
+over N // 2 + 1 positions going up and the other N - 1 - N // 2 going down, adding the two at the
+end. The middle rounds (all but the first and the last one or two) run in a `stablehlo.while`
+when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
+splitting each shard in halves is not done).
+
 This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
-groups. Options: `mode` = `on` (decompose every match), `off` (none), `auto` (decompose when the
-collective's full-size value, the gathered operand or the unreduced dot result, is at least
-`threshold-bytes`, 256 MiB by default as in XLA; a skip is explained by a remark on the
-collective).
+groups. Options: `bidirectional` (false by default); `mode` = `on` (decompose every match),
+`off` (none), `auto` (the default: decompose when the collective's full-size value, the gathered
+operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as in XLA;
+a skip is explained by a remark on the collective).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -99,9 +109,9 @@ def _sums(rs: Operation) -> bool:
             and set(ops[0].operands) == set(block.args))
 
 
-def _ring(groups: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
-    """Each position j of each group sends to position j - 1."""
-    return [(g[j], g[j - 1]) for g in groups for j in range(len(g))]
+def _ring(groups: Sequence[Sequence[int]], down: bool = False) -> list[tuple[int, int]]:
+    """Each position j of each group sends to position j - 1 (j + 1 when `down`)."""
+    return [(g[j], g[(j + 1) % len(g)] if down else g[j - 1]) for g in groups for j in range(len(g))]
 
 
 def _nbytes(t: RankedTensorType) -> int:
@@ -109,10 +119,11 @@ def _nbytes(t: RankedTensorType) -> int:
 
 
 class _Emitter:
-    """Builds the loop of one match at `b`'s insertion point."""
+    """Builds the loop of one match at `b`'s insertion point; each collective_permute it makes
+    takes the next channel of `channels`."""
 
-    def __init__(self, b: Builder, groups: list[list[int]], channel: int) -> None:
-        self.b, self.groups, self.n, self.channel = b, groups, len(groups[0]), channel
+    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int]) -> None:
+        self.b, self.groups, self.n, self.channels = b, groups, len(groups[0]), channels
 
     def position(self) -> Value:
         """This partition's position in its group (tensor<i32>), from `partition_id`."""
@@ -126,14 +137,18 @@ class _Emitter:
         entry = sb.dynamic_slice(b, sb.constant(b, table, t), [pid], [1])
         return sb.reshape(b, entry, ())
 
-    def block_offset(self, b: Builder, k: Value, i: Value, shift: int, size: int) -> Value:
-        """((k + i + shift) mod N) * size."""
+    def block_offset(self, b: Builder, k: Value, i: Value, shift: int, size: int, down: bool = False) -> Value:
+        """((k + i + shift) mod N) * size, or ((k - i + shift) mod N) * size when `down`."""
         n = sb.constant(b, np.int32(self.n), _I32)
-        j = sb.add(b, sb.add(b, k, i), sb.constant(b, np.int32(shift), _I32)) if shift else sb.add(b, k, i)
+        j = sb.subtract(b, k, i) if down else sb.add(b, k, i)
+        if shift or down:  # down: + N keeps the remainder's operand non-negative
+            j = sb.add(b, j, sb.constant(b, np.int32(shift + (self.n if down else 0)), _I32))
         return sb.multiply(b, sb.remainder(b, j, n), sb.constant(b, np.int32(size), _I32))
 
-    def permute(self, b: Builder, v: Value) -> Value:
-        return CollectivePermuteOp.build(b, v, _ring(self.groups), ChannelHandle(self.channel, 1)).results[0]
+    def permute(self, b: Builder, v: Value, down: bool = False) -> Value:
+        """`v` sent one step along the ring: position j to j - 1 (j + 1 when `down`)."""
+        return CollectivePermuteOp.build(b, v, _ring(self.groups, down),
+                                         ChannelHandle(next(self.channels), 1)).results[0]
 
     def loop(self, init: list[Value], start: int, stop: int, step) -> list[Value]:
         """`while i < stop` from i = start over `init` (+ i); `step(b, values, i)` gives the next
@@ -197,7 +212,8 @@ def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
     return dot, *found
 
 
-def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int, e: _Emitter) -> None:
+def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int, e: _Emitter,
+                          bidirectional: bool) -> None:
     b = e.b
     shard = ag.operands[0]
     other = dot.operands[1 - side]
@@ -206,46 +222,98 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
     part_t = _with_dim(out_t, out_dim, c)
     k = e.position()
 
-    def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value) -> Value:
+    def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
+        """`acc` with the block of x (the shard of position k + i, or k - i when `down`)."""
         part = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), part_t)
         zero = sb.constant(bb, np.int32(0), _I32)
-        offsets = [e.block_offset(bb, kk, i, 0, c) if r == out_dim else zero for r in range(out_t.rank)]
+        offsets = [e.block_offset(bb, kk, i, 0, c, down) if r == out_dim else zero for r in range(out_t.rank)]
         return sb.dynamic_update_slice(bb, acc, part, offsets)
 
-    def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
-        x, w, acc, kk = vals
-        return [e.permute(bb, x), w, compute(bb, x, w, acc, kk, i), kk]
+    def const(v: int) -> Value:
+        return sb.constant(b, np.int32(v), _I32)
 
-    x, w, acc, kk = e.loop([shard, other, _zeros(b, out_t), k], 0, e.n - 1, step)
-    out = compute(b, x, w, acc, kk, sb.constant(b, np.int32(e.n - 1), _I32))
+    if not bidirectional:
+        def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            x, w, acc, kk = vals
+            return [e.permute(bb, x), w, compute(bb, x, w, acc, kk, i), kk]
+
+        x, w, acc, kk = e.loop([shard, other, _zeros(b, out_t), k], 0, e.n - 1, step)
+        out = compute(b, x, w, acc, kk, const(e.n - 1))
+    else:
+        # One copy of the shard goes up the ring (holding k + i at round i), one down (k - i):
+        # rounds 1..h compute two blocks each, and with N even round N/2 the last one.
+        h = (e.n - 1) // 2
+        up, down = e.permute(b, shard), (e.permute(b, shard, down=True) if h >= 1 else shard)
+        out = compute(b, shard, other, _zeros(b, out_t), k, const(0))
+        w, kk = other, k
+
+        def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            x_up, x_down, w, acc, kk = vals
+            acc = compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True)
+            return [e.permute(bb, x_up), e.permute(bb, x_down, down=True), w, acc, kk]
+
+        if h >= 2:
+            up, down, w, out, kk = e.loop([up, down, other, out, k], 1, h, step2)
+        if h >= 1:
+            last_up = e.permute(b, up) if e.n % 2 == 0 else up
+            out = compute(b, down, w, compute(b, up, w, out, kk, const(h)), kk, const(h), down=True)
+            up = last_up
+        if e.n % 2 == 0:
+            out = compute(b, up, w, out, kk, const(e.n // 2))
     dot.results[0].replace_all_uses_with(out)
     dot.erase()
     ag.erase()
 
 
-def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int, e: _Emitter) -> None:
+def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int, e: _Emitter,
+                              bidirectional: bool) -> None:
     b = e.b
     out_t: RankedTensorType = rs.results[0].type
-    operand = dot.operands[side]
+    operand, other = dot.operands[side], dot.operands[1 - side]
     c = out_t.shape[rs.properties["scatter_dimension"].value]
     sizes = list(operand.type.shape)
     sizes[dim] = c
     k = e.position()
 
-    def compute(bb: Builder, a: Value, w: Value, kk: Value, i: Value) -> Value:
+    def compute(bb: Builder, a: Value, w: Value, kk: Value, i: Value, shift: int, down: bool = False) -> Value:
+        """The dot of a's slice for block k + i + shift (k - i + shift when `down`)."""
         zero = sb.constant(bb, np.int32(0), _I32)
-        starts = [e.block_offset(bb, kk, i, 1, c) if d == dim else zero for d in range(operand.type.rank)]
+        starts = [e.block_offset(bb, kk, i, shift, c, down) if d == dim else zero for d in range(operand.type.rank)]
         piece = sb.dynamic_slice(bb, a, starts, sizes)
         return _dot(bb, dot, *((piece, w) if side == 0 else (w, piece)), out_t)
 
-    def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
-        acc, a, w, kk = vals
-        return [sb.add(bb, e.permute(bb, acc), compute(bb, a, w, kk, i)), a, w, kk]
+    def const(v: int) -> Value:
+        return sb.constant(b, np.int32(v), _I32)
 
-    other = dot.operands[1 - side]
-    first = compute(b, operand, other, k, sb.constant(b, np.int32(0), _I32))
-    acc, *_ = e.loop([first, operand, other, k], 1, e.n, step)
-    rs.results[0].replace_all_uses_with(acc)
+    if not bidirectional:
+        def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            acc, a, w, kk = vals
+            return [sb.add(bb, e.permute(bb, acc), compute(bb, a, w, kk, i, 1)), a, w, kk]
+
+        first = compute(b, operand, other, k, const(0), 1)
+        out, *_ = e.loop([first, operand, other, k], 1, e.n, step)
+    else:
+        # Block b's sum is split between an accumulator going up the ring (adding at positions
+        # b + h_up, ..., b: block k - h_up + s at step s) and one going down (b - h_down, ...,
+        # b - 1: block k + h_down - s), which takes one last step down to b.
+        h_up, h_down = e.n // 2, e.n - 1 - e.n // 2
+        up = compute(b, operand, other, k, const(0), e.n - h_up)
+        down = compute(b, operand, other, k, const(0), h_down, down=True) if h_down else None
+        a, w, kk = operand, other, k
+
+        def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            up, down, a, w, kk = vals
+            return [sb.add(bb, e.permute(bb, up), compute(bb, a, w, kk, i, e.n - h_up)),
+                    sb.add(bb, e.permute(bb, down, down=True), compute(bb, a, w, kk, i, h_down, down=True)), a, w, kk]
+
+        if h_down >= 2:
+            up, down, a, w, kk = e.loop([up, down, operand, other, k], 1, h_down, step2)
+        if down is not None:
+            down = e.permute(b, down, down=True)
+        for s in range(max(1, h_down), h_up + 1):
+            up = sb.add(b, e.permute(b, up), compute(b, a, w, kk, const(s), e.n - h_up))
+        out = up if down is None else sb.add(b, up, down)
+    rs.results[0].replace_all_uses_with(out)
     rs.erase()
     dot.erase()
 
@@ -265,13 +333,14 @@ class DecomposeCollectiveMatmulPass(Pass):
     summary = "Overlap the all-gather / reduce-scatter of a matmul with its partial dots"
     mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes",
                   choices=("on", "off", "auto"))
+    bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
 
     def run(self, op: Operation) -> None:
         if self.mode == "off":
             self.mark_all_analyses_preserved()
             return
-        channel = _max_channel(op)
+        channels = itertools.count(_max_channel(op) + 1)
         changed = False
         for coll in list(op.walk()):
             if isinstance(coll, AllGatherOp):
@@ -287,13 +356,12 @@ class DecomposeCollectiveMatmulPass(Pass):
                 emit_remark(coll, f"not decomposed into a collective matmul: its full-size operand has "
                                   f"{_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}")
                 continue
-            channel += 1
             anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channel)
+            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels)
             if isinstance(coll, AllGatherOp):
-                _decompose_all_gather(coll, *match, e)
+                _decompose_all_gather(coll, *match, e, self.bidirectional)
             else:
-                _decompose_reduce_scatter(coll, *match, e)
+                _decompose_reduce_scatter(coll, *match, e, self.bidirectional)
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()

@@ -51,12 +51,13 @@ def _partitioned(f, in_specs, out_spec, shapes, mesh):
     return partition(jitted.lower(*[np.zeros(sh, F32) for sh in shapes]).module)
 
 
-def _check(module: Operation, args: list[np.ndarray], collective: str, exact: bool) -> Operation:
-    """Decompose `module`, check the collective became a loop, and the values agree."""
+def _check(module: Operation, args: list[np.ndarray], collective: str, exact: bool,
+           options: str = "mode=on") -> Operation:
+    """Decompose `module`, check the collective became ring steps, and the values agree."""
     assert collective in _names(module)
-    out = _decompose(module)
+    out = _decompose(module, options)
     names = _names(out)
-    assert collective not in names and "stablehlo.while" in names and "stablehlo.collective_permute" in names
+    assert collective not in names and "stablehlo.collective_permute" in names
     assert "stablehlo.partition_id" in names
     out.verify()
     assert str(loom.ir.parse(str(out))) == str(out)
@@ -73,13 +74,23 @@ def matmul(a, b):
     return a @ b
 
 
-@pytest.mark.parametrize("n", [2, 4, 8])
-def test_all_gather_of_rhs_non_contracting(n):
+BIDI = pytest.mark.parametrize("options", ["mode=on", "mode=on bidirectional=true"], ids=["ring", "bidirectional"])
+
+
+def _loops(module: Operation) -> int:
+    return _names(module).count("stablehlo.while")
+
+
+@BIDI
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+def test_all_gather_of_rhs_non_contracting(n, options):
     # b is gathered along its columns (non-contracting) before the local dot
     mesh = _mesh((n,), ("x",))
-    shapes = [(8, 6), (6, 2 * n)]
+    shapes = [(2 * n, 6), (6, 2 * n)]
     module = _partitioned(matmul, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
-    _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
+    out = _check(module, _values(shapes), "stablehlo.all_gather", exact=True, options=options)
+    # a loop of N - 1 steps; bidirectional: (N - 1) // 2 rounds, a loop from 3 rounds on
+    assert _loops(out) == (int((n - 1) // 2 >= 2) if "bidirectional" in options else 1)
 
 
 @pytest.mark.parametrize("n", [2, 4, 8])
@@ -102,29 +113,36 @@ def test_all_gather_with_batch_dimensions():
     _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
 
 
-@pytest.mark.parametrize("n", [2, 4, 8])
+@BIDI
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
 @pytest.mark.parametrize("out_spec", [P("x", None), P(None, "x")], ids=["rows", "columns"])
-def test_reduce_scatter_of_contracting_split_dot(n, out_spec):
+def test_reduce_scatter_of_contracting_split_dot(n, out_spec, options):
     mesh = _mesh((n,), ("x",))
     shapes = [(2 * n, 3 * n), (3 * n, 2 * n)]
     module = _partitioned(matmul, [P(None, "x"), P("x", None)], out_spec, shapes, mesh)
-    _check(module, _values(shapes), "stablehlo.reduce_scatter", exact=False)
+    out = _check(module, _values(shapes), "stablehlo.reduce_scatter", exact=False, options=options)
+    assert _loops(out) == (int(n - 1 - n // 2 >= 2) if "bidirectional" in options else 1)
 
 
-def _ring_pairs(module: Operation) -> list[tuple[int, int]]:
-    permute = next(op for op in module.walk() if op.name == "stablehlo.collective_permute")
-    return sorted(map(tuple, permute.properties["source_target_pairs"].to_numpy().tolist()))
+def _ring_pairs(module: Operation) -> set[tuple[tuple[int, int], ...]]:
+    """The source-target pairs of every collective_permute."""
+    return {tuple(sorted(map(tuple, op.properties["source_target_pairs"].to_numpy().tolist())))
+            for op in module.walk() if op.name == "stablehlo.collective_permute"}
 
 
-def _expected_ring(axis: str) -> list[tuple[int, int]]:
-    """On the 2 x 4 mesh ("d", "m"): the partitions along `axis` each send to the previous one."""
+def _expected_ring(axis: str, options: str) -> set[tuple[tuple[int, int], ...]]:
+    """On the 2 x 4 mesh ("d", "m"): the partitions along `axis` each send to the previous one
+    (and, bidirectional, to the next one)."""
     ids = np.arange(8).reshape(2, 4)
     groups = ids.T if axis == "d" else ids
-    return sorted((int(g[j]), int(g[j - 1])) for g in groups for j in range(len(g)))
+    steps = (-1, 1) if "bidirectional" in options else (-1,)
+    return {tuple(sorted((int(g[j]), int(g[(j + s) % len(g)])) for g in groups for j in range(len(g))))
+            for s in steps}
 
 
+@BIDI
 @pytest.mark.parametrize("axis", ["d", "m"])
-def test_two_dimensional_mesh_gathers_over_one_axis(axis):
+def test_two_dimensional_mesh_gathers_over_one_axis(axis, options):
     mesh = _mesh((2, 4), ("d", "m"))
     other = "m" if axis == "d" else "d"
     specs = (P(axis, None), P(None, other))
@@ -132,12 +150,13 @@ def test_two_dimensional_mesh_gathers_over_one_axis(axis):
                           in_specs=specs, out_specs=P(None, other))
     shapes = [(8, 6), (6, 8)]
     module = _partitioned(body, list(specs), P(None, other), shapes, mesh)
-    out = _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
-    assert _ring_pairs(out) == _expected_ring(axis)
+    out = _check(module, _values(shapes), "stablehlo.all_gather", exact=True, options=options)
+    assert _ring_pairs(out) == _expected_ring(axis, options)
 
 
+@BIDI
 @pytest.mark.parametrize("axis", ["d", "m"])
-def test_two_dimensional_mesh_reduce_scatter_over_one_axis(axis):
+def test_two_dimensional_mesh_reduce_scatter_over_one_axis(axis, options):
     mesh = _mesh((2, 4), ("d", "m"))
     other = "m" if axis == "d" else "d"
     specs = (P(None, axis), P(axis, other))
@@ -145,8 +164,8 @@ def test_two_dimensional_mesh_reduce_scatter_over_one_axis(axis):
                           mesh=mesh, in_specs=specs, out_specs=P(axis, other))
     shapes = [(8, 8), (8, 8)]
     module = _partitioned(body, list(specs), P(axis, other), shapes, mesh)
-    out = _check(module, _values(shapes), "stablehlo.reduce_scatter", exact=False)
-    assert _ring_pairs(out) == _expected_ring(axis)
+    out = _check(module, _values(shapes), "stablehlo.reduce_scatter", exact=False, options=options)
+    assert _ring_pairs(out) == _expected_ring(axis, options)
 
 
 def test_programs_without_the_pattern_are_unchanged():
@@ -166,7 +185,8 @@ def test_programs_without_the_pattern_are_unchanged():
         assert str(_decompose(module)) == str(module)
 
 
-def test_corpus_programs_decompose_to_the_same_values():
+@BIDI
+def test_corpus_programs_decompose_to_the_same_values(options):
     """Every partitioned program of the sharded corpus: unchanged by the pass, or decomposed into
     loops giving the undecomposed program's values."""
     programs = json.loads((CORPUS / "programs.json").read_text())
@@ -174,7 +194,7 @@ def test_corpus_programs_decompose_to_the_same_values():
     changed = []
     for r in programs:
         module = partition(loom.ir.parse(r["text"]))
-        out = _decompose(module)
+        out = _decompose(module, options)
         if str(out) == str(module):
             continue
         changed.append(r["name"])
@@ -198,4 +218,4 @@ def test_modes_and_the_auto_threshold_remark():
     assert "stablehlo.while" in _names(_decompose(module, "mode=auto threshold-bytes=192"))
     assert "stablehlo.while" not in _names(_decompose(module, "mode=auto threshold-bytes=193"))
     assert DecomposeCollectiveMatmulPass().pipeline_text() == \
-        "decompose-collective-matmul{mode=auto threshold-bytes=268435456}"
+        "decompose-collective-matmul{bidirectional=false mode=auto threshold-bytes=268435456}"
