@@ -249,8 +249,8 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
 
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
             x_up, x_down, w, acc, kk = vals
-            acc = compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True)
-            return [e.permute(bb, x_up), e.permute(bb, x_down, down=True), w, acc, kk]
+            sent = [e.permute(bb, x_up), e.permute(bb, x_down, down=True)]  # issued before the dots
+            return [*sent, w, compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True), kk]
 
         if h >= 2:
             up, down, w, out, kk = e.loop([up, down, other, out, k], 1, h, step2)
