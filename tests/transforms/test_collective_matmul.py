@@ -219,3 +219,73 @@ def test_modes_and_the_auto_threshold_remark():
     assert "stablehlo.while" not in _names(_decompose(module, "mode=auto threshold-bytes=193"))
     assert DecomposeCollectiveMatmulPass().pipeline_text() == \
         "decompose-collective-matmul{bidirectional=false mode=auto threshold-bytes=268435456}"
+
+
+def _distributed_worker(rank: int, world: int, port: int, text: str, args: list[np.ndarray], results) -> None:
+    import torch
+
+    from loom.runtime.distributed import DistributedExecutable, initialize, shutdown
+    torch.set_num_threads(1)
+    try:
+        initialize(f"127.0.0.1:{port}", world, rank, timeout_s=20.0)
+        got = DistributedExecutable(text)(*args)
+        results.put((rank, "ok", [np.asarray(g) for g in got]))
+    except BaseException as e:  # reported to the parent, which names the rank
+        results.put((rank, "error", f"{type(e).__name__}: {e}"))
+    finally:
+        try:
+            shutdown()
+        except Exception:
+            pass
+
+
+@pytest.mark.slow  # four spawned processes importing loom and torch: about 30 s on a 2-core machine
+def test_decomposed_program_runs_with_a_gloo_process_per_device():
+    """Both loops (bidirectional) over torch.distributed, one partition per process: the values the
+    undecomposed program gives on threads."""
+    import queue
+    import socket
+    import time
+
+    import torch.multiprocessing as mp
+    world = 4
+    mesh = _mesh((world,), ("x",))
+    s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+    shapes = [(8, 6), (6, 8), (8, 12), (12, 8)]
+    jitted = loom.jit(lambda a, b, c, d: (a @ b, c @ d),
+                      in_shardings=(s(P("x", None)), s(P(None, "x")), s(P(None, "x")), s(P("x", None))),
+                      out_shardings=(s(P(None, "x")), s(P("x", None))))
+    module = partition(jitted.lower(*[np.zeros(sh, F32) for sh in shapes]).module)
+    out = _decompose(module, "mode=on bidirectional=true")
+    assert not {"stablehlo.all_gather", "stablehlo.reduce_scatter"} & set(_names(out))
+    args = _values(shapes)
+    want = run_global(module, *args)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_distributed_worker, args=(r, world, port, str(out), args, results))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    outcomes, end = {}, time.monotonic() + 120.0
+    try:
+        while len(outcomes) < world and time.monotonic() < end:
+            try:
+                rank, *outcome = results.get(timeout=1.0)
+                outcomes[rank] = outcome
+            except queue.Empty:
+                if all(not p.is_alive() for p in procs) and results.empty():
+                    break
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+    assert sorted(outcomes) == list(range(world)), f"ranks {sorted(set(range(world)) - set(outcomes))} reported nothing"
+    for rank, (status, value) in outcomes.items():
+        assert status == "ok", f"rank {rank}: {value}"
+        np.testing.assert_array_equal(value[0], want[0], err_msg=f"rank {rank}")
+        np.testing.assert_allclose(value[1], want[1], rtol=1e-5, atol=1e-5, err_msg=f"rank {rank}")
