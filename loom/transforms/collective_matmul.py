@@ -40,7 +40,7 @@ a skip is explained by a remark on the collective).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -150,7 +150,8 @@ class _Emitter:
         return CollectivePermuteOp.build(b, v, _ring(self.groups, down),
                                          ChannelHandle(next(self.channels), 1)).results[0]
 
-    def loop(self, init: list[Value], start: int, stop: int, step) -> list[Value]:
+    def loop(self, init: list[Value], start: int, stop: int,
+             step: Callable[[Builder, list[Value], Value], list[Value]]) -> list[Value]:
         """`while i < stop` from i = start over `init` (+ i); `step(b, values, i)` gives the next
         values. Everything the body reads travels in the loop state."""
         b = self.b
