@@ -10,6 +10,7 @@ from loom.transforms.symbol_dce import SymbolDCEPass
 __all__ = ["CSEPass", "CanonicalizerPass", "DCEPass", "InlinerPass", "SymbolDCEPass", "canonicalization_patterns",
            "eliminate_common_subexpressions", "eliminate_dead_code"]
 
+import loom.transforms.collective_matmul  # noqa: E402, F401  (decompose-collective-matmul)
 import loom.transforms.knn_fusion  # noqa: E402, F401  (registers the knn-fusion pass)
 import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
 import loom.transforms.sharding_propagation  # noqa: E402, F401  (sharding-propagation)

@@ -1,0 +1,371 @@
+"""decompose-collective-matmul: on a partitioned (per-device) program, a collective feeding a
+`stablehlo.dot_general` (or fed by one) becomes a loop that computes on one shard while the next
+shard travels around the ring (Wang et al., ASPLOS'23; XLA's "windowed einsum"). Each step's
+dot is independent of the step's `collective_permute`, so a scheduler can overlap them.
+
+Matched forms (the collective in `flattened_ids` mode, as the partitioner and JAX's shard_map
+write them: a channel, `use_global_device_ids`, groups of N >= 2 partition ids):
+
+- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gather along a dimension of
+  `x` that is neither batching nor contracting, the gathered value used by that dot only. With
+  `k` this partition's position in its group and `c` the shard size, `x` holds at step i the shard
+  of position (k + i) mod N: the step's dot gives that block of the result, written with
+  `dynamic_update_slice` at offset ((k + i) mod N) * c, then `x` goes one step back along the
+  ring (position j sends to j - 1). N - 1 steps run in a `stablehlo.while`; the last block is
+  computed after it, so no shard is sent that nobody uses.
+- reduce-scatter loop: `reduce_scatter(dot_general(a, b))` summing (`stablehlo.add`), scattered
+  along a result dimension that comes from a non-batching, non-contracting dimension of `a` or `b`,
+  the dot used by that reduce-scatter only. A shard-sized accumulator travels the ring: step i
+  adds the dot of the slice of that operand for block (k + i + 1) mod N, and passes the
+  accumulator back (j sends to j - 1) before every step but the first; after N steps each
+  partition holds its own block, fully summed (in ring order, not the group order of
+  `reduce_scatter`, so float sums may differ in the last bits).
+
+With `bidirectional`, a second copy of the shard (all-gather) or a second accumulator
+(reduce-scatter) travels the other way (position j sends to j + 1), so both links of the ring
+carry data and about N / 2 rounds are needed: the all-gather computes blocks k + i and k - i at
+round i = 1 .. h = (N - 1) // 2 (and, N even, k + N/2 last); the reduce-scatter sums each block
+over N // 2 + 1 positions going up and the other N - 1 - N // 2 going down, adding the two at the
+end. The middle rounds (all but the first and the last one or two) run in a `stablehlo.while`
+when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
+splitting each shard in halves is not done).
+
+This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
+groups. Options: `bidirectional` (false by default); `mode` = `on` (decompose every match),
+`off` (none), `auto` (the default: decompose when the collective's full-size value, the gathered
+operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as in XLA;
+a skip is explained by a remark on the collective).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from loom.dialects.stablehlo import builders as sb
+from loom.dialects.stablehlo.attributes import ChannelHandle
+from loom.dialects.stablehlo.collectives import AllGatherOp, CollectivePermuteOp, PartitionIdOp, ReduceScatterOp
+from loom.ir.attributes import numpy_dtype
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Operation, Value
+from loom.ir.diagnostics import emit_remark
+from loom.ir.types import DYNAMIC, RankedTensorType, i32
+from loom.rewrite.passes import Option, Pass, register_pass
+from loom.transforms.spmd_partition import byte_width
+
+_I32 = RankedTensorType((), i32)
+
+
+def _dims(dot: Operation) -> tuple[list[list[int]], list[list[int]]]:
+    """([lhs batching, lhs contracting], [rhs batching, rhs contracting])."""
+    dn = dot.properties["dot_dimension_numbers"]
+    return ([list(dn.lhs_batching_dimensions), list(dn.lhs_contracting_dimensions)],
+            [list(dn.rhs_batching_dimensions), list(dn.rhs_contracting_dimensions)])
+
+
+def _free_dims(dot: Operation, side: int) -> list[int]:
+    rank = dot.operands[side].type.rank
+    batch, contract = _dims(dot)[side]
+    return [d for d in range(rank) if d not in batch and d not in contract]
+
+
+def _result_dim(dot: Operation, side: int, d: int) -> int:
+    """The dot result's dimension that operand `side`'s free dimension `d` becomes."""
+    n_batch = len(_dims(dot)[0][0])
+    before = len(_free_dims(dot, 0)) if side == 1 else 0
+    return n_batch + before + _free_dims(dot, side).index(d)
+
+
+def _operand_dim(dot: Operation, r: int) -> tuple[int, int] | None:
+    """(side, dimension) of the operand free dimension that result dimension `r` comes from."""
+    n_batch = len(_dims(dot)[0][0])
+    lhs_free, rhs_free = _free_dims(dot, 0), _free_dims(dot, 1)
+    if r < n_batch:
+        return None
+    r -= n_batch
+    return (0, lhs_free[r]) if r < len(lhs_free) else (1, rhs_free[r - len(lhs_free)])
+
+
+def _static(t: object) -> bool:
+    return isinstance(t, RankedTensorType) and DYNAMIC not in t.shape
+
+
+def _groups(op: Operation) -> list[list[int]] | None:
+    """The op's groups of partition ids when it names partitions (flattened ids) in groups of two
+    or more, else None."""
+    if op.mode != "flattened_ids":
+        return None
+    groups = op.groups
+    return groups if groups and len(groups[0]) >= 2 else None
+
+
+def _sums(rs: Operation) -> bool:
+    """Whether the reduce-scatter's body is `return add(a, b)`."""
+    block = rs.regions[0].entry
+    ops = list(block.ops)
+    return (len(ops) == 2 and ops[0].name == "stablehlo.add" and ops[1].operands[0] is ops[0].results[0]
+            and set(ops[0].operands) == set(block.args))
+
+
+def _ring(groups: Sequence[Sequence[int]], down: bool = False) -> list[tuple[int, int]]:
+    """Each position j of each group sends to position j - 1 (j + 1 when `down`)."""
+    return [(g[j], g[(j + 1) % len(g)] if down else g[j - 1]) for g in groups for j in range(len(g))]
+
+
+def _nbytes(t: RankedTensorType) -> int:
+    return int(np.prod(t.shape, dtype=np.int64)) * byte_width(t.element_type)
+
+
+class _Emitter:
+    """Builds the loop of one match at `b`'s insertion point; each collective_permute it makes
+    takes the next channel of `channels`."""
+
+    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int]) -> None:
+        self.b, self.groups, self.n, self.channels = b, groups, len(groups[0]), channels
+
+    def position(self) -> Value:
+        """This partition's position in its group (tensor<i32>), from `partition_id`."""
+        b = self.b
+        table = np.zeros(max(p for g in self.groups for p in g) + 1, np.int32)
+        for g in self.groups:
+            for j, p in enumerate(g):
+                table[p] = j
+        pid = sb.convert(b, PartitionIdOp.build(b).results[0], i32)
+        t = RankedTensorType((len(table),), i32)
+        entry = sb.dynamic_slice(b, sb.constant(b, table, t), [pid], [1])
+        return sb.reshape(b, entry, ())
+
+    def block_offset(self, b: Builder, k: Value, i: Value, shift: int, size: int, down: bool = False) -> Value:
+        """((k + i + shift) mod N) * size, or ((k - i + shift) mod N) * size when `down`."""
+        n = sb.constant(b, np.int32(self.n), _I32)
+        j = sb.subtract(b, k, i) if down else sb.add(b, k, i)
+        if shift or down:  # down: + N keeps the remainder's operand non-negative
+            j = sb.add(b, j, sb.constant(b, np.int32(shift + (self.n if down else 0)), _I32))
+        return sb.multiply(b, sb.remainder(b, j, n), sb.constant(b, np.int32(size), _I32))
+
+    def permute(self, b: Builder, v: Value, down: bool = False) -> Value:
+        """`v` sent one step along the ring: position j to j - 1 (j + 1 when `down`)."""
+        return CollectivePermuteOp.build(b, v, _ring(self.groups, down),
+                                         ChannelHandle(next(self.channels), 1)).results[0]
+
+    def loop(self, init: list[Value], start: int, stop: int,
+             step: Callable[[Builder, list[Value], Value], list[Value]]) -> list[Value]:
+        """`while i < stop` from i = start over `init` (+ i); `step(b, values, i)` gives the next
+        values. Everything the body reads travels in the loop state."""
+        b = self.b
+        i0 = sb.constant(b, np.int32(start), _I32)
+
+        def cond(cb: Builder, args: list[Value]) -> list[Value]:
+            return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(stop), _I32), "LT")]
+
+        def body(bb: Builder, args: list[Value]) -> list[Value]:
+            one = sb.constant(bb, np.int32(1), _I32)
+            return [*step(bb, args[:-1], args[-1]), sb.add(bb, args[-1], one)]
+
+        results = sb.while_(b, [*init, i0], cond, body)
+        return list(results)[:-1]
+
+
+def _dot(b: Builder, dot: Operation, lhs: Value, rhs: Value, result_type: RankedTensorType) -> Value:
+    return b.create("stablehlo.dot_general", [lhs, rhs], [result_type], dict(dot.properties),
+                    dict(dot.attributes)).results[0]
+
+
+def _with_dim(t: RankedTensorType, d: int, size: int) -> RankedTensorType:
+    shape = list(t.shape)
+    shape[d] = size
+    return RankedTensorType(tuple(shape), t.element_type, t.encoding)
+
+
+def _zeros(b: Builder, t: RankedTensorType) -> Value:
+    return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
+
+
+def _match_all_gather(ag: Operation) -> tuple[Operation, int, int] | None:
+    """(dot, side of the gathered operand, result dimension of the gather) or None."""
+    res = ag.results[0]
+    if len(ag.operands) != 1 or len(res.users) != 1 or not _static(res.type):
+        return None
+    dot = res.users[0]
+    if dot.name != "stablehlo.dot_general" or not _static(dot.results[0].type):
+        return None
+    if dot.operands[0] is res and dot.operands[1] is res:
+        return None
+    side = 0 if dot.operands[0] is res else 1
+    d = ag.properties["all_gather_dim"].value
+    if d not in _free_dims(dot, side):
+        return None
+    return dot, side, _result_dim(dot, side, d)
+
+
+def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
+    """(dot, side of the operand to slice, its dimension) or None."""
+    v = rs.operands[0]
+    dot = v.owner_op
+    if (len(rs.operands) != 1 or dot is None or dot.name != "stablehlo.dot_general" or len(v.users) != 1
+            or not _static(v.type) or not _sums(rs)):
+        return None
+    found = _operand_dim(dot, rs.properties["scatter_dimension"].value)
+    if found is None:
+        return None
+    return dot, *found
+
+
+def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int, e: _Emitter,
+                          bidirectional: bool) -> None:
+    b = e.b
+    shard = ag.operands[0]
+    other = dot.operands[1 - side]
+    out_t: RankedTensorType = dot.results[0].type
+    c = shard.type.shape[ag.properties["all_gather_dim"].value]
+    part_t = _with_dim(out_t, out_dim, c)
+    k = e.position()
+
+    def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
+        """`acc` with the block of x (the shard of position k + i, or k - i when `down`)."""
+        part = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), part_t)
+        zero = sb.constant(bb, np.int32(0), _I32)
+        offsets = [e.block_offset(bb, kk, i, 0, c, down) if r == out_dim else zero for r in range(out_t.rank)]
+        return sb.dynamic_update_slice(bb, acc, part, offsets)
+
+    def const(v: int) -> Value:
+        return sb.constant(b, np.int32(v), _I32)
+
+    if not bidirectional:
+        def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            x, w, acc, kk = vals
+            return [e.permute(bb, x), w, compute(bb, x, w, acc, kk, i), kk]
+
+        x, w, acc, kk = e.loop([shard, other, _zeros(b, out_t), k], 0, e.n - 1, step)
+        out = compute(b, x, w, acc, kk, const(e.n - 1))
+    else:
+        # One copy of the shard goes up the ring (holding k + i at round i), one down (k - i):
+        # rounds 1..h compute two blocks each, and with N even round N/2 the last one.
+        h = (e.n - 1) // 2
+        up, down = e.permute(b, shard), (e.permute(b, shard, down=True) if h >= 1 else shard)
+        out = compute(b, shard, other, _zeros(b, out_t), k, const(0))
+        w, kk = other, k
+
+        def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            x_up, x_down, w, acc, kk = vals
+            sent = [e.permute(bb, x_up), e.permute(bb, x_down, down=True)]  # issued before the dots
+            return [*sent, w, compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True), kk]
+
+        if h >= 2:
+            up, down, w, out, kk = e.loop([up, down, other, out, k], 1, h, step2)
+        if h >= 1:
+            last_up = e.permute(b, up) if e.n % 2 == 0 else up
+            out = compute(b, down, w, compute(b, up, w, out, kk, const(h)), kk, const(h), down=True)
+            up = last_up
+        if e.n % 2 == 0:
+            out = compute(b, up, w, out, kk, const(e.n // 2))
+    dot.results[0].replace_all_uses_with(out)
+    dot.erase()
+    ag.erase()
+
+
+def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int, e: _Emitter,
+                              bidirectional: bool) -> None:
+    b = e.b
+    out_t: RankedTensorType = rs.results[0].type
+    operand, other = dot.operands[side], dot.operands[1 - side]
+    c = out_t.shape[rs.properties["scatter_dimension"].value]
+    sizes = list(operand.type.shape)
+    sizes[dim] = c
+    k = e.position()
+
+    def compute(bb: Builder, a: Value, w: Value, kk: Value, i: Value, shift: int, down: bool = False) -> Value:
+        """The dot of a's slice for block k + i + shift (k - i + shift when `down`)."""
+        zero = sb.constant(bb, np.int32(0), _I32)
+        starts = [e.block_offset(bb, kk, i, shift, c, down) if d == dim else zero for d in range(operand.type.rank)]
+        piece = sb.dynamic_slice(bb, a, starts, sizes)
+        return _dot(bb, dot, *((piece, w) if side == 0 else (w, piece)), out_t)
+
+    def const(v: int) -> Value:
+        return sb.constant(b, np.int32(v), _I32)
+
+    if not bidirectional:
+        def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            acc, a, w, kk = vals
+            return [sb.add(bb, e.permute(bb, acc), compute(bb, a, w, kk, i, 1)), a, w, kk]
+
+        first = compute(b, operand, other, k, const(0), 1)
+        out, *_ = e.loop([first, operand, other, k], 1, e.n, step)
+    else:
+        # Block b's sum is split between an accumulator going up the ring (adding at positions
+        # b + h_up, ..., b: block k - h_up + s at step s) and one going down (b - h_down, ...,
+        # b - 1: block k + h_down - s), which takes one last step down to b.
+        h_up, h_down = e.n // 2, e.n - 1 - e.n // 2
+        up = compute(b, operand, other, k, const(0), e.n - h_up)
+        down = compute(b, operand, other, k, const(0), h_down, down=True) if h_down else None
+        a, w, kk = operand, other, k
+
+        def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+            up, down, a, w, kk = vals
+            return [sb.add(bb, e.permute(bb, up), compute(bb, a, w, kk, i, e.n - h_up)),
+                    sb.add(bb, e.permute(bb, down, down=True), compute(bb, a, w, kk, i, h_down, down=True)), a, w, kk]
+
+        if h_down >= 2:
+            up, down, a, w, kk = e.loop([up, down, operand, other, k], 1, h_down, step2)
+        if down is not None:
+            down = e.permute(b, down, down=True)
+        for s in range(max(1, h_down), h_up + 1):
+            up = sb.add(b, e.permute(b, up), compute(b, a, w, kk, const(s), e.n - h_up))
+        out = up if down is None else sb.add(b, up, down)
+    rs.results[0].replace_all_uses_with(out)
+    rs.erase()
+    dot.erase()
+
+
+def _max_channel(module: Operation) -> int:
+    handles = [h.handle for op in module.walk()
+               if isinstance(h := op.properties.get("channel_handle"), ChannelHandle)]
+    return max(handles, default=0)
+
+
+@register_pass
+class DecomposeCollectiveMatmulPass(Pass):
+    """Turn all_gather -> dot_general and dot_general -> reduce_scatter into ring loops of
+    partial dots and collective_permutes (see the module's doc)."""
+
+    name = "decompose-collective-matmul"
+    summary = "Overlap the all-gather / reduce-scatter of a matmul with its partial dots"
+    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes",
+                  choices=("on", "off", "auto"))
+    bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
+    threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
+
+    def run(self, op: Operation) -> None:
+        if self.mode == "off":
+            self.mark_all_analyses_preserved()
+            return
+        channels = itertools.count(_max_channel(op) + 1)
+        changed = False
+        for coll in list(op.walk()):
+            if isinstance(coll, AllGatherOp):
+                match, full = _match_all_gather(coll), coll.results[0].type
+            elif isinstance(coll, ReduceScatterOp):
+                match, full = _match_reduce_scatter(coll), coll.operands[0].type
+            else:
+                continue
+            groups = _groups(coll)
+            if match is None or groups is None:
+                continue
+            if self.mode == "auto" and _nbytes(full) < self.threshold_bytes:
+                emit_remark(coll, f"not decomposed into a collective matmul: its full-size operand has "
+                                  f"{_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}")
+                continue
+            anchor = match[0] if isinstance(coll, AllGatherOp) else coll
+            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels)
+            if isinstance(coll, AllGatherOp):
+                _decompose_all_gather(coll, *match, e, self.bidirectional)
+            else:
+                _decompose_reduce_scatter(coll, *match, e, self.bidirectional)
+            changed = True
+        if not changed:
+            self.mark_all_analyses_preserved()
+
+
+__all__ = ["DecomposeCollectiveMatmulPass"]

@@ -1,0 +1,293 @@
+"""decompose-collective-matmul against the undecomposed program as the oracle: sharded jits
+(and shard_maps) partitioned by `loom.sharding.partition`, with and without the pass, run on a mesh
+of threads (`run_global`) give the same values: bit for bit for the all-gather loop (each block
+of the result is the same dot), to float tolerance for the reduce-scatter loop (the ring sums in
+another order). Also: the loop structure, programs without the pattern left unchanged, the
+options, and the output printing, parsing back and verifying."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from spmd_run import run_global
+
+import loom
+from loom.ir.core import Operation
+from loom.ir.diagnostics import collect_remarks
+from loom.rewrite.pass_manager import PassManager
+from loom.sharding import Mesh, NamedSharding, P
+from loom.sharding.partitioning import partition
+from loom.transforms.collective_matmul import DecomposeCollectiveMatmulPass
+
+F32 = np.float32
+CORPUS = pathlib.Path(__file__).parent / "spmd_corpus"
+
+
+def _mesh(shape: tuple[int, ...], axes: tuple[str, ...]) -> Mesh:
+    return Mesh(np.arange(int(np.prod(shape))).reshape(shape), axes)
+
+
+def _decompose(module: Operation, options: str = "mode=on") -> Operation:
+    out = loom.ir.parse(str(module))
+    PassManager.parse(f"builtin.module(decompose-collective-matmul{{{options}}})").run(out)
+    return out
+
+
+def _names(module: Operation) -> list[str]:
+    return [op.name for op in module.walk()]
+
+
+def _values(shapes: list[tuple[int, ...]], seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(F32) for s in shapes]
+
+
+def _partitioned(f, in_specs, out_spec, shapes, mesh):
+    s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+    jitted = loom.jit(f, in_shardings=tuple(s(p) for p in in_specs), out_shardings=s(out_spec))
+    return partition(jitted.lower(*[np.zeros(sh, F32) for sh in shapes]).module)
+
+
+def _check(module: Operation, args: list[np.ndarray], collective: str, exact: bool,
+           options: str = "mode=on") -> Operation:
+    """Decompose `module`, check the collective became ring steps, and the values agree."""
+    assert collective in _names(module)
+    out = _decompose(module, options)
+    names = _names(out)
+    assert collective not in names and "stablehlo.collective_permute" in names
+    assert "stablehlo.partition_id" in names
+    out.verify()
+    assert str(loom.ir.parse(str(out))) == str(out)
+    want, got = run_global(module, *args), run_global(out, *args)
+    for w, g in zip(want, got):
+        if exact:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+    return out
+
+
+def matmul(a, b):
+    return a @ b
+
+
+BIDI = pytest.mark.parametrize("options", ["mode=on", "mode=on bidirectional=true"], ids=["ring", "bidirectional"])
+
+
+def _loops(module: Operation) -> int:
+    return _names(module).count("stablehlo.while")
+
+
+@BIDI
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+def test_all_gather_of_rhs_non_contracting(n, options):
+    # b is gathered along its columns (non-contracting) before the local dot
+    mesh = _mesh((n,), ("x",))
+    shapes = [(2 * n, 6), (6, 2 * n)]
+    module = _partitioned(matmul, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
+    out = _check(module, _values(shapes), "stablehlo.all_gather", exact=True, options=options)
+    # a loop of N - 1 steps; bidirectional: (N - 1) // 2 rounds, a loop from 3 rounds on
+    assert _loops(out) == (int((n - 1) // 2 >= 2) if "bidirectional" in options else 1)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_all_gather_of_lhs_non_contracting_in_shard_map(n):
+    mesh = _mesh((n,), ("x",))
+    body = loom.shard_map(lambda x, w: loom.lax.all_gather(x, "x", axis=0, tiled=True) @ w, mesh=mesh,
+                          in_specs=(P("x", None), P(None, "x")), out_specs=P(None, "x"))
+    shapes = [(3 * n, 5), (5, 2 * n)]
+    module = _partitioned(body, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
+    _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
+
+
+def test_all_gather_with_batch_dimensions():
+    mesh = _mesh((4,), ("x",))
+    body = loom.shard_map(lambda x, w: loom.numpy.einsum("bmk,bkn->bmn", x, loom.lax.all_gather(w, "x", axis=2,
+                                                                                               tiled=True)),
+                          mesh=mesh, in_specs=(P(), P(None, None, "x")), out_specs=P())
+    shapes = [(2, 3, 5), (2, 5, 8)]
+    module = _partitioned(body, [P(), P(None, None, "x")], P(), shapes, mesh)
+    _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
+
+
+@BIDI
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+@pytest.mark.parametrize("out_spec", [P("x", None), P(None, "x")], ids=["rows", "columns"])
+def test_reduce_scatter_of_contracting_split_dot(n, out_spec, options):
+    mesh = _mesh((n,), ("x",))
+    shapes = [(2 * n, 3 * n), (3 * n, 2 * n)]
+    module = _partitioned(matmul, [P(None, "x"), P("x", None)], out_spec, shapes, mesh)
+    out = _check(module, _values(shapes), "stablehlo.reduce_scatter", exact=False, options=options)
+    assert _loops(out) == (int(n - 1 - n // 2 >= 2) if "bidirectional" in options else 1)
+
+
+def _ring_pairs(module: Operation) -> set[tuple[tuple[int, int], ...]]:
+    """The source-target pairs of every collective_permute."""
+    return {tuple(sorted(map(tuple, op.properties["source_target_pairs"].to_numpy().tolist())))
+            for op in module.walk() if op.name == "stablehlo.collective_permute"}
+
+
+def _expected_ring(axis: str, options: str) -> set[tuple[tuple[int, int], ...]]:
+    """On the 2 x 4 mesh ("d", "m"): the partitions along `axis` each send to the previous one
+    (and, bidirectional, to the next one)."""
+    ids = np.arange(8).reshape(2, 4)
+    groups = ids.T if axis == "d" else ids
+    steps = (-1, 1) if "bidirectional" in options else (-1,)
+    return {tuple(sorted((int(g[j]), int(g[(j + s) % len(g)])) for g in groups for j in range(len(g))))
+            for s in steps}
+
+
+@BIDI
+@pytest.mark.parametrize("axis", ["d", "m"])
+def test_two_dimensional_mesh_gathers_over_one_axis(axis, options):
+    mesh = _mesh((2, 4), ("d", "m"))
+    other = "m" if axis == "d" else "d"
+    specs = (P(axis, None), P(None, other))
+    body = loom.shard_map(lambda x, w: loom.lax.all_gather(x, axis, axis=0, tiled=True) @ w, mesh=mesh,
+                          in_specs=specs, out_specs=P(None, other))
+    shapes = [(8, 6), (6, 8)]
+    module = _partitioned(body, list(specs), P(None, other), shapes, mesh)
+    out = _check(module, _values(shapes), "stablehlo.all_gather", exact=True, options=options)
+    assert _ring_pairs(out) == _expected_ring(axis, options)
+
+
+@BIDI
+@pytest.mark.parametrize("axis", ["d", "m"])
+def test_two_dimensional_mesh_reduce_scatter_over_one_axis(axis, options):
+    mesh = _mesh((2, 4), ("d", "m"))
+    other = "m" if axis == "d" else "d"
+    specs = (P(None, axis), P(axis, other))
+    body = loom.shard_map(lambda x, w: loom.lax.psum_scatter(x @ w, axis, scatter_dimension=0, tiled=True),
+                          mesh=mesh, in_specs=specs, out_specs=P(axis, other))
+    shapes = [(8, 8), (8, 8)]
+    module = _partitioned(body, list(specs), P(axis, other), shapes, mesh)
+    out = _check(module, _values(shapes), "stablehlo.reduce_scatter", exact=False, options=options)
+    assert _ring_pairs(out) == _expected_ring(axis, options)
+
+
+def test_programs_without_the_pattern_are_unchanged():
+    mesh = _mesh((4,), ("x",))
+    cases = [
+        # the gather is along the contracting dimension: not this pass's form
+        (matmul, [P(None, "x"), P()], P(), [(4, 8), (8, 4)]),
+        # no communication at all
+        (matmul, [P("x", None), P()], P("x", None), [(8, 4), (4, 4)]),
+        # the gathered value has another user
+        (lambda a, b: (a @ b, b), [P("x", None), P(None, "x")], P(), [(8, 6), (6, 8)]),
+    ]
+    for f, ins, out, shapes in cases:
+        s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+        jitted = loom.jit(f, in_shardings=tuple(s(p) for p in ins), out_shardings=s(out))
+        module = partition(jitted.lower(*[np.zeros(sh, F32) for sh in shapes]).module)
+        assert str(_decompose(module)) == str(module)
+
+
+@BIDI
+def test_corpus_programs_decompose_to_the_same_values(options):
+    """Every partitioned program of the sharded corpus (lowered by JAX): unchanged by the pass, or
+    decomposed into loops giving the undecomposed program's values and JAX's."""
+    programs = json.loads((CORPUS / "programs.json").read_text())
+    values = np.load(CORPUS / "values.npz")
+    changed = []
+    for r in programs:
+        module = partition(loom.ir.parse(r["text"]))
+        out = _decompose(module, options)
+        if str(out) == str(module):
+            continue
+        changed.append(r["name"])
+        args = [values[f"{r['name']}/in{i}"] for i in range(r["num_inputs"])]
+        got = run_global(out, *args)
+        for i, (w, g) in enumerate(zip(run_global(module, *args), got)):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=r["name"])
+            np.testing.assert_allclose(g, values[f"{r['name']}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=r["name"])
+    assert sorted(changed) == ["cond_on_sharded_sum", "matmul_reduce_scatter", "sequence_parallel_mlp"]
+
+
+def test_modes_and_the_auto_threshold_remark():
+    mesh = _mesh((4,), ("x",))
+    shapes = [(8, 6), (6, 8)]
+    module = _partitioned(matmul, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
+    assert str(_decompose(module, "mode=off")) == str(module)
+    with collect_remarks() as remarks:
+        skipped = _decompose(module, "mode=auto")
+    assert str(skipped) == str(module)
+    assert [r.message for r in remarks] == [
+        "not decomposed into a collective matmul: its full-size operand has 192 bytes, under threshold-bytes = "
+        "268435456"]
+    assert "stablehlo.while" in _names(_decompose(module, "mode=auto threshold-bytes=192"))
+    assert "stablehlo.while" not in _names(_decompose(module, "mode=auto threshold-bytes=193"))
+    assert DecomposeCollectiveMatmulPass().pipeline_text() == \
+        "decompose-collective-matmul{bidirectional=false mode=auto threshold-bytes=268435456}"
+
+
+def _distributed_worker(rank: int, world: int, port: int, text: str, args: list[np.ndarray], results) -> None:
+    import torch
+
+    from loom.runtime.distributed import DistributedExecutable, initialize, shutdown
+    torch.set_num_threads(1)
+    try:
+        initialize(f"127.0.0.1:{port}", world, rank, timeout_s=20.0)
+        got = DistributedExecutable(text)(*args)
+        results.put((rank, "ok", [np.asarray(g) for g in got]))
+    except BaseException as e:  # reported to the parent, which names the rank
+        results.put((rank, "error", f"{type(e).__name__}: {e}"))
+    finally:
+        try:
+            shutdown()
+        except Exception:
+            pass
+
+
+@pytest.mark.slow  # four spawned processes importing loom and torch: about 30 s on a 2-core machine
+def test_decomposed_program_runs_with_a_gloo_process_per_device():
+    """Both loops (bidirectional) over torch.distributed, one partition per process: the values the
+    undecomposed program gives on threads."""
+    import queue
+    import socket
+    import time
+
+    import torch.multiprocessing as mp
+    world = 4
+    mesh = _mesh((world,), ("x",))
+    s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+    shapes = [(8, 6), (6, 8), (8, 12), (12, 8)]
+    jitted = loom.jit(lambda a, b, c, d: (a @ b, c @ d),
+                      in_shardings=(s(P("x", None)), s(P(None, "x")), s(P(None, "x")), s(P("x", None))),
+                      out_shardings=(s(P(None, "x")), s(P("x", None))))
+    module = partition(jitted.lower(*[np.zeros(sh, F32) for sh in shapes]).module)
+    out = _decompose(module, "mode=on bidirectional=true")
+    assert not {"stablehlo.all_gather", "stablehlo.reduce_scatter"} & set(_names(out))
+    args = _values(shapes)
+    want = run_global(module, *args)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_distributed_worker, args=(r, world, port, str(out), args, results))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    outcomes, end = {}, time.monotonic() + 120.0
+    try:
+        while len(outcomes) < world and time.monotonic() < end:
+            try:
+                rank, *outcome = results.get(timeout=1.0)
+                outcomes[rank] = outcome
+            except queue.Empty:
+                if all(not p.is_alive() for p in procs) and results.empty():
+                    break
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+    assert sorted(outcomes) == list(range(world)), f"ranks {sorted(set(range(world)) - set(outcomes))} reported nothing"
+    for rank, (status, value) in outcomes.items():
+        assert status == "ok", f"rank {rank}: {value}"
+        np.testing.assert_array_equal(value[0], want[0], err_msg=f"rank {rank}")
+        np.testing.assert_allclose(value[1], want[1], rtol=1e-5, atol=1e-5, err_msg=f"rank {rank}")
