@@ -16,6 +16,7 @@ import pytest
 import loom
 import loom.numpy as lnp
 from loom import lax
+from loom.dialects.stack import StackType
 from loom.ir.core import Operation
 from loom.ir.types import RankedTensorType
 from loom.sharding import Mesh, NamedSharding, P
@@ -192,10 +193,15 @@ def assert_local_stacks(module: Operation, local_shape: tuple[int, ...]) -> None
     for op in stack_ops(module):
         if op.name == "stack.push" and isinstance(op.operands[1].type, RankedTensorType):
             assert tuple(op.operands[1].type.shape) in (local_shape, ()), op
-            owner = op.operands[1].owner
+            owner = op.operands[1].owner_op
             assert getattr(owner, "name", None) != "stablehlo.all_gather", op
         if op.name == "stack.pop" and isinstance(op.results[0].type, RankedTensorType):
             assert tuple(op.results[0].type.shape) in (local_shape, ()), op
+        for v in (*op.operands, *op.results):  # stacks of stacks (nested loops) hold local shards too
+            t = v.type
+            while isinstance(t, StackType):
+                t = t.element_type
+            assert tuple(t.shape) in (local_shape, ()), op
     assert not any(op.name == "stablehlo.all_gather" for op in module.walk())
 
 
@@ -206,6 +212,7 @@ def test_grad_through_a_data_dependent_while_keeps_local_stacks(mesh: str, polic
     g = loom.grad(lambda x, w: shrink_loss(x, w, policy), argnums=(0, 1))
     got, want, module = run_both(g, [x, w], mesh)
     assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert_local_stacks(module, LOCAL[mesh])
 
 
 @pytest.mark.usefixtures("loom_x64")
@@ -222,8 +229,9 @@ def test_grad_matches_float64_finite_differences(mesh: str) -> None:
 @pytest.mark.parametrize("mesh", sorted(MESHES))
 def test_grad_of_a_loop_that_runs_zero_times(mesh: str) -> None:
     x, w = data(8) * 1e-3, np.ones((8, 8), np.float32)  # norm below the tolerance: no iteration
-    got, want, _ = run_both(loom.grad(shrink_loss, argnums=(0, 1)), [x, w], mesh)
+    got, want, module = run_both(loom.grad(shrink_loss, argnums=(0, 1)), [x, w], mesh)
     assert_close(got, want)
+    assert_local_stacks(module, LOCAL[mesh])
     np.testing.assert_allclose(np.asarray(got[0]), 2 * x, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(got[1]), 0.0)
 
@@ -251,8 +259,9 @@ def loop_in_loop_loss(x):
 @pytest.mark.parametrize("mesh", sorted(MESHES))
 def test_grad_through_nested_control_flow(mesh: str, loss: Callable[..., Any]) -> None:
     x = data(9, (8, 8), np.float64)
-    got, want, _ = run_both(loom.grad(loss), [x], mesh)
+    got, want, module = run_both(loom.grad(loss), [x], mesh)
     assert_close(got, want, rtol=1e-10, atol=1e-12)
+    assert_local_stacks(module, LOCAL[mesh])
     np.testing.assert_allclose(np.asarray(got), finite_differences(loom.jit(loss), [x], 0), rtol=1e-5, atol=1e-6)
 
 
