@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from spmd_run import collective_bytes
 
 import loom
 import loom.numpy as lnp
 from loom import lax
-from loom.dialects.stack import StackType
+from loom.dialects.stack import StackType, is_offloaded
 from loom.ir.core import Operation
 from loom.ir.types import RankedTensorType
 from loom.sharding import Mesh, NamedSharding, P
@@ -95,8 +96,35 @@ def test_while_on_a_norm_reduces_a_scalar_per_iteration(mesh: str) -> None:
     cond_collectives = collectives_in(loop, 0)
     assert len(cond_collectives) == 1 and is_scalar_all_reduce(cond_collectives[0])
     assert collectives_in(loop, 1) == []
+    n = len(MESHES[mesh].device_list)
+    assert collective_bytes(module) == 2 * (n - 1) / n * 4  # one f32 all_reduce in the whole program
     # the carry stays split: the loop runs on local shards
     assert tuple(loop.operands[0].type.shape) == LOCAL[mesh]
+
+
+@pytest.mark.parametrize("reduce", ["all", "any"])
+@pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_while_on_a_boolean_reduction_reduces_one_bit_per_iteration(mesh: str, reduce: str) -> None:
+    def f(x):
+        test = getattr(lnp, reduce)
+        return lax.while_loop(lambda c: test(lnp.abs(c[0]) > 0.05), lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
+    got, want, module = run_both(f, [data(1) * 3], mesh)
+    assert_close(got, want)
+    (loop,) = whiles(module)
+    (decision,) = collectives_in(loop, 0)
+    assert is_scalar_all_reduce(decision) and str(decision.results[0].type) == "tensor<i1>"
+    assert [op for op in module.walk() if op.name in COLLECTIVES] == [decision]
+    assert collective_bytes(module) == 2 * (len(MESHES[mesh].device_list) - 1) / len(MESHES[mesh].device_list)
+
+
+@pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_branches_and_bodies_that_move_the_split_are_resharded_to_the_carry(mesh: str) -> None:
+    transposed = lambda x: lax.cond(x.sum() > 0, lambda a: a, lambda a: a.T * 2.0, x)  # noqa: E731
+    spun = lambda x: lax.fori_loop(0, 3, lambda i, a: a.T * 0.5 + i, x)  # noqa: E731
+    stepped = lambda x, w: lax.while_loop(lambda c: (c * c).sum() > 1.0, lambda c: lnp.tanh(c @ w), x)  # noqa: E731
+    for f, args in ((transposed, [skewed()]), (spun, [data(1)]), (stepped, [data(1) * 3, data(2) * 0.2])):
+        got, want, _ = run_both(f, args, mesh)
+        assert_close(got, want)
 
 
 @pytest.mark.parametrize("mesh", sorted(MESHES))
@@ -213,6 +241,8 @@ def test_grad_through_a_data_dependent_while_keeps_local_stacks(mesh: str, polic
     got, want, module = run_both(g, [x, w], mesh)
     assert_close(got, want, rtol=1e-5, atol=1e-6)
     assert_local_stacks(module, LOCAL[mesh])
+    news = [op for op in stack_ops(module) if op.name == "stack.new"]
+    assert news and all(is_offloaded(op) == (policy == "offload") for op in news)
 
 
 @pytest.mark.usefixtures("loom_x64")
