@@ -362,6 +362,8 @@ class Partitioner:
             return self.partition_control_flow(op)
         if op.name in ("stack.new", "stack.companion", "stack.push", "stack.pop"):
             return self.partition_stack(op)
+        if op.name == "stablehlo.slice" and self.slice_from_owner(op):
+            return
         rule = rule_of(op)
         if rule is None:
             return self.partition_replicated(op, "has no sharding rule")
@@ -595,6 +597,34 @@ class Partitioner:
         self.b = outer
         for r, nr, t in zip(op.results, new.results, targets):
             self.env[r] = Shard(nr, r.type, t)
+
+    def slice_from_owner(self, op: Operation) -> bool:
+        """A slice lying within one shard along every split dimension of its operand (an element
+        read as a loop's predicate, say) is cut there and sent to the others with one
+        collective_broadcast of the slice, instead of gathering the whole operand. False (nothing
+        emitted) for any other slice."""
+        assert self.b is not None
+        s = self.lookup(op.operands[0])
+        starts, limits, strides = (list(op.properties[k].values) for k in ("start_indices", "limit_indices", "strides"))
+        local = self.local_shape(s.type.shape, s.axes)
+        split = [d for d, a in enumerate(s.axes) if a]
+        owner = {d: starts[d] // local[d] for d in split}
+        if not split or any((limits[d] - 1) // local[d] != owner[d] or limits[d] <= starts[d] for d in split):
+            return False
+        r = op.results[0]
+        cut = self.clone(op, [s.value], [r.type])
+        cut.properties["start_indices"] = _i64s([b - owner.get(d, 0) * local[d] for d, b in enumerate(starts)])
+        cut.properties["limit_indices"] = _i64s([e - owner.get(d, 0) * local[d] for d, e in enumerate(limits)])
+        axes = tuple(a for d in split for a in s.axes[d])
+        coords = [c for d in split for c in np.unravel_index(owner[d], [self.mesh[a] for a in s.axes[d]])]
+        source = int(np.ravel_multi_index(coords, [self.mesh[a] for a in axes]))
+        props = self.collective_props(axes, with_global_ids=False)
+        groups = [[g[source], *g[:source], *g[source + 1:]] for g in self.groups(axes)]  # the source goes first
+        props["replica_groups"] = replica_groups_attr(groups)
+        sent = self.emit("stablehlo.collective_broadcast", [cut.results[0]], [r.type], props).results[0]
+        self.cost += self.nbytes(r.type, self.replicated(r.type))
+        self.env[r] = self.reshard(Shard(sent, r.type, self.replicated(r.type)), self.result_axes(op)[0])
+        return True
 
     def stack_layout(self, stack: Value) -> tuple[StackType, Axes]:
         """The local type of a stack made by reverse mode and how the tensors on it are split: as

@@ -118,6 +118,38 @@ def test_while_on_a_boolean_reduction_reduces_one_bit_per_iteration(mesh: str, r
 
 
 @pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_a_predicate_read_from_one_shard_is_broadcast_from_its_owner(mesh: str) -> None:
+    """`while |x[5, 7]| > tol`: the device holding x[5, 7] sends that element to the others, one
+    collective_broadcast of one element per iteration; a slice within one shard likewise."""
+    def element(x):
+        return lax.while_loop(lambda c: lnp.abs(c[0][5, 7]) > 0.01, lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
+    def segment(x):  # rows 4..5 and columns 6..7: one shard of either mesh
+        return lax.while_loop(lambda c: (c[0][4:6, 6:8] ** 2).sum() > 0.01, lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
+    x = data(1) * 3
+    for f, cut in ((element, (1, 1)), (segment, (2, 2))):
+        got, want, module = run_both(f, [x], mesh)
+        assert_close(got, want)
+        assert int(np.asarray(got[1])) == int(want[1]) > 2
+        (loop,) = whiles(module)
+        (sent,) = collectives_in(loop, 0)
+        assert sent.name == "stablehlo.collective_broadcast" and tuple(sent.results[0].type.shape) == cut
+        assert [op for op in module.walk() if op.name in COLLECTIVES] == [sent]
+        # every group starts with the device holding the cut (partition p is device p, row-major)
+        owner = {"1d": 2, "2d": 1 * 4 + 3}[mesh]  # rows 4..5: piece 2 of 4 / 1 of 2; columns 6..7: piece 3 of 4
+        (group,) = sent.properties["replica_groups"].to_numpy().tolist()
+        assert group[0] == owner and sorted(group) == list(range(len(MESHES[mesh].device_list)))
+
+
+@pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_a_slice_across_shards_is_gathered_and_right(mesh: str) -> None:
+    def f(x):
+        return lax.while_loop(lambda c: lnp.abs(c[3:5, 1]).sum() > 0.01, lambda c: c * 0.5, x)
+    got, want, module = run_both(f, [data(1) * 3], mesh)
+    assert_close(got, want)
+    assert not any(op.name == "stablehlo.collective_broadcast" for op in module.walk())
+
+
+@pytest.mark.parametrize("mesh", sorted(MESHES))
 def test_branches_and_bodies_that_move_the_split_are_resharded_to_the_carry(mesh: str) -> None:
     transposed = lambda x: lax.cond(x.sum() > 0, lambda a: a, lambda a: a.T * 2.0, x)  # noqa: E731
     spun = lambda x: lax.fori_loop(0, 3, lambda i, a: a.T * 0.5 + i, x)  # noqa: E731
