@@ -134,6 +134,7 @@ def test_a_predicate_read_from_one_shard_is_broadcast_from_its_owner(mesh: str) 
         (sent,) = collectives_in(loop, 0)
         assert sent.name == "stablehlo.collective_broadcast" and tuple(sent.results[0].type.shape) == cut
         assert [op for op in module.walk() if op.name in COLLECTIVES] == [sent]
+        assert collective_bytes(module) == 4 * np.prod(cut)
         # every group starts with the device holding the cut (partition p is device p, row-major)
         owner = {"1d": 2, "2d": 1 * 4 + 3}[mesh]  # rows 4..5: piece 2 of 4 / 1 of 2; columns 6..7: piece 3 of 4
         (group,) = sent.properties["replica_groups"].to_numpy().tolist()
