@@ -28,6 +28,13 @@ def halve_while_norm(x):
     return lax.while_loop(lambda c: lnp.sqrt((c[0] * c[0]).sum()) > 1.0, lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
 
 
+def halve_while_element(x):
+    """A predicate read from one element: its owner broadcasts it every iteration."""
+    from loom import lax
+    from loom import numpy as lnp
+    return lax.while_loop(lambda c: lnp.abs(c[0][3, 7]) > 0.01, lambda c: (c[0] * 0.5, c[1] + 1), (x, 0))
+
+
 def shrink_loss(x, w):
     from loom import lax
     from loom import numpy as lnp
@@ -60,8 +67,10 @@ def scenario_while(rank: int, world: int) -> dict[str, Any]:
     import loom
     x, w = operands()
     y, trips = run_sharded(halve_while_norm, world, x)
+    z, element_trips = run_sharded(halve_while_element, world, x)
     gx, gw = run_sharded(loom.grad(shrink_loss, argnums=(0, 1)), world, x, w)
-    return {"y": y, "trips": int(np.asarray(trips)), "gx": gx, "gw": gw}
+    return {"y": y, "trips": int(np.asarray(trips)), "z": z, "element_trips": int(np.asarray(element_trips)),
+            "gx": gx, "gw": gw}
 
 
 def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_call: int = 3) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from control_flow_worker import halve_while_norm, launch, operands, shrink_loss
+from control_flow_worker import halve_while_element, halve_while_norm, launch, operands, shrink_loss
 
 import loom
 
@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 def test_sharded_while_and_its_gradient_on_processes_match_one_device(world: int) -> None:
     x, w = operands()
     y, trips = loom.jit(halve_while_norm)(x)
+    z, element_trips = loom.jit(halve_while_element)(x)
     gx, gw = loom.jit(loom.grad(shrink_loss, argnums=(0, 1)))(x, w)
     outcomes = launch("while", world)
     for rank in range(world):
@@ -26,6 +27,8 @@ def test_sharded_while_and_its_gradient_on_processes_match_one_device(world: int
         got = outcomes[rank][1]
         assert got["trips"] == int(trips) > 1
         np.testing.assert_allclose(got["y"], y, rtol=1e-6)
+        assert got["element_trips"] == int(element_trips) > 1
+        np.testing.assert_allclose(got["z"], z, rtol=1e-6)
         np.testing.assert_allclose(got["gx"], gx, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(got["gw"], gw, rtol=1e-5, atol=1e-6)
 
