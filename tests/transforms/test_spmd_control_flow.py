@@ -350,3 +350,21 @@ def test_vmap_of_a_data_dependent_while_over_a_split_batch(mesh: str) -> None:
     assert all(op.name == "stablehlo.all_reduce" for op in in_cond + collectives_in(loop, 1))
     decisions = [op for op in in_cond if is_scalar_all_reduce(op)]
     assert len(decisions) == 1 and str(decisions[0].results[0].type) == "tensor<i1>"
+
+
+@pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_transformations_of_a_sharded_jit(mesh: str) -> None:
+    """grad and vmap applied to a jit that carries in_shardings: the jit of its grad runs
+    partitioned (local stacks, sharded results); all give the unsharded values."""
+    split = NamedSharding(MESHES[mesh], SPLIT[mesh])
+    sharded = loom.jit(shrink_loss, in_shardings=(split, split))
+    x, w = data(4) * 2, np.random.default_rng(5).uniform(0.5, 1.0, (8, 8)).astype(np.float32)
+    want = loom.grad(shrink_loss, argnums=(0, 1))(x, w)
+    outer = loom.jit(loom.grad(sharded, argnums=(0, 1)))
+    got = outer(x, w)
+    assert all(isinstance(g, loom.Array) and g.sharding == split for g in got)
+    assert_close(got, want)
+    assert_local_stacks(outer.lower(x, w).compile().executable.module, LOCAL[mesh])
+    assert_close(loom.grad(sharded, argnums=(0, 1))(x, w), want)
+    xs, ws = np.stack([x, x * 0.3]), np.stack([w, w[::-1]])
+    assert_close(loom.vmap(sharded)(xs, ws), loom.vmap(shrink_loss)(xs, ws))
