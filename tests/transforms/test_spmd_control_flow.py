@@ -368,3 +368,23 @@ def test_transformations_of_a_sharded_jit(mesh: str) -> None:
     assert_close(loom.grad(sharded, argnums=(0, 1))(x, w), want)
     xs, ws = np.stack([x, x * 0.3]), np.stack([w, w[::-1]])
     assert_close(loom.vmap(sharded)(xs, ws), loom.vmap(shrink_loss)(xs, ws))
+
+
+@pytest.mark.parametrize("mesh", sorted(MESHES))
+def test_grad_of_a_shard_map_loop_with_a_psum_predicate(mesh: str) -> None:
+    """The per-device form of the same loop (shard_map, the predicate a psum): its gradient keeps
+    local stacks and equals the unsharded loop's."""
+    m, spec = MESHES[mesh], SPLIT[mesh]
+    def norm_loop(a, total):
+        def cond(c):
+            return (total((c[0] * c[0]).sum()) > 0.5) & (c[1] < 20)
+        return lax.while_loop(cond, lambda c: (lnp.sin(c[0]) * 0.9, c[1] + 1), (a, 0))[0]
+    def per_device(x):
+        y = loom.shard_map(lambda a: norm_loop(a, lambda s: lax.psum(s, m.axis_names)), mesh=m, in_specs=spec,
+                           out_specs=spec)(x)
+        return (y * y).sum()
+    x = data(4) * 2
+    got, _, module = run_both(loom.grad(per_device), [x], mesh)
+    want = loom.grad(lambda x: (norm_loop(x, lambda s: s) ** 2).sum())(x)
+    assert_close(got, want)
+    assert_local_stacks(module, LOCAL[mesh])
