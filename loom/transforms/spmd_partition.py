@@ -42,7 +42,7 @@ from loom.dialects.stablehlo.collectives import channel_handle_attr, replica_gro
 from loom.dialects.stack import StackType
 from loom.ir.attributes import UNIT, DenseArrayAttr, DenseElementsAttr, IntegerAttr, TypeAttr, numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Block, Operation, OpResult, Region, Value
+from loom.ir.core import Block, BlockArgument, Operation, OpResult, Region, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, i1, i32, i64
 from loom.rewrite.passes import Pass, register_pass
@@ -626,7 +626,7 @@ class Partitioner:
         self.env[r] = self.reshard(Shard(sent, r.type, self.replicated(r.type)), self.result_axes(op)[0])
         return True
 
-    def stack_layout(self, stack: Value) -> tuple[StackType, Axes]:
+    def stack_layout(self, stack: Value) -> tuple[Any, Axes]:
         """The local type of a stack made by reverse mode and how the tensors on it are split: as
         propagation split the first value pushed on it (every push of one stack pushes the same
         carry or residual), so each device keeps its own shards. A stack of stacks (a loop
@@ -650,7 +650,7 @@ class Partitioner:
             return self.env[v].axes
         if isinstance(v, OpResult):
             return self.result_axes(v.op)[v.index]
-        parent = v.parent_block.parent_op if v.parent_block is not None else None
+        parent = v.parent_block.parent_op if isinstance(v, BlockArgument) else None
         if parent is not None and parent.name == "stablehlo.while":  # a carry
             return self.result_axes(parent)[v.index]
         return self.replicated(v.type)
