@@ -388,3 +388,17 @@ def test_grad_of_a_shard_map_loop_with_a_psum_predicate(mesh: str) -> None:
     want = loom.grad(lambda x: (norm_loop(x, lambda s: s) ** 2).sum())(x)
     assert_close(got, want)
     assert_local_stacks(module, LOCAL[mesh])
+
+
+def test_uneven_shards_pad_the_loop_and_its_stacks() -> None:
+    """6 x 7 split 4 x 2 ways by a sharding constraint: the loop runs on padded 2 x 4 shards, its
+    predicate's reduction masks the padding, and the stacks hold the padded shards."""
+    m = MESHES["2d"]
+    def loss(x, w):
+        return shrink_loss(lax.with_sharding_constraint(x, NamedSharding(m, P("y", "x"))), w)
+    x, w = data(4, (6, 7)) * 2, np.random.default_rng(5).uniform(0.5, 1.0, (6, 7)).astype(np.float32)
+    g = loom.jit(loom.grad(loss, argnums=(0, 1)))
+    assert_close(g(x, w), loom.grad(shrink_loss, argnums=(0, 1))(x, w))
+    module = g.lower(x, w).compile().executable.module
+    assert_local_stacks(module, (2, 4))
+    assert [str(op.results[0].type) for op in module.walk() if op.name in COLLECTIVES] == ["tensor<f32>"]
