@@ -16,7 +16,8 @@ ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padd
 reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
 remark naming it. while / if / case run their regions partitioned with the carries' shardings;
 the stacks reverse mode saves loop values on hold each device's own shards (split as the values
-pushed on them);
+pushed on them); a slice within one shard of its operand (an element read as a predicate) is cut
+by the device holding it and sent to the others with one collective_broadcast;
 `sdy.manual_computation` bodies (already per device) are inlined on the local shards; a body
 manual over some axes only is partitioned over the others.
 
