@@ -179,6 +179,15 @@ def _top_k_sharding(op):
 
 register(SHARDING_RULES, "chlo.top_k", _top_k_sharding)
 register(SHARDING_RULES, "ad.stop_gradient", identity_rule)
-declare(["knn.approx_top_k", "knn.fused_score_top_k", "ad.custom_jvp", "ad.custom_vjp", "stack.new", "stack.companion",
-         "stack.push", "stack.pop"],
+
+
+def _stack_layout(op):
+    """stack ops: spmd-partition handles them structurally (a stack holds each device's shards,
+    split as the values pushed on it), so the rule table only records that they are handled."""
+    return None
+
+
+for _name in ("stack.new", "stack.companion", "stack.push", "stack.pop"):
+    register(SHARDING_RULES, _name, _stack_layout)
+declare(["knn.approx_top_k", "knn.fused_score_top_k", "ad.custom_jvp", "ad.custom_vjp"],
         unsupported("search kernels and the transformations' own ops: run replicated"), tables=("sharding",))

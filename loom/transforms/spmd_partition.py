@@ -15,6 +15,9 @@ slice back moves nothing). Uneven dimensions are padded to
 ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padding with the
 reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
 remark naming it. while / if / case run their regions partitioned with the carries' shardings;
+the stacks reverse mode saves loop values on hold each device's own shards (split as the values
+pushed on them); a slice within one shard of its operand (an element read as a predicate) is cut
+by the device holding it and sent to the others with one collective_broadcast;
 `sdy.manual_computation` bodies (already per device) are inlined on the local shards; a body
 manual over some axes only is partitioned over the others.
 
@@ -37,9 +40,10 @@ import numpy as np
 from loom.dialects.sdy import TensorShardingAttr, TensorShardingPerValueAttr
 from loom.dialects.stablehlo.attributes import ChannelHandle
 from loom.dialects.stablehlo.collectives import channel_handle_attr, replica_groups_attr
+from loom.dialects.stack import StackType
 from loom.ir.attributes import UNIT, DenseArrayAttr, DenseElementsAttr, IntegerAttr, TypeAttr, numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Block, Operation, Region, Value
+from loom.ir.core import Block, BlockArgument, Operation, OpResult, Region, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType, i1, i32, i64
 from loom.rewrite.passes import Pass, register_pass
@@ -357,6 +361,10 @@ class Partitioner:
             return self.partition_manual(op)
         if op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case"):
             return self.partition_control_flow(op)
+        if op.name in ("stack.new", "stack.companion", "stack.push", "stack.pop"):
+            return self.partition_stack(op)
+        if op.name == "stablehlo.slice" and self.slice_from_owner(op):
+            return
         rule = rule_of(op)
         if rule is None:
             return self.partition_replicated(op, "has no sharding rule")
@@ -590,6 +598,87 @@ class Partitioner:
         self.b = outer
         for r, nr, t in zip(op.results, new.results, targets):
             self.env[r] = Shard(nr, r.type, t)
+
+    def slice_from_owner(self, op: Operation) -> bool:
+        """A slice lying within one shard along every split dimension of its operand (an element
+        read as a loop's predicate, say) is cut there and sent to the others with one
+        collective_broadcast of the slice, instead of gathering the whole operand. False (nothing
+        emitted) for any other slice."""
+        assert self.b is not None
+        s = self.lookup(op.operands[0])
+        starts, limits, strides = (list(op.properties[k].values) for k in ("start_indices", "limit_indices", "strides"))
+        local = self.local_shape(s.type.shape, s.axes)
+        split = [d for d, a in enumerate(s.axes) if a]
+        owner = {d: starts[d] // local[d] for d in split}
+        if not split or any((limits[d] - 1) // local[d] != owner[d] or limits[d] <= starts[d] for d in split):
+            return False
+        r = op.results[0]
+        cut = self.clone(op, [s.value], [r.type])
+        cut.properties["start_indices"] = _i64s([b - owner.get(d, 0) * local[d] for d, b in enumerate(starts)])
+        cut.properties["limit_indices"] = _i64s([e - owner.get(d, 0) * local[d] for d, e in enumerate(limits)])
+        axes = tuple(a for d in split for a in s.axes[d])
+        coords = [c for d in split for c in np.unravel_index(owner[d], [self.mesh[a] for a in s.axes[d]])]
+        source = int(np.ravel_multi_index(coords, [self.mesh[a] for a in axes]))
+        props = self.collective_props(axes, with_global_ids=False)
+        groups = [[g[source], *g[:source], *g[source + 1:]] for g in self.groups(axes)]  # the source goes first
+        props["replica_groups"] = replica_groups_attr(groups)
+        sent = self.emit("stablehlo.collective_broadcast", [cut.results[0]], [r.type], props).results[0]
+        self.cost += self.nbytes(r.type, self.replicated(r.type))
+        self.env[r] = self.reshard(Shard(sent, r.type, self.replicated(r.type)), self.result_axes(op)[0])
+        return True
+
+    def stack_layout(self, stack: Value) -> tuple[Any, Axes]:
+        """The local type of a stack made by reverse mode and how the tensors on it are split: as
+        propagation split the first value pushed on it (every push of one stack pushes the same
+        carry or residual), so each device keeps its own shards. A stack of stacks (a loop
+        nested in a loop) holds the inner stacks' handles and carries their split."""
+        element = stack.type.element_type
+        pushed = next((u.owner.operands[1] for u in stack.uses
+                       if u.owner.name == "stack.push" and u.index == 0), None)
+        if isinstance(element, StackType):
+            if pushed is None:
+                return stack.type, ()
+            inner, axes = self.stack_layout(pushed)
+            return StackType(inner), axes
+        if not isinstance(element, RankedTensorType) or pushed is None:
+            return stack.type, self.replicated(element)
+        axes = self.propagated_axes(pushed)
+        return StackType(self.local_type(element, axes)), axes
+
+    def propagated_axes(self, v: Value) -> Axes:
+        """How `v` is split once partitioned (it may not be yet: a value pushed inside a loop)."""
+        if v in self.env:
+            return self.env[v].axes
+        if isinstance(v, OpResult):
+            return self.result_axes(v.op)[v.index]
+        parent = v.parent_block.parent_op if isinstance(v, BlockArgument) else None
+        if parent is not None and parent.name == "stablehlo.while":  # a carry
+            return self.result_axes(parent)[v.index]
+        return self.replicated(v.type)
+
+    def partition_stack(self, op: Operation) -> None:
+        """Stacks hold local shards (see `stack_layout`): a push reshards its value to the
+        stack's split (a no-op when the value is split so), a pop gives a shard of that split
+        (propagation gives pops no sharding of their own: they have no rule)."""
+        assert self.b is not None
+        if op.name == "stack.new":
+            local, axes = self.stack_layout(op.results[0])
+            self.env[op.results[0]] = Shard(self.clone(op, [], [local]).results[0], op.results[0].type, axes)
+            return
+        stack = self.lookup(op.operands[0])
+        assert stack.value is not None
+        if op.name == "stack.companion":
+            new = self.clone(op, [stack.value], [stack.value.type])
+            self.env[op.results[0]] = Shard(new.results[0], op.results[0].type, stack.axes)
+        elif op.name == "stack.push":
+            value = op.operands[1]
+            local = (self.reshard(self.lookup(value), stack.axes) if isinstance(value.type, RankedTensorType)
+                     else self.lookup(value)).value
+            self.clone(op, [stack.value, local], [])
+        else:  # stack.pop: a shard split as the stack is; its users reshard it as they need
+            r = op.results[0]
+            self.env[r] = Shard(self.clone(op, [stack.value], [stack.value.type.element_type]).results[0],
+                                r.type, stack.axes)
 
     def partition_manual(self, op: Operation) -> None:
         """A manual computation over every axis: its body (per device already) inlined on the

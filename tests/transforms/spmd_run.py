@@ -100,7 +100,8 @@ _COST = {"stablehlo.all_reduce": lambda n, v, r: 2 * (n - 1) / n * v,
          "stablehlo.all_gather": lambda n, v, r: (n - 1) / n * r,
          "stablehlo.reduce_scatter": lambda n, v, r: (n - 1) * r,
          "stablehlo.all_to_all": lambda n, v, r: (n - 1) / n * v,
-         "stablehlo.collective_permute": lambda n, v, r: v}
+         "stablehlo.collective_permute": lambda n, v, r: v,
+         "stablehlo.collective_broadcast": lambda n, v, r: v}
 
 
 def collective_bytes(module: Operation) -> float:
