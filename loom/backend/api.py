@@ -62,9 +62,9 @@ def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 
     A sharded program (a module with an `sdy.mesh` and `sdy.sharding`s, as JAX exports it) is
     partitioned (`loom.sharding.partition`) and runs over the first CPU devices, one thread each
     (LOOM_NUM_CPU_DEVICES of them): the callable takes and returns global arrays. `partition=False`
-    runs such a program whole on one device instead (the same values); a per-device program (one
-    already partitioned, or one with a mesh but no shardings) runs as one partition's program
-    unless `partition=True`.
+    runs such a program whole on one device instead (the same values); a program on a mesh of one
+    device, or a per-device program (one already partitioned, or one with a mesh but no
+    shardings), runs as one program unless `partition=True`.
 
     `backend` is the array library of the compiled code: "numpy" (numpy arrays in and out) or
     "torch" (torch tensors on `device`, "cpu" by default, e.g. "cuda" or "cuda:1"; numpy inputs
@@ -73,7 +73,7 @@ def compile(module_or_text: Operation | str, entry: str = "main",  # noqa: A001 
     mesh = _module_mesh(module) if partition is not False else None
     if partition and mesh is None:
         raise ExecutionError("partition=True: the module declares no mesh (sdy.mesh) to partition over")
-    if mesh is not None and (partition or _is_global_sharded(module, entry)):
+    if mesh is not None and (partition or (_devices_of(mesh) > 1 and _is_global_sharded(module, entry))):
         return _sharded(module, mesh, entry, executor, backend)
     if backend not in LIBRARIES:
         raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(LIBRARIES)}")
@@ -111,6 +111,10 @@ def _module_mesh(module: Operation) -> Any:
         raise ExecutionError(f"the module declares {len(meshes)} meshes ({names}); loom.compile runs programs "
                              "over one mesh")
     return meshes[0].get_attr("mesh") if meshes else None
+
+
+def _devices_of(mesh: Any) -> int:
+    return int(np.prod([size for _, size in mesh.axes], dtype=np.int64))
 
 
 def _is_global_sharded(module: Operation, entry: str) -> bool:

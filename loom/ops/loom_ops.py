@@ -161,7 +161,10 @@ declare(["ad.stop_gradient", "ad.custom_jvp", "ad.custom_vjp"],
         unsupported("identities at run time: the numpy kernel runs on tensors as is"), tables=("torch",))
 declare("knn.approx_top_k", unsupported("runs its numpy kernel on the tensors' values"), tables=("torch",))
 declare("knn.fused_score_top_k", unsupported("made by the knn fusion pass after differentiation and batching"),
-        tables=("torch", "jvp", "vjp", "batching"))
+        tables=("jvp", "vjp", "batching"))
+declare("knn.fused_score_top_k", unsupported("its numpy kernel runs on the tensors' values, until the Triton kernel "
+                                             "loads (on CUDA devices)", until_loaded="loom.backend.triton_knn"),
+        tables=("torch",))
 declare(["stack.new", "stack.companion", "stack.push", "stack.pop"],
         unsupported("made by reverse mode for while loops: forward mode never sees them"), tables=("jvp",))
 declare(["stack.new", "stack.companion"],

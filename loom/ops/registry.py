@@ -53,13 +53,15 @@ COVERED_DIALECTS = ("stablehlo", "chlo", "ad", "knn", "stack")
 
 @dataclass(frozen=True)
 class Unsupported:
-    """An explicit absence of a rule, with the reason."""
+    """An explicit absence of a rule, with the reason; `until_loaded` names the optional module
+    whose import registers the rule after all (the declaration then stands only until it loads)."""
 
     reason: str
+    until_loaded: str | None = None
 
 
-def unsupported(reason: str) -> Unsupported:
-    return Unsupported(reason)
+def unsupported(reason: str, until_loaded: str | None = None) -> Unsupported:
+    return Unsupported(reason, until_loaded)
 
 
 # (op name, table name) -> why the op has no rule in that table

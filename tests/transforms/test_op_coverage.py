@@ -38,7 +38,18 @@ def test_declarations_name_known_ops_and_do_not_hide_rules():
     for (op, table), why in registry.UNSUPPORTED.items():
         assert op in ops, f"{op} is declared unsupported but no dialect defines it"
         assert why.reason
-        assert not registry.RULE_TABLES[table](op), f"{op} has a rule in {table} and a declaration: {why.reason}"
+        if why.until_loaded is None:
+            assert not registry.RULE_TABLES[table](op), f"{op} has a rule in {table} and a declaration: {why.reason}"
+
+
+def test_a_declaration_until_a_module_loads_gives_way_to_its_rule():
+    """`knn.fused_score_top_k` has no torch rule until loom.backend.triton_knn loads (CUDA), then has one."""
+    import importlib
+    why = registry.UNSUPPORTED[("knn.fused_score_top_k", "torch")]
+    assert why.until_loaded == "loom.backend.triton_knn"
+    pytest.importorskip("triton")
+    importlib.import_module(why.until_loaded)
+    assert registry.RULE_TABLES["torch"]("knn.fused_score_top_k")
 
 
 def test_a_table_refuses_a_second_rule():
