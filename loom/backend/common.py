@@ -89,8 +89,9 @@ def check_arguments(args: Sequence[Any], types: Sequence[Type], names: Sequence[
                     function: str) -> list[np.ndarray]:
     """Arguments as numpy arrays, checked against the function's input types.
 
-    numpy arrays and scalars must match exactly; Python scalars and lists are converted to the
-    expected dtype when that loses nothing of their kind (bool -> int -> float -> complex)."""
+    numpy arrays and scalars must match exactly, except for byte order (a big-endian array is
+    converted to the machine's order); Python scalars and lists are converted to the expected
+    dtype when that loses nothing of their kind (bool -> int -> float -> complex)."""
     if len(args) != len(types):
         raise ArgumentError(f"@{function} takes {len(types)} argument{'s' if len(types) != 1 else ''}, "
                             f"got {len(args)}")
@@ -119,6 +120,8 @@ def check_argument(i: int, a: Any, t: Type, name: str | None, function: str) -> 
                 _KIND_ORDER[natural.dtype.kind] > _KIND_ORDER.get(expected_dtype.kind, 2):
             raise _arg_error(i, name, function, t, natural)
         a = natural.astype(expected_dtype)
+    elif not a.dtype.isnative:  # the same values in the machine's byte order, which kernels assume
+        a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype != expected_dtype or not _dims_match(expected_shape, a.shape):
         raise _arg_error(i, name, function, t, a)
     return np.asarray(a)
