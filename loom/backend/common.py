@@ -119,7 +119,11 @@ def check_argument(i: int, a: Any, t: Type, name: str | None, function: str) -> 
         if natural.dtype.kind not in _KIND_ORDER or \
                 _KIND_ORDER[natural.dtype.kind] > _KIND_ORDER.get(expected_dtype.kind, 2):
             raise _arg_error(i, name, function, t, natural)
-        a = natural.astype(expected_dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = natural.astype(expected_dtype)
+        if expected_dtype.kind in "biu" and not np.array_equal(a, natural):  # wrapped: 300 as ui8 is 44
+            raise ArgumentError(f"@{function}: {_who(i, name)} expected {t}, got values out of its range "
+                                f"({array_text(natural)})")
     elif not a.dtype.isnative:  # the same values in the machine's byte order, which kernels assume
         a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype != expected_dtype or not _dims_match(expected_shape, a.shape):
@@ -128,8 +132,11 @@ def check_argument(i: int, a: Any, t: Type, name: str | None, function: str) -> 
 
 
 def _arg_error(i: int, name: str | None, function: str, t: Type, got: Any) -> ArgumentError:
-    who = f"argument {i}" + (f" ('{name}')" if name else "")
-    return ArgumentError(f"@{function}: {who} expected {t}, got {array_text(got)}")
+    return ArgumentError(f"@{function}: {_who(i, name)} expected {t}, got {array_text(got)}")
+
+
+def _who(i: int, name: str | None) -> str:
+    return f"argument {i}" + (f" ('{name}')" if name else "")
 
 
 def argument_names(func: Operation) -> list[str | None]:
