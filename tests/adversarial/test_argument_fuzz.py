@@ -218,11 +218,9 @@ def test_jitted_functions_agree_with_jax_or_name_the_argument() -> None:
             with pytest.raises((TypeError, ValueError, OverflowError)) as e:
                 ours(x, tree)
             message = str(e.value)
-            if any(v is None for v in (x, a, b0, b1)):  # None is an empty pytree, as in JAX: f gets None
-                assert "NoneType" in message, message
-                outcomes["refused"] += 1
-                return
-            assert re.search(r"argument (x\b|t\['a'\]|t\['b'\]\[[01]\])|\(at .*:\d+\)", message), message
+            named = re.search(r"argument (x\b|t\['a'\]|t\['b'\]\[[01]\])|\(at .*:\d+\)", message)
+            # None is an empty pytree, as in JAX: f gets None and Python's arithmetic refuses it
+            assert named or (any(v is None for v in (x, a, b0, b1)) and "NoneType" in message), message
             assert "Python integer" not in message and "C long" not in message, message
             outcomes["refused"] += 1
             return
@@ -235,7 +233,7 @@ def test_jitted_functions_agree_with_jax_or_name_the_argument() -> None:
         for g, w in zip(got, want):
             g = np.asarray(g)
             assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-            if g.dtype.kind == "f" and g.ndim and g.size:
+            if g.dtype.kind == "f" and g.size:  # sums may add in another order
                 np.testing.assert_allclose(g, w, rtol=2e-3 if g.dtype == np.float16 else 1e-6, equal_nan=True)
             else:
                 np.testing.assert_array_equal(g, w)
