@@ -89,8 +89,9 @@ def check_arguments(args: Sequence[Any], types: Sequence[Type], names: Sequence[
                     function: str) -> list[np.ndarray]:
     """Arguments as numpy arrays, checked against the function's input types.
 
-    numpy arrays and scalars must match exactly; Python scalars and lists are converted to the
-    expected dtype when that loses nothing of their kind (bool -> int -> float -> complex)."""
+    numpy arrays and scalars must match exactly, except for byte order (a big-endian array is
+    converted to the machine's order); Python scalars and lists are converted to the expected
+    dtype when that loses nothing of their kind (bool -> int -> float -> complex)."""
     if len(args) != len(types):
         raise ArgumentError(f"@{function} takes {len(types)} argument{'s' if len(types) != 1 else ''}, "
                             f"got {len(args)}")
@@ -118,15 +119,24 @@ def check_argument(i: int, a: Any, t: Type, name: str | None, function: str) -> 
         if natural.dtype.kind not in _KIND_ORDER or \
                 _KIND_ORDER[natural.dtype.kind] > _KIND_ORDER.get(expected_dtype.kind, 2):
             raise _arg_error(i, name, function, t, natural)
-        a = natural.astype(expected_dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = natural.astype(expected_dtype)
+        if expected_dtype.kind in "biu" and not np.array_equal(a, natural):  # wrapped: 300 as ui8 is 44
+            raise ArgumentError(f"@{function}: {_who(i, name)} expected {t}, got values out of its range "
+                                f"({array_text(natural)})")
+    elif not a.dtype.isnative:  # the same values in the machine's byte order, which kernels assume
+        a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype != expected_dtype or not _dims_match(expected_shape, a.shape):
         raise _arg_error(i, name, function, t, a)
     return np.asarray(a)
 
 
 def _arg_error(i: int, name: str | None, function: str, t: Type, got: Any) -> ArgumentError:
-    who = f"argument {i}" + (f" ('{name}')" if name else "")
-    return ArgumentError(f"@{function}: {who} expected {t}, got {array_text(got)}")
+    return ArgumentError(f"@{function}: {_who(i, name)} expected {t}, got {array_text(got)}")
+
+
+def _who(i: int, name: str | None) -> str:
+    return f"argument {i}" + (f" ('{name}')" if name else "")
 
 
 def argument_names(func: Operation) -> list[str | None]:

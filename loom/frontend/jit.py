@@ -84,6 +84,8 @@ def as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, boo
     # numpy values first: np.float64 is a subclass of float, but numpy scalars are strongly typed.
     if isinstance(x, (np.ndarray, np.generic)):
         arr = np.asarray(x)
+        if not arr.dtype.isnative:  # the same values in the machine's byte order
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         try:
             ir_element_type(arr.dtype)
         except TypeError:
@@ -91,8 +93,12 @@ def as_array(x: Any, name: str, abstract: bool = False) -> tuple[np.ndarray, boo
         dtype = canonical_dtype(arr.dtype)  # 64-bit inputs are 32-bit unless enable_x64
         return (arr if dtype == arr.dtype else arr.astype(dtype)), False
     if isinstance(x, (bool, int, float)):
-        dtype, weak = scalar_dtype(x)
-        return np.asarray(x, dtype=dtype), weak
+        try:
+            dtype, weak = scalar_dtype(x)
+            return np.asarray(x, dtype=dtype), weak
+        except OverflowError:
+            raise OverflowError(f"argument {name}: Python int {x} does not fit the default integer type "
+                                "(int32; int64 with x64)") from None
     host = host_value(x)
     if host is not x:
         return as_array(host, name, abstract)
@@ -377,7 +383,7 @@ class Jitted:
                 continue
             try:
                 arr, w = as_array(leaf, "")
-            except TypeError:
+            except (TypeError, OverflowError):
                 as_array(leaf, _leaf_names(named)[i])  # raises, naming the argument
                 raise
             leaves.append(arr)

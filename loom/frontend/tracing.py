@@ -142,7 +142,7 @@ def promote_types(*items: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
     if best == "c*":
         complexes = [np.dtype(d) for d, w in items if np.dtype(d).kind == "c"]
         return (complexes[0] if complexes else default_dtype("c")), True
-    return np.dtype(best), False
+    return canonical_dtype(best), False  # int8 with uint32 is int64: int32 unless enable_x64, as JAX
 
 
 # 64-bit dtypes and the 32-bit ones they become unless `loom.config.enable_x64` (as JAX)
@@ -177,7 +177,10 @@ def scalar_dtype(x: Any) -> tuple[np.dtype, bool]:
         return default_dtype("f"), True
     if isinstance(x, complex):
         return default_dtype("c"), True
-    return canonical_dtype(np.asarray(x).dtype), False
+    dtype = np.asarray(x).dtype
+    if dtype.kind not in "biufcV":  # None, strings, objects: not an operand of array arithmetic
+        raise TypeError(f"{type(x).__name__} is not an array or a number (dtype {dtype})")
+    return canonical_dtype(dtype), False
 
 
 # --- trace context -----------------------------------------------------------------------------

@@ -11,13 +11,21 @@ adds or removes, not to the size of the index:
 
 File format (version 1), little-endian, written atomically (a temporary file in the same
 directory, flushed and fsync'ed, then `os.replace`, then the directory fsync'ed), so a crash
-during `save` leaves the previous file intact:
+during `save` leaves the previous file intact. The temporary file is named
+`.loomknn-<host>-<pid>-<random>.tmp` (host: a hash of the host name); a save removes those of its
+own host whose process no longer exists (a save killed before it finished), and any
+`.loomknn-*.tmp` not modified for a day (a save in progress writes to its file without pause).
+`save` through a symbolic link replaces the link's target, and keeps an existing file's
+permission bits (a new file gets 0666 less the umask, as `open` gives):
 
     magic      8 bytes   b"LOOMKNN\\0"
     version    u32       1
     header_len u32       length of the JSON header
-    header     JSON      {"dim", "metric", "dtype", "count", "next_id"}, padded with spaces so
-                         that the ids (and so the vectors) start at a multiple of 64 bytes
+    header     JSON      {"dim", "metric", "dtype", "count", "next_id", "crc32"}, padded with
+                         spaces so that the ids (and so the vectors) start at a multiple of 64
+                         bytes; "crc32" is the CRC-32 of the other fields (as
+                         `json.dumps(fields, sort_keys=True)` writes them) followed by the ids
+                         (files written before it have none)
     ids        count x i64
     vectors    count x dim x dtype (in storage order; for "cos" the normalised vectors)
     checksum   32 bytes  SHA-256 of everything before it
@@ -34,9 +42,13 @@ import hashlib
 import io
 import json
 import os
+import socket
+import stat
 import struct
 import tempfile
 import threading
+import time
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -70,6 +82,8 @@ _PIECE = 64 << 20  # bytes per write or read of the file
 _PREFIX = len(MAGIC) + 8  # magic, version, header length
 _ALIGN = 64  # the ids start at a multiple of this (files written before may not)
 _MAX_ID = int(np.iinfo(np.int64).max)
+_HOST = f"{zlib.crc32(socket.gethostname().encode()):08x}"
+_STALE_S = 24 * 3600  # a temporary file this long unmodified is no save in progress
 
 
 class _ReadWriteLock:
@@ -345,15 +359,17 @@ class Index:
 
     def _write(self, f: BinaryIO) -> None:
         n = self._size
-        header = json.dumps({"dim": self.dim, "metric": self.metric, "dtype": self.dtype.name, "count": n,
-                             "next_id": self._next_id}, sort_keys=True).encode()
+        fields = {"dim": self.dim, "metric": self.metric, "dtype": self.dtype.name, "count": n,
+                  "next_id": self._next_id}
+        ids = self._ids[:n].astype("<i8", copy=False)
+        header = json.dumps({**fields, "crc32": _fields_crc(fields, ids)}, sort_keys=True).encode()
         header += b" " * (-(_PREFIX + len(header)) % _ALIGN)  # aligned arrays for `load(mmap=True)`
         head = MAGIC + struct.pack("<II", VERSION, len(header)) + header
         digest = hashlib.sha256()
         with ThreadPoolExecutor(1, thread_name_prefix="loom-knn-sha256") as hasher:
             last = hasher.submit(digest.update, head)
             f.write(head)
-            for piece in _pieces(self._ids[:n].astype("<i8", copy=False),
+            for piece in _pieces(ids,
                                  self._vectors[:n].astype(self.dtype.newbyteorder("<"), copy=False)):
                 last = hasher.submit(digest.update, piece)  # hashed while the next piece is written
                 f.write(piece)
@@ -368,11 +384,19 @@ class Index:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the index to `path` atomically: the old file stays intact until the new one is
-        complete on disk."""
-        path = os.fspath(path)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".loomknn-", suffix=".tmp", dir=directory)
+        complete on disk. A symbolic link is written through (its target replaced); an existing
+        file keeps its permission bits. Temporary files left by killed saves in the same directory
+        are removed (module docstring)."""
+        path = os.path.realpath(os.fspath(path))
+        directory = os.path.dirname(path)
+        _remove_stale_temporaries(directory)
         try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        fd, tmp = tempfile.mkstemp(prefix=f".loomknn-{_HOST}-{os.getpid()}-", suffix=".tmp", dir=directory)
+        try:
+            os.fchmod(fd, mode)
             with os.fdopen(fd, "wb") as f:
                 self.write(f)
                 f.flush()
@@ -397,7 +421,9 @@ class Index:
     def read(cls, f: BinaryIO, source: str = "<stream>", verify: bool = True, mmap: bool = False) -> Index:
         """Read an index in the file format (module docstring) from the binary file `f`, which
         must be seekable; `source` names it in errors (`IndexFileError`). `verify=False` skips
-        the checksum (header and size are still checked). With `mmap`, the ids and vectors are
+        the checksum over the whole file: the header fields, the size, and the header's CRC-32
+        of its fields and the ids are still checked (so a damaged metric or id is an error), but
+        damaged vector bytes go undetected. With `mmap`, the ids and vectors are
         mapped from the file `f` is open on (see `load`)."""
         def fail(why: str) -> IndexFileError:
             return IndexFileError(f"{source}: {why}")
@@ -453,6 +479,11 @@ class Index:
             capacity = len(index._ids)
         index._size = count
         ids = index._ids[:count]
+        if "crc32" in header and header["crc32"] != _fields_crc(
+                {key: header[key] for key in ("dim", "metric", "dtype", "count", "next_id")}, ids):
+            raise fail("the header's CRC-32 does not match its fields and the ids: the file is corrupted")
+        if count and int(ids.max()) >= next_id:
+            raise fail(f"id {int(ids.max())} is not below the header's next_id {next_id}: the file is corrupted")
         order = np.argsort(ids, kind="stable")
         index._sorted_ids, index._sorted_rows = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
         index._sorted_ids[:count], index._sorted_rows[:count] = ids[order], order
@@ -480,7 +511,8 @@ class Index:
         (sorted ids), 20 for "l2" (the norms). The first `add` or `remove` copies it into
         memory; the file is never written. A file written before the header was padded to
         align the arrays is read into memory instead. `verify=False` skips the checksum, which
-        otherwise reads the whole file once (without keeping it)."""
+        otherwise reads the whole file once (without keeping it); the header and the ids are
+        checked either way (see `read`)."""
         path = os.fspath(path)
         with open(path, "rb") as f:
             return cls.read(f, path, verify, mmap)
@@ -494,6 +526,48 @@ def _pieces(*arrays: np.ndarray) -> Iterator[np.ndarray]:
         flat = part.reshape(-1).view(np.uint8)
         for a in range(0, flat.size, _PIECE):
             yield flat[a:a + _PIECE]
+
+
+def _fields_crc(fields: dict[str, Any], ids: np.ndarray) -> int:
+    """CRC-32 of the header fields (canonical JSON) followed by the little-endian ids."""
+    crc = zlib.crc32(json.dumps(fields, sort_keys=True).encode())
+    return zlib.crc32(np.ascontiguousarray(ids, "<i8").view(np.uint8), crc)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it (os.umask would, for every thread)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
+def _remove_stale_temporaries(directory: str) -> None:
+    """Remove the temporary files of saves that can no longer finish: those of this host whose
+    process is gone, and any not modified for `_STALE_S` seconds."""
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(".loomknn-") and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        gone = False
+        if len(parts) >= 4 and parts[1] == _HOST and parts[2].isdigit():
+            try:
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                gone = True
+            except (PermissionError, OverflowError):
+                pass  # alive (another user's) or not a pid
+        try:
+            if gone or time.time() - os.stat(os.path.join(directory, name)).st_mtime > _STALE_S:
+                os.unlink(os.path.join(directory, name))
+        except OSError:
+            pass  # removed meanwhile, or not ours to remove
 
 
 def _checksum_matches(f: BinaryIO, total: int) -> bool:

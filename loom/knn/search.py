@@ -168,9 +168,10 @@ def search_prepared(queries: np.ndarray, database: np.ndarray, norms: np.ndarray
         check = check_finite
         for start in range(0, nq, q_step):
             stop = min(start + q_step, nq)
-            v[start:stop], i[start:stop] = knn_kernels.fused_score_top_k(
-                queries[start:stop], db, h, metric if metric == "l2" else "ip", width, recall_target, largest, -1,
-                True, check_finite=check, row_offset=lo)
+            with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below, by name
+                v[start:stop], i[start:stop] = knn_kernels.fused_score_top_k(
+                    queries[start:stop], db, h, metric if metric == "l2" else "ip", width, recall_target, largest,
+                    -1, True, check_finite=check, row_offset=lo)
             check = None
             done += 1
             if progress:
@@ -188,8 +189,22 @@ def search_prepared(queries: np.ndarray, database: np.ndarray, norms: np.ndarray
                                                          min(k, values.shape[1] + width), largest)
     if metric == "l2":
         qn = (queries.astype(np.float64) ** 2).sum(1)[:, None]
-        values = np.maximum(qn + 2.0 * values.astype(np.float64), 0.0).astype(queries.dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.maximum(qn + 2.0 * values.astype(np.float64), 0.0).astype(queries.dtype)
+    if values is not None and not np.isfinite(values).all():
+        _overflow(queries, database, metric)
     return values, positions
+
+
+def _overflow(queries: np.ndarray, database: np.ndarray, metric: str) -> None:
+    """The error for scores beyond the vectors' float type (the inputs are finite: they were checked)."""
+    def largest(x: np.ndarray) -> float:
+        return max((float(np.abs(x[a:a + 65536]).max()) for a in range(0, x.shape[0], 65536)), default=0.0)
+
+    dtype = np.dtype(queries.dtype)
+    raise ValueError(f"knn search scores overflow {dtype.name} (metric {metric!r}, largest finite "
+                     f"{float(np.finfo(dtype).max):.3g}): the largest elements are {largest(queries):.3g} in queries "
+                     f"and {largest(database):.3g} in database; scale the vectors down or search float64 ones")
 
 
 def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_target: float = 0.95,

@@ -303,7 +303,11 @@ class ResultAccuracy(Attribute):
 
 # Parsing -------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"\s*(\[[^\]]*\]|#[A-Za-z_.]+<[^<>]*>|[-+]?[0-9][0-9.eE+-]*|[A-Za-z_][A-Za-z0-9_]*)\s*")
+_TOKEN = re.compile(r"\s*(\[[^\]]*\]|#[A-Za-z_.]+<[^<>]*>|[-+]?0x[0-9a-fA-F]+|[-+]?[0-9][0-9.eE+-]*"
+                    r"|[A-Za-z_][A-Za-z0-9_]*)\s*")
+_INT_TEXT = re.compile(r"[-+]?[0-9]+\Z")
+_FLOAT_TEXT = re.compile(r"[-+]?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?\Z")
+_HEX_TEXT = re.compile(r"0x[0-9a-fA-F]+\Z")
 _KEY_VALUE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=")
 
 
@@ -328,9 +332,31 @@ def _parse_fields(body: str) -> dict[str, str] | None:
     return fields
 
 
-def _int_list(text: str) -> tuple[int, ...]:
+def _int(text: str, where: str) -> int:
+    """An i64 field's value, with MLIR's messages (its digits are bounded before Python reads them)."""
+    text = text.strip()
+    if not _INT_TEXT.match(text):
+        raise ValueError(f"expected integer value for {where}, but got '{text}'")
+    if len(text.lstrip("+-").lstrip("0")) > 19 or not -(1 << 63) <= int(text) < 1 << 63:
+        raise ValueError(f"integer value too large for {where}")
+    return int(text)
+
+
+def _f64_bits(text: str, where: str) -> int:
+    """An f64 field's bit pattern: decimal text, or hexadecimal text that is the bit pattern (as MLIR)."""
+    if _HEX_TEXT.match(text):
+        bits = int(text, 16)
+        if bits >> 64:
+            raise ValueError(f"hexadecimal float constant out of range for {where}")
+        return bits
+    if not _FLOAT_TEXT.match(text):
+        raise ValueError(f"expected floating point literal for {where}, but got '{text}'")
+    return value_to_bits("f64", text)
+
+
+def _int_list(text: str, where: str) -> tuple[int, ...]:
     inner = text.strip()[1:-1].strip()
-    return tuple(int(x) for x in inner.split(",")) if inner else ()
+    return tuple(_int(x, where) for x in inner.split(",")) if inner else ()
 
 
 def _parse_struct(cls: type[_StructAttr], body: str) -> _StructAttr | None:
@@ -343,7 +369,8 @@ def _parse_struct(cls: type[_StructAttr], body: str) -> _StructAttr | None:
         if k not in known:
             raise ValueError(f"unknown field '{k}' in #stablehlo.{cls.MNEMONIC}; expected one of: "
                              f"{', '.join(known)}")
-        values[k] = _int_list(text) if isinstance(known[k], tuple) else int(text)
+        where = f"'{k}' in #stablehlo.{cls.MNEMONIC}"
+        values[k] = _int_list(text, where) if isinstance(known[k], tuple) else _int(text, where)
     return cls.get(**values)
 
 
@@ -378,8 +405,12 @@ def _parse_result_accuracy(body: str) -> ResultAccuracy | None:
     mode = parse_attribute(fields["mode"])
     if not isinstance(mode, ResultAccuracyModeAttr):
         return None
-    return ResultAccuracy(value_to_bits("f64", fields.get("atol", "0.0")),
-                          value_to_bits("f64", fields.get("rtol", "0.0")), int(fields.get("ulps", "0")), mode)
+    def where(field: str) -> str:
+        return f"'{field}' in #stablehlo.result_accuracy"
+
+    return ResultAccuracy(_f64_bits(fields.get("atol", "0.0"), where("atol")),
+                          _f64_bits(fields.get("rtol", "0.0"), where("rtol")),
+                          _int(fields.get("ulps", "0"), where("ulps")), mode)
 
 
 _STRUCTS: dict[str, Any] = {
