@@ -468,7 +468,7 @@ class ShardedArray(Array):
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = np.empty(self._shape, self._dtype)
-        for s in self._live_shards():
+        for s in reversed(self._live_shards()):  # a block several devices hold: the first one's, as JAX
             out[s.index] = s.data
         return out if dtype is None else out.astype(dtype)
 

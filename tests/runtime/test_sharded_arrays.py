@@ -275,3 +275,14 @@ def test_shard_slices_of_sub_axes():
     assert [s[0] for s in both] == [slice(0, 2), slice(4, 6), slice(0, 2), slice(4, 6),
                                     slice(2, 4), slice(6, 8), slice(2, 4), slice(6, 8)]
     assert all(s[1] == slice(None) for s in both)
+
+
+def test_a_block_several_devices_hold_is_read_from_the_first():
+    """Copies of a replicated block that disagree (a program whose out_specs claim a replication
+    that does not hold) read as the first device's copy, as JAX reads them."""
+    mesh = Mesh(np.array(DEVICES[:4]).reshape(2, 2), ("x", "y"))
+    sharding = NamedSharding(mesh, P("x"))
+    indices = [(slice(0, 1), slice(None))] * 2 + [(slice(1, 2), slice(None))] * 2
+    datas = [np.full((1, 3), float(i), np.float32) for i in range(4)]
+    a = ShardedArray.from_shard_data((2, 3), sharding, indices, datas)
+    np.testing.assert_array_equal(np.asarray(a), [[0.0] * 3, [2.0] * 3])
