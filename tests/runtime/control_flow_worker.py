@@ -1,18 +1,16 @@
 """What each process of tests/runtime/test_distributed_control_flow.py runs: a sharded jit with a
 data-dependent while loop (forward, and its gradient through per-process stacks), partitioned and
 run with one partition per process; and a process that dies in the middle of the loop. Started by
-`launch`, which bounds every wait as tests/runtime/distributed_worker.py's launcher does."""
+tests/runtime/distributed_worker.py's launcher, which bounds every wait."""
 
 from __future__ import annotations
 
 import os
-import queue
 import time
-import traceback
 from typing import Any
 
 import numpy as np
-from distributed_worker import free_port
+from distributed_worker import launch as distributed_launch
 
 SHAPE = (4, 8)
 
@@ -98,51 +96,6 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_call: in
 SCENARIOS = {"while": scenario_while, "killed_mid_loop": scenario_killed_mid_loop}
 
 
-def _worker(rank: int, world: int, port: int, scenario: str, timeout_s: float, results: Any) -> None:
-    import torch
-
-    from loom.runtime.distributed import initialize, shutdown
-    torch.set_num_threads(1)
-    try:
-        initialize(f"127.0.0.1:{port}", world, rank, timeout_s=timeout_s)
-        results.put((rank, ("ok", SCENARIOS[scenario](rank, world))))
-    except BaseException as e:  # reported to the parent, which asserts on it
-        results.put((rank, ("error", type(e).__name__, f"{e}\n{traceback.format_exc()}")))
-    try:
-        shutdown()
-    except Exception:
-        pass
-
-
-def launch(scenario: str, world: int, timeout_s: float = 20.0, deadline_s: float = 90.0,
-           expect_exit: frozenset[int] = frozenset()) -> dict[int, tuple]:
-    """Run `scenario` on `world` processes; each rank's outcome (ranks in `expect_exit` exit without
-    reporting). Fails, never hangs, when a process neither reports nor exits by the deadline."""
-    import torch.multiprocessing as mp
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["loom", "torch.distributed", "control_flow_worker"])
-    results = ctx.Queue()
-    procs = mp.start_processes(_worker, args=(world, free_port(), scenario, timeout_s, results), nprocs=world,
-                               join=False, start_method="forkserver").processes
-    outcomes: dict[int, tuple] = {}
-    end = time.monotonic() + deadline_s
-    try:
-        while len(outcomes) < world - len(expect_exit) and time.monotonic() < end:
-            try:
-                rank, outcome = results.get(timeout=max(0.1, min(1.0, end - time.monotonic())))
-                outcomes[rank] = outcome
-            except queue.Empty:
-                if all(not p.is_alive() for p in procs) and results.empty():
-                    break
-        for p in procs:
-            p.join(timeout=max(0.1, end - time.monotonic()))
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-                p.join(timeout=5)
-    missing = sorted(set(range(world)) - set(outcomes) - expect_exit)
-    if missing:
-        codes = {i: p.exitcode for i, p in enumerate(procs)}
-        raise AssertionError(f"{scenario}: ranks {missing} reported nothing within {deadline_s} s (exit codes {codes})")
-    return outcomes
+def launch(scenario: str, world: int, **kwargs: Any) -> dict[int, tuple]:
+    """`distributed_worker.launch` of one of this module's SCENARIOS."""
+    return distributed_launch(scenario, world, module="control_flow_worker", **kwargs)

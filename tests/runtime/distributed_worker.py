@@ -320,7 +320,9 @@ SCENARIOS: dict[str, Callable[[int, int], Any]] = {
 }
 
 
-def _worker(rank: int, world: int, port: int, scenario: str, timeout_s: float, results: Any) -> None:
+def _worker(rank: int, world: int, port: int, module: str, scenario: str, timeout_s: float, results: Any) -> None:
+    import importlib
+
     import torch
 
     from loom.runtime.distributed import initialize, shutdown
@@ -328,7 +330,7 @@ def _worker(rank: int, world: int, port: int, scenario: str, timeout_s: float, r
     start = time.monotonic()
     try:
         initialize(f"127.0.0.1:{port}", world, rank, timeout_s=timeout_s)
-        value = SCENARIOS[scenario](rank, world)
+        value = importlib.import_module(module).SCENARIOS[scenario](rank, world)
         results.put((rank, ("ok", value)))
     except BaseException as e:  # reported to the parent, which asserts on it
         results.put((rank, ("error", type(e).__name__, f"{e}\n{traceback.format_exc()}", time.monotonic() - start)))
@@ -345,15 +347,15 @@ def free_port() -> int:
 
 
 def launch(scenario: str, world: int, timeout_s: float = 20.0, deadline_s: float = 90.0,
-           expect_exit: frozenset[int] = frozenset()) -> dict[int, tuple]:
-    """Run `scenario` on `world` processes; each rank's outcome. Ranks in `expect_exit` are those
-    that exit without reporting."""
+           expect_exit: frozenset[int] = frozenset(), module: str = "distributed_worker") -> dict[int, tuple]:
+    """Run `scenario` (of the SCENARIOS of test helper module `module`) on `world` processes; each
+    rank's outcome. Ranks in `expect_exit` are those that exit without reporting."""
     import torch.multiprocessing as mp
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["loom", "torch.distributed", "distributed_worker"])
+    ctx.set_forkserver_preload(["loom", "torch.distributed", module])
     results = ctx.Queue()
-    procs = mp.start_processes(_worker, args=(world, free_port(), scenario, timeout_s, results), nprocs=world,
-                               join=False, start_method="forkserver").processes
+    procs = mp.start_processes(_worker, args=(world, free_port(), module, scenario, timeout_s, results),
+                               nprocs=world, join=False, start_method="forkserver").processes
     outcomes: dict[int, tuple] = {}
     end = time.monotonic() + deadline_s
     try:
