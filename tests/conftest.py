@@ -36,6 +36,16 @@ def jax_x64():
     jax.config.update("jax_enable_x64", previous)
 
 
+@pytest.fixture(scope="module")
+def jax_ir():
+    """jaxlib's MLIR bindings (`ir`) and a context with the dialects JAX registers (StableHLO,
+    CHLO, sdy, func), for checking loom's text against MLIR's parser and printer."""
+    pytest.importorskip("jax")
+    from jax._src.interpreters import mlir
+    from jaxlib.mlir import ir
+    return ir, mlir.make_ir_context()
+
+
 @pytest.fixture
 def loom_x64():
     """64-bit values in loom (`loom.config` enable_x64) for one test: suites that check float64

@@ -24,14 +24,6 @@ COLLECTIVES = (shlo.AllGatherOp, shlo.AllReduceOp, shlo.ReduceScatterOp, shlo.Al
                shlo.CollectiveBroadcastOp, shlo.PartitionIdOp, shlo.ReplicaIdOp)
 
 
-@pytest.fixture(scope="module")
-def jax_ir():
-    pytest.importorskip("jax")
-    from jax._src.interpreters import mlir
-    from jaxlib.mlir import ir
-    return ir, mlir.make_ir_context()
-
-
 def _collective_ops():
     for path in SHARDED:
         for op in lir.parse(path.read_text()).walk():

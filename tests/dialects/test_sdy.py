@@ -29,15 +29,6 @@ SHARDED = CORPUS / "sharded"
 PRETTY = sorted(p for p in SHARDED.glob("*.mlir") if not p.name.endswith(".generic.mlir"))
 
 
-@pytest.fixture(scope="module")
-def jax_ir():
-    """jaxlib's MLIR bindings and a context with the sdy, StableHLO and func dialects loaded."""
-    pytest.importorskip("jax")
-    from jax._src.interpreters import mlir
-    from jaxlib.mlir import ir
-    return ir, mlir.make_ir_context()
-
-
 # The sharded corpus ---------------------------------------------------------------------------
 
 def test_corpus_covers_the_sharded_programs():

@@ -32,15 +32,6 @@ def tensor(shape, et=f32) -> RankedTensorType:
     return RankedTensorType(tuple(shape), et, None)
 
 
-@pytest.fixture(scope="module")
-def jax_ir():
-    """jaxlib's MLIR bindings and a context with the StableHLO and CHLO dialects loaded."""
-    pytest.importorskip("jax")
-    from jax._src.interpreters import mlir
-    from jaxlib.mlir import ir
-    return ir, mlir.make_ir_context()
-
-
 # The JAX corpus ----------------------------------------------------------------------------------
 
 def test_jax_corpus_is_present():
