@@ -47,6 +47,13 @@ def _axes(axis_name: str | Sequence[str], what: str) -> tuple[Mesh, tuple[str, .
     return mesh, names
 
 
+def _groups(axis_name: str | Sequence[str], what: str) -> tuple[tuple[str, ...], np.ndarray, int]:
+    """The named axes, the partition-id groups along them (one row per group) and the group size."""
+    mesh, names = _axes(axis_name, what)
+    groups = axis_groups(mesh.to_sdy(), names)
+    return names, groups, groups.shape[1]
+
+
 def _groups_attr(groups: np.ndarray) -> DenseElementsAttr:
     return DenseElementsAttr.get(groups.astype(np.int64), RankedTensorType(groups.shape, i64, None))
 
@@ -70,8 +77,7 @@ def _group_props(groups: np.ndarray) -> dict[str, Any]:
 
 
 def _all_reduce(x: Any, axis_name: Any, reducer: str, what: str) -> Any:
-    mesh, names = _axes(axis_name, what)
-    groups = axis_groups(mesh.to_sdy(), names)
+    names, groups, _ = _groups(axis_name, what)
 
     def one(leaf: Any) -> Tracer:
         t = _tracer(leaf, what)
@@ -112,9 +118,7 @@ def _axis(axis: int, ndim: int, what: str, name: str = "axis") -> int:
 def all_gather(x: Any, axis_name: str | Sequence[str], *, axis: int = 0, tiled: bool = False) -> Any:
     """The values of `x` of every device along `axis_name`, stacked along a new axis `axis` (or
     concatenated along `axis` when `tiled`), on every device."""
-    mesh, names = _axes(axis_name, "all_gather")
-    groups = axis_groups(mesh.to_sdy(), names)
-    n = groups.shape[1]
+    names, groups, n = _groups(axis_name, "all_gather")
 
     def one(leaf: Any) -> Tracer:
         t = _tracer(leaf, "all_gather")
@@ -137,9 +141,7 @@ def psum_scatter(x: Any, axis_name: str | Sequence[str], *, scatter_dimension: i
     """The sum of `x` over the devices along `axis_name`, split along `scatter_dimension`: device i
     gets block i (when not `tiled`, the dimension's size is the number of devices and is
     removed)."""
-    mesh, names = _axes(axis_name, "psum_scatter")
-    groups = axis_groups(mesh.to_sdy(), names)
-    n = groups.shape[1]
+    names, groups, n = _groups(axis_name, "psum_scatter")
 
     def one(leaf: Any) -> Tracer:
         t = _tracer(leaf, "psum_scatter")
@@ -163,9 +165,7 @@ def psum_scatter(x: Any, axis_name: str | Sequence[str], *, scatter_dimension: i
 def ppermute(x: Any, axis_name: str | Sequence[str], perm: Sequence[tuple[int, int]]) -> Any:
     """`x` sent from device `source` to device `target` along `axis_name` for each pair of `perm`
     (indices along the axes); devices no pair targets get zeros."""
-    mesh, names = _axes(axis_name, "ppermute")
-    groups = axis_groups(mesh.to_sdy(), names)
-    n = groups.shape[1]
+    names, groups, n = _groups(axis_name, "ppermute")
     perm = [(int(s), int(t)) for s, t in perm]
     for s, t in perm:
         if not (0 <= s < n and 0 <= t < n):
@@ -188,9 +188,7 @@ def all_to_all(x: Any, axis_name: str | Sequence[str], split_axis: int, concat_a
     block j sent to device j, the received blocks concatenated along `concat_axis` (when not
     `tiled`, `split_axis` has the size of the axes and is removed, and the blocks are stacked
     along a new axis `concat_axis`)."""
-    mesh, names = _axes(axis_name, "all_to_all")
-    groups = axis_groups(mesh.to_sdy(), names)
-    n = groups.shape[1]
+    names, groups, n = _groups(axis_name, "all_to_all")
 
     def one(leaf: Any) -> Tracer:
         t = _tracer(leaf, "all_to_all")
