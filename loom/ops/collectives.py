@@ -26,8 +26,10 @@ The kernels are `KERNELS` entries, so the compiled executor and the interpreter 
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,10 +38,21 @@ import numpy as np
 from loom.backend.common import ExecutionError
 from loom.backend.compiled import ELEMENTWISE, reducer_ufunc
 from loom.backend.interpreter import Interpreter
-from loom.backend.kernels_numpy import ALL, Kernel, kernel
+from loom.backend.kernels_numpy import ALL, KERNELS, Kernel, kernel
+from loom.dialects import func as func_dialect
+from loom.dialects.sdy import DimSharding, MeshAttr, TensorShardingAttr
+from loom.dialects.stablehlo.collectives import channel_handle_attr
+from loom.ir.attributes import IntegerAttr, StringAttr, TypeAttr, UnitAttr
 from loom.ir.core import Operation, Region
-from loom.ops.registry import declare, unsupported
+from loom.ir.types import FunctionType, IntegerType
+from loom.ops import registry
+from loom.ops.registry import declare, register, unsupported
 from loom.runtime.communicator import SPMDContext, current
+from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full_like, is_float
+from loom.transforms.batching import BATCH_RULES, moveaxis
+from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.rule_builders import rule
+from loom.transforms.sharding_propagation import SHARDING_RULES as _SHARDING_RULES
 
 # Reducer region ops -> the communicator's reduction names.
 REDUCTION_OF_UFUNC: dict[Any, str] = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
@@ -354,9 +367,6 @@ def _collective_sharding(op: Operation):
     return f.rule([dims(op.operands[0])], [dims(op.results[0])], need_replication=blocked)
 
 
-from loom.ops import registry  # noqa: E402
-from loom.transforms.sharding_propagation import SHARDING_RULES as _SHARDING_RULES  # noqa: E402
-
 for _name in ("stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all", "stablehlo.collective_permute",
               "stablehlo.reduce_scatter", "stablehlo.collective_broadcast"):
     registry.register(_SHARDING_RULES, _name, _collective_sharding)
@@ -376,21 +386,7 @@ __all__ = ["REDUCTION_OF_UFUNC", "ProcessGroups", "RegionReducer", "channel_id",
 # `out_shardings`; `sdy.sharding_constraint` and `sdy.reshard` are identities on values. Their
 # derivatives and batching build the same op around the transformed body.
 
-import contextlib  # noqa: E402
-import threading  # noqa: E402
-from collections.abc import Callable, Iterator  # noqa: E402
 
-from loom.backend.kernels_numpy import KERNELS  # noqa: E402
-from loom.dialects import func as func_dialect  # noqa: E402
-from loom.dialects.sdy import DimSharding, MeshAttr, TensorShardingAttr  # noqa: E402
-from loom.dialects.stablehlo.collectives import channel_handle_attr  # noqa: E402
-from loom.ir.attributes import IntegerAttr, StringAttr, TypeAttr, UnitAttr  # noqa: E402
-from loom.ir.types import FunctionType, IntegerType  # noqa: E402
-from loom.ops.registry import register  # noqa: E402
-from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full_like, is_float  # noqa: E402
-from loom.transforms.batching import BATCH_RULES, moveaxis  # noqa: E402
-from loom.transforms.forward_ad import JVP_RULES  # noqa: E402
-from loom.transforms.rule_builders import rule  # noqa: E402
 
 # the channel JAX writes on every collective of a shard_map body (cross-partition, handle 1)
 _CHANNEL = channel_handle_attr(1)
