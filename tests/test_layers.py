@@ -1,7 +1,7 @@
 """The import-layer contract: every `loom.*` import of every module under loom/ (at the top of the
 module or inside a function) points down the agreed layer order, or sideways within one layer:
 
-    ir < rewrite < dialects < {backend, transforms, devices, sharding, runtime} < ops < frontend < lax < numpy
+    ir < rewrite < dialects < {backend, transforms, devices, sharding, runtime, sim} < ops < frontend < lax < numpy
        < {scipy, nn, random, tree_util, knn, tools} < loom (the package facade)
 
 `devices` (placement, loom.Array) sits with the backends it wraps. Packages that do not exist are
@@ -16,7 +16,7 @@ import pathlib
 from support.paths import LOOM
 
 LAYERS: dict[str, int] = {
-    "ir": 0, "rewrite": 1, "dialects": 2, "backend": 3, "transforms": 3, "devices": 3, "sharding": 3, "runtime": 3,
+    "ir": 0, "rewrite": 1, "dialects": 2, "backend": 3, "transforms": 3, "devices": 3, "sharding": 3, "runtime": 3, "sim": 3,
     "ops": 4, "frontend": 5,
     "lax": 6, "numpy": 7, "scipy": 8, "nn": 8, "random": 8, "tree_util": 8, "knn": 8, "tools": 8,
     "distributed": 8,
