@@ -493,7 +493,7 @@ def _parse_flags(parser, flags: Sequence[tuple[str, str]]) -> dict[str, Attribut
 
 def _print_flags(p, op: Operation, flags: Sequence[tuple[str, str]]) -> None:
     for name, kind in flags:
-        value = op.properties.get(name)
+        value = op.read_properties().get(name)
         if value is None or value is getattr(type(op), name).default:
             continue
         if kind in ("overflow", "fastmath") and isinstance(value, DialectAttr):
@@ -564,7 +564,7 @@ class _ArithOp(OpBase):
         p.write(p.op_name(self) + " ")
         p.operands(self.operands)
         _print_flags(p, self, self._flags)
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(" : ")
         if self._cast:
             p.type(self.operands[0].type)
@@ -691,7 +691,7 @@ class ConstantOp(OpBase):
         t = self.result.type
         if isinstance(t, IntegerType) and not t.is_signless:
             self.emit_error("integer return type must be signless")
-        value = self.properties.get("value")
+        value = self.read_properties().get("value")
         if not isinstance(value, (IntegerAttr, FloatAttr, DenseElementsAttr, DenseStringElementsAttr,
                                   DenseResourceAttr)):
             self.emit_error("value must be an integer, float, or elements attribute")
@@ -700,7 +700,7 @@ class ConstantOp(OpBase):
 
     def asm_result_name(self) -> str:
         """MLIR's names: `c42_i32`, `c-1_i64`, `c0` (index), `true`/`false`, else `cst`."""
-        value = self.properties.get("value")
+        value = self.read_properties().get("value")
         t = self.result.type
         if isinstance(value, IntegerAttr):
             if isinstance(t, IntegerType) and t.width == 1:
@@ -724,7 +724,7 @@ class ConstantOp(OpBase):
 
     def print_custom(self, p) -> None:
         p.write(p.op_name(self))
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(" ")
         p.attr(self.properties["value"])
 
@@ -800,7 +800,7 @@ class MulIOp(_IntOverflowOp):
 def _fold_div_mul(lhs: Value, rhs: Value, flag: str) -> Value | None:
     """`(a * b) / b -> a` when the multiplication cannot wrap (`flag` set on it)."""
     mul = _defining(lhs, MulIOp)
-    if mul is None or flag not in flag_names(mul.properties.get("overflowFlags")):
+    if mul is None or flag not in flag_names(mul.read_properties().get("overflowFlags")):
         return None
     if mul.lhs is rhs:
         return mul.rhs
@@ -947,7 +947,7 @@ def _is_not_of(v: Value, x: Value, operands_of: Callable) -> bool:
 def _constant_value(v: Value) -> Attribute | None:
     op = v.owner_op
     if isinstance(op, OpBase) and op.has_trait(ConstantLike):
-        return op.properties.get("value")
+        return op.read_properties().get("value")
     return None
 
 
@@ -1166,7 +1166,7 @@ class MulFOp(_FloatBinaryOp):
     def fold(self, operands: list[Attribute | None]) -> list[Attribute | Value] | None:
         if _float_is(operands[1], lambda x: x == 1):
             return [self.lhs]
-        if {"nnan", "nsz"} <= flag_names(self.properties.get("fastmath")) and _float_is(operands[1],
+        if {"nnan", "nsz"} <= flag_names(self.read_properties().get("fastmath")) and _float_is(operands[1],
                                                                                          lambda x: x == 0):
             return [self.rhs]
         return self._fold_floats(operands, lambda ft: _float_arith(ft, lambda x, y: x * y))
@@ -1321,7 +1321,7 @@ class _CmpOp(OpBase):
         return self._predicates[self.properties["predicate"].value]
 
     def verify_(self) -> None:
-        p = self.properties.get("predicate")
+        p = self.read_properties().get("predicate")
         if not 0 <= p.value < len(self._predicates):
             self.emit_error(f"predicate {p.value} is not one of the {len(self._predicates)} predicates")
         want = i1_same_shape(self.operands[0].type)
@@ -1352,7 +1352,7 @@ class _CmpOp(OpBase):
         p.write(f"{p.op_name(self)} {self.predicate_name}, ")
         p.operands(self.operands)
         _print_flags(p, self, self._flags)
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(" : ")
         p.type(self.operands[0].type)
 
@@ -1495,7 +1495,7 @@ class SelectOp(OpBase):
     def print_custom(self, p) -> None:
         p.write(p.op_name(self) + " ")
         p.operands(self.operands)
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(" : ")
         if isinstance(self.condition.type, _CONTAINERS):
             p.type(self.condition.type)
@@ -1676,8 +1676,8 @@ class ExtFOp(_CastOp):
     def fold(self, operands: list[Attribute | None]) -> list[Attribute | Value] | None:
         trunc = _defining(self.operands[0], TruncFOp)
         if trunc is not None and trunc.operands[0].type is self.result.type:
-            if "contract" in flag_names(trunc.properties.get("fastmath")) and "contract" in flag_names(
-                    self.properties.get("fastmath")):
+            if "contract" in flag_names(trunc.read_properties().get("fastmath")) and "contract" in flag_names(
+                    self.read_properties().get("fastmath")):
                 return [trunc.operands[0]]
         src, dst = element_type(self.operands[0].type), element_type(self.result.type)
         return self._fold_cast(operands, FloatAttr, lambda a: convert_float_exact(src, dst, a))

@@ -27,7 +27,16 @@ class ModuleOp(OpBase):
     body_region = region_def()
     traits = (IsolatedFromAbove, NoTerminator, SymbolTable, SingleBlock, GraphRegions)
 
-    resources: dict | None = None
+    __slots__ = ("_resources",)
+
+    @property
+    def resources(self) -> dict | None:
+        """The file's `{-# dialect_resources ... #-}` section, as the parser read it."""
+        return getattr(self, "_resources", None)
+
+    @resources.setter
+    def resources(self, value: dict | None) -> None:
+        self._resources = value
 
     @staticmethod
     def build(ops: list[Operation] = (), sym_name: str | None = None, location: Location = UNKNOWN_LOC) -> ModuleOp:
@@ -65,11 +74,11 @@ class ModuleOp(OpBase):
 
     def print_custom(self, p) -> None:
         p.write("module")
-        name = self.properties.get("sym_name")
+        name = self.read_properties().get("sym_name")
         if name is not None:
             from loom.ir.attributes import keyword_or_string
             p.write(" @" + keyword_or_string(name.value))
-        p.attr_dict(self.attributes, keyword=True)
+        p.attr_dict(self.read_attributes(), keyword=True)
         p.write(" ")
         p.region(self.regions[0], print_entry_args=False, print_terminators=False)
 

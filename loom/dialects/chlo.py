@@ -366,11 +366,11 @@ class ScanOp(StableHLOOp):
         return ["input"] * len(self.inputs) + ["carry"] * len(self.inits)
 
     def print_custom(self, p: Any) -> None:  # ChloOps.cpp's ScanOp::print
-        dimension = self.properties.get("dimension")
+        dimension = self.read_properties().get("dimension")
         p.write(f"{p.op_name(self)}({', '.join(map(p.value, self.inputs))}) inits "
                 f"({', '.join(map(p.value, self.inits))}) dimension={getattr(dimension, 'value', 0)} ")
-        p.attr_dict({k: v for k, v in {**self.properties, **self.attributes}.items() if k not in _SCAN_ELIDED},
-                    keyword=True)
+        shown = {**self.read_properties(), **self.read_attributes()}
+        p.attr_dict({k: v for k, v in shown.items() if k not in _SCAN_ELIDED}, keyword=True)
         p.write(" ")
         p.region(self.regions[0])
         p.write(" : " + signature_text(tuple(self.operand_types), tuple(self.result_types)))

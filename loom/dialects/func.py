@@ -60,7 +60,7 @@ _VISIBILITIES = ("private", "public", "nested")
 
 
 def _symbol_name(op: Operation) -> str | None:
-    sym = op.properties.get("sym_name") or op.attributes.get("sym_name")
+    sym = op.read_properties().get("sym_name") or op.read_attributes().get("sym_name")
     return sym.value if isinstance(sym, StringAttr) else None
 
 
@@ -144,7 +144,7 @@ class FuncOp(OpBase):
         fn_type = self.type
         for key, count, what in (("arg_attrs", len(fn_type.inputs), "argument"),
                                  ("res_attrs", len(fn_type.results), "result")):
-            attrs = self.properties.get(key)
+            attrs = self.read_properties().get(key)
             if attrs is not None and len(attrs) != count:
                 self.emit_error(f"expects {what} attribute array to have the same number of elements as the number "
                                 f"of function {what}s, got {len(attrs)}, but expected {count}")
@@ -288,10 +288,10 @@ class ReturnOp(OpBase):
 
     def verify_(self) -> None:
         fn = _enclosing_func(self)
-        if fn is None or not isinstance(fn.properties.get("function_type"), TypeAttr):
+        if fn is None or not isinstance(fn.read_properties().get("function_type"), TypeAttr):
             return
         results = fn.type.results
-        name = fn.properties["sym_name"].value if isinstance(fn.properties.get("sym_name"), StringAttr) else "?"
+        name = fn.properties["sym_name"].value if isinstance(fn.read_properties().get("sym_name"), StringAttr) else "?"
         operands = self.operands
         if len(operands) != len(results):
             self.emit_error(f"has {len(operands)} operands, but enclosing function (@{name}) returns {len(results)}")
@@ -318,7 +318,7 @@ class ReturnOp(OpBase):
 
     def print_custom(self, p) -> None:
         p.write(p.op_name(self))
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         operands = self.operands
         if operands:
             p.write(" ")
@@ -346,7 +346,7 @@ class CallOp(OpBase):
                                 location)
 
     def verify_(self) -> None:
-        callee = self.properties.get("callee")
+        callee = self.read_properties().get("callee")
         if not isinstance(callee, SymbolRefAttr):
             return
         fn = lookup_symbol(self, callee.root)
@@ -357,7 +357,7 @@ class CallOp(OpBase):
             if table is None or callee.nested:
                 return  # not inside a symbol table (a detached op): nothing to resolve against
             self.emit_error(f"'{callee.root}' does not reference a valid function")
-        if not isinstance(fn, FuncOp) or not isinstance(fn.properties.get("function_type"), TypeAttr):
+        if not isinstance(fn, FuncOp) or not isinstance(fn.read_properties().get("function_type"), TypeAttr):
             self.emit_error(f"'{callee.root}' does not reference a valid function")
         fn_type = fn.type
         operands = self.operands
@@ -401,7 +401,7 @@ class CallOp(OpBase):
         p.write("(")
         p.operands(self.operands)
         p.write(")")
-        shown = {k: v for k, v in self.properties.items() if k != "callee"}
+        shown = {k: v for k, v in self.read_properties().items() if k != "callee"}
         shown.update(self.attributes)
         p.attr_dict(shown)
         p.write(" : " + signature_text(self.operand_types, self.result_types))

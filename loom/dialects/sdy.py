@@ -441,9 +441,9 @@ def lookup_mesh(op: Operation, name: str) -> MeshAttr | None:
         return None
     for o in module.regions[0].blocks[0].ops:
         if o.name == "sdy.mesh":
-            sym = o.properties.get("sym_name")
+            sym = o.read_properties().get("sym_name")
             if isinstance(sym, StringAttr) and sym.value == name:
-                mesh = o.properties.get("mesh")
+                mesh = o.read_properties().get("mesh")
                 return mesh if isinstance(mesh, MeshAttr) else None
     return None
 
@@ -565,7 +565,7 @@ def _manual_axes_above(op: Operation) -> list[str]:
     p = op.parent_op
     while p is not None:
         if p.name == "sdy.manual_computation":
-            m = p.properties.get("manual_axes")
+            m = p.read_properties().get("manual_axes")
             if isinstance(m, ManualAxesAttr):
                 axes.extend(m.axes)
         p = p.parent_op
@@ -609,7 +609,7 @@ def global_type(local: RankedTensorType, sharding: TensorShardingAttr, manual_ax
 
 def _attr_dicts(func: Operation, key: str, n: int) -> list[dict[str, Attribute]]:
     """The `arg_attrs` / `res_attrs` of a `func.func` as n dictionaries."""
-    a = func.properties.get(key)
+    a = func.read_properties().get(key)
     dicts = [d.as_dict() if isinstance(d, DictionaryAttr) else {} for d in a.elements] if isinstance(a, ArrayAttr) \
         else []
     return dicts + [{} for _ in range(n - len(dicts))]
@@ -663,7 +663,7 @@ def verify_shardings(module: Operation) -> None:
                     err = check_sharding(op, s, t, f"{what} {i} - ")
                     if err:
                         raise VerifyError(op, err)
-        s = op.attributes.get("sdy.sharding")
+        s = op.read_attributes().get("sdy.sharding")
         if isinstance(s, TensorShardingPerValueAttr):
             if len(s.shardings) != len(op.results):
                 raise VerifyError(op, f"sdy.sharding has {len(s.shardings)} shardings for {len(op.results)} "
@@ -745,7 +745,7 @@ class _ShardedValueOp(SdyOp):
 
     def print_custom(self, p: Any) -> None:
         p.write(f"{p.op_name(self)} {p.value(self.input)} <{self.sharding.body()}>")
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(f" : {self.result.type}")
 
     @classmethod
@@ -789,7 +789,7 @@ class ShardingGroupOp(SdyOp):
 
     def print_custom(self, p: Any) -> None:
         p.write(f"{p.op_name(self)} {p.value(self.input)} group_id={self.group_id.value}")
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(f" : {self.input.type}")
 
     @classmethod
@@ -920,7 +920,7 @@ class ManualComputationOp(SdyOp):
                 f" manual_axes={self.manual_axes.body()}"
                 f" ({', '.join(p.region_argument(a) for a in block.args)}) ")
         p.region(self.body, print_entry_args=False)
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(" : " + signature_text(tuple(self.operand_types), tuple(self.result_types)))
 
     @classmethod

@@ -161,7 +161,7 @@ def new(builder: Builder, element_type: Type, location: Location | None = None, 
 
 def is_offloaded(new_op: Operation) -> bool:
     """Whether a `stack.new` op is marked for the offload memory policy."""
-    return isinstance(new_op.properties.get("offload"), UnitAttr)
+    return isinstance(new_op.read_properties().get("offload"), UnitAttr)
 
 
 def push(builder: Builder, stack: Value, value: Value, location: Location | None = None) -> Operation:

@@ -8,8 +8,9 @@ or erasing an op is O(uses), never a walk over the program.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from loom.ir.attributes import UNKNOWN_LOC, Attribute, Location
@@ -37,6 +38,9 @@ def paused_gc():
             gc.freeze()
             gc.unfreeze()
             gc.enable()
+
+
+_NO_ENTRIES: Mapping[str, Any] = MappingProxyType({})
 
 
 class IRError(Exception):
@@ -74,29 +78,98 @@ class ResolvingLocation:
 
 
 class Use:
-    """One operand slot of an operation: `owner.operands[index] is value`."""
+    """One operand slot of an operation: `owner.operands[index] is value`. The uses of a value form
+    a doubly linked list through the uses themselves (as in MLIR): adding or removing one is O(1)
+    and a value pays no container of its own."""
 
-    __slots__ = ("value", "owner", "index")
+    __slots__ = ("value", "owner", "index", "_prev", "_next")
 
     def __init__(self, value: Value, owner: Operation, index: int) -> None:
         self.value = value
         self.owner = owner
         self.index = index
+        value._link(self)
+
+    def unlink(self) -> None:
+        """Take this use out of its value's use list (the slot keeps pointing at the value)."""
+        v, p, n = self.value, self._prev, self._next
+        if p is None:
+            v._head = n
+        else:
+            p._next = n
+        if n is None:
+            v._tail = p
+        else:
+            n._prev = p
+        self._prev = self._next = None
+
+    def set(self, value: Value) -> None:
+        """Point this slot at `value`, moving the use to the end of its use list."""
+        self.unlink()
+        self.value = value
+        value._link(self)
+
+
+class UseList:
+    """The uses of a value, in the order they were made: a read-only view with O(1) `bool` and
+    membership; iteration tolerates unlinking the use it is at."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Value) -> None:
+        self._value = value
+
+    def __iter__(self) -> Iterator[Use]:
+        u = self._value._head
+        while u is not None:
+            nxt = u._next
+            yield u
+            u = nxt
+
+    def __bool__(self) -> bool:
+        return self._value._head is not None
+
+    def __len__(self) -> int:
+        n, u = 0, self._value._head
+        while u is not None:
+            n, u = n + 1, u._next
+        return n
+
+    def __contains__(self, use: object) -> bool:
+        return (isinstance(use, Use) and use.value is self._value
+                and (use._prev is not None or self._value._head is use))
+
+    def __repr__(self) -> str:
+        return f"UseList({list(self)!r})"
 
 
 class Value:
     """An SSA value: an operation result or a block argument."""
 
-    __slots__ = ("type", "uses", "name_hint")
+    __slots__ = ("type", "_head", "_tail", "name_hint")
 
     def __init__(self, type: Type) -> None:
         self.type = type
-        self.uses: dict[Use, None] = {}
+        self._head: Use | None = None
+        self._tail: Use | None = None
         self.name_hint: str | None = None
+
+    def _link(self, use: Use) -> None:
+        tail = self._tail
+        use._prev, use._next = tail, None
+        if tail is None:
+            self._head = use
+        else:
+            tail._next = use
+        self._tail = use
+
+    @property
+    def uses(self) -> UseList:
+        return UseList(self)
 
     @property
     def has_uses(self) -> bool:
-        return bool(self.uses)
+        return self._head is not None
 
     @property
     def users(self) -> list[Operation]:
@@ -106,19 +179,25 @@ class Value:
         return list(seen)
 
     def replace_all_uses_with(self, new: Value) -> None:
-        if new is self:
+        if new is self or self._head is None:
             return
-        new_uses = new.uses
-        for use in self.uses:
-            use.value = new
-            new_uses[use] = None
-        self.uses = {}
+        u = self._head
+        while u is not None:
+            u.value = new
+            u = u._next
+        # splice the whole list onto the end of `new`'s
+        head, tail = self._head, self._tail
+        if new._tail is None:
+            new._head = head
+        else:
+            new._tail._next = head
+            head._prev = new._tail
+        new._tail = tail
+        self._head = self._tail = None
 
     def replace_uses_if(self, new: Value, predicate) -> None:
         for use in [u for u in self.uses if predicate(u)]:
-            del self.uses[use]
-            use.value = new
-            new.uses[use] = None
+            use.set(new)
 
     @property
     def owner_op(self) -> Operation | None:
@@ -181,11 +260,20 @@ class BlockUse:
         self.index = index
 
 
-class Operation:
+class _SlottedSubclasses(type):
+    """Gives every subclass that declares no `__slots__` an empty one: an op class adds no
+    per-instance `__dict__` (a large program holds millions of ops)."""
+
+    def __new__(mcls, name: str, bases: tuple, namespace: dict, **kwargs: Any) -> type:
+        namespace.setdefault("__slots__", ())
+        return super().__new__(mcls, name, bases, namespace, **kwargs)
+
+
+class Operation(metaclass=_SlottedSubclasses):
     """A generic operation. Registered ops are subclasses that declare their structure
     (see loom.ir.opdef); unregistered ops are plain Operations with a `name`."""
 
-    __slots__ = ("name", "_operands", "results", "properties", "attributes", "regions", "_successors",
+    __slots__ = ("name", "_operands", "results", "_properties", "_attributes", "regions", "_successors",
                  "_location", "parent", "_prev", "_next", "_order", "__weakref__")
 
     definition: OpDef | None = None  # set on registered subclasses
@@ -199,31 +287,34 @@ class Operation:
         if definition is None:
             self.name = name  # type: ignore[assignment]  # (None only for ops made nameless by mistake)
         if operands:
-            uses = self._operands = [Use(v, self, i) for i, v in enumerate(operands)]
-            for u in uses:
-                u.value.uses[u] = None
+            self._operands: tuple[Use, ...] = tuple([Use(v, self, i) for i, v in enumerate(operands)])
         else:
-            self._operands = []
+            self._operands = ()
         self.results = tuple([OpResult(t, self, i) for i, t in enumerate(result_types)]) if result_types else ()
-        self.properties = properties if properties is not None else {}
-        if definition is not None and definition.prop_defaults:
-            # Default-valued properties are always present, as in MLIR (its generic form prints them).
-            missing = [(k, v) for k, v in definition.prop_defaults if k not in self.properties]
-            if missing:  # copy: the caller's dict may be shared
-                self.properties = {**self.properties, **dict(missing)}
-        self.attributes = attributes if attributes is not None else {}
-        self.regions: list[Region] = []
+        # An op without properties beyond its definition's defaults, or without attributes, holds no
+        # dict (None) until one is written: a large program has millions of such ops.
+        if properties or (properties is not None and type(properties) is not dict):  # (a marked empty dict stays)
+            if definition is not None and definition.prop_defaults:
+                # Default-valued properties are always present, as in MLIR (its generic form prints them).
+                missing = [(k, v) for k, v in definition.prop_defaults if k not in properties]
+                if missing:  # copy: the caller's dict may be shared
+                    properties = {**properties, **dict(missing)}
+            self._properties: dict[str, Attribute] | None = properties
+        else:
+            self._properties = None
+        self._attributes: dict[str, Attribute] | None = attributes or None
+        self.regions: tuple[Region, ...] = ()  # tuples, shared when empty: a large program has millions of ops
         if regions:
             if isinstance(regions, int):
                 regions = [Region() for _ in range(regions)]
             for r in regions:
                 self.add_region(r)
         if successors:
-            self._successors = [BlockUse(b, self, i) for i, b in enumerate(successors)]
+            self._successors: tuple[BlockUse, ...] = tuple([BlockUse(b, self, i) for i, b in enumerate(successors)])
             for s in self._successors:
                 s.block._uses[s] = None
         else:
-            self._successors = []
+            self._successors = ()
         self._location: Location | PendingLocation = location
         self.parent: Block | None = None
         self._prev: Operation | None = None
@@ -246,27 +337,61 @@ class Operation:
 
     location = ResolvingLocation()
 
+    # Properties and attributes ------------------------------------------------------------
+    @property
+    def properties(self) -> dict[str, Attribute]:
+        """The inherent attributes (MLIR's properties), default-valued ones included; a dict of the
+        op's own, made on first access."""
+        d = self._properties
+        if d is None:
+            d = self._properties = dict(self.read_properties())
+        return d
+
+    @properties.setter
+    def properties(self, value: dict[str, Attribute]) -> None:
+        self._properties = value
+
+    @property
+    def attributes(self) -> dict[str, Attribute]:
+        """The discardable attributes; a dict of the op's own, made on first access."""
+        d = self._attributes
+        if d is None:
+            d = self._attributes = {}
+        return d
+
+    @attributes.setter
+    def attributes(self, value: dict[str, Attribute]) -> None:
+        self._attributes = value
+
+    def read_properties(self) -> Mapping[str, Attribute]:
+        """`properties` for reading only: makes no dict for an op that holds none."""
+        d = self._properties
+        if d is not None:
+            return d
+        definition = type(self).definition
+        return definition.default_props if definition is not None else _NO_ENTRIES
+
+    def read_attributes(self) -> Mapping[str, Attribute]:
+        """`attributes` for reading only: makes no dict for an op that holds none."""
+        d = self._attributes
+        return d if d is not None else _NO_ENTRIES
+
     # Operands -----------------------------------------------------------------------------
     @property
     def operands(self) -> tuple[Value, ...]:
         return tuple(u.value for u in self._operands)
 
     @property
-    def operand_uses(self) -> list[Use]:
+    def operand_uses(self) -> tuple[Use, ...]:
         return self._operands
 
     def set_operand(self, index: int, value: Value) -> None:
-        use = self._operands[index]
-        del use.value.uses[use]
-        use.value = value
-        value.uses[use] = None
+        self._operands[index].set(value)
 
     def set_operands(self, values: Sequence[Value]) -> None:
         for u in self._operands:
-            del u.value.uses[u]
-        self._operands = [Use(v, self, i) for i, v in enumerate(values)]
-        for u in self._operands:
-            u.value.uses[u] = None
+            u.unlink()
+        self._operands = tuple([Use(v, self, i) for i, v in enumerate(values)])
 
     @property
     def result(self) -> OpResult:
@@ -299,15 +424,15 @@ class Operation:
         if region.parent is not None:
             raise IRError("region already belongs to an operation")
         region.parent = self
-        self.regions.append(region)
+        self.regions = (*self.regions, region)
         return region
 
     # Attributes ---------------------------------------------------------------------------
     def get_attr(self, name: str, default: Any = None) -> Any:
         """An inherent attribute (property) or, failing that, a discardable one."""
-        v = self.properties.get(name)
+        v = self.read_properties().get(name)
         if v is None:
-            v = self.attributes.get(name, default)
+            v = self.read_attributes().get(name, default)
         return v
 
     # Position -----------------------------------------------------------------------------
@@ -368,11 +493,11 @@ class Operation:
     def drop_all_references(self) -> None:
         """Drop operand and successor uses of this op and everything nested in it."""
         for u in self._operands:
-            del u.value.uses[u]
-        self._operands = []
+            u.unlink()
+        self._operands = ()
         for s in self._successors:
             del s.block._uses[s]
-        self._successors = []
+        self._successors = ()
         for region in self.regions:
             for block in region.blocks:
                 for op in block.ops:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from loom.ir.attributes import Attribute, DenseArrayAttr
@@ -159,7 +160,7 @@ class prop(_Field):
     def __get__(self, op: Operation | None, owner: type) -> Any:
         if op is None:
             return self
-        v = op.properties.get(self.name)
+        v = op.read_properties().get(self.name)
         return self.default if v is None else v
 
     def __set__(self, op: Operation, value: Attribute | None) -> None:
@@ -510,7 +511,7 @@ class AssemblyFormat:
         if kind == "results":
             return list(op.results)
         if kind == "attr":
-            return op.properties.get(arg[1])
+            return op.read_properties().get(arg[1])
         if kind == "region":
             return op.regions[self.regions[arg[1]].index]
         if kind == "ref":
@@ -554,8 +555,8 @@ class AssemblyFormat:
                     self._print(op, p, e[2], state)
                 continue
             if kind == "attr-dict":
-                props = {k: v for k, v in op.properties.items() if k not in self.used_props}
-                props.update(op.attributes)
+                props = {k: v for k, v in op.read_properties().items() if k not in self.used_props}
+                props.update(op.read_attributes())
                 p.attr_dict(props, keyword=e[1])
             else:
                 if state[0]:
@@ -572,7 +573,7 @@ class AssemblyFormat:
             ins, outs = self.value(op, ("type", e[1])), self.value(op, ("type", e[2]))
             p.write(signature_text(tuple(_as_list(ins)), tuple(_as_list(outs))))
         elif kind == "attr":
-            a = op.properties.get(e[1])
+            a = op.read_properties().get(e[1])
             syntax = self._syntax(e[1])
             if a is not None:
                 p.write(syntax.print(a) if syntax is not None else p.attr_text(a))
@@ -797,6 +798,7 @@ class OpDef:
         # Default-valued properties are always present, as MLIR stores them (and its generic
         # form prints them): `Operation.__init__` fills them in.
         self.prop_defaults = tuple((p.name, p.default) for p in self.props if p.default is not None)
+        self.default_props = MappingProxyType(dict(self.prop_defaults))  # the properties of an op given none
         self._operand_variadics = sum(f.kind != SINGLE for f in self.operands)
         self._result_variadics = sum(f.kind != SINGLE for f in self.results)
         # What the verifier checks on every op, computed once.
@@ -810,7 +812,7 @@ class OpDef:
         variadics = sum(f.kind != SINGLE for f in fields)
         if variadics == 0:
             return index, index + 1
-        segs = op.properties.get(seg_attr)
+        segs = op.read_properties().get(seg_attr)
         if isinstance(segs, DenseArrayAttr):
             sizes = segs.values
             start = sum(sizes[:index])

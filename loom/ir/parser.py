@@ -8,7 +8,9 @@ dictionaries are cached by their source text, so a large module parses each dist
 
 from __future__ import annotations
 
+import bisect
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, cast
 
@@ -195,6 +197,38 @@ _TYPE_CACHE: dict[str, Type] = {}
 _SIG_CACHE: dict[str, tuple[tuple[Type, ...], tuple[Type, ...]]] = {}
 
 
+class _SourceLines:
+    """Line and column of an offset in a source text; the line starts are found on first use and
+    kept as 8-byte integers (a million-line file costs 8 MB, not 40)."""
+
+    __slots__ = ("src", "filename", "_starts")
+
+    def __init__(self, src: str, filename: str) -> None:
+        self.src = src
+        self.filename = filename
+        self._starts: array | None = None
+
+    def lines(self) -> array:
+        if self._starts is None:
+            starts = array("q", [0])
+            find = self.src.find
+            i = find("\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self._starts = starts
+        return self._starts
+
+    def line_col(self, pos: int) -> tuple[int, int]:
+        starts = self.lines()
+        line = bisect.bisect_right(starts, pos) - 1
+        return line + 1, pos - starts[line] + 1
+
+    def loc_at(self, pos: int) -> Location:
+        line, col = self.line_col(pos)
+        return FileLineColLoc(self.filename, line, col)
+
+
 class Parser:
     """Parses MLIR text into loom IR. See `parse` for the entry point."""
 
@@ -209,31 +243,20 @@ class Parser:
         self._alias_pos: dict[tuple[str, str], int] = {}
         self._aliases: dict[tuple[str, str], Any] = {}
         self._alias_busy: set[tuple[str, str]] = set()
-        self._line_starts: list[int] | None = None
+        self._source = _SourceLines(text, filename)
         self._dict_cache: dict[str, dict[str, Attribute]] = {}
         self._value_cache: dict[str, Attribute] = {}
-        self._resolve_loc = self.loc_at  # one bound method shared by every op's pending location
+        # one bound method shared by every op's pending location; it keeps the text alive, not the parser
+        self._resolve_loc = self._source.loc_at
         for m in _ALIAS_DEF.finditer(text):
             self._alias_pos.setdefault((m.group(1), m.group(2)), m.end())
 
     # Errors and positions -----------------------------------------------------------------
-    def _lines(self) -> list[int]:
-        """The offset of each line's start (computed on first use)."""
-        if self._line_starts is None:
-            starts = [0]
-            find = self.src.find
-            i = find("\n")
-            while i != -1:
-                starts.append(i + 1)
-                i = find("\n", i + 1)
-            self._line_starts = starts
-        return self._line_starts
+    def _lines(self) -> Sequence[int]:
+        return self._source.lines()
 
     def line_col(self, pos: int) -> tuple[int, int]:
-        import bisect
-        starts = self._lines()
-        line = bisect.bisect_right(starts, pos) - 1
-        return line + 1, pos - starts[line] + 1
+        return self._source.line_col(pos)
 
     def error(self, message: str, pos: int | None = None) -> ParseError:
         pos = self.pos if pos is None else pos
@@ -243,8 +266,7 @@ class Parser:
         return ParseError(message, self.filename, line, col, self.src[start:end if end != -1 else len(self.src)])
 
     def loc_at(self, pos: int) -> Location:
-        line, col = self.line_col(pos)
-        return FileLineColLoc(self.filename, line, col)
+        return self._source.loc_at(pos)
 
     # Tokens -------------------------------------------------------------------------------
     def ws(self) -> int:

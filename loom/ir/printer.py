@@ -326,7 +326,7 @@ class Printer:
         out.append(quoted + operands + ")")
         if op._successors:
             out.append("[" + ", ".join(self.block_name(s.block) for s in op._successors) + "]")
-        props = op.properties
+        props = op.read_properties()
         if props or type(props) is ExplicitProperties:
             out.append(" <" + (self._dict_text(props) if self.attr_loc_aliases else _dict_text(props)) + ">")
         if op.regions:
@@ -338,8 +338,9 @@ class Printer:
                 first = False
                 self.region(r, True, True, True)
             out.append(")")
-        if op.attributes:
-            out.append(" " + (self._dict_text(op.attributes) if self.attr_loc_aliases else _dict_text(op.attributes)))
+        attrs = op.read_attributes()
+        if attrs:
+            out.append(" " + (self._dict_text(attrs) if self.attr_loc_aliases else _dict_text(attrs)))
         out.append(" : " + signature_text(tuple([u.value.type for u in uses]), tuple([r.type for r in op.results])))
 
     def _dict_text(self, d: dict[str, Attribute]) -> str:
@@ -481,7 +482,7 @@ class _Aliases:
     def visit_op(self, op: Operation) -> None:
         if self.debuginfo:
             self.visit(op.location, True)
-        attrs = op.attributes
+        attrs = op.read_attributes()
         if attrs:
             for k in sorted(attrs, key=lambda k: k.encode("utf-8", "surrogateescape")):
                 self.visit(attrs[k], False)
@@ -550,7 +551,7 @@ def _may_need_aliases(root: Operation) -> bool:
     """A cheap pre-scan: most programs have no affine maps or location-valued attributes."""
     get = _ALIASABLE.get
     for op in root.walk():
-        for v in op.attributes.values():
+        for v in op.read_attributes().values():
             if get(v, True) and _aliasable(v):
                 return True
         for r in op.results:

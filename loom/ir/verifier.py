@@ -72,14 +72,14 @@ def _verify_structure_against_definition(op: Operation, d) -> None:
             if not f.constraint.holds(t):
                 _fail(op, f"result #{i} must be {f.constraint.description}, but got '{t}'")
     for p in d.props:
-        v = op.properties.get(p.name)
+        v = op.read_properties().get(p.name)
         if v is None:
             if not p.optional:
                 _fail(op, f"requires attribute '{p.name}'")
             continue
         if p.constraint is not None and not p.constraint.check(v):
             _fail(op, f"attribute '{p.name}' failed to satisfy constraint: {p.constraint.description}")
-    for k in op.properties:
+    for k in op.read_properties():
         if k not in d.prop_names:
             _fail(op, f"has unknown inherent attribute '{k}'")
 
@@ -205,7 +205,7 @@ def _verify_symbol_table(op: Operation) -> None:
     for region in op.regions:
         for block in region.blocks:
             for child in block.ops:
-                name = child.properties.get("sym_name") or child.attributes.get("sym_name")
+                name = child.read_properties().get("sym_name") or child.read_attributes().get("sym_name")
                 if isinstance(name, StringAttr):
                     prev = seen.get(name.value)
                     if prev is not None:

@@ -37,11 +37,11 @@ class CustomCallOp(StableHLOOp):
 
     def check_types(self) -> None:
         for name, values in (("operand_layouts", self.operands), ("result_layouts", self.results)):
-            layouts = self.properties.get(name)
+            layouts = self.read_properties().get(name)
             if isinstance(layouts, ArrayAttr) and len(layouts) != len(values):
                 raise ShapeError(f"{name} has {len(layouts)} entries for {len(values)} "
                                  f"{'operands' if name == 'operand_layouts' else 'results'}")
-        aliases = self.properties.get("output_operand_aliases")
+        aliases = self.read_properties().get("output_operand_aliases")
         for alias in aliases if isinstance(aliases, ArrayAttr) else ():
             if isinstance(alias, OutputOperandAlias) and not 0 <= alias.operand_index < len(self.operands):
                 raise ShapeError(f"output_operand_aliases refers to operand {alias.operand_index}, but there are "

@@ -80,7 +80,7 @@ def _reduce_over_unit_dims(op: Operation, rewriter: Any) -> bool:
     owner = init.owner_op
     if body is None or not isinstance(owner, ConstantOp):
         return False
-    v = splat_value(owner.properties.get("value"))
+    v = splat_value(owner.read_properties().get("value"))
     if v is None or not _is_identity(body, v):
         return False
     rewriter.set_insertion_point_before(op)
@@ -104,7 +104,7 @@ def _transpose_of_matmul(op: Operation, rewriter: Any) -> bool:
     props: dict[str, Attribute] = {"dot_dimension_numbers": dn.replace(
         lhs_contracting_dimensions=dn.rhs_contracting_dimensions,
         rhs_contracting_dimensions=dn.lhs_contracting_dimensions)}
-    precision = dot.properties.get("precision_config")
+    precision = dot.read_properties().get("precision_config")
     if precision is not None:
         props["precision_config"] = ArrayAttr(tuple(reversed(precision.elements)))
     rewriter.set_insertion_point_before(op)

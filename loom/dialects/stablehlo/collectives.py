@@ -104,7 +104,7 @@ def _module_count(op: Operation, name: str) -> int | None:
     """`mhlo.num_replicas` / `mhlo.num_partitions` of the module holding `op`, if it says."""
     p = op.parent_op
     while p is not None:
-        a = p.attributes.get(name)
+        a = p.read_attributes().get(name)
         if isinstance(a, IntegerAttr):
             return a.value
         p = p.parent_op
@@ -147,7 +147,7 @@ class _Grouped(_Collective):
     def group_size(self) -> int | None:
         """The number of processes in each group, or None where the module does not say how many
         replicas or partitions it has."""
-        a = self.properties.get("replica_groups")
+        a = self.read_properties().get("replica_groups")
         n = a.type.shape[1] if isinstance(a, DenseElementsAttr) and a.type.rank == 2 else 0
         mode = self.mode
         if mode == "flattened_ids":

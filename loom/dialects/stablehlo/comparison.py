@@ -82,7 +82,7 @@ class CompareOp(StableHLOOp):
 
     def fold(self, operands):
         direction = self.properties["comparison_direction"].value
-        ct = self.properties.get("compare_type")
+        ct = self.read_properties().get("compare_type")
         total = isinstance(ct, ComparisonTypeAttr) and ct.value == "TOTALORDER"
 
         def fn(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:

@@ -85,14 +85,14 @@ class ConstantOp(StableHLOOp):
         return Operation.create(cls.name, (), [value.type], props, attrs)
 
     def print_custom(self, p: Any) -> None:
-        value = self.properties.get("value")
+        value = self.read_properties().get("value")
         p.write(p.op_name(self))
         if getattr(value, "type", None) is not self.results[0].type:
             start = len(p.out)
             p.generic_op(self)
             p.out[start] = "(" + p.out[start].split("(", 1)[1]
             return
-        p.attr_dict(self.attributes)
+        p.attr_dict(self.read_attributes())
         p.write(" ")
         p.attr(value)
 
@@ -107,7 +107,7 @@ def materialize_constant(builder: Builder, value: Attribute, type: Type, locatio
 def constant_array(value: Value) -> np.ndarray | None:
     """The elements of a value defined by `stablehlo.constant` with dense elements, else None."""
     op = value.owner_op
-    if isinstance(op, ConstantOp) and isinstance(op.properties.get("value"), DenseElementsAttr):
+    if isinstance(op, ConstantOp) and isinstance(op.read_properties().get("value"), DenseElementsAttr):
         return op.properties["value"].to_numpy()
     return None
 

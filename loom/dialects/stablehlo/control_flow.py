@@ -79,7 +79,7 @@ class WhileOp(StableHLOOp):
                 + ")")
         if self.operands:
             p.write(" : " + ", ".join(str(v.type) for v in self.operands))
-        p.attr_dict(self.attributes, keyword=True)
+        p.attr_dict(self.read_attributes(), keyword=True)
         p.newline()
         p.write("cond ")
         p.region(self.regions[0], print_entry_args=False)

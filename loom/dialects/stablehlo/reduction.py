@@ -146,7 +146,8 @@ class ReduceOp(StableHLOOp):
         if inner is not None:
             p.write(" applies " + keyword_or_string(inner.name))
         p.write(" across dimensions = " + dims_text(self.properties["dimensions"].values))
-        p.attr_dict({k: v for k, v in {**self.properties, **self.attributes}.items() if k != "dimensions"})
+        shown = {**self.read_properties(), **self.read_attributes()}
+        p.attr_dict({k: v for k, v in shown.items() if k != "dimensions"})
         p.write(" : ")
         print_functional_type(p, self)
         if inner is None:
