@@ -6,13 +6,17 @@ dot is independent of the step's `collective_permute`, so a scheduler can overla
 Matched forms (the collective in `flattened_ids` mode, as the partitioner and JAX's shard_map
 write them: a channel, `use_global_device_ids`, groups of N >= 2 partition ids):
 
-- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gather along a dimension of
-  `x` that is neither batching nor contracting, the gathered value used by that dot only. With
-  `k` this partition's position in its group and `c` the shard size, `x` holds at step i the shard
-  of position (k + i) mod N: the step's dot gives that block of the result, written with
-  `dynamic_update_slice` at offset ((k + i) mod N) * c, then `x` goes one step back along the
-  ring (position j sends to j - 1). N - 1 steps run in a `stablehlo.while`; the last block is
-  computed after it, so no shard is sent that nobody uses.
+- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gathered value used by that
+  dot only. With `k` this partition's position in its group and `c` the shard size, `x` holds at
+  step i the shard of position (k + i) mod N, then goes one step back along the ring (position j
+  sends to j - 1). What a step does depends on the gathered dimension of `x` (XLA's three windowed
+  forms): neither batching nor contracting, the step's dot gives that block of the result,
+  written with `dynamic_update_slice` at offset ((k + i) mod N) * c; contracting, the step
+  multiplies by the matching block of `w`'s contracted dimension (a `dynamic_slice` at that
+  offset) and adds the partial product into the full-size result (summing the blocks one by one:
+  float sums may differ in the last bits); batching, the step's dot of `w`'s matching batch block
+  gives that batch block of the result, written at that offset. N - 1 steps run in a
+  `stablehlo.while`; the last block is computed after it, so no shard is sent that nobody uses.
 - reduce-scatter loop: `reduce_scatter(dot_general(a, b))` summing (`stablehlo.add`), scattered
   along a result dimension that comes from a non-batching, non-contracting dimension of `a` or `b`,
   the dot used by that reduce-scatter only. A shard-sized accumulator travels the ring: step i
@@ -30,11 +34,15 @@ end. The middle rounds (all but the first and the last one or two) run in a `sta
 when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
 splitting each shard in halves is not done).
 
+With `unroll`, each loop iteration runs two steps (XLA's unroll_windowed_einsum: two permutes and
+two partial dots per iteration, fewer loop-carried round trips), an odd last step written out after
+the loop; the steps and their order are unchanged, so the values are bit for bit the rolled loop's.
+
 This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
-groups. Options: `bidirectional` (false by default); `mode` = `on` (decompose every match),
-`off` (none), `auto` (the default: decompose when the collective's full-size value, the gathered
-operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as in XLA;
-a skip is explained by a remark on the collective).
+groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
+match), `off` (none), `auto` (the default: decompose when the collective's full-size value, the
+gathered operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as
+in XLA; a skip is explained by a remark on the collective).
 """
 
 from __future__ import annotations
@@ -122,8 +130,8 @@ class _Emitter:
     """Builds the loop of one match at `b`'s insertion point; each collective_permute it makes
     takes the next channel of `channels`."""
 
-    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int]) -> None:
-        self.b, self.groups, self.n, self.channels = b, groups, len(groups[0]), channels
+    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int], unroll: bool = False) -> None:
+        self.b, self.groups, self.n, self.channels, self.unroll = b, groups, len(groups[0]), channels, unroll
 
     def position(self) -> Value:
         """This partition's position in its group (tensor<i32>), from `partition_id`."""
@@ -152,20 +160,28 @@ class _Emitter:
 
     def loop(self, init: list[Value], start: int, stop: int,
              step: Callable[[Builder, list[Value], Value], list[Value]]) -> list[Value]:
-        """`while i < stop` from i = start over `init` (+ i); `step(b, values, i)` gives the next
-        values. Everything the body reads travels in the loop state."""
+        """Steps i = start .. stop - 1 over `init`: `step(b, values, i)` gives the next values. They
+        run in a `stablehlo.while` (state: the values + i; everything the body reads travels in
+        it); unrolled, two steps per iteration and an odd last step written out after it."""
         b = self.b
-        i0 = sb.constant(b, np.int32(start), _I32)
+        per_iter = 2 if self.unroll else 1
+        loop_stop = start + (stop - start) // per_iter * per_iter
+        values = list(init)
+        if loop_stop > start:
+            def cond(cb: Builder, args: list[Value]) -> list[Value]:
+                return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(loop_stop), _I32), "LT")]
 
-        def cond(cb: Builder, args: list[Value]) -> list[Value]:
-            return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(stop), _I32), "LT")]
+            def body(bb: Builder, args: list[Value]) -> list[Value]:
+                vals, i = args[:-1], args[-1]
+                for _ in range(per_iter):
+                    vals = step(bb, vals, i)
+                    i = sb.add(bb, i, sb.constant(bb, np.int32(1), _I32))
+                return [*vals, i]
 
-        def body(bb: Builder, args: list[Value]) -> list[Value]:
-            one = sb.constant(bb, np.int32(1), _I32)
-            return [*step(bb, args[:-1], args[-1]), sb.add(bb, args[-1], one)]
-
-        results = sb.while_(b, [*init, i0], cond, body)
-        return list(results)[:-1]
+            values = list(sb.while_(b, [*values, sb.constant(b, np.int32(start), _I32)], cond, body))[:-1]
+        for i in range(loop_stop, stop):
+            values = step(b, values, sb.constant(b, np.int32(i), _I32))
+        return values
 
 
 def _dot(b: Builder, dot: Operation, lhs: Value, rhs: Value, result_type: RankedTensorType) -> Value:
@@ -183,8 +199,10 @@ def _zeros(b: Builder, t: RankedTensorType) -> Value:
     return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
 
 
-def _match_all_gather(ag: Operation) -> tuple[Operation, int, int] | None:
-    """(dot, side of the gathered operand, result dimension of the gather) or None."""
+def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | None:
+    """(dot, side of the gathered operand, result dimension each step's block is written at or None
+    (contracting: blocks are summed), dimension of the other operand to slice per step or None
+    (non-contracting: the other operand is used whole)) or None."""
     res = ag.results[0]
     if len(ag.operands) != 1 or len(res.users) != 1 or not _static(res.type):
         return None
@@ -195,11 +213,12 @@ def _match_all_gather(ag: Operation) -> tuple[Operation, int, int] | None:
         return None
     side = 0 if dot.operands[0] is res else 1
     d = ag.properties["all_gather_dim"].value
-    if d not in _free_dims(dot, side):
-        return None
-    return dot, side, _result_dim(dot, side, d)
-
-
+    (batch, contract), (other_batch, other_contract) = _dims(dot)[side], _dims(dot)[1 - side]
+    if d in batch:
+        return dot, side, batch.index(d), other_batch[batch.index(d)]
+    if d in contract:
+        return dot, side, None, other_contract[contract.index(d)]
+    return dot, side, _result_dim(dot, side, d), None
 def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
     """(dot, side of the operand to slice, its dimension) or None."""
     v = rs.operands[0]
@@ -213,22 +232,30 @@ def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
     return dot, *found
 
 
-def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int, e: _Emitter,
-                          bidirectional: bool) -> None:
+def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int | None, other_dim: int | None,
+                          e: _Emitter, bidirectional: bool) -> None:
     b = e.b
     shard = ag.operands[0]
     other = dot.operands[1 - side]
     out_t: RankedTensorType = dot.results[0].type
     c = shard.type.shape[ag.properties["all_gather_dim"].value]
-    part_t = _with_dim(out_t, out_dim, c)
+    part_t = out_t if out_dim is None else _with_dim(out_t, out_dim, c)
     k = e.position()
 
     def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
-        """`acc` with the block of x (the shard of position k + i, or k - i when `down`)."""
+        """`acc` with the part of x (the shard of position k + i, or k - i when `down`): its block
+        written (non-contracting, batch) or its partial sum added (contracting)."""
+        def starts(rank: int, dim: int) -> list[Value]:
+            zero = sb.constant(bb, np.int32(0), _I32)
+            offset = e.block_offset(bb, kk, i, 0, c, down)
+            return [offset if d == dim else zero for d in range(rank)]
+
+        if other_dim is not None:  # the other operand's matching block of the contracting / batch dim
+            w = sb.dynamic_slice(bb, w, starts(w.type.rank, other_dim), list(_with_dim(w.type, other_dim, c).shape))
         part = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), part_t)
-        zero = sb.constant(bb, np.int32(0), _I32)
-        offsets = [e.block_offset(bb, kk, i, 0, c, down) if r == out_dim else zero for r in range(out_t.rank)]
-        return sb.dynamic_update_slice(bb, acc, part, offsets)
+        if out_dim is None:
+            return sb.add(bb, acc, part)
+        return sb.dynamic_update_slice(bb, acc, part, starts(out_t.rank, out_dim))
 
     def const(v: int) -> Value:
         return sb.constant(b, np.int32(v), _I32)
@@ -335,6 +362,7 @@ class DecomposeCollectiveMatmulPass(Pass):
     mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes",
                   choices=("on", "off", "auto"))
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
+    unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
 
     def run(self, op: Operation) -> None:
@@ -358,7 +386,7 @@ class DecomposeCollectiveMatmulPass(Pass):
                                   f"{_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}")
                 continue
             anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels)
+            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll)
             if isinstance(coll, AllGatherOp):
                 _decompose_all_gather(coll, *match, e, self.bidirectional)
             else:
