@@ -40,9 +40,12 @@ the loop; the steps and their order are unchanged, so the values are bit for bit
 
 This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
 groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
-match), `off` (none), `auto` (the default: decompose when the collective's full-size value, the
-gathered operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as
-in XLA; a skip is explained by a remark on the collective).
+match), `off` (none), `auto` (the default: XLA's two gates. The collective's full-size value, the
+gathered operand or the unreduced dot result, must be at least `threshold-bytes`, 256 MiB by
+default; then XLA's inequality, `loom.sim.cost.windowed_einsum_decision`, priced on `machine` (a
+preset name or a Machine JSON path, "h200" by default), must find the loop faster). Every
+candidate left alone (a collective next to a dot that cannot be windowed, or one auto mode skips)
+gets a remark saying why, with the figures.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ from loom.ir.core import Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
+from loom.sim.cost import op_flops, windowed_einsum_decision
+from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
 _I32 = RankedTensorType((), i32)
@@ -199,18 +204,24 @@ def _zeros(b: Builder, t: RankedTensorType) -> Value:
     return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
 
 
-def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | None:
+def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | str | None:
     """(dot, side of the gathered operand, result dimension each step's block is written at or None
     (contracting: blocks are summed), dimension of the other operand to slice per step or None
-    (non-contracting: the other operand is used whole)) or None."""
+    (non-contracting: the other operand is used whole)); a reason when the gathered value feeds a
+    dot_general that cannot be windowed; None when it feeds none."""
     res = ag.results[0]
-    if len(ag.operands) != 1 or len(res.users) != 1 or not _static(res.type):
+    dots = [u for u in res.users if u.name == "stablehlo.dot_general"]
+    if not dots:
         return None
-    dot = res.users[0]
-    if dot.name != "stablehlo.dot_general" or not _static(dot.results[0].type):
-        return None
+    dot = dots[0]
+    if len(ag.operands) != 1:
+        return f"it gathers {len(ag.operands)} operands at once"
+    if len(res.users) != 1:  # XLA's check_users_sharding: the other users would need the gather anyway
+        return f"the gathered value has {len(res.users)} users, not only the dot"
+    if not _static(res.type) or not _static(dot.results[0].type):
+        return "its shapes are not static"
     if dot.operands[0] is res and dot.operands[1] is res:
-        return None
+        return "the dot multiplies the gathered value by itself"
     side = 0 if dot.operands[0] is res else 1
     d = ag.properties["all_gather_dim"].value
     (batch, contract), (other_batch, other_contract) = _dims(dot)[side], _dims(dot)[1 - side]
@@ -219,16 +230,26 @@ def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | 
     if d in contract:
         return dot, side, None, other_contract[contract.index(d)]
     return dot, side, _result_dim(dot, side, d), None
-def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
-    """(dot, side of the operand to slice, its dimension) or None."""
+
+
+def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | str | None:
+    """(dot, side of the operand to slice, its dimension); a reason when a dot_general feeds the
+    reduce-scatter but the pair cannot be windowed; None when no dot feeds it."""
     v = rs.operands[0]
     dot = v.owner_op
-    if (len(rs.operands) != 1 or dot is None or dot.name != "stablehlo.dot_general" or len(v.users) != 1
-            or not _static(v.type) or not _sums(rs)):
+    if dot is None or dot.name != "stablehlo.dot_general":
         return None
+    if len(rs.operands) != 1:
+        return f"it scatters {len(rs.operands)} operands at once"
+    if len(v.users) != 1:
+        return f"the dot's result has {len(v.users)} users, not only the reduce-scatter"
+    if not _static(v.type):
+        return "its shapes are not static"
+    if not _sums(rs):
+        return "its reduction is not a sum"
     found = _operand_dim(dot, rs.properties["scatter_dimension"].value)
     if found is None:
-        return None
+        return "it scatters a batch dimension of the dot"
     return dot, *found
 
 
@@ -359,11 +380,12 @@ class DecomposeCollectiveMatmulPass(Pass):
 
     name = "decompose-collective-matmul"
     summary = "Overlap the all-gather / reduce-scatter of a matmul with its partial dots"
-    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes",
-                  choices=("on", "off", "auto"))
+    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes that the "
+                  "cost model of `machine` finds faster", choices=("on", "off", "auto"))
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
     unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
+    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path")
 
     def run(self, op: Operation) -> None:
         if self.mode == "off":
@@ -373,17 +395,22 @@ class DecomposeCollectiveMatmulPass(Pass):
         changed = False
         for coll in list(op.walk()):
             if isinstance(coll, AllGatherOp):
-                match, full = _match_all_gather(coll), coll.results[0].type
+                match = _match_all_gather(coll)
             elif isinstance(coll, ReduceScatterOp):
-                match, full = _match_reduce_scatter(coll), coll.operands[0].type
+                match = _match_reduce_scatter(coll)
             else:
                 continue
-            groups = _groups(coll)
-            if match is None or groups is None:
+            if match is None:  # no dot_general next to it: not a candidate
                 continue
-            if self.mode == "auto" and _nbytes(full) < self.threshold_bytes:
-                emit_remark(coll, f"not decomposed into a collective matmul: its full-size operand has "
-                                  f"{_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}")
+            groups = _groups(coll)
+            if isinstance(match, str):
+                reason: str | None = match
+            elif groups is None:
+                reason = "its groups are not partition ids (flattened_ids mode) of two or more"
+            else:
+                reason = self._unprofitable(coll, match, groups)
+            if reason is not None or isinstance(match, str) or groups is None:
+                emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
             anchor = match[0] if isinstance(coll, AllGatherOp) else coll
             e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll)
@@ -394,6 +421,23 @@ class DecomposeCollectiveMatmulPass(Pass):
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()
+
+    def _unprofitable(self, coll: Operation, match: tuple, groups: list[list[int]]) -> str | None:
+        """In auto mode, why not to decompose (XLA's size gate, then its inequality priced on
+        `machine`), with the figures; None to decompose."""
+        if self.mode != "auto":
+            return None
+        kind = "all_gather" if isinstance(coll, AllGatherOp) else "reduce_scatter"
+        full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
+        if _nbytes(full) < self.threshold_bytes:
+            return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
+        try:
+            machine = Machine.named(self.machine)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
+        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), machine,
+                                            self.bidirectional)
+        return None if decision.decompose else decision.reason
 
 
 __all__ = ["DecomposeCollectiveMatmulPass"]

@@ -315,10 +315,65 @@ def test_modes_and_the_auto_threshold_remark():
     assert [r.message for r in remarks] == [
         "not decomposed into a collective matmul: its full-size operand has 192 bytes, under threshold-bytes = "
         "268435456"]
-    assert "stablehlo.while" in _names(_decompose(module, "mode=auto threshold-bytes=192"))
-    assert "stablehlo.while" not in _names(_decompose(module, "mode=auto threshold-bytes=193"))
+    # past the size gate, XLA's inequality on the default machine (h200): a 192-FLOP dot cannot hide
+    # microseconds of transfers
+    with collect_remarks() as remarks:
+        assert str(_decompose(module, "mode=auto threshold-bytes=192")) == str(module)
+    assert [r.message.split(": ")[1] for r in remarks] == ["the loop would not be faster"]
+    assert "on h200" in remarks[0].message
+    assert "stablehlo.while" in _names(_decompose(module, "mode=on"))
     assert DecomposeCollectiveMatmulPass().pipeline_text() == \
-        "decompose-collective-matmul{bidirectional=false mode=auto threshold-bytes=268435456 unroll=false}"
+        "decompose-collective-matmul{bidirectional=false machine=h200 mode=auto threshold-bytes=268435456 unroll=false}"
+
+
+def test_auto_decision_follows_the_machine(tmp_path):
+    """The same program (b's 6x8 f32 gathered over 4 partitions, 192 bytes; each partition's dot
+    2x6 @ 6x8, 192 FLOPs) on machines that differ in their link only: T_comp = 192 us at 1e6
+    FLOP/s; T_comm = 3/4 of 192 bytes over the link (a switch, no latency). A link about as slow as
+    the compute decomposes (max(T_comp, T_comm) + T_comm / 2 < T_comp + T_comm); a link so fast
+    that communication is negligible does not, nor one so slow that the loop's extra step costs
+    more than the overlap saves. Each skip's remark names its reason, with the figures."""
+    from loom.sim.machine import Machine
+
+    mesh = _mesh((4,), ("x",))
+    shapes = [(8, 6), (6, 8)]
+    module = _partitioned(matmul, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
+    base = Machine("slow-chip", peak_flops=1e6, memory_bandwidth=1e12, link_bandwidth=1e6, link_latency=0.0,
+                   topology="switch")
+    cases = {"comparable": (base, None), "fast": (base.with_(link_bandwidth=1e15), "communication is negligible"),
+             "slow": (base.with_(link_bandwidth=1e3), "the loop would not be faster")}
+    for name, (machine, reason) in cases.items():
+        path = machine.save(tmp_path / f"{name}.json")
+        with collect_remarks() as remarks:
+            out = _decompose(module, f"mode=auto threshold-bytes=0 machine={path}")
+        if reason is None:
+            assert not remarks and "stablehlo.while" in _names(out), name
+            np.testing.assert_array_equal(run_global(out, *_values(shapes))[0], run_global(module, *_values(shapes))[0])
+        else:
+            assert str(out) == str(module), name
+            assert len(remarks) == 1 and remarks[0].op_name == "stablehlo.all_gather"
+            message = remarks[0].message
+            assert message.startswith(f"not decomposed into a collective matmul: {reason}"), message
+            assert "T_comp 192 us" in message and "on slow-chip" in message, message
+    # a preset by name: a TPU v4 runs this dot in under a nanosecond, its transfers take microseconds
+    with collect_remarks() as remarks:
+        _decompose(module, "mode=auto threshold-bytes=0 machine=tpu-v4")
+    assert "on tpu-v4" in remarks[0].message
+    with pytest.raises(ValueError, match="machine='no-such-machine'"):
+        _decompose(module, "mode=auto threshold-bytes=0 machine=no-such-machine")
+
+
+def test_skipped_candidates_say_why():
+    """A gather feeding a dot that cannot be windowed (its value has another user) is reported."""
+    mesh = _mesh((4,), ("x",))
+    jitted = loom.jit(lambda a, b: (a @ b, b), in_shardings=(NamedSharding(mesh, P("x", None)),
+                                                             NamedSharding(mesh, P(None, "x"))),
+                      out_shardings=NamedSharding(mesh, P()))
+    module = partition(jitted.lower(np.zeros((8, 6), F32), np.zeros((6, 8), F32)).module)
+    with collect_remarks() as remarks:
+        _decompose(module, "mode=on")
+    assert [r.message for r in remarks] == [
+        "not decomposed into a collective matmul: the gathered value has 2 users, not only the dot"]
 
 
 def _distributed_worker(rank: int, world: int, port: int, text: str, args: list[np.ndarray], results) -> None:
