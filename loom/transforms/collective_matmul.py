@@ -153,6 +153,11 @@ class _Emitter:
         """The i32 constant `v`, at the start of `b`'s block."""
         return self._at_start(b, ("i32", int(v)), lambda hb: sb.constant(hb, np.int32(v), _I32))
 
+    def zeros(self, b: Builder, t: RankedTensorType) -> Value:
+        """A zero tensor of type `t`, at the start of `b`'s block."""
+        return self._at_start(b, ("zeros", str(t)),
+                              lambda hb: sb.constant(hb, np.zeros((), dtype=numpy_dtype(t.element_type)), t))
+
     def position(self) -> Value:
         """This partition's position in its group (tensor<i32>), from `partition_id` (at the
         start of the block)."""
@@ -217,10 +222,6 @@ def _with_dim(t: RankedTensorType, d: int, size: int) -> RankedTensorType:
     shape = list(t.shape)
     shape[d] = size
     return RankedTensorType(tuple(shape), t.element_type, t.encoding)
-
-
-def _zeros(b: Builder, t: RankedTensorType) -> Value:
-    return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
 
 
 def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | str | None:
@@ -305,14 +306,14 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
             x, w, acc, kk = vals
             return [e.permute(bb, x), w, compute(bb, x, w, acc, kk, i), kk]
 
-        x, w, acc, kk = e.loop([shard, other, _zeros(b, out_t), k], 0, e.n - 1, step)
+        x, w, acc, kk = e.loop([shard, other, e.zeros(b, out_t), k], 0, e.n - 1, step)
         out = compute(b, x, w, acc, kk, const(e.n - 1))
     else:
         # One copy of the shard goes up the ring (holding k + i at round i), one down (k - i):
         # rounds 1..h compute two blocks each, and with N even round N/2 the last one.
         h = (e.n - 1) // 2
         up, down = e.permute(b, shard), (e.permute(b, shard, down=True) if h >= 1 else shard)
-        out = compute(b, shard, other, _zeros(b, out_t), k, const(0))
+        out = compute(b, shard, other, e.zeros(b, out_t), k, const(0))
         w, kk = other, k
 
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:

@@ -8,12 +8,12 @@
 
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[I0:.*]] = stablehlo.constant dense<0> : tensor<i32>
+// CHECK-NEXT:    %[[ZEROS:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<2x12xf32>
 // CHECK-NEXT:    %[[PID:.*]] = stablehlo.partition_id : tensor<ui32>
 // CHECK-NEXT:    %[[PID32:.*]] = stablehlo.convert %[[PID]] : (tensor<ui32>) -> tensor<i32>
 // CHECK-NEXT:    %[[TABLE:.*]] = stablehlo.constant dense<[0, 1, 2, 3]> : tensor<4xi32>
 // CHECK-NEXT:    %[[ENTRY:.*]] = stablehlo.dynamic_slice %[[TABLE]], %[[PID32]], sizes = [1]
 // CHECK-NEXT:    %[[K:.*]] = stablehlo.reshape %[[ENTRY]] : (tensor<1xi32>) -> tensor<i32>
-// CHECK-NEXT:    %[[ZEROS:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<2x12xf32>
 // CHECK-NEXT:    %[[LOOP:.*]]:5 = stablehlo.while(%[[W:.*]] = %arg1, %[[X:.*]] = %arg0, %[[ACC:.*]] = %[[ZEROS]], %[[KK:.*]] = %[[K]], %[[I:.*]] = %[[I0]])
 // CHECK:         cond {
 // CHECK-NEXT:      %[[THREE:.*]] = stablehlo.constant dense<3> : tensor<i32>
