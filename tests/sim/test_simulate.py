@@ -1,10 +1,11 @@
-"""loom.sim.simulate on partitioned programs (made by loom's partitioner and the
-decompose-collective-matmul pass, as tests/transforms/test_collective_matmul.py makes them) and
-on small hand-written ones: the simulated totals equal the sum of every executed op's cost-model
-time (loop bodies counted once per iteration of the pass's documented trip count); synchronous
-collectives block compute, start/done transfers overlap it; a decomposed program is predicted
-faster than the undecomposed one when communication is about as long as compute, and its step
-time never exceeds the undecomposed one's when XLA's inequality chose the decomposition."""
+"""loom.sim.simulate on partitioned programs (made by loom's partitioner, the
+decompose-collective-matmul and schedule-latency-hiding passes, as
+tests/transforms/test_collective_matmul.py makes them) and on small hand-written ones: the
+simulated totals equal the sum of every executed op's cost-model time (loop bodies counted once
+per iteration of the pass's documented trip count); synchronous collectives block compute,
+start/done transfers overlap it; a decomposed program is predicted faster than the undecomposed
+one when communication is about as long as compute, and its step time never exceeds the
+undecomposed one's when XLA's inequality chose the decomposition."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ import numpy as np
 import pytest
 
 import loom
-from loom.dialects.comm import CollectivePermuteDoneOp, CollectivePermuteStartOp
-from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation
 from loom.rewrite.pass_manager import PassManager
 from loom.sharding import Mesh, NamedSharding, P
@@ -45,20 +44,10 @@ def _decompose(module: Operation, options: str) -> Operation:
 
 
 def _asynchronous(module: Operation) -> Operation:
-    """Each collective_permute split into a start where it was and a done just before the first
-    op of its block that uses it (what a latency-hiding scheduler does at the least)."""
+    """Each collective_permute split into a start and a done by the latency-hiding scheduler."""
     out = loom.ir.parse(str(module))
-    for op in [op for op in out.walk() if op.name == "stablehlo.collective_permute"]:
-        result = op.results[0]
-        first = op.next_op
-        while not any(result in o.operands for o in [first, *first.walk()]):
-            first = first.next_op
-        start = CollectivePermuteStartOp.build(Builder(InsertionPoint.before(op)), op.operands[0], op.pairs,
-                                               op.properties.get("channel_handle"))
-        done = CollectivePermuteDoneOp.build(Builder(InsertionPoint.before(first)), start.results[0])
-        result.replace_all_uses_with(done.results[0])
-        op.erase()
-    out.verify()
+    PassManager.parse("builtin.module(schedule-latency-hiding)").run(out)
+    assert "stablehlo.collective_permute" not in {op.name for op in out.walk()}
     return out
 
 
