@@ -411,6 +411,12 @@ class DecomposeCollectiveMatmulPass(Pass):
         if self.mode == "off":
             self.mark_all_analyses_preserved()
             return
+        self._machine: Machine | None = None
+        if self.mode == "auto":
+            try:
+                self._machine = Machine.named(self.machine)
+            except (OSError, ValueError) as err:
+                raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
         channels = itertools.count(_max_channel(op) + 1)
         hoisted: dict[tuple, Value] = {}
         changed = False
@@ -446,17 +452,13 @@ class DecomposeCollectiveMatmulPass(Pass):
     def _unprofitable(self, coll: Operation, match: tuple, groups: list[list[int]]) -> str | None:
         """In auto mode, why not to decompose (XLA's size gate, then its inequality priced on
         `machine`), with the figures; None to decompose."""
-        if self.mode != "auto":
+        if self._machine is None:
             return None
         kind = "all_gather" if isinstance(coll, AllGatherOp) else "reduce_scatter"
         full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
         if _nbytes(full) < self.threshold_bytes:
             return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
-        try:
-            machine = Machine.named(self.machine)
-        except (OSError, ValueError) as err:
-            raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
-        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), machine,
+        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), self._machine,
                                             self.bidirectional)
         return None if decision.decompose else decision.reason
 
