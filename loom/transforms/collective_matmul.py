@@ -286,10 +286,12 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
     def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
         """`acc` with the part of x (the shard of position k + i, or k - i when `down`): its block
         written (non-contracting, batch) or its partial sum added (contracting)."""
+        offset: list[Value] = []  # the block's offset, made once at its first use (a batch window's slice and update)
+
         def starts(rank: int, dim: int) -> list[Value]:
-            zero = e.const(bb, 0)
-            offset = e.block_offset(bb, kk, i, 0, c, down)
-            return [offset if d == dim else zero for d in range(rank)]
+            if not offset:
+                offset.append(e.block_offset(bb, kk, i, 0, c, down))
+            return [offset[0] if d == dim else e.const(bb, 0) for d in range(rank)]
 
         if other_dim is not None:  # the other operand's matching block of the contracting / batch dim
             w = sb.dynamic_slice(bb, w, starts(w.type.rank, other_dim), list(_with_dim(w.type, other_dim, c).shape))
