@@ -3,6 +3,7 @@
 import loom.dialects.ad  # noqa: F401
 import loom.dialects.arith  # noqa: F401
 import loom.dialects.chlo  # noqa: F401
+import loom.dialects.comm  # noqa: F401
 import loom.dialects.func  # noqa: F401
 import loom.dialects.knn  # noqa: F401
 import loom.dialects.sdy  # noqa: F401

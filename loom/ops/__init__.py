@@ -25,6 +25,7 @@ they are loaded, so any use of their tables sees the rules.
 """
 
 from loom.ops import (  # noqa: F401  (each registers its family's rules)
+    async_collectives,
     collectives,
     control_flow,
     elementwise,

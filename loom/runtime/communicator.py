@@ -57,6 +57,31 @@ class Communicator(Protocol):
         """The operand of the group's first member, on every member."""
         ...
 
+    def collective_permute_start(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> Transfer:
+        """`collective_permute` issued without waiting: returns at once; the transfer's `wait()`
+        gives the result. Every partition starts its transfers in the same order."""
+        ...
+
+
+class Transfer(Protocol):
+    """A transfer in flight (`comm.collective_permute_start`'s run-time value)."""
+
+    def wait(self) -> np.ndarray:
+        """Block until the transfer is done (bounded by the communicator's timeout); its result."""
+        ...
+
+
+class Completed:
+    """A transfer that finished when it was issued (a communicator without asynchronous ones)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: np.ndarray) -> None:
+        self.value = value
+
+    def wait(self) -> np.ndarray:
+        return self.value
+
 
 class CollectiveError(RuntimeError):
     """A collective that cannot complete: a peer failed, finished without joining, called another

@@ -6,13 +6,17 @@ dot is independent of the step's `collective_permute`, so a scheduler can overla
 Matched forms (the collective in `flattened_ids` mode, as the partitioner and JAX's shard_map
 write them: a channel, `use_global_device_ids`, groups of N >= 2 partition ids):
 
-- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gather along a dimension of
-  `x` that is neither batching nor contracting, the gathered value used by that dot only. With
-  `k` this partition's position in its group and `c` the shard size, `x` holds at step i the shard
-  of position (k + i) mod N: the step's dot gives that block of the result, written with
-  `dynamic_update_slice` at offset ((k + i) mod N) * c, then `x` goes one step back along the
-  ring (position j sends to j - 1). N - 1 steps run in a `stablehlo.while`; the last block is
-  computed after it, so no shard is sent that nobody uses.
+- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gathered value used by that
+  dot only. With `k` this partition's position in its group and `c` the shard size, `x` holds at
+  step i the shard of position (k + i) mod N, then goes one step back along the ring (position j
+  sends to j - 1). What a step does depends on the gathered dimension of `x` (XLA's three windowed
+  forms): neither batching nor contracting, the step's dot gives that block of the result,
+  written with `dynamic_update_slice` at offset ((k + i) mod N) * c; contracting, the step
+  multiplies by the matching block of `w`'s contracted dimension (a `dynamic_slice` at that
+  offset) and adds the partial product into the full-size result (summing the blocks one by one:
+  float sums may differ in the last bits); batching, the step's dot of `w`'s matching batch block
+  gives that batch block of the result, written at that offset. N - 1 steps run in a
+  `stablehlo.while`; the last block is computed after it, so no shard is sent that nobody uses.
 - reduce-scatter loop: `reduce_scatter(dot_general(a, b))` summing (`stablehlo.add`), scattered
   along a result dimension that comes from a non-batching, non-contracting dimension of `a` or `b`,
   the dot used by that reduce-scatter only. A shard-sized accumulator travels the ring: step i
@@ -30,11 +34,18 @@ end. The middle rounds (all but the first and the last one or two) run in a `sta
 when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
 splitting each shard in halves is not done).
 
+With `unroll`, each loop iteration runs two steps (XLA's unroll_windowed_einsum: two permutes and
+two partial dots per iteration, fewer loop-carried round trips), an odd last step written out after
+the loop; the steps and their order are unchanged, so the values are bit for bit the rolled loop's.
+
 This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
-groups. Options: `bidirectional` (false by default); `mode` = `on` (decompose every match),
-`off` (none), `auto` (the default: decompose when the collective's full-size value, the gathered
-operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as in XLA;
-a skip is explained by a remark on the collective).
+groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
+match), `off` (none), `auto` (the default: XLA's two gates. The collective's full-size value, the
+gathered operand or the unreduced dot result, must be at least `threshold-bytes`, 256 MiB by
+default; then XLA's inequality, `loom.sim.cost.windowed_einsum_decision`, priced on `machine` (a
+preset name or a Machine JSON path, "h200" by default), must find the loop faster). Every
+candidate left alone (a collective next to a dot that cannot be windowed, or one auto mode skips)
+gets a remark saying why, with the figures.
 """
 
 from __future__ import annotations
@@ -53,6 +64,8 @@ from loom.ir.core import Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
+from loom.sim.cost import op_flops, windowed_einsum_decision
+from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
 _I32 = RankedTensorType((), i32)
@@ -120,30 +133,54 @@ def _nbytes(t: RankedTensorType) -> int:
 
 class _Emitter:
     """Builds the loop of one match at `b`'s insertion point; each collective_permute it makes
-    takes the next channel of `channels`."""
+    takes the next channel of `channels`. Constants and this partition's position are made once
+    per block, at its start (so they dominate every use in it), and shared by the matches through
+    `hoisted`."""
 
-    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int]) -> None:
-        self.b, self.groups, self.n, self.channels = b, groups, len(groups[0]), channels
+    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int], unroll: bool,
+                 hoisted: dict[tuple, Value]) -> None:
+        self.b, self.groups, self.n, self.channels, self.unroll = b, groups, len(groups[0]), channels, unroll
+        self.hoisted = hoisted
+
+    def _at_start(self, b: Builder, key: tuple, make: Callable[[Builder], Value]) -> Value:
+        block = b.insertion_point.block
+        full_key = (id(block), *key)
+        if full_key not in self.hoisted:
+            self.hoisted[full_key] = make(Builder(InsertionPoint.at_start(block), self.b.location))
+        return self.hoisted[full_key]
+
+    def const(self, b: Builder, v: int) -> Value:
+        """The i32 constant `v`, at the start of `b`'s block."""
+        return self._at_start(b, ("i32", int(v)), lambda hb: sb.constant(hb, np.int32(v), _I32))
+
+    def zeros(self, b: Builder, t: RankedTensorType) -> Value:
+        """A zero tensor of type `t`, at the start of `b`'s block."""
+        return self._at_start(b, ("zeros", str(t)),
+                              lambda hb: sb.constant(hb, np.zeros((), dtype=numpy_dtype(t.element_type)), t))
 
     def position(self) -> Value:
-        """This partition's position in its group (tensor<i32>), from `partition_id`."""
-        b = self.b
+        """This partition's position in its group (tensor<i32>), from `partition_id` (at the
+        start of the block)."""
         table = np.zeros(max(p for g in self.groups for p in g) + 1, np.int32)
         for g in self.groups:
             for j, p in enumerate(g):
                 table[p] = j
-        pid = sb.convert(b, PartitionIdOp.build(b).results[0], i32)
-        t = RankedTensorType((len(table),), i32)
-        entry = sb.dynamic_slice(b, sb.constant(b, table, t), [pid], [1])
-        return sb.reshape(b, entry, ())
+
+        def make(b: Builder) -> Value:
+            pid = sb.convert(b, PartitionIdOp.build(b).results[0], i32)
+            t = RankedTensorType((len(table),), i32)
+            entry = sb.dynamic_slice(b, sb.constant(b, table, t), [pid], [1])
+            return sb.reshape(b, entry, ())
+
+        return self._at_start(self.b, ("position", table.tobytes()), make)
 
     def block_offset(self, b: Builder, k: Value, i: Value, shift: int, size: int, down: bool = False) -> Value:
         """((k + i + shift) mod N) * size, or ((k - i + shift) mod N) * size when `down`."""
-        n = sb.constant(b, np.int32(self.n), _I32)
+        n = self.const(b, self.n)
         j = sb.subtract(b, k, i) if down else sb.add(b, k, i)
         if shift or down:  # down: + N keeps the remainder's operand non-negative
-            j = sb.add(b, j, sb.constant(b, np.int32(shift + (self.n if down else 0)), _I32))
-        return sb.multiply(b, sb.remainder(b, j, n), sb.constant(b, np.int32(size), _I32))
+            j = sb.add(b, j, self.const(b, shift + (self.n if down else 0)))
+        return sb.multiply(b, sb.remainder(b, j, n), self.const(b, size))
 
     def permute(self, b: Builder, v: Value, down: bool = False) -> Value:
         """`v` sent one step along the ring: position j to j - 1 (j + 1 when `down`)."""
@@ -152,20 +189,28 @@ class _Emitter:
 
     def loop(self, init: list[Value], start: int, stop: int,
              step: Callable[[Builder, list[Value], Value], list[Value]]) -> list[Value]:
-        """`while i < stop` from i = start over `init` (+ i); `step(b, values, i)` gives the next
-        values. Everything the body reads travels in the loop state."""
+        """Steps i = start .. stop - 1 over `init`: `step(b, values, i)` gives the next values. They
+        run in a `stablehlo.while` (state: the values + i; everything the body reads travels in
+        it); unrolled, two steps per iteration and an odd last step written out after it."""
         b = self.b
-        i0 = sb.constant(b, np.int32(start), _I32)
+        per_iter = 2 if self.unroll else 1
+        loop_stop = start + (stop - start) // per_iter * per_iter
+        values = list(init)
+        if loop_stop > start:
+            def cond(cb: Builder, args: list[Value]) -> list[Value]:
+                return [sb.compare(cb, args[-1], self.const(cb, loop_stop), "LT")]
 
-        def cond(cb: Builder, args: list[Value]) -> list[Value]:
-            return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(stop), _I32), "LT")]
+            def body(bb: Builder, args: list[Value]) -> list[Value]:
+                vals, i = args[:-1], args[-1]
+                for _ in range(per_iter):
+                    vals = step(bb, vals, i)
+                    i = sb.add(bb, i, self.const(bb, 1))
+                return [*vals, i]
 
-        def body(bb: Builder, args: list[Value]) -> list[Value]:
-            one = sb.constant(bb, np.int32(1), _I32)
-            return [*step(bb, args[:-1], args[-1]), sb.add(bb, args[-1], one)]
-
-        results = sb.while_(b, [*init, i0], cond, body)
-        return list(results)[:-1]
+            values = list(sb.while_(b, [*values, self.const(b, start)], cond, body))[:-1]
+        for i in range(loop_stop, stop):
+            values = step(b, values, self.const(b, i))
+        return values
 
 
 def _dot(b: Builder, dot: Operation, lhs: Value, rhs: Value, result_type: RankedTensorType) -> Value:
@@ -179,73 +224,98 @@ def _with_dim(t: RankedTensorType, d: int, size: int) -> RankedTensorType:
     return RankedTensorType(tuple(shape), t.element_type, t.encoding)
 
 
-def _zeros(b: Builder, t: RankedTensorType) -> Value:
-    return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
-
-
-def _match_all_gather(ag: Operation) -> tuple[Operation, int, int] | None:
-    """(dot, side of the gathered operand, result dimension of the gather) or None."""
+def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | str | None:
+    """(dot, side of the gathered operand, result dimension each step's block is written at or None
+    (contracting: blocks are summed), dimension of the other operand to slice per step or None
+    (non-contracting: the other operand is used whole)); a reason when the gathered value feeds a
+    dot_general that cannot be windowed; None when it feeds none."""
     res = ag.results[0]
-    if len(ag.operands) != 1 or len(res.users) != 1 or not _static(res.type):
+    dots = [u for u in res.users if u.name == "stablehlo.dot_general"]
+    if not dots:
         return None
-    dot = res.users[0]
-    if dot.name != "stablehlo.dot_general" or not _static(dot.results[0].type):
-        return None
+    dot = dots[0]
+    if len(ag.operands) != 1:
+        return f"it gathers {len(ag.operands)} operands at once"
+    if len(res.users) != 1:  # XLA's check_users_sharding: the other users would need the gather anyway
+        return f"the gathered value has {len(res.users)} users, not only the dot"
+    if not _static(res.type) or not _static(dot.results[0].type):
+        return "its shapes are not static"
     if dot.operands[0] is res and dot.operands[1] is res:
-        return None
+        return "the dot multiplies the gathered value by itself"
     side = 0 if dot.operands[0] is res else 1
     d = ag.properties["all_gather_dim"].value
-    if d not in _free_dims(dot, side):
-        return None
-    return dot, side, _result_dim(dot, side, d)
+    (batch, contract), (other_batch, other_contract) = _dims(dot)[side], _dims(dot)[1 - side]
+    if d in batch:
+        return dot, side, batch.index(d), other_batch[batch.index(d)]
+    if d in contract:
+        return dot, side, None, other_contract[contract.index(d)]
+    return dot, side, _result_dim(dot, side, d), None
 
 
-def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
-    """(dot, side of the operand to slice, its dimension) or None."""
+def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | str | None:
+    """(dot, side of the operand to slice, its dimension); a reason when a dot_general feeds the
+    reduce-scatter but the pair cannot be windowed; None when no dot feeds it."""
     v = rs.operands[0]
     dot = v.owner_op
-    if (len(rs.operands) != 1 or dot is None or dot.name != "stablehlo.dot_general" or len(v.users) != 1
-            or not _static(v.type) or not _sums(rs)):
+    if dot is None or dot.name != "stablehlo.dot_general":
         return None
+    if len(rs.operands) != 1:
+        return f"it scatters {len(rs.operands)} operands at once"
+    if len(v.users) != 1:
+        return f"the dot's result has {len(v.users)} users, not only the reduce-scatter"
+    if not _static(v.type):
+        return "its shapes are not static"
+    if not _sums(rs):
+        return "its reduction is not a sum"
     found = _operand_dim(dot, rs.properties["scatter_dimension"].value)
     if found is None:
-        return None
+        return "it scatters a batch dimension of the dot"
     return dot, *found
 
 
-def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int, e: _Emitter,
-                          bidirectional: bool) -> None:
+def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int | None, other_dim: int | None,
+                          e: _Emitter, bidirectional: bool) -> None:
     b = e.b
     shard = ag.operands[0]
     other = dot.operands[1 - side]
     out_t: RankedTensorType = dot.results[0].type
     c = shard.type.shape[ag.properties["all_gather_dim"].value]
-    part_t = _with_dim(out_t, out_dim, c)
+    part_t = out_t if out_dim is None else _with_dim(out_t, out_dim, c)
     k = e.position()
 
     def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
-        """`acc` with the block of x (the shard of position k + i, or k - i when `down`)."""
+        """`acc` with the part of x (the shard of position k + i, or k - i when `down`): its block
+        written (non-contracting, batch) or its partial sum added (contracting)."""
+        offset: list[Value] = []  # the block's offset, made once at its first use (a batch window's slice and update)
+
+        def starts(rank: int, dim: int) -> list[Value]:
+            if not offset:
+                offset.append(e.block_offset(bb, kk, i, 0, c, down))
+            return [offset[0] if d == dim else e.const(bb, 0) for d in range(rank)]
+
+        if other_dim is not None:  # the other operand's matching block of the contracting / batch dim
+            w = sb.dynamic_slice(bb, w, starts(w.type.rank, other_dim), list(_with_dim(w.type, other_dim, c).shape))
         part = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), part_t)
-        zero = sb.constant(bb, np.int32(0), _I32)
-        offsets = [e.block_offset(bb, kk, i, 0, c, down) if r == out_dim else zero for r in range(out_t.rank)]
-        return sb.dynamic_update_slice(bb, acc, part, offsets)
+        if out_dim is None:
+            return sb.add(bb, acc, part)
+        return sb.dynamic_update_slice(bb, acc, part, starts(out_t.rank, out_dim))
 
     def const(v: int) -> Value:
-        return sb.constant(b, np.int32(v), _I32)
+        return e.const(b, v)
 
     if not bidirectional:
         def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
             x, w, acc, kk = vals
             return [e.permute(bb, x), w, compute(bb, x, w, acc, kk, i), kk]
 
-        x, w, acc, kk = e.loop([shard, other, _zeros(b, out_t), k], 0, e.n - 1, step)
+        x, w, acc, kk = e.loop([shard, other, e.zeros(b, out_t), k], 0, e.n - 1, step)
         out = compute(b, x, w, acc, kk, const(e.n - 1))
     else:
         # One copy of the shard goes up the ring (holding k + i at round i), one down (k - i):
         # rounds 1..h compute two blocks each, and with N even round N/2 the last one.
         h = (e.n - 1) // 2
         up, down = e.permute(b, shard), (e.permute(b, shard, down=True) if h >= 1 else shard)
-        out = compute(b, shard, other, _zeros(b, out_t), k, const(0))
+        out = compute(b, shard, other, e.zeros(b, out_t), k, const(0))
         w, kk = other, k
 
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
@@ -278,13 +348,13 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
 
     def compute(bb: Builder, a: Value, w: Value, kk: Value, i: Value, shift: int, down: bool = False) -> Value:
         """The dot of a's slice for block k + i + shift (k - i + shift when `down`)."""
-        zero = sb.constant(bb, np.int32(0), _I32)
+        zero = e.const(bb, 0)
         starts = [e.block_offset(bb, kk, i, shift, c, down) if d == dim else zero for d in range(operand.type.rank)]
         piece = sb.dynamic_slice(bb, a, starts, sizes)
         return _dot(bb, dot, *((piece, w) if side == 0 else (w, piece)), out_t)
 
     def const(v: int) -> Value:
-        return sb.constant(b, np.int32(v), _I32)
+        return e.const(b, v)
 
     if not bidirectional:
         def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
@@ -332,33 +402,47 @@ class DecomposeCollectiveMatmulPass(Pass):
 
     name = "decompose-collective-matmul"
     summary = "Overlap the all-gather / reduce-scatter of a matmul with its partial dots"
-    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes",
-                  choices=("on", "off", "auto"))
+    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes that the "
+                  "cost model of `machine` finds faster", choices=("on", "off", "auto"))
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
+    unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
+    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path")
 
     def run(self, op: Operation) -> None:
         if self.mode == "off":
             self.mark_all_analyses_preserved()
             return
+        self._machine: Machine | None = None
+        if self.mode == "auto":
+            try:
+                self._machine = Machine.named(self.machine)
+            except (OSError, ValueError) as err:
+                raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
         channels = itertools.count(_max_channel(op) + 1)
+        hoisted: dict[tuple, Value] = {}
         changed = False
         for coll in list(op.walk()):
             if isinstance(coll, AllGatherOp):
-                match, full = _match_all_gather(coll), coll.results[0].type
+                match = _match_all_gather(coll)
             elif isinstance(coll, ReduceScatterOp):
-                match, full = _match_reduce_scatter(coll), coll.operands[0].type
+                match = _match_reduce_scatter(coll)
             else:
                 continue
-            groups = _groups(coll)
-            if match is None or groups is None:
+            if match is None:  # no dot_general next to it: not a candidate
                 continue
-            if self.mode == "auto" and _nbytes(full) < self.threshold_bytes:
-                emit_remark(coll, f"not decomposed into a collective matmul: its full-size operand has "
-                                  f"{_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}")
+            groups = _groups(coll)
+            if isinstance(match, str):
+                reason: str | None = match
+            elif groups is None:
+                reason = "its groups are not partition ids (flattened_ids mode) of two or more"
+            else:
+                reason = self._unprofitable(coll, match, groups)
+            if reason is not None or isinstance(match, str) or groups is None:
+                emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
             anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels)
+            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll, hoisted)
             if isinstance(coll, AllGatherOp):
                 _decompose_all_gather(coll, *match, e, self.bidirectional)
             else:
@@ -366,6 +450,19 @@ class DecomposeCollectiveMatmulPass(Pass):
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()
+
+    def _unprofitable(self, coll: Operation, match: tuple, groups: list[list[int]]) -> str | None:
+        """In auto mode, why not to decompose (XLA's size gate, then its inequality priced on
+        `machine`), with the figures; None to decompose."""
+        if self._machine is None:
+            return None
+        kind = "all_gather" if isinstance(coll, AllGatherOp) else "reduce_scatter"
+        full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
+        if _nbytes(full) < self.threshold_bytes:
+            return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
+        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), self._machine,
+                                            self.bidirectional)
+        return None if decision.decompose else decision.reason
 
 
 __all__ = ["DecomposeCollectiveMatmulPass"]

@@ -1,0 +1,265 @@
+"""The cost model: a roofline for each op (time = max(FLOPs / peak, bytes / memory bandwidth),
+FLOPs and bytes counted from the op's types) and the standard algorithms' times for collectives
+on the machine's topology (bandwidth term + per-hop latency), plus XLA's windowed-einsum
+profitability inequality (Wang et al., ASPLOS'23; `GetWindowedEinsumConfiguration` in XLA's
+dot_handler.cc). A roofline, not a cycle model: no caches, no launch overheads, no contention
+between collectives on shared links.
+
+Collective sizes (`nbytes`) are per device: for all_gather the gathered (result) size, for
+reduce_scatter and all_reduce the unreduced (operand) size, for all_to_all the operand, for
+collective_permute and collective_broadcast the tensor sent.
+
+Topologies. A group of N devices on a ring or torus spans some of the torus's axes, n_a devices
+along axis a (N = prod n_a); each axis is a ring whose links carry data both ways at once:
+- all_gather / reduce_scatter: every device must receive (N-1)/N of the data over its 2·D
+  incoming links (D axes spanned), so T = sum_a ceil((n_a-1)/2)·latency + V·(N-1)/N / (2·D·W);
+  on one axis this is the bidirectional ring: ceil((N-1)/2) hops of V/N per direction.
+- all_reduce = reduce_scatter + all_gather of the same size.
+- all_to_all: each device sends V/N to each other device along shortest paths; the busiest link
+  carries V·sum_a n_a / (8·D) per direction.
+- collective_permute: the farthest pair's hops · latency + V / W (one message per link
+  direction, cut-through).
+- switch: each device has one link of W per direction to a crossbar; ring algorithms over it,
+  (N - 1) steps of latency, V·(N-1)/N / W for all_gather / reduce_scatter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from loom.ir.attributes import numpy_dtype
+from loom.ir.core import Operation
+from loom.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType
+from loom.sim.machine import Machine
+
+COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute",
+               "collective_broadcast")
+
+# ops that move no data at all (views, constants folded into their users, process ids)
+_FREE = {"stablehlo.reshape", "stablehlo.constant", "stablehlo.partition_id", "stablehlo.replica_id",
+         "stablehlo.get_tuple_element", "stablehlo.tuple", "stablehlo.optimization_barrier",
+         "stablehlo.return", "func.return", "stablehlo.bitcast_convert", "sdy.sharding_constraint"}
+# ops whose work is one operation per element of their largest operand or result
+_PER_ELEMENT = {"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.select_and_scatter",
+                "stablehlo.scatter", "stablehlo.sort", "stablehlo.select", "stablehlo.clamp", "stablehlo.map",
+                "stablehlo.reduce_precision", "stablehlo.compare", "stablehlo.convert"}
+
+
+def element_bytes(element_type: object) -> int:
+    """Bytes of one element (i1 and sub-byte integers take a byte)."""
+    if isinstance(element_type, IntegerType):
+        return max(1, element_type.width // 8)
+    if isinstance(element_type, (FloatType, ComplexType)):
+        return int(np.dtype(numpy_dtype(element_type)).itemsize)
+    return 4
+
+
+def tensor_bytes(t: object) -> int:
+    """Bytes of a statically shaped tensor (0 for anything else: tokens, futures' wrappers)."""
+    if not isinstance(t, RankedTensorType):
+        inner = getattr(t, "tensor_type", None) or getattr(t, "value_type", None)
+        return tensor_bytes(inner) if inner is not None else 0
+    return _elements(t) * element_bytes(t.element_type)
+
+
+def _elements(t: RankedTensorType) -> int:
+    if any(s < 0 for s in t.shape):
+        raise ValueError(f"the cost model needs static shapes, got {t}")
+    return int(np.prod(t.shape, dtype=np.int64))
+
+
+def _elements_of(values: Sequence[object]) -> int:
+    return max((_elements(v.type) for v in values if isinstance(v.type, RankedTensorType)), default=0)
+
+
+def op_flops(op: Operation) -> float:
+    """Floating-point (or integer) operations of one execution of `op`, from its types:
+    2·M·N·K for a contraction, one per output element of elementwise ops, one per input element
+    for reductions and the like, none for data movement."""
+    name = op.name
+    if name == "stablehlo.dot_general":
+        dn = op.properties["dot_dimension_numbers"]
+        lhs = op.operands[0].type
+        k = math.prod(lhs.shape[d] for d in dn.lhs_contracting_dimensions)
+        return 2.0 * _elements(op.results[0].type) * k
+    if name == "stablehlo.dot":
+        lhs = op.operands[0].type
+        return 2.0 * _elements(op.results[0].type) * lhs.shape[-1]
+    if name == "stablehlo.convolution":
+        dn = op.properties["dimension_numbers"]
+        kernel = op.operands[1].type
+        per_output = _elements(kernel) // kernel.shape[dn.kernel_output_feature_dimension]
+        return 2.0 * _elements(op.results[0].type) * per_output
+    if name in _PER_ELEMENT:
+        return float(max(_elements_of(op.operands), _elements_of(op.results)))
+    if _is_elementwise(op):
+        return float(_elements_of(op.results))
+    return 0.0
+
+
+def _is_elementwise(op: Operation) -> bool:
+    from loom.dialects.stablehlo.base import Elementwise
+
+    has = getattr(op, "has_trait", None)
+    return bool(has and has(Elementwise))
+
+
+def op_bytes(op: Operation) -> float:
+    """Bytes `op` reads and writes in memory: its operands and results, except that in-place
+    updates (dynamic_update_slice, scatter) touch only the update, a slice only what it reads, and
+    views and constants nothing."""
+    name = op.name
+    if name in _FREE or name.startswith(("comm.", "func.", "sdy.")):
+        return 0.0
+    if name == "stablehlo.dynamic_update_slice":
+        return 2.0 * tensor_bytes(op.operands[1].type)
+    if name in ("stablehlo.dynamic_slice", "stablehlo.slice", "stablehlo.real_dynamic_slice"):
+        return 2.0 * tensor_bytes(op.results[0].type)
+    if name == "stablehlo.scatter":
+        n = len(op.results)
+        return 2.0 * sum(tensor_bytes(v.type) for v in op.operands[n + 1:]) + tensor_bytes(op.operands[n].type)
+    return float(sum(tensor_bytes(v.type) for v in op.operands) + sum(tensor_bytes(v.type) for v in op.results))
+
+
+def roofline_time(flops: float, nbytes: float, machine: Machine) -> float:
+    return max(flops / machine.peak_flops, nbytes / machine.memory_bandwidth)
+
+
+def group_axes(group: Sequence[int], machine: Machine) -> list[int]:
+    """How many devices of `group` lie along each axis of the machine's torus (device d at the
+    row-major coordinate of d in topology_shape); a switch or a ring: [len(group)]."""
+    if machine.topology == "switch" or len(group) <= 1:
+        return [len(group)]
+    shape = machine.topology_shape if math.prod(machine.topology_shape or (0,)) > max(group) else (max(group) + 1,)
+    coords = np.array(np.unravel_index(np.asarray(group), shape)).T
+    return [len(set(coords[:, a].tolist())) for a in range(len(shape)) if len(set(coords[:, a].tolist())) > 1]
+
+
+def compact_axes(group_size: int, machine: Machine) -> list[int]:
+    """The axes a compact group of `group_size` consecutive device ids spans (the last torus axis
+    filled first, as row-major ids lay them out)."""
+    return group_axes(list(range(group_size)), machine)
+
+
+def hops(source: int, target: int, machine: Machine) -> int:
+    """Links between two devices: 1 through a switch, the torus (wraparound) distance otherwise."""
+    if machine.topology == "switch" or source == target:
+        return int(source != target)
+    shape = machine.topology_shape if math.prod(machine.topology_shape or (0,)) > max(source, target) \
+        else (max(source, target) + 1,)
+    a, b = np.unravel_index(source, shape), np.unravel_index(target, shape)
+    return int(sum(min(abs(int(x) - int(y)), s - abs(int(x) - int(y))) for x, y, s in zip(a, b, shape)))
+
+
+def collective_time_on(kind: str, nbytes: float, axes: Sequence[int], machine: Machine,
+                       permute_hops: int = 1) -> float:
+    """The time of collective `kind` over a group spanning `axes` (devices per torus axis; one
+    entry for a ring or a switch), `nbytes` per device as the module's doc defines it."""
+    if kind not in COLLECTIVES:
+        raise ValueError(f"unknown collective kind {kind!r}; kinds: {COLLECTIVES}")
+    n = math.prod(axes)
+    w, lat = machine.link_bandwidth, machine.link_latency
+    if kind == "collective_permute":
+        return permute_hops * lat + nbytes / w if permute_hops else 0.0
+    if n <= 1:
+        return 0.0
+    if kind == "all_reduce":
+        return 2 * collective_time_on("all_gather", nbytes, axes, machine)
+    if machine.topology == "switch":
+        steps = {"all_to_all": 1, "collective_broadcast": n - 1}.get(kind, n - 1)
+        return steps * lat + nbytes * (n - 1) / n / w
+    d = len(axes)
+    if kind == "all_to_all":
+        return sum(math.ceil(a / 2) for a in axes) * lat + nbytes * sum(axes) / (8 * d * w)
+    if kind == "collective_broadcast":
+        return sum(a // 2 for a in axes) * lat + nbytes / w
+    return sum(math.ceil((a - 1) / 2) for a in axes) * lat + nbytes * (n - 1) / n / (2 * d * w)
+
+
+def collective_time(kind: str, nbytes: float, group_size: int, machine: Machine) -> float:
+    """The time of collective `kind` ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+    "collective_permute", "collective_broadcast") of `nbytes` per device over a compact group of
+    `group_size` devices (a permute: to a neighbour, one hop)."""
+    return collective_time_on(kind, nbytes, compact_axes(group_size, machine), machine)
+
+
+def collective_of(op: Operation, num_partitions: int) -> tuple[str, float, list[list[int]]] | None:
+    """(kind, bytes per device as collective_time counts them, the groups of device ids) of a
+    collective op (stablehlo's, or comm.collective_permute_start), else None."""
+    name = op.name.split(".", 1)[1] if op.name.startswith("stablehlo.") else op.name
+    if name in ("collective_permute", "comm.collective_permute_start"):
+        pairs = op.properties["source_target_pairs"].to_numpy().reshape(-1, 2).tolist()
+        return "collective_permute", float(tensor_bytes(op.operands[0].type)), [list(p) for p in pairs]
+    if name not in COLLECTIVES:
+        return None
+    groups = [[i for i in g if i != -1] for g in op.properties["replica_groups"].to_numpy().tolist()] \
+        if "replica_groups" in op.properties else []
+    if not groups or not groups[0]:
+        groups = [list(range(num_partitions))]
+    sized = op.results[0] if name == "all_gather" else op.operands[0]
+    return name, float(tensor_bytes(sized.type)), groups
+
+
+def op_time(op: Operation, machine: Machine, num_partitions: int = 1) -> float:
+    """One execution of `op`: a collective's time on the topology (its first group's placement;
+    a permute's farthest pair), any other op's roofline. Ops with regions count themselves only."""
+    coll = collective_of(op, num_partitions)
+    if coll is None:
+        return roofline_time(op_flops(op), op_bytes(op), machine)
+    kind, nbytes, groups = coll
+    if kind == "collective_permute":
+        far = max((hops(s, t, machine) for s, t in groups), default=0)
+        return collective_time_on(kind, nbytes, [2], machine, permute_hops=far)
+    return collective_time_on(kind, nbytes, group_axes(groups[0], machine), machine)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether to decompose, why (with the figures), and the inequality's two sides in seconds."""
+
+    decompose: bool
+    reason: str
+    t_before: float
+    t_after: float
+
+
+def windowed_einsum_decision(kind: str, dot_flops: float, full_bytes: int, n: int, machine: Machine,
+                             bidirectional: bool = False) -> Decision:
+    """XLA's analytic check for a windowed einsum over a ring of `n` devices. `dot_flops`: the
+    per-device dot as it runs undecomposed; `full_bytes`: the gathered operand (all_gather) or the
+    unreduced dot result (reduce_scatter). T_comp = dot_flops / peak; T_comm = the collective the
+    loop replaces (its reduce_scatter, where XLA prices the reduce-scatter case by an all-reduce);
+    m = the loop's transfer time over T_comm (N - 1 one-hop shard transfers one way, or
+    ceil((N - 1) / 2) rounds both ways); extra = T_comm·m·2/N, the un-overlapped first and last
+    step. Decompose iff max(T_comp, T_comm·m) + extra < T_comp + T_comm and T_comm > 1e-8 s
+    (XLA: 1e-5 ms)."""
+    if kind not in ("all_gather", "reduce_scatter"):
+        raise ValueError(f"windowed_einsum_decision: kind must be 'all_gather' or 'reduce_scatter', got {kind!r}")
+    if n < 2:
+        return Decision(False, f"a group of {n} device has nothing to communicate", 0.0, 0.0)
+    t_comp = dot_flops / machine.peak_flops
+    t_comm = collective_time(kind, full_bytes, n, machine)
+    steps = math.ceil((n - 1) / 2) if bidirectional else n - 1
+    t_loop = steps * collective_time("collective_permute", full_bytes / n, n, machine)
+    m = t_loop / t_comm if t_comm > 0 else 1.0
+    extra = t_comm * m * 2 / n
+    t_before, t_after = t_comp + t_comm, max(t_comp, t_comm * m) + extra
+    figures = (f"T_comp {t_comp * 1e6:.3g} us, T_comm {t_comm * 1e6:.3g} us, m {m:.3g}, "
+               f"extra {extra * 1e6:.3g} us on {machine.name}: "
+               f"max(T_comp, T_comm*m) + extra = {t_after * 1e6:.3g} us")
+    if t_comm <= 1e-8:
+        return Decision(False, f"communication is negligible ({figures})", t_before, t_after)
+    if t_after >= t_before:
+        return Decision(False, f"the loop would not be faster: {figures} >= T_comp + T_comm = "
+                               f"{t_before * 1e6:.3g} us", t_before, t_after)
+    return Decision(True, f"the loop is faster: {figures} < T_comp + T_comm = {t_before * 1e6:.3g} us",
+                    t_before, t_after)
+
+
+__all__ = ["COLLECTIVES", "Decision", "collective_of", "collective_time", "collective_time_on", "element_bytes",
+           "group_axes", "hops", "op_bytes", "op_flops", "op_time", "roofline_time", "tensor_bytes",
+           "windowed_einsum_decision"]

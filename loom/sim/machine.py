@@ -1,0 +1,98 @@
+"""A machine description for the cost model: one device's peak FLOP/s and memory bandwidth, and
+the links between devices (bandwidth per direction, latency per hop, topology)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TOPOLOGIES = ("ring", "torus2d", "torus3d", "switch")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """`peak_flops`: FLOP/s of one device for the dtype used; `memory_bandwidth`: B/s of its
+    memory; `link_bandwidth`: B/s per direction of one link; `link_latency`: s per hop;
+    `topology`: "ring", "torus2d", "torus3d" (wraparound on every axis) or "switch" (every device
+    one link from a crossbar); `topology_shape`: the torus's (or ring's) extent per axis."""
+
+    name: str
+    peak_flops: float
+    memory_bandwidth: float
+    link_bandwidth: float
+    link_latency: float
+    topology: str = "ring"
+    topology_shape: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.topology not in TOPOLOGIES:
+            raise ValueError(f"Machine {self.name!r}: topology {self.topology!r} is not one of {TOPOLOGIES}")
+        for field in ("peak_flops", "memory_bandwidth", "link_bandwidth"):
+            if not getattr(self, field) > 0:
+                raise ValueError(f"Machine {self.name!r}: {field} must be positive, got {getattr(self, field)}")
+        if self.link_latency < 0:
+            raise ValueError(f"Machine {self.name!r}: link_latency must be >= 0, got {self.link_latency}")
+        object.__setattr__(self, "topology_shape", tuple(int(s) for s in self.topology_shape))
+        axes = {"torus2d": 2, "torus3d": 3}.get(self.topology)
+        if axes is not None and len(self.topology_shape) != axes:
+            raise ValueError(f"Machine {self.name!r}: a {self.topology} needs a topology_shape of {axes} axes, "
+                             f"got {self.topology_shape}")
+
+    @staticmethod
+    def preset(name: str) -> Machine:
+        """"tpu-v4", "h100" or "h200" (figures in the docstring of PRESETS' entries)."""
+        if name not in PRESETS:
+            raise ValueError(f"no machine preset {name!r}; presets: {sorted(PRESETS)}")
+        return PRESETS[name]
+
+    def with_(self, **changes: Any) -> Machine:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["topology_shape"] = list(self.topology_shape)
+        return d
+
+    @staticmethod
+    def from_json(d: dict[str, Any], where: str = "<dict>") -> Machine:
+        fields = {f.name for f in dataclasses.fields(Machine)}
+        unknown, missing = set(d) - fields, {f.name for f in dataclasses.fields(Machine)
+                                             if f.default is dataclasses.MISSING} - set(d)
+        if unknown or missing:
+            raise ValueError(f"{where}: not a Machine: unknown fields {sorted(unknown)}, missing {sorted(missing)}")
+        return Machine(**{**d, "topology_shape": tuple(d.get("topology_shape", ()))})
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        return path
+
+    @staticmethod
+    def load(path: str | Path) -> Machine:
+        return Machine.from_json(json.loads(Path(path).read_text()), str(path))
+
+    @staticmethod
+    def named(spec: str | Machine) -> Machine:
+        """A Machine, a preset's name, or the path of a saved Machine JSON."""
+        if isinstance(spec, Machine):
+            return spec
+        return Machine.preset(spec) if spec in PRESETS else Machine.load(spec)
+
+
+PRESETS: dict[str, Machine] = {
+    # TPU v4 (cloud.google.com/tpu/docs/v4; jax-ml/scaling-book): 275e12 bf16 FLOP/s per chip,
+    # 1200 GB/s HBM2, ICI 4.5e10 B/s per link one way, ~1 us per hop, 3-D torus with wraparound
+    # (4x4x4 is the smallest slice with wraparound on every axis; pods are shaped by with_()).
+    "tpu-v4": Machine("tpu-v4", 275e12, 1.2e12, 4.5e10, 1e-6, "torus3d", (4, 4, 4)),
+    # H100 SXM (NVIDIA datasheet via scaling-book gpus.md): 989e12 dense bf16 FLOP/s, 3.35e12 B/s
+    # HBM3, NVLink 4 through NVSwitch: 450e9 B/s per direction per GPU. The per-hop latency
+    # (2 us through the switch) is an assumption, not a published figure.
+    "h100": Machine("h100", 989e12, 3.35e12, 450e9, 2e-6, "switch", (8,)),
+    # H200 SXM: the same die (989e12 dense bf16), 4.8e12 B/s HBM3e, the same NVLink 4.
+    "h200": Machine("h200", 989e12, 4.8e12, 450e9, 2e-6, "switch", (8,)),
+}
+
+__all__ = ["Machine", "PRESETS", "TOPOLOGIES"]

@@ -1,0 +1,85 @@
+"""schedule-latency-hiding: split every `stablehlo.collective_permute` into
+`comm.collective_permute_start` / `comm.collective_permute_done` and spread the pair apart, so the
+transfer runs while the ops between them compute (XLA's async collective-permute with its
+latency-hiding scheduler).
+
+In the permute's block, the start goes as early as its operand allows: right after the op that
+defines the operand (or the op of this block that holds that definition), or at the top of the
+block when the operand comes from outside it (a block argument, a value of an enclosing region);
+behind the starts already placed there, so starts keep their program order. The done goes right
+before the first op of the block that uses the result (directly or inside its regions), or before
+the terminator when nothing uses it. Everything else keeps its order.
+
+On a loop from `decompose-collective-matmul` this puts each step's partial dot between the start
+and the done: in the all-gather loop the permuted shard is only returned to the next iteration,
+in the reduce-scatter loop the received accumulator is only needed by the add after the dot. The
+pass changes no value: every partition issues its transfers in one order, the same on all.
+"""
+
+from __future__ import annotations
+
+from loom.dialects.comm import CollectivePermuteDoneOp, CollectivePermuteStartOp
+from loom.dialects.stablehlo.collectives import CollectivePermuteOp
+from loom.ir.builder import Builder, InsertionPoint
+from loom.ir.core import Block, Operation, Value
+from loom.rewrite.passes import Pass, register_pass
+
+
+def _in_block(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is `op` or holds it in its regions (None: `op` is outside `block`)."""
+    while op is not None and op.parent is not block:
+        op = op.parent_op
+    return op
+
+
+def _earliest(operand: Value, block: Block) -> Operation | None:
+    """The op after which a start of `operand` may go in `block` (None: at the block's top)."""
+    owner = operand.owner_op
+    return _in_block(owner, block) if owner is not None else None
+
+
+def split_permute(permute: Operation) -> tuple[Operation, Operation]:
+    """Replace one `stablehlo.collective_permute` by a start placed as early as its operand allows
+    and a done right before the first use of its result; return (start, done)."""
+    block = permute.parent
+    b = Builder(InsertionPoint.before(permute), permute.location)
+    channel = permute.properties.get("channel_handle")
+    start = CollectivePermuteStartOp.build(b, permute.operands[0], permute.pairs, channel)
+    done = CollectivePermuteDoneOp.build(b, start.results[0])
+    permute.results[0].replace_all_uses_with(done.results[0])
+    permute.erase()
+
+    after = _earliest(start.operands[0], block)
+    anchor = after.next_op if after is not None else block.first_op
+    while anchor is not None and anchor is not start and isinstance(anchor, CollectivePermuteStartOp):
+        anchor = anchor.next_op  # behind the starts already hoisted here: program order
+    if anchor is not start:
+        start.move_before(anchor)
+
+    users = [u for u in (_in_block(use.owner, block) for use in done.results[0].uses) if u is not None]
+    target = users[0] if users else block.terminator
+    for u in users[1:]:
+        if u.is_before_in_block(target):
+            target = u
+    if target is not None and target is not done:
+        done.move_before(target)
+    return start, done
+
+
+@register_pass
+class ScheduleLatencyHidingPass(Pass):
+    """Split each collective_permute into an asynchronous start / done pair spread as far apart
+    as the data allows (see the module's doc)."""
+
+    name = "schedule-latency-hiding"
+    summary = "Issue collective permutes early and wait for them late, so they overlap computation"
+
+    def run(self, op: Operation) -> None:
+        permutes = [p for p in op.walk() if isinstance(p, CollectivePermuteOp)]
+        for p in permutes:
+            split_permute(p)
+        if not permutes:
+            self.mark_all_analyses_preserved()
+
+
+__all__ = ["ScheduleLatencyHidingPass", "split_permute"]
