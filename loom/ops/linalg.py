@@ -341,11 +341,65 @@ def _convolution_batch(b, op, args, dims):
 
 declare("stablehlo.fft", unsupported("fft is run, not differentiated or batched yet"),
         tables=("jvp", "vjp", "batching"))
-declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum", "stablehlo.dynamic_conv",
-         "stablehlo.batch_norm_grad", "stablehlo.batch_norm_inference", "stablehlo.batch_norm_training",
-         "chlo.ragged_dot"],
+declare(["stablehlo.dynamic_conv", "chlo.ragged_dot"],
         unsupported("parsed and printed only: loom's front end lowers to dot_general, convolution and "
                     "elementwise ops"))
+
+
+# --- the legacy contractions: dot, einsum, unary_einsum ---------------------------------------
+# `dot` contracts the last dimension of lhs (rank 1 or 2) with the first of rhs; `einsum` and
+# `unary_einsum` take numpy's subscripts (`"ab,bc->ac"`, `"ab->a"`). Integers wrap, float16 and
+# bfloat16 are computed in float32 (as dot_general); precision_config asks for at least the
+# operands' precision, which these kernels always give. Producers that derive or batch emit
+# dot_general, so these have kernels only.
+
+
+def dot(lhs, rhs, work, out):
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    return kn.dot_general(lhs, rhs, ((), (), (lhs.ndim - 1,), (0,)), work, out)
+
+
+def einsum(config: str, work, out, *operands):
+    with np.errstate(over="ignore"):
+        return np.einsum(config, *(np.asarray(x).astype(work, copy=False) for x in operands)).astype(out, copy=False)
+
+
+def torch_dot(lhs, rhs):
+    import torch
+    dtype = lhs.dtype
+    return torch.tensordot(_torch_work(lhs), _torch_work(rhs), dims=([lhs.dim() - 1], [0])).to(dtype)
+
+
+def torch_einsum(config: str, *operands):
+    import torch
+    dtype = operands[0].dtype
+    return torch.einsum(config, *(_torch_work(x) for x in operands)).to(dtype)
+
+
+def _einsum_config(op: Operation) -> str:
+    attr = op.properties.get("einsum_config")
+    if attr is None:
+        raise MissingRuleError(f"{op.name} has no einsum_config (at {op.location})")
+    return attr.value
+
+
+def _float_operands(op: Operation) -> bool:
+    """Whether torch computes the op: float operands of the result's type (else numpy does)."""
+    out = kn.result_dtype(op)
+    return out.kind == "f" and all(kn.operand_dtype(op, i) == out for i in range(len(op.operands)))
+
+
+register(KERNELS, "stablehlo.dot", lambda op: Kernel(dot, Operand(0), Operand(1), *_numpy_types(op)))
+register(KERNELS, "stablehlo.einsum", lambda op: Kernel(einsum, _einsum_config(op), *_numpy_types(op), kn.ALL))
+register(KERNELS, "stablehlo.unary_einsum", lambda op: Kernel(einsum, _einsum_config(op), *_numpy_types(op),
+                                                               kn.ALL))
+register(TORCH_KERNELS, "stablehlo.dot", lambda op: Kernel(torch_dot) if _float_operands(op) else None)
+for _name in ("stablehlo.einsum", "stablehlo.unary_einsum"):
+    register(TORCH_KERNELS, _name,
+             lambda op: Kernel(torch_einsum, _einsum_config(op), kn.ALL) if _float_operands(op) else None)
+declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum"],
+        unsupported("legacy contractions: producers that differentiate or batch emit dot_general"),
+        tables=("jvp", "vjp", "batching", "sharding"))
 
 
 # --- triangular_solve and cholesky -------------------------------------------------------------
