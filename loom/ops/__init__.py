@@ -14,6 +14,7 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+    normalization batch_norm_training / inference / grad: kernels (numpy, torch)
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
@@ -31,6 +32,7 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     indexing,
     linalg,
     loom_ops,
+    normalization,
     reductions,
     registry,
     shape,
