@@ -15,6 +15,8 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
     normalization batch_norm_training / inference / grad: kernels (numpy, torch)
+    dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
+    rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
@@ -28,6 +30,7 @@ they are loaded, so any use of their tables sees the rules.
 from loom.ops import (  # noqa: F401  (each registers its family's rules)
     collectives,
     control_flow,
+    dynamic_shape,
     elementwise,
     indexing,
     linalg,
@@ -35,5 +38,6 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     normalization,
     reductions,
     registry,
+    rng,
     shape,
 )
