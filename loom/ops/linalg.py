@@ -341,7 +341,7 @@ def _convolution_batch(b, op, args, dims):
 
 declare("stablehlo.fft", unsupported("fft is run, not differentiated or batched yet"),
         tables=("jvp", "vjp", "batching"))
-declare(["stablehlo.dynamic_conv", "chlo.ragged_dot"],
+declare("chlo.ragged_dot",
         unsupported("parsed and printed only: loom's front end lowers to dot_general, convolution and "
                     "elementwise ops"))
 
