@@ -17,6 +17,7 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     normalization batch_norm_training / inference / grad: kernels (numpy, torch)
     dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
     rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
+    host          tokens, infeed / outfeed / send / recv through the host's callbacks (loom.host)
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
@@ -32,6 +33,7 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     control_flow,
     dynamic_shape,
     elementwise,
+    host,
     indexing,
     linalg,
     loom_ops,

@@ -339,8 +339,6 @@ declare(["stablehlo.collective_broadcast", "stablehlo.partition_id", "stablehlo.
                     "integers"), tables=("jvp", "vjp", "batching"))
 declare(["stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
         unsupported("legacy and asynchronous collective wrappers: parsed and printed only"))
-declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.after_all",
-         "stablehlo.create_token"], unsupported("host communication and tokens: parsed and printed only"))
 
 
 
