@@ -468,14 +468,17 @@ def cholesky(a, lower: bool, work, out):
     if not lower:
         a = _swap(a).conj()
     n = a.shape[-1]
-    flat = a.reshape(-1, n, n)
-    factors = np.zeros_like(flat)
-    for i in range(flat.shape[0]) if n else ():
-        try:
-            factors[i] = np.linalg.cholesky(flat[i])
-        except np.linalg.LinAlgError:
-            factors[i] = np.where(np.tri(n, dtype=bool), np.nan, 0)
-    factors = factors.reshape(a.shape)
+    try:  # the whole batch at once; one matrix that cannot be factored sends it matrix by matrix
+        factors = np.linalg.cholesky(a) if a.size else np.zeros_like(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape(-1, n, n)
+        factors = np.zeros_like(flat)
+        for i in range(flat.shape[0]):
+            try:
+                factors[i] = np.linalg.cholesky(flat[i])
+            except np.linalg.LinAlgError:
+                factors[i] = np.where(np.tri(n, dtype=bool), np.nan, 0)
+        factors = factors.reshape(a.shape)
     return (factors if lower else _swap(factors).conj()).astype(out, copy=False)
 
 

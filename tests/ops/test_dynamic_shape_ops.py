@@ -20,27 +20,29 @@ def _type(shape, dtype):
     return f"tensor<{''.join(f'{n}x' for n in shape)}{dtype}>"
 
 
+def _pad(shape, out, dtype, rank=2, folded=None):
+    """`dynamic_pad` with run-time paddings, or with `folded = (low, high, interior)` constants."""
+    t, to, p = _type(shape, dtype), _type(out, dtype), f"tensor<{rank}xi64>"
+    params = "" if folded else f", %lo: {p}, %hi: {p}, %in: {p}"
+    constants = "".join(f"  %{name} = stablehlo.constant dense<{values}> : {p}\n"
+                        for name, values in zip(("lo", "hi", "in"), folded or ()))
+    return module(f"""func.func @main(%x: {t}, %v: tensor<{dtype}>{params}) -> {to} {{
+{constants}  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in : ({t}, tensor<{dtype}>, {p}, {p}, {p}) -> {to}
+  return %0 : {to}
+}}""")
+
+
 def test_dynamic_pad_spec_examples():
-    text = module("""func.func @main(%x: tensor<2x3xi64>, %v: tensor<i64>, %lo: tensor<2xi64>, %hi: tensor<2xi64>,
-                     %in: tensor<2xi64>) -> tensor<5x9xi64> {
-  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in
-    : (tensor<2x3xi64>, tensor<i64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<5x9xi64>
-  return %0 : tensor<5x9xi64>
-}""")
     x = np.array([[1, 2, 3], [4, 5, 6]])
     want = np.array([[0, 1, 0, 0, 2, 0, 0, 3, 0], [0] * 9, [0, 4, 0, 0, 5, 0, 0, 6, 0], [0] * 9, [0] * 9])
-    assert_all_close(text, [x, np.int64(0), np.array([0, 1]), np.array([2, 1]), np.array([1, 2])], want, 0, 0)
+    assert_all_close(_pad((2, 3), (5, 9), "i64"), [x, np.int64(0), np.array([0, 1]), np.array([2, 1]),
+                                                   np.array([1, 2])], want, 0, 0)
     # negative edge padding crops (the interpreter's example)
-    cropping = module("""func.func @main(%x: tensor<5x4xi64>, %v: tensor<i64>, %lo: tensor<2xi64>, %hi: tensor<2xi64>,
-                         %in: tensor<2xi64>) -> tensor<7x5xi64> {
-  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in
-    : (tensor<5x4xi64>, tensor<i64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<7x5xi64>
-  return %0 : tensor<7x5xi64>
-}""")
     x = np.array([[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 5, 6, 0], [0, 0, 0, 0]])
     want = np.array([[-1, -1, -1, -1, -1], [-1, 0, -1, 0, -1], [-1, 1, -1, 2, -1], [-1, 3, -1, 4, -1],
                      [-1, 5, -1, 6, -1], [-1, 0, -1, 0, -1], [-1, -1, -1, -1, -1]])
-    assert_all_close(cropping, [x, np.int64(-1), np.array([1, -1]), np.array([1, -1]), np.array([0, 1])], want, 0, 0)
+    assert_all_close(_pad((5, 4), (7, 5), "i64"), [x, np.int64(-1), np.array([1, -1]), np.array([1, -1]),
+                                                   np.array([0, 1])], want, 0, 0)
 
 
 @pytest.mark.parametrize("low,high,interior", [([1, 0], [0, 2], [0, 0]), ([-1, 2], [1, -2], [2, 1]),
@@ -48,20 +50,8 @@ def test_dynamic_pad_spec_examples():
 def test_dynamic_pad_against_xla(low, high, interior):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     out = tuple(n + lo + hi + max(n - 1, 0) * it for n, lo, hi, it in zip(x.shape, low, high, interior))
-    ty = _type(out, "f32")
-    signature = "(tensor<3x4xf32>, tensor<f32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>)"
-    run_time = module(f"""func.func @main(%x: tensor<3x4xf32>, %v: tensor<f32>, %lo: tensor<2xi64>, %hi: tensor<2xi64>,
-                         %in: tensor<2xi64>) -> {ty} {{
-  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in : {signature} -> {ty}
-  return %0 : {ty}
-}}""")
-    folded = module(f"""func.func @main(%x: tensor<3x4xf32>, %v: tensor<f32>) -> {ty} {{
-  %lo = stablehlo.constant dense<{low}> : tensor<2xi64>
-  %hi = stablehlo.constant dense<{high}> : tensor<2xi64>
-  %in = stablehlo.constant dense<{interior}> : tensor<2xi64>
-  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in : {signature} -> {ty}
-  return %0 : {ty}
-}}""")
+    run_time = _pad((3, 4), out, "f32")
+    folded = _pad((3, 4), out, "f32", folded=(low, high, interior))
     (want,) = run_xla(folded, [x, np.float32(-7)])
     assert_all_close(run_time, [x, np.float32(-7), np.array(low), np.array(high), np.array(interior)], want, 0, 0)
 
@@ -184,11 +174,6 @@ def test_undefined_cases_name_the_op():
     _assert_fails(_real_dynamic_slice((5, 6), (2, 2)), [np.zeros((5, 6), np.float32), np.array([0, 0]),
                                                         np.array([5, 4]), np.array([2, 2])],
                   "stablehlo.real_dynamic_slice", "(3, 2)", "(2, 2)")
-    pad = module("""func.func @main(%x: tensor<2xf32>, %v: tensor<f32>, %lo: tensor<1xi64>, %hi: tensor<1xi64>,
-                    %in: tensor<1xi64>) -> tensor<2xf32> {
-  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in
-    : (tensor<2xf32>, tensor<f32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xf32>
-  return %0 : tensor<2xf32>
-}""")
+    pad = _pad((2,), (2,), "f32", rank=1)
     _assert_fails(pad, [np.zeros(2, np.float32), np.float32(0), np.array([1]), np.array([0]), np.array([-1])],
                   "stablehlo.dynamic_pad", "interior padding")

@@ -294,21 +294,14 @@ class AllReduceOp(_Grouped):
         return cls.insert(builder, list(operands), props, regions=[region], location=location)
 
 
-class CollectiveReduceOp(_Grouped):
+class CollectiveReduceOp(AllReduceOp):
     """Reduces each data operand elementwise over the processes of a group with `computation`;
     only the group's root gets the result, the others (and processes in no group) zeros. The root
     is the group's first process, or, with `has_dynamic_root`, the one at the index the last
     operand (a `tensor<Nxi32>`, one index per data operand) gives."""
 
     name = "stablehlo.collective_reduce"
-    operands_ = var_operand(AnyTensor)
-    replica_groups = prop(I64Matrix)
-    channel_handle = opt_prop(ChannelHandleAttr)
-    use_global_device_ids = opt_prop(Unit)
     has_dynamic_root = opt_prop(Unit)
-    results_ = var_result(AnyTensor)
-    computation = region_def()
-    replicas_and_partitions = True
 
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
@@ -321,13 +314,7 @@ class CollectiveReduceOp(_Grouped):
             if roots.rank != 1 or roots.shape[0] not in (len(data), DYNAMIC):
                 raise ShapeError(f"the root indices must be a 1-dimensional tensor of {len(data)} elements (one "
                                  f"per data operand), got '{roots}'")
-        if not regions:
-            return None
-        results = []
-        for t in data:
-            (acc,) = reducer_types(regions[0], "computation", [element_type(t)])
-            results.append(with_element_type(t, acc))
-        return results
+        return super().infer_result_types(data, properties, regions)
 
 
 class ReduceScatterOp(_Grouped):
