@@ -102,3 +102,18 @@ def test_declared_parsed_verified_and_printed_back():
     bad = text.replace("tensor<1xi32>", "tensor<2xi32>")
     with pytest.raises(Exception, match="root indices must be a 1-dimensional tensor of 1 elements"):
         loom.ir.parse(bad).verify()
+
+
+def test_over_processes_with_gloo():
+    """Four processes (torch.distributed, gloo on 127.0.0.1, bounded waits): the spec's example,
+    root 0 and the dynamic root 3."""
+    pytest.importorskip("torch")
+    from runtime.distributed_worker import launch
+    outcomes = launch("spec_example", 4, module="collective_reduce_worker")
+    for rank in range(4):
+        status, value = outcomes[rank]
+        assert status == "ok", outcomes[rank]
+        for executor in ("compiled", "interpreter"):
+            first, dynamic = value[executor]
+            assert first == ([[16, 20]] if rank == 0 else [[0, 0]])
+            assert dynamic == ([[7, 8]] if rank == 3 else [[0, 0]])
