@@ -1,7 +1,9 @@
 """Linear algebra and convolution: dot_general and convolution (their derivatives and batching
-here), fft, and the ops loom lacks.
+here), fft, triangular_solve and cholesky (kernels, derivatives, batching here), the legacy
+contractions dot / einsum / unary_einsum (kernels here).
 
-Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. Both ops are bilinear: each operand's
+dot_general's and convolution's kernels are in `loom.backend.kernels_numpy` / `kernels_torch`.
+Both ops are bilinear: each operand's
 tangent is the product with the other operand's; each cotangent is the transposed product (JAX's
 transposes: for convolution, a convolution of the cotangent with the reversed kernel, and of the
 input with the cotangent, feature and batch groups included). Batched by a new batching
