@@ -3,7 +3,7 @@ and standard deviation `b`.
 
 The spec leaves the generator to the implementation ("they may or may not be deterministic, and
 they may or may not use hidden state"). loom's: every rng op of a compiled program (an executable,
-or one interpreter run of `loom.compile(..., executor="interpreter")`) holds a numpy PCG64
+or the function `loom.compile(..., executor="interpreter")` returns) holds a numpy PCG64
 generator, seeded from the op's position in its module; each call draws the next numbers (hidden
 state). So a program compiled afresh repeats its numbers, the executors (interpreter, compiled on
 numpy, compiled on torch: the same numpy kernel, on the host) draw the same ones, and two rng ops

@@ -80,6 +80,9 @@ def test_hidden_state_and_fresh_programs():
     assert not np.array_equal(first[0], first[1])  # two ops, two streams
     again = loom.compile(loom.ir.parse(text))(*args)  # a fresh program starts over
     np.testing.assert_array_equal(again[0], first[0])
+    interpreted = loom.compile(loom.ir.parse(text), executor="interpreter")
+    for want in (first, second):  # the interpreter draws the same sequence
+        np.testing.assert_array_equal(interpreted(*args)[0], want[0])
     for out in run_all(text, args):
         np.testing.assert_array_equal(out[1], first[1])
 
