@@ -1,8 +1,12 @@
 """Tokens and host communication: `after_all`, `create_token`, `infeed`, `outfeed`, `send`, `recv`.
 
 A token orders side effects; at run time it is `TOKEN`, a value with no data (the executors run
-ops in program order, so the order tokens ask for is kept). The host ops call the callbacks the
-program's host registered (one per kind, for the whole process; `loom.host` is the public face):
+ops in program order, so the order tokens ask for is kept). Tokens made in the program
+(`after_all`, `create_token`) pass between ops and into called functions; the entry function's
+own arguments and results are arrays (the executors' argument checks know no token type).
+
+The host ops call the callbacks the program's host registered (one per kind, for the whole
+process; `loom.host` is the public face):
 
     register_infeed(fn)    fn(specs, config) -> arrays        for stablehlo.infeed
     register_outfeed(fn)   fn(arrays, config) -> None         for stablehlo.outfeed
