@@ -37,6 +37,7 @@ def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str 
 
 
 from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import loom`)
+    host,
     knn,
     lax,
     nn,
@@ -67,5 +68,5 @@ __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_re
            "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "config", "custom_jvp",
            "custom_vjp", "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad",
            "hessian",
-           "jacfwd", "jacrev", "jit", "jvp", "knn", "lax", "linearize", "make_mesh", "nn", "numpy", "random",
+           "jacfwd", "jacrev", "host", "jit", "jvp", "knn", "lax", "linearize", "make_mesh", "nn", "numpy", "random",
            "remat", "scipy", "shard_map", "sharding", "tree_util", "value_and_grad", "vjp", "vmap"]

@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "backend": 3, "transforms": 3, "devices": 3, "sharding": 3, "runtime": 3, "sim": 3,
     "ops": 4, "frontend": 5,
     "lax": 6, "numpy": 7, "scipy": 8, "nn": 8, "random": 8, "tree_util": 8, "knn": 8, "tools": 8,
-    "distributed": 8,
+    "distributed": 8, "host": 8,
 }
 FACADE = 9  # loom/__init__.py: `import loom`, `from loom import jit`
 

@@ -14,6 +14,10 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+    normalization batch_norm_training / inference / grad: kernels (numpy, torch)
+    dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
+    rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
+    host          tokens, infeed / outfeed / send / recv through the host's callbacks (loom.host)
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
@@ -28,11 +32,15 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     async_collectives,
     collectives,
     control_flow,
+    dynamic_shape,
     elementwise,
+    host,
     indexing,
     linalg,
     loom_ops,
+    normalization,
     reductions,
     registry,
+    rng,
     shape,
 )

@@ -329,6 +329,39 @@ def _collective_broadcast(op: Operation) -> Kernel:
     return Kernel(collective_broadcast, ProcessGroups.of(op, replicas_and_partitions=False), ALL)
 
 
+def collective_reduce(groups: ProcessGroups, reduction: str | None, reducer: RegionReducer, dynamic_root: bool,
+                      *xs: np.ndarray) -> Any:
+    """Each data operand reduced over the group (as all_reduce), kept by the root only: the
+    group's first process, or the one at the index the root operand gives; zeros elsewhere."""
+    ctx = current()
+    data = xs[:-1] if dynamic_root else xs
+    group = groups.group_or_none(ctx)
+    if group is None:
+        return _results([np.zeros_like(x) for x in data])
+    roots = [int(r) for r in np.asarray(xs[-1]).reshape(-1)] if dynamic_root else [0] * len(data)
+    bad = [r for r in roots if not 0 <= r < len(group)]
+    if bad or len(roots) != len(data):
+        raise ExecutionError(f"{groups.where}: root indices {roots} must give one index into the group "
+                             f"{list(group)} per data operand ({len(data)})")
+    total = all_reduce(groups, reduction, reducer, *data)
+    totals = [total] if len(data) == 1 else list(total)
+    me = ctx.partition_id
+    return _results([t if group[r] == me else np.zeros_like(t) for t, r in zip(totals, roots)])
+
+
+@kernel("stablehlo.collective_reduce")
+def _collective_reduce(op: Operation) -> Kernel:
+    return Kernel(collective_reduce, ProcessGroups.of(op), reduction_of(op), RegionReducer(op),
+                  op.get_attr("has_dynamic_root") is not None, ALL)
+
+
+declare("stablehlo.collective_reduce", unsupported("collectives run on numpy arrays between threads or processes; "
+                                                   "no torch kernel yet"), tables=("torch",))
+declare("stablehlo.collective_reduce", unsupported("no front-end collective lowers to it; it appears only in "
+                                                   "per-device programs other producers write"),
+        tables=("jvp", "vjp", "batching", "sharding"))
+
+
 _COLLECTIVES = ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all",
                 "stablehlo.collective_broadcast", "stablehlo.collective_permute", "stablehlo.reduce_scatter",
                 "stablehlo.partition_id", "stablehlo.replica_id"]
@@ -339,8 +372,6 @@ declare(["stablehlo.collective_broadcast", "stablehlo.partition_id", "stablehlo.
                     "integers"), tables=("jvp", "vjp", "batching"))
 declare(["stablehlo.cross-replica-sum", "stablehlo.async_start", "stablehlo.async_done"],
         unsupported("legacy and asynchronous collective wrappers: parsed and printed only"))
-declare(["stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed", "stablehlo.after_all",
-         "stablehlo.create_token"], unsupported("host communication and tokens: parsed and printed only"))
 
 
 

@@ -24,7 +24,6 @@ declare("stablehlo.composite", unsupported("runs its decomposition in the interp
         tables=("numpy", "torch", "jvp", "vjp", "batching"))
 declare("stablehlo.rng_bit_generator", unsupported("random bits: no derivative; loom.random batches keys itself"),
         tables=("jvp", "vjp", "batching"))
-declare("stablehlo.rng", unsupported("parsed and printed only: loom.random uses rng_bit_generator"))
 declare("chlo.scan", unsupported("parsed and printed only: loom.lax.scan lowers to stablehlo.while"))
 
 

@@ -399,8 +399,7 @@ def _dynamic_update_slice_batch(b, op, args, dims):
 
 
 
-declare(["stablehlo.dynamic_gather", "stablehlo.torch_index_select"],
-        unsupported("parsed and printed only: loom's front end emits stablehlo.gather"))
+declare("stablehlo.torch_index_select", unsupported("parsed and printed only: loom's front end emits stablehlo.gather"))
 
 
 # --- sharding rules ----------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Linear algebra and convolution: dot_general and convolution (their derivatives and batching
-here), fft, and the ops loom lacks.
+here), fft, triangular_solve and cholesky (kernels, derivatives, batching here), the legacy
+contractions dot / einsum / unary_einsum (kernels here).
 
-Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. Both ops are bilinear: each operand's
+dot_general's and convolution's kernels are in `loom.backend.kernels_numpy` / `kernels_torch`.
+Both ops are bilinear: each operand's
 tangent is the product with the other operand's; each cotangent is the transposed product (JAX's
 transposes: for convolution, a convolution of the cotangent with the reversed kernel, and of the
 input with the cotangent, feature and batch groups included). Batched by a new batching
@@ -12,19 +14,23 @@ dimension (convolution), as JAX.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from loom.backend import kernels_numpy as kn
+from loom.backend.common import TORCH_KERNELS
+from loom.backend.kernels_numpy import KERNELS, Kernel, Operand
 from loom.dialects import stablehlo
-from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers
-from loom.ir.attributes import DenseElementsAttr
+from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers, TransposeAttr
+from loom.ir.attributes import BoolAttr, DenseElementsAttr, numpy_dtype
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import RankedTensorType
 from loom.ops.registry import declare, register, unsupported
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float
 from loom.transforms.autodiff import props_ints as _ints
-from loom.transforms.batching import BATCH_RULES, moveaxis
+from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
 from loom.transforms.rule_builders import (
     dimension_numbers,
@@ -337,11 +343,345 @@ def _convolution_batch(b, op, args, dims):
 
 declare("stablehlo.fft", unsupported("fft is run, not differentiated or batched yet"),
         tables=("jvp", "vjp", "batching"))
-declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum", "stablehlo.dynamic_conv",
-         "stablehlo.cholesky", "stablehlo.triangular_solve", "stablehlo.batch_norm_grad",
-         "stablehlo.batch_norm_inference", "stablehlo.batch_norm_training", "chlo.ragged_dot"],
+declare("chlo.ragged_dot",
         unsupported("parsed and printed only: loom's front end lowers to dot_general, convolution and "
                     "elementwise ops"))
+
+
+# --- the legacy contractions: dot, einsum, unary_einsum ---------------------------------------
+# `dot` contracts the last dimension of lhs (rank 1 or 2) with the first of rhs; `einsum` and
+# `unary_einsum` take numpy's subscripts (`"ab,bc->ac"`, `"ab->a"`). Integers wrap, float16 and
+# bfloat16 are computed in float32 (as dot_general); precision_config asks for at least the
+# operands' precision, which these kernels always give. Producers that derive or batch emit
+# dot_general, so these have kernels only.
+
+
+def dot(lhs, rhs, work, out):
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    return kn.dot_general(lhs, rhs, ((), (), (lhs.ndim - 1,), (0,)), work, out)
+
+
+def einsum(config: str, work, out, *operands):
+    with np.errstate(over="ignore"):
+        return np.einsum(config, *(np.asarray(x).astype(work, copy=False) for x in operands)).astype(out, copy=False)
+
+
+def torch_dot(lhs, rhs):
+    import torch
+    dtype = lhs.dtype
+    return torch.tensordot(_torch_work(lhs), _torch_work(rhs), dims=([lhs.dim() - 1], [0])).to(dtype)
+
+
+def torch_einsum(config: str, *operands):
+    import torch
+    dtype = operands[0].dtype
+    return torch.einsum(config, *(_torch_work(x) for x in operands)).to(dtype)
+
+
+def _einsum_config(op: Operation) -> str:
+    attr = op.properties.get("einsum_config")
+    if attr is None:
+        raise MissingRuleError(f"{op.name} has no einsum_config (at {op.location})")
+    return attr.value
+
+
+def _float_operands(op: Operation) -> bool:
+    """Whether torch computes the op: float operands of the result's type (else numpy does)."""
+    out = kn.result_dtype(op)
+    return out.kind == "f" and all(kn.operand_dtype(op, i) == out for i in range(len(op.operands)))
+
+
+register(KERNELS, "stablehlo.dot", lambda op: Kernel(dot, Operand(0), Operand(1), *_numpy_types(op)))
+register(KERNELS, "stablehlo.einsum", lambda op: Kernel(einsum, _einsum_config(op), *_numpy_types(op), kn.ALL))
+register(KERNELS, "stablehlo.unary_einsum", lambda op: Kernel(einsum, _einsum_config(op), *_numpy_types(op),
+                                                               kn.ALL))
+register(TORCH_KERNELS, "stablehlo.dot", lambda op: Kernel(torch_dot) if _float_operands(op) else None)
+for _name in ("stablehlo.einsum", "stablehlo.unary_einsum"):
+    register(TORCH_KERNELS, _name,
+             lambda op: Kernel(torch_einsum, _einsum_config(op), kn.ALL) if _float_operands(op) else None)
+declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum"],
+        unsupported("legacy contractions: producers that differentiate or batch emit dot_general"),
+        tables=("jvp", "vjp", "batching", "sharding"))
+
+
+# --- triangular_solve and cholesky -------------------------------------------------------------
+# Both act on the last two dimensions (square matrices `a`), the leading ones a batch. Kernels read
+# only the triangle the op names (the spec: the other is ignored); a singular triangular system
+# gives IEEE infinities / NaNs, a matrix cholesky cannot factor gives NaNs (as XLA). The
+# derivatives (real types) are JAX's: the solve is linear in `b`, and `-op(a)^-1 op(da) x` in
+# `a`; cholesky's tangent is `L phi(L^-1 S(da) L^-H)` (S: the symmetric matrix the read
+# triangle stands for, phi: the lower triangle with the diagonal halved). Each VJP is the
+# transpose of its JVP. Batching moves the batch dimension in front.
+
+
+@dataclass(frozen=True)
+class _Solve:
+    left_side: bool
+    lower: bool
+    unit_diagonal: bool
+    transpose: str  # NO_TRANSPOSE, TRANSPOSE or ADJOINT
+
+    @staticmethod
+    def of(op: Operation) -> _Solve:
+        p = op.properties
+        t = p.get("transpose_a")
+        return _Solve(bool(p["left_side"].value), bool(p["lower"].value), bool(p["unit_diagonal"].value),
+                      "NO_TRANSPOSE" if t is None else t.value)
+
+
+def _triangle(a: np.ndarray, lower: bool, unit_diagonal: bool) -> np.ndarray:
+    m = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        n = a.shape[-1]
+        m[..., np.arange(n), np.arange(n)] = 1
+    return m
+
+
+def _swap(x: np.ndarray) -> np.ndarray:
+    return np.swapaxes(x, -1, -2)
+
+
+def triangular_solve(a, b, solve: _Solve, work, out):
+    """`op(a) x = b` (left side) or `x op(a) = b`, by substitution over the rows, each step one
+    batched product (the matrices' order n is the loop's length)."""
+    m = _triangle(np.asarray(a).astype(work), solve.lower, solve.unit_diagonal)
+    b = np.asarray(b).astype(work)
+    lower = solve.lower
+    if solve.transpose != "NO_TRANSPOSE":
+        m, lower = _swap(m), not lower
+        m = m.conj() if solve.transpose == "ADJOINT" else m
+    if not solve.left_side:  # x m = b  <=>  m^T x^T = b^T
+        m, lower, b = _swap(m), not lower, _swap(b)
+    n = m.shape[-1]
+    x = np.zeros(np.broadcast_shapes(m.shape[:-2], b.shape[:-2]) + b.shape[-2:], work)
+    with np.errstate(all="ignore"):
+        for i in range(n) if lower else range(n - 1, -1, -1):
+            known = slice(0, i) if lower else slice(i + 1, n)
+            partial = m[..., i:i + 1, known] @ x[..., known, :]
+            x[..., i:i + 1, :] = (b[..., i:i + 1, :] - partial) / m[..., i:i + 1, i:i + 1]
+    return (x if solve.left_side else _swap(x)).astype(out, copy=False)
+
+
+def cholesky(a, lower: bool, work, out):
+    """The lower factor of the matrix the lower triangle of `a` stands for (the upper one: of
+    `a^H`, then transposed back); zeros in the other triangle; NaNs in the factor's triangle of a
+    matrix that is not positive definite."""
+    a = np.asarray(a).astype(work)
+    if not lower:
+        a = _swap(a).conj()
+    n = a.shape[-1]
+    try:  # the whole batch at once; one matrix that cannot be factored sends it matrix by matrix
+        factors = np.linalg.cholesky(a) if a.size else np.zeros_like(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape(-1, n, n)
+        factors = np.zeros_like(flat)
+        for i in range(flat.shape[0]):
+            try:
+                factors[i] = np.linalg.cholesky(flat[i])
+            except np.linalg.LinAlgError:
+                factors[i] = np.where(np.tri(n, dtype=bool), np.nan, 0)
+        factors = factors.reshape(a.shape)
+    return (factors if lower else _swap(factors).conj()).astype(out, copy=False)
+
+
+def _torch_work(x):
+    import torch  # optional: imported when a torch program runs
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def torch_triangular_solve(a, b, solve: _Solve):
+    import torch
+    dtype = b.dtype
+    a, b = _torch_work(a), _torch_work(b)
+    lower = solve.lower
+    if solve.transpose != "NO_TRANSPOSE":
+        a, lower = (a.mH if solve.transpose == "ADJOINT" else a.mT), not lower
+    x = torch.linalg.solve_triangular(a, b, upper=not lower, left=solve.left_side, unitriangular=solve.unit_diagonal)
+    return x.to(dtype)
+
+
+def torch_cholesky(a, lower: bool):
+    import torch
+    dtype = a.dtype
+    a = _torch_work(a)
+    if not lower:
+        a = a.mH
+    factor, info = torch.linalg.cholesky_ex(a)
+    factor = torch.where((info != 0)[..., None, None], torch.full_like(factor, float("nan")).tril(), factor)
+    return (factor if lower else factor.mH).to(dtype)
+
+
+def _numpy_types(op: Operation) -> tuple[np.dtype, np.dtype]:
+    out = kn.result_dtype(op)
+    return kn._compute_dtype(out), out
+
+
+register(KERNELS, "stablehlo.triangular_solve",
+         lambda op: Kernel(triangular_solve, Operand(0), Operand(1), _Solve.of(op), *_numpy_types(op)))
+register(KERNELS, "stablehlo.cholesky",
+         lambda op: Kernel(cholesky, Operand(0), _lower(op), *_numpy_types(op)))
+register(TORCH_KERNELS, "stablehlo.triangular_solve",
+         lambda op: Kernel(torch_triangular_solve, Operand(0), Operand(1), _Solve.of(op)))
+register(TORCH_KERNELS, "stablehlo.cholesky", lambda op: Kernel(torch_cholesky, Operand(0), _lower(op)))
+
+
+def _lower(op: Operation) -> bool:
+    attr = op.properties.get("lower")
+    return attr is None or bool(attr.value)
+
+
+# IR builders of the rules
+
+
+def _solve(b: Builder, a: Value, rhs: Value, s: _Solve) -> Value:
+    props = {"left_side": BoolAttr(s.left_side), "lower": BoolAttr(s.lower), "unit_diagonal": BoolAttr(s.unit_diagonal),
+             "transpose_a": TransposeAttr(s.transpose)}
+    return b.create("stablehlo.triangular_solve", [a, rhs], [rhs.type], props).results[0]
+
+
+def _mT(b: Builder, v: Value) -> Value:  # noqa: N802 - the matrix transpose, as `x.mT`
+    r = len(shape_of(v))
+    return stablehlo.transpose(b, v, [*range(r - 2), r - 1, r - 2])
+
+
+def _matmul(b: Builder, x: Value, y: Value) -> Value:
+    r = len(shape_of(x))
+    batch = tuple(range(r - 2))
+    dn = DotDimensionNumbers.get(lhs_batching_dimensions=batch, rhs_batching_dimensions=batch,
+                                 lhs_contracting_dimensions=(r - 1,), rhs_contracting_dimensions=(r - 2,))
+    return stablehlo.dot_general(b, x, y, dn)
+
+
+def _masked(b: Builder, v: Value, mask: np.ndarray) -> Value:
+    """`v` times the constant `mask` (a matrix, broadcast over the batch)."""
+    shape = shape_of(v)
+    t = RankedTensorType(mask.shape, v.type.element_type)
+    m = stablehlo.constant(b, mask.astype(numpy_dtype(v.type.element_type)), t)
+    return stablehlo.multiply(b, v, stablehlo.broadcast_in_dim(b, m, shape, [len(shape) - 2, len(shape) - 1]))
+
+
+def _triangle_mask(n: int, lower: bool, unit_diagonal: bool) -> np.ndarray:
+    k = -1 if unit_diagonal else 0
+    return np.tri(n, k=k) if lower else np.tri(n, k=k).T
+
+
+def _real_only(op: Operation, what: str) -> None:
+    if not is_float(op.operands[0].type) or numpy_dtype(op.operands[0].type.element_type).kind == "c":
+        raise MissingRuleError(f"the {what} of {op.name} is computed for real element types only (at {op.location})")
+
+
+def _op_a(b: Builder, m: Value, s: _Solve) -> Value:
+    """`op(m)`: `m`, or its transpose (real types: the adjoint is the transpose)."""
+    return m if s.transpose == "NO_TRANSPOSE" else _mT(b, m)
+
+
+def _transposed(s: _Solve) -> _Solve:
+    """The solve by `op(a)^T`."""
+    return replace(s, transpose="NO_TRANSPOSE" if s.transpose != "NO_TRANSPOSE" else "TRANSPOSE")
+
+
+@rule(JVP_RULES, "stablehlo.triangular_solve")
+def _triangular_solve_jvp(b, op, xs, ts):
+    a, _ = xs
+    s = _Solve.of(op)
+    x = op.results[0]
+    out = None if ts[1] is None else _solve(b, a, ts[1], s)
+    if ts[0] is not None:
+        _real_only(op, "derivative in a")
+        da = _op_a(b, _masked(b, ts[0], _triangle_mask(shape_of(a)[-1], s.lower, s.unit_diagonal)), s)
+        # x = op(a)^-1 b: dx = -op(a)^-1 op(da) x (left), -x op(da) op(a)^-1 (right)
+        t = _solve(b, a, _matmul(b, da, x) if s.left_side else _matmul(b, x, da), s)
+        t = stablehlo.negate(b, t)
+        out = t if out is None else stablehlo.add(b, out, t)
+    return [out]
+
+
+@rule(VJP_RULES, "stablehlo.triangular_solve")
+def _triangular_solve_vjp(b, op, cts):
+    g = cts[0]
+    if g is None:
+        return [None, None]
+    a = op.operands[0]
+    s = _Solve.of(op)
+    if numpy_dtype(a.type.element_type).kind == "c":
+        raise MissingRuleError(f"the derivative of {op.name} is computed for real element types only "
+                               f"(at {op.location})")
+    gb = _solve(b, a, g, _transposed(s))
+    x = op.results[0]
+    # the transpose of da -> -op(a)^-1 op(da) x: -mask(op^T(gb x^T)) (left), -mask(op^T(x^T gb)) (right)
+    outer = _matmul(b, gb, _mT(b, x)) if s.left_side else _matmul(b, _mT(b, x), gb)
+    ga = stablehlo.negate(b, _masked(b, _op_a(b, outer, s), _triangle_mask(shape_of(a)[-1], s.lower,
+                                                                            s.unit_diagonal)))
+    return [ga, gb]
+
+
+def _matrix_batch(b: Builder, op: Operation, args: list, dims: list) -> tuple[list, list]:
+    """Batch an op on (batches of) matrices: the batch dimension in front of every operand."""
+    size = next(shape_of(v)[d] for v, d in zip(args, dims) if d is not None)
+    moved = [bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
+    rt = op.results[0].type
+    t = RankedTensorType((size, *rt.shape), rt.element_type, rt.encoding)
+    new = b.create(op.name, moved, [t], dict(op.properties), dict(op.attributes))
+    return [new.results[0]], [0]
+
+
+register(BATCH_RULES, "stablehlo.triangular_solve", _matrix_batch)
+register(BATCH_RULES, "stablehlo.cholesky", _matrix_batch)
+
+
+def _symmetric_from_lower(b: Builder, t: Value) -> Value:
+    """S(t) = tril(t) + tril(t, -1)^T: the symmetric matrix the lower triangle of `t` stands for."""
+    n = shape_of(t)[-1]
+    strict = _masked(b, t, np.tri(n, k=-1))
+    return stablehlo.add(b, _masked(b, t, np.tri(n)), _mT(b, strict))
+
+
+def _phi(b: Builder, m: Value) -> Value:
+    """The lower triangle with the diagonal halved."""
+    n = shape_of(m)[-1]
+    return _masked(b, m, np.tri(n) - 0.5 * np.eye(n))
+
+
+_LOWER_SOLVE = _Solve(left_side=True, lower=True, unit_diagonal=False, transpose="NO_TRANSPOSE")
+
+
+def _inverse_sandwich(b: Builder, factor: Value, m: Value) -> Value:
+    """`L^-1 m L^-T` for the lower factor L."""
+    left = _solve(b, factor, m, _LOWER_SOLVE)
+    return _solve(b, factor, left, replace(_LOWER_SOLVE, left_side=False, transpose="TRANSPOSE"))
+
+
+def _transpose_inverse_sandwich(b: Builder, factor: Value, m: Value) -> Value:
+    """`L^-T m L^-1` for the lower factor L."""
+    left = _solve(b, factor, m, replace(_LOWER_SOLVE, transpose="TRANSPOSE"))
+    return _solve(b, factor, left, replace(_LOWER_SOLVE, left_side=False))
+
+
+@rule(JVP_RULES, "stablehlo.cholesky")
+def _cholesky_jvp(b, op, xs, ts):
+    _real_only(op, "derivative")
+    lower = _lower(op)
+    factor = op.results[0] if lower else _mT(b, op.results[0])  # L; an upper factor is L^T of a^T
+    t = ts[0] if lower else _mT(b, ts[0])
+    dl = _matmul(b, factor, _phi(b, _inverse_sandwich(b, factor, _symmetric_from_lower(b, t))))
+    return [dl if lower else _mT(b, dl)]
+
+
+@rule(VJP_RULES, "stablehlo.cholesky")
+def _cholesky_vjp(b, op, cts):
+    g = cts[0]
+    if g is None:
+        return [None]
+    _real_only(op, "derivative")
+    lower = _lower(op)
+    factor = op.results[0] if lower else _mT(b, op.results[0])
+    g = g if lower else _mT(b, g)
+    # the transpose of dl = L phi(L^-1 S(da) L^-T), step by step (phi is its own transpose)
+    sigma = _transpose_inverse_sandwich(b, factor, _phi(b, _matmul(b, _mT(b, factor), g)))
+    n = shape_of(g)[-1]
+    ga = stablehlo.add(b, _masked(b, sigma, np.tri(n)), _masked(b, _mT(b, sigma), np.tri(n, k=-1)))
+    return [ga if lower else _mT(b, ga)]
+
 declare(["stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"],
         unsupported("quantized types are parsed and printed only"))
 
@@ -426,3 +766,5 @@ def _trailing_replicated(count):
 register(SHARDING_RULES, "stablehlo.dot_general", _dot_general_sharding)
 register(SHARDING_RULES, "stablehlo.convolution", _convolution_sharding)
 register(SHARDING_RULES, "stablehlo.fft", _trailing_replicated(lambda op: len(_ints(op, "fft_length"))))
+register(SHARDING_RULES, "stablehlo.triangular_solve", _trailing_replicated(lambda op: 2))
+register(SHARDING_RULES, "stablehlo.cholesky", _trailing_replicated(lambda op: 2))

@@ -221,9 +221,7 @@ declare(["stablehlo.constant", "stablehlo.iota"],
 DYNAMIC = unsupported("dynamic shapes: run for static programs exported by JAX, not traced by loom")
 declare(["stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape",
          "stablehlo.get_dimension_size"], DYNAMIC, tables=("torch", "jvp", "vjp", "batching"))
-declare(["stablehlo.dynamic_pad", "stablehlo.real_dynamic_slice", "stablehlo.set_dimension_size",
-         "stablehlo.broadcast"], unsupported("parsed and printed only: JAX emits broadcast_in_dim and static "
-                                             "shapes"))
+declare("stablehlo.broadcast", unsupported("parsed and printed only: JAX emits broadcast_in_dim"))
 declare(["chlo.constant", "chlo.constant_like"],
         unsupported("parsed and printed only: loom's front end emits stablehlo.constant"))
 

@@ -39,7 +39,8 @@ from loom.ir.opdef import operand as operand_def
 from loom.ir.types import DYNAMIC, IntegerType, RankedTensorType, Type, i64
 
 __all__ = ["AllGatherOp", "AllReduceOp", "AllToAllOp", "CollectiveBroadcastOp", "CollectivePermuteOp",
-           "PartitionIdOp", "ReduceScatterOp", "ReplicaIdOp", "channel_handle_attr", "replica_groups_attr"]
+           "CollectiveReduceOp", "PartitionIdOp", "ReduceScatterOp", "ReplicaIdOp", "channel_handle_attr",
+           "replica_groups_attr"]
 
 UI32_SCALAR = RankedTensorType((), IntegerType(32, IntegerType.UNSIGNED))
 
@@ -291,6 +292,29 @@ class AllReduceOp(_Grouped):
                  "use_global_device_ids": UNIT if use_global_device_ids else None}
         region = _reducer(element_type(operands[0].type), reducer)
         return cls.insert(builder, list(operands), props, regions=[region], location=location)
+
+
+class CollectiveReduceOp(AllReduceOp):
+    """Reduces each data operand elementwise over the processes of a group with `computation`;
+    only the group's root gets the result, the others (and processes in no group) zeros. The root
+    is the group's first process, or, with `has_dynamic_root`, the one at the index the last
+    operand (a `tensor<Nxi32>`, one index per data operand) gives."""
+
+    name = "stablehlo.collective_reduce"
+    has_dynamic_root = opt_prop(Unit)
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties, regions=()):
+        _check_groups(properties, equal_sizes=True)
+        data = list(operand_types)
+        if "has_dynamic_root" in properties:
+            if not data:
+                raise ShapeError("has_dynamic_root needs a last operand with the root indices")
+            roots = as_ranked(data.pop(), "the root indices")
+            if roots.rank != 1 or roots.shape[0] not in (len(data), DYNAMIC):
+                raise ShapeError(f"the root indices must be a 1-dimensional tensor of {len(data)} elements (one "
+                                 f"per data operand), got '{roots}'")
+        return super().infer_result_types(data, properties, regions)
 
 
 class ReduceScatterOp(_Grouped):
