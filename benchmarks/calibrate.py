@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench_common import write_record  # noqa: E402
+from bench_common import Record  # noqa: E402
 
 from loom.sim.calibrate import MIB, measure_compute, measure_link, measure_memory  # noqa: E402
 from loom.sim.machine import Machine  # noqa: E402
@@ -114,10 +114,15 @@ def main() -> int:
                         ("link_latency", "s")):
         print(f"{field:>18} {getattr(machine, field):>14.4g} {getattr(peer, field):>14.4g} {unit}")
     print(f"machine: {path}")
-    record = write_record("calibrate", {"settings": {"matmul_n": n, "copy_bytes": mem, "link_large_bytes": large,
-                                                     "repeats": repeats, "quick": opts.quick},
-                                        "machine_description": machine.to_json(), "peer": peer.to_json()})
-    print(f"record: {record}")
+    record = Record("calibrate", {"matmul_n": n, "copy_bytes": mem, "link_large_bytes": large, "repeats": repeats,
+                                  "quick": opts.quick})
+    # one row per probe: the median time it measured (derived back from the rate) and the rate
+    record.add(f"matmul {n}x{n}x{n} float32", "numpy", [2.0 * n ** 3 / flops], flops_per_second=flops)
+    record.add(f"copy {mem} bytes", "numpy", [2.0 * mem / memory], bytes_per_second=memory)
+    record.add("gloo ping-pong, one way, small", "torch.distributed", [latency])
+    record.add(f"gloo ping-pong, one way, {large} bytes", "torch.distributed", [latency + large / bandwidth],
+               bytes_per_second=bandwidth)
+    record.write(machine_description=machine.to_json(), peer=peer.to_json())
     return 0
 
 
