@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loom.ir.attributes import numpy_dtype
 from loom.ir.core import Operation
-from loom.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType
+from loom.ir.types import RankedTensorType
 from loom.sim.machine import Machine
+from loom.transforms.spmd_partition import byte_width
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute",
                "collective_broadcast")
@@ -49,21 +49,12 @@ _PER_ELEMENT = {"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.select
                 "stablehlo.reduce_precision", "stablehlo.compare", "stablehlo.convert"}
 
 
-def element_bytes(element_type: object) -> int:
-    """Bytes of one element (i1 and sub-byte integers take a byte)."""
-    if isinstance(element_type, IntegerType):
-        return max(1, element_type.width // 8)
-    if isinstance(element_type, (FloatType, ComplexType)):
-        return int(np.dtype(numpy_dtype(element_type)).itemsize)
-    return 4
-
-
 def tensor_bytes(t: object) -> int:
     """Bytes of a statically shaped tensor (0 for anything else: tokens, futures' wrappers)."""
     if not isinstance(t, RankedTensorType):
         inner = getattr(t, "tensor_type", None) or getattr(t, "value_type", None)
         return tensor_bytes(inner) if inner is not None else 0
-    return _elements(t) * element_bytes(t.element_type)
+    return _elements(t) * byte_width(t.element_type)
 
 
 def _elements(t: RankedTensorType) -> int:
@@ -311,5 +302,5 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
 
 
 __all__ = ["COLLECTIVES", "Decision", "collective_matmul_decision", "collective_of", "collective_time",
-           "collective_time_on", "element_bytes", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
+           "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
            "roofline_time", "tensor_bytes", "windowed_einsum_decision"]
