@@ -7,6 +7,7 @@ Machine JSON (loom.sim.machine.Machine.save; a preset's peer) and a record.
 What is measured (loom.sim.calibrate's functions, in this process and in two spawned ones):
 - peak_flops: a float32 numpy matmul (n x n x n, 2·n³ FLOPs), median of the repeats;
 - memory_bandwidth: a numpy copy of a large array, read + written bytes over the time;
+- op_overhead: one small numpy call (what an executor making one array call per op pays per op);
 - link_latency and link_bandwidth: two processes joined by torch.distributed (gloo, 127.0.0.1)
   ping-pong a tensor: half the median round trip of a small message is the latency, a large one
   gives the bandwidth. Every wait is bounded; a process that does not report in time is named.
@@ -30,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench_common import Record  # noqa: E402
 
-from loom.sim.calibrate import MIB, measure_compute, measure_link, measure_memory  # noqa: E402
+from loom.sim.calibrate import MIB, measure_compute, measure_link, measure_memory, measure_op_overhead  # noqa: E402
 from loom.sim.machine import Machine  # noqa: E402
 
 
@@ -105,13 +106,14 @@ def main() -> int:
     n, mem, large, repeats = (512, 64 * MIB, 4 * MIB, 5) if opts.quick else (2048, 512 * MIB, 32 * MIB, 10)
     flops = measure_compute(n, repeats=repeats)
     memory = measure_memory(mem, repeats=repeats)
+    overhead = measure_op_overhead(repeats=repeats)
     latency, bandwidth = link_between_two_processes(large, repeats, opts.timeout)
-    machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,))
+    machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,), op_overhead=overhead)
     path = machine.save(opts.out)
     peer = Machine.preset("h200")
     print(f"{'':>18} {'this machine':>14} {'h200 preset':>14}")
     for field, unit in (("peak_flops", "FLOP/s"), ("memory_bandwidth", "B/s"), ("link_bandwidth", "B/s"),
-                        ("link_latency", "s")):
+                        ("link_latency", "s"), ("op_overhead", "s")):
         print(f"{field:>18} {getattr(machine, field):>14.4g} {getattr(peer, field):>14.4g} {unit}")
     print(f"machine: {path}")
     record = Record("calibrate", {"matmul_n": n, "copy_bytes": mem, "link_large_bytes": large, "repeats": repeats,
@@ -119,6 +121,7 @@ def main() -> int:
     # one row per probe: the median time it measured (derived back from the rate) and the rate
     record.add(f"matmul {n}x{n}x{n} float32", "numpy", [2.0 * n ** 3 / flops], flops_per_second=flops)
     record.add(f"copy {mem} bytes", "numpy", [2.0 * mem / memory], bytes_per_second=memory)
+    record.add("numpy add of one-element arrays", "numpy", [overhead])
     record.add("gloo ping-pong, one way, small", "torch.distributed", [latency])
     record.add(f"gloo ping-pong, one way, {large} bytes", "torch.distributed", [latency + large / bandwidth],
                bytes_per_second=bandwidth)

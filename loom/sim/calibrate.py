@@ -14,6 +14,8 @@ processes it runs in (benchmarks/calibrate.py writes a Machine from them).
   one-way transfer is half a round trip; any other rank returns (nan, nan) at once. Latency is the
   median one-way time of `small_bytes`; bandwidth is large_bytes over (the median one-way time of
   `large_bytes` - latency).
+- `measure_op_overhead(calls=2000, repeats=5)`: seconds of one small numpy call, the per-op
+  dispatch cost of an executor that makes one array call per op (Machine.op_overhead).
 - `ping_pong(group, peer, timeout)`: that callable for a process group, to use directly.
 """
 
@@ -52,6 +54,18 @@ def measure_memory(nbytes: int = 256 * MIB, repeats: int = 5) -> float:
     src = np.ones(nbytes // 8, np.float64)
     dst = np.empty_like(src)
     return 2.0 * src.nbytes / _median_seconds(lambda: np.copyto(dst, src), repeats)
+
+
+def measure_op_overhead(calls: int = 2000, repeats: int = 5) -> float:
+    """Seconds of one small numpy call (an add of one-element arrays): the dispatch cost an
+    executor that runs one array call per op pays per op (Machine.op_overhead)."""
+    a, b, out = np.ones(1), np.ones(1), np.empty(1)
+
+    def many() -> None:
+        for _ in range(calls):
+            np.add(a, b, out=out)
+
+    return _median_seconds(many, repeats) / calls
 
 
 def ping_pong(group: Any, peer: int, timeout: float = 60.0) -> Callable[[int], float]:
@@ -119,4 +133,4 @@ def measure_link(link: Any, *, peer: int | None = None, small_bytes: int = 8, la
     return latency, large_bytes / (large - latency)
 
 
-__all__ = ["measure_compute", "measure_link", "measure_memory", "ping_pong"]
+__all__ = ["measure_compute", "measure_link", "measure_memory", "measure_op_overhead", "ping_pong"]

@@ -197,10 +197,12 @@ def collective_of(op: Operation, num_partitions: int) -> tuple[str, float, list[
 
 def op_time(op: Operation, machine: Machine, num_partitions: int = 1) -> float:
     """One execution of `op`: a collective's time on the topology (its first group's placement;
-    a permute's farthest pair), any other op's roofline. Ops with regions count themselves only."""
+    a permute's farthest pair), any other op's roofline plus the machine's op_overhead when it
+    does any work. Ops with regions count themselves only."""
     coll = collective_of(op, num_partitions)
     if coll is None:
-        return roofline_time(op_flops(op), op_bytes(op), machine)
+        flops, nbytes = op_flops(op), op_bytes(op)
+        return roofline_time(flops, nbytes, machine) + (machine.op_overhead if flops or nbytes else 0.0)
     kind, nbytes, groups = coll
     if kind == "collective_permute":
         far = max((hops(s, t, machine) for s, t in groups), default=0)

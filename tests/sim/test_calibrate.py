@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from loom.sim.calibrate import measure_compute, measure_link, measure_memory
+from loom.sim.calibrate import measure_compute, measure_link, measure_memory, measure_op_overhead
 
 
 @pytest.mark.parametrize("latency,bandwidth", [(1e-3, 1e8), (5e-6, 4.5e10)])
@@ -38,7 +38,8 @@ def test_a_link_too_fast_to_resolve_is_refused():
 
 
 def test_compute_and_memory_probes_return_rates():
-    for rate in (measure_compute(64, repeats=1), measure_memory(1 << 20, repeats=1)):
+    for rate in (measure_compute(64, repeats=1), measure_memory(1 << 20, repeats=1),
+                 1 / measure_op_overhead(calls=10, repeats=1)):
         assert math.isfinite(rate) and rate > 0
 
 

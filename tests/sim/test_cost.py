@@ -67,6 +67,10 @@ def test_op_costs_are_the_roofline_of_their_types():
     memory_bound = compute_bound.with_(peak_flops=1e12, memory_bandwidth=1e3)
     assert op_time(dot, compute_bound) == pytest.approx(2 * 8 * 4 * 16 / 1e3)
     assert op_time(dot, memory_bound) == pytest.approx(4 * (8 * 16 + 16 * 4 + 8 * 4) / 1e3)
+    # a dispatch cost is added to every op that does work, not to views
+    slow_dispatch = compute_bound.with_(op_overhead=1e-3)
+    assert op_time(dot, slow_dispatch) == pytest.approx(op_time(dot, compute_bound) + 1e-3)
+    assert op_time(ops["stablehlo.reshape"], slow_dispatch) == 0.0
 
 
 def test_collective_times_follow_the_ring_and_torus_algorithms():

@@ -272,12 +272,13 @@ ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> ten
 }"""
 
 
+@pytest.mark.parametrize("op_overhead", [0.0, 1e-4])
 @pytest.mark.parametrize("link_bandwidth", [1e6, 1e9])
-def test_a_transfer_overlaps_the_compute_between_its_start_and_done(link_bandwidth):
+def test_a_transfer_overlaps_the_compute_between_its_start_and_done(link_bandwidth, op_overhead):
     module = loom.ir.parse(ASYNC)
-    machine = Machine("m", 1e12, 1e11, link_bandwidth, 1e-6, "ring", (2,))
-    t_dot = max(2 * 128 ** 3 / 1e12, 3 * 128 * 128 * 4 / 1e11)
-    t_exp = max(128 * 128 / 1e12, 2 * 128 * 128 * 4 / 1e11)
+    machine = Machine("m", 1e12, 1e11, link_bandwidth, 1e-6, "ring", (2,), op_overhead=op_overhead)
+    t_dot = max(2 * 128 ** 3 / 1e12, 3 * 128 * 128 * 4 / 1e11) + op_overhead
+    t_exp = max(128 * 128 / 1e12, 2 * 128 * 128 * 4 / 1e11) + op_overhead
     t_send = 1e-6 + 1024 * 4 / link_bandwidth
     p = simulate(module, machine)
     assert p.step_time == pytest.approx(max(t_dot, t_send) + t_exp)
