@@ -36,13 +36,13 @@ F32 = np.float32
 CONTROL = {"stablehlo.while", "builtin.module", "func.func"}
 
 
-def _program(n: int, m: int = 256, k: int = 512, c: int = 256) -> Operation:
-    """(m·n x k) @ (k x c·n): lhs rows and rhs columns split over n partitions, the result's rows:
-    the partitioner all-gathers rhs before the local dot."""
+def _program(n: int, m: int = 256, k: int = 512, c: int = 256, out: P | None = None) -> Operation:
+    """(m·n x k) @ (k x c·n): lhs rows and rhs columns split over n partitions, the result's rows
+    (or `out`): the partitioner all-gathers rhs before the local dot."""
     mesh = Mesh(np.arange(n), ("x",))
     s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
     jitted = loom.jit(lambda a, b: a @ b, in_shardings=(s(P("x", None)), s(P(None, "x"))),
-                      out_shardings=s(P("x", None)))
+                      out_shardings=s(out or P("x", None)))
     return partition(jitted.lower(np.zeros((m * n, k), F32), np.zeros((k, c * n), F32)).module)
 
 
@@ -120,6 +120,21 @@ def test_simulated_totals_are_the_sum_of_the_per_op_figures(topology):
         assert p.flops == pytest.approx(sum(op_flops(op) * t for op, t in _executed(module, trips)))
     # the dot's FLOPs are the same, split into N pieces
     assert simulate(after, machine).flops == pytest.approx(simulate(before, machine).flops, rel=1e-3)
+
+
+def test_synchronous_collectives_add_up():
+    """Result columns sharded: an all_gather before the dot and an all_to_all after it, each
+    blocking compute: the step is the sum of every op's time."""
+    n = 4
+    module = _program(n, out=P(None, "x"))
+    names = [op.name for op in module.walk()]
+    assert "stablehlo.all_gather" in names and "stablehlo.all_to_all" in names
+    machine = Machine("m", 1e12, 1e11, 1e9, 1e-6, "torus2d", (2, 2))
+    p = simulate(module, machine)
+    compute, comm = _split(module, machine, {})
+    assert p.communication_time == pytest.approx(comm) and p.compute_time == pytest.approx(compute)
+    assert p.step_time == pytest.approx(compute + comm)
+    assert set(p.op_time_by_name) >= {"stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.dot_general"}
 
 
 @pytest.mark.parametrize("topology,options", [("switch", "mode=on"), ("ring", "mode=on bidirectional=true")])
