@@ -52,7 +52,7 @@ def _worker(rank: int, world: int, port: int, results: mp.Queue) -> None:
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                                 timeout=datetime.timedelta(seconds=30))
         try:
-            results.put((rank, measure_link(dist.group.WORLD, large_bytes=1 << 20, repeats=3, timeout=30)))
+            results.put((rank, measure_link(dist.group.WORLD, large_bytes=16 << 20, repeats=5, timeout=30)))
         finally:
             dist.destroy_process_group()
     except Exception as err:
@@ -83,6 +83,7 @@ def test_measure_link_over_gloo_processes():
             if p.is_alive():
                 p.terminate()
     for rank in (0, 1):
+        assert isinstance(got[rank], tuple), (rank, got[rank])
         latency, bandwidth = got[rank]
         assert 0 < latency < 1 and 0 < bandwidth < math.inf, (rank, got[rank])
     assert all(math.isnan(v) for v in got[2])  # not one of the two ranks that measure
