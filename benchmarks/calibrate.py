@@ -103,7 +103,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take")
     opts = ap.parse_args()
-    n, mem, large, repeats = (512, 64 * MIB, 4 * MIB, 5) if opts.quick else (2048, 512 * MIB, 32 * MIB, 10)
+    n, mem, large, repeats = (512, 64 * MIB, 16 * MIB, 5) if opts.quick else (2048, 512 * MIB, 32 * MIB, 10)
     flops = measure_compute(n, repeats=repeats)
     memory = measure_memory(mem, repeats=repeats)
     overhead = measure_op_overhead(repeats=repeats)
