@@ -246,7 +246,7 @@ def layer_program(model: GPT, batch: int, dx: int, dy: int) -> Operation:
     return loom.ir.parse(w.text(dx * dy, [out, d_x, d_wqkv, d_wo, d_w1, d_w2]))
 
 
-def decompose(module: Operation, machine: Machine, bidirectional: bool = True) -> Operation:
+def decompose(module: Operation, machine: Machine, bidirectional: bool = False) -> Operation:
     """`module` after decompose-collective-matmul (mode=auto, priced on `machine`) and
     schedule-latency-hiding."""
     out = loom.ir.parse(str(module))
