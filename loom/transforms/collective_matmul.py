@@ -42,7 +42,7 @@ This partition's position k is looked up from `stablehlo.partition_id` in a cons
 groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
 match), `off` (none), `auto` (the default: XLA's two gates. The collective's full-size value, the
 gathered operand or the unreduced dot result, must be at least `threshold-bytes`, 256 MiB by
-default; then XLA's inequality, `loom.sim.cost.windowed_einsum_decision`, priced on `machine` (a
+default; then XLA's inequality, `loom.sim.cost.collective_matmul_decision`, priced on `machine` (a
 preset name or a Machine JSON path, "h200" by default), must find the loop faster). Every
 candidate left alone (a collective next to a dot that cannot be windowed, or one auto mode skips)
 gets a remark saying why, with the figures.
@@ -64,7 +64,7 @@ from loom.ir.core import Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
-from loom.sim.cost import op_flops, windowed_einsum_decision
+from loom.sim.cost import collective_matmul_decision
 from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
@@ -460,8 +460,7 @@ class DecomposeCollectiveMatmulPass(Pass):
         full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
         if _nbytes(full) < self.threshold_bytes:
             return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
-        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), self._machine,
-                                            self.bidirectional)
+        decision = collective_matmul_decision(coll, match[0], self._machine, self.bidirectional)
         return None if decision.decompose else decision.reason
 
 
