@@ -90,6 +90,12 @@ def integer_wrap(t: Type) -> tuple[Any, tuple] | None:
     return None if et is None else (wrap_integers, (et.width, not et.is_unsigned))
 
 
+def has_quantized_values(op: Operation) -> bool:
+    """Whether an operand or result of `op` is a tensor of quantized elements (a quant dialect
+    type, held as its storage integers)."""
+    return any(hasattr(getattr(v.type, "element_type", None), "storage_type") for v in (*op.operands, *op.results))
+
+
 def element_bits(t: Type) -> int:
     """The bits of one element of `t` as StableHLO counts them (`num_bits`: i1 is 1, i4 is 4,
     complex<f32> is 64), whatever the bytes that hold it."""

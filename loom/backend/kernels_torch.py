@@ -199,7 +199,8 @@ def torch_kernel_for(op: Operation, numpy_kernels: dict, device: torch.device | 
                      torch_kernels: dict | None = None) -> Kernel:
     """The torch kernel for `op`, or its numpy kernel wrapped to run on tensors."""
     table = TORCH_KERNELS if torch_kernels is None else torch_kernels
-    maker = table.get(op.name)
+    # ops on quantized tensors: their numpy kernel (dequantize, op, quantize) on the tensors' values
+    maker = None if common.has_quantized_values(op) else table.get(op.name)
     if maker is not None:
         if not _uses_shell_dtypes(op):
             k = maker(op)
