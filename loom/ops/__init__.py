@@ -14,6 +14,8 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+    quantization  uniform_quantize / uniform_dequantize, and dequantize-op-quantize for the ops the spec
+                  allows on quantized tensors
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
@@ -35,3 +37,6 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     registry,
     shape,
 )
+
+# isort: split
+from loom.ops import quantization  # noqa: F401  (last: it wraps the kernels the families registered)

@@ -342,8 +342,6 @@ declare(["stablehlo.dot", "stablehlo.einsum", "stablehlo.unary_einsum", "stableh
          "stablehlo.batch_norm_inference", "stablehlo.batch_norm_training", "chlo.ragged_dot"],
         unsupported("parsed and printed only: loom's front end lowers to dot_general, convolution and "
                     "elementwise ops"))
-declare(["stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"],
-        unsupported("quantized types are parsed and printed only"))
 
 
 # --- sharding rules ----------------------------------------------------------------------------
