@@ -12,12 +12,11 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
+from support.executors import one_op_program, run_everywhere  # noqa: E402
 from support.oracles import run_xla  # noqa: E402
 
 import loom.ir  # noqa: E402
-from loom.backend.api import execute  # noqa: E402
 
-EXECUTORS = [("compiled", "numpy"), ("interpreter", "numpy"), ("compiled", "torch")]
 FLOATS = {
     "f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2, "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
     "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz, "f8E4M3B11FNUZ": ml_dtypes.float8_e4m3b11fnuz,
@@ -34,15 +33,6 @@ def every_value(dt) -> np.ndarray:
     return np.arange(1 << bits, dtype=np.uint8).view(dt)
 
 
-def program(op: str, t: str, n: int, arity: int, result: str | None = None) -> str:
-    tt, rt = f"tensor<{n}x{t}>", f"tensor<{n}x{result or t}>"
-    params = ", ".join(f"%a{i}: {tt}" for i in range(arity))
-    operands = ", ".join(f"%a{i}" for i in range(arity))
-    return (f"func.func @main({params}) -> {rt} {{\n"
-            f"  %0 = \"stablehlo.{op}\"({operands}) : ({', '.join([tt] * arity)}) -> {rt}\n"
-            f"  return %0 : {rt}\n}}")
-
-
 def assert_same_values(got, want, dt, what: str) -> None:
     """Equal as values of `dt` (NaNs equal whatever their bits; f8E4M3FNUZ has one NaN anyway)."""
     g = np.asarray(got).astype(dt).astype(np.float64)
@@ -50,12 +40,6 @@ def assert_same_values(got, want, dt, what: str) -> None:
     bad = ~((g == w) & (np.signbit(g) == np.signbit(w)) | (np.isnan(g) & np.isnan(w)))
     assert not bad.any(), f"{what}: {bad.sum()} values differ, first at {np.nonzero(bad)[0][:4]}: " \
                           f"{g[bad][:4]} where the oracle has {w[bad][:4]}"
-
-
-def run_all(text: str, *args):
-    from loom.backend.kernels_torch import to_numpy
-    for executor, backend in EXECUTORS:
-        yield f"{executor}/{backend}", to_numpy(execute(text, *args, executor=executor, backend=backend))
 
 
 def has_nan(dt) -> bool:
@@ -97,9 +81,9 @@ def test_arithmetic_rounds_at_the_types_width(op, t):
     unary = op in UNARY
     y = np.random.default_rng(len(op)).permutation(x)
     args = [x] if unary else [x, y]
-    text = program(op, t, x.size, len(args))
+    text = one_op_program(op, t, x.size, len(args))
     want = oracle(op, t, text, args)
-    for where, got in run_all(text, *args):
+    for where, got in run_everywhere(text, *args):
         if where != "compiled/torch":
             assert np.asarray(got).dtype == np.dtype(dt), where
         assert_same_values(got, want, dt, f"{op} on {t} ({where})")
@@ -120,7 +104,7 @@ def test_convert_to_and_from_the_type(t, other):
     with np.errstate(over="ignore"):
         y = wide.astype(other_dt)
     for source, target, values in ((t, other, x), (other, t, y)):
-        text = program("convert", source, values.size, 1, target)
+        text = one_op_program("convert", source, values.size, 1, target)
         if t == "f4E2M1FN" and target == "i32":
             want = values.astype(np.float64).astype(np.int32)  # XLA gives INT_MAX for 6.0 (its max): a bug
         elif t in XLA_LACKS:
@@ -132,7 +116,7 @@ def test_convert_to_and_from_the_type(t, other):
         else:
             want = run_xla(text, [values])[0]
         target_dt = other_dt if target == other else dt
-        for where, got in run_all(text, values):
+        for where, got in run_everywhere(text, values):
             if target_dt == np.int32:
                 np.testing.assert_array_equal(np.asarray(got), want, err_msg=where)
             else:
@@ -158,7 +142,7 @@ def test_bitcast_to_and_from_the_types_bits_as_xla(t):
     bits = ml_dtypes.finfo(dt).bits
     x = every_value(dt)
     if bits == 8:
-        text = program("bitcast_convert", t, x.size, 1, "i8")
+        text = one_op_program("bitcast_convert", t, x.size, 1, "i8")
         args = [x]
     else:  # two f4 values in one i8
         text = (f"func.func @main(%a: tensor<{x.size // 2}x2x{t}>) -> tensor<{x.size // 2}xi8> {{\n"
@@ -167,7 +151,7 @@ def test_bitcast_to_and_from_the_types_bits_as_xla(t):
         args = [x.reshape(-1, 2)]
     want = run_xla(text, args)[0]
     keep = ~np.isnan(x.astype(np.float32))  # f4 has no NaN: every pair of values is kept
-    for where, got in run_all(text, *args):
+    for where, got in run_everywhere(text, *args):
         if where == "compiled/torch" and bits == 8:  # it holds float8 in float32: NaN payloads do not survive
             got, want = np.asarray(got).reshape(-1)[keep], want.reshape(-1)[keep]
         np.testing.assert_array_equal(np.asarray(got), want, err_msg=where)

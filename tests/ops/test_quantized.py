@@ -7,16 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from loom.backend.api import execute
-from loom.backend.kernels_torch import to_numpy
-
-EXECUTORS = [("compiled", "numpy"), ("interpreter", "numpy"), ("compiled", "torch")]
-
-
-def run_all(text: str, *args):
-    for executor, backend in EXECUTORS:
-        yield f"{executor}/{backend}", to_numpy(execute(text, *args, executor=executor, backend=backend))
+from support.executors import run_everywhere
 
 
 def spec_quantize(x, scale, zero_point, lo=-128, hi=127, dtype=np.int8):
@@ -38,7 +29,7 @@ def test_uniform_quantize_spec_example():
   %1 = "stablehlo.bitcast_convert"(%0) : (tensor<2x{PER_AXIS}>) -> tensor<2xi8>
   return %1 : tensor<2xi8>
 }}"""
-    for where, got in run_all(text, np.array([4.0, 15.0], np.float32)):
+    for where, got in run_everywhere(text, np.array([4.0, 15.0], np.float32)):
         assert got.tolist() == [10, 10], where
 
 
@@ -48,7 +39,7 @@ def test_uniform_quantize_of_quantized_spec_example():
   %0 = "stablehlo.uniform_quantize"(%a) : (tensor<2x{PER_AXIS}>) -> tensor<2x{other}>
   return %0 : tensor<2x{other}>
 }}"""
-    for where, got in run_all(text, np.array([10, 10], np.int8)):
+    for where, got in run_everywhere(text, np.array([10, 10], np.int8)):
         assert got.dtype == np.int8 and got.tolist() == [20, 45], where
 
 
@@ -59,7 +50,7 @@ def test_uniform_dequantize_spec_example_and_round_trip():
   %2 = "stablehlo.uniform_dequantize"(%1) : (tensor<2x{PER_AXIS}>) -> tensor<2xf32>
   return %0, %2 : tensor<2xf32>, tensor<2xf32>
 }}"""
-    for where, (deq, qdq) in run_all(text, np.array([10, 10], np.int8), np.array([4.0, 15.0], np.float32)):
+    for where, (deq, qdq) in run_everywhere(text, np.array([10, 10], np.int8), np.array([4.0, 15.0], np.float32)):
         np.testing.assert_allclose(deq, [4.0, 15.0], rtol=1e-6, err_msg=where)
         np.testing.assert_allclose(qdq, [4.0, 15.0], rtol=1e-6, err_msg=where)
 
@@ -73,7 +64,7 @@ def test_quantized_add_spec_interpreter_example():
   %3 = "stablehlo.bitcast_convert"(%2) : (tensor<2x{r}>) -> tensor<2xi8>
   return %3 : tensor<2xi8>
 }}"""
-    for where, got in run_all(text, np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)):
+    for where, got in run_everywhere(text, np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0], np.float32)):
         assert got.tolist() == [-12, -8], where
 
 
@@ -86,7 +77,7 @@ def test_quantize_saturates_at_storage_bounds_and_rounds_half_to_even():
     x = np.array([1000.0, -1000.0, 0.25, 0.75, -0.25, 1.25, 0.0, 49.0], np.float32)
     want = spec_quantize(x, 0.5, 2, -100, 100)
     assert want.tolist() == [100, -100, 2, 4, 2, 4, 2, 100]
-    for where, got in run_all(text, x):
+    for where, got in run_everywhere(text, x):
         np.testing.assert_array_equal(got, want, err_msg=where)
 
 
@@ -118,7 +109,7 @@ def test_elementwise_ops_dequantize_compute_quantize(op):
         floats = [spec_dequantize(a, *qa)] + ([] if unary else [spec_dequantize(b, *qb)])
         want = spec_quantize((UNARY if unary else BINARY)[op](*floats), *qr)
     args = (a,) if unary else (a, b)
-    for where, got in run_all(text, *args):
+    for where, got in run_everywhere(text, *args):
         assert got.dtype == np.int8, where
         # float32 math differs from numpy's in the last bit at most: a quantized step, rarely
         assert np.abs(got.astype(int) - want.astype(int)).max() <= 1, where
@@ -140,7 +131,7 @@ def test_compare_and_select_on_quantized_values():
     c = np.array([13, 10, 20, 0, 10, 40], np.int8)
     less = spec_dequantize(a, 0.1, 0) < spec_dequantize(c, 0.3, 10)
     chosen = spec_quantize(np.where(less, spec_dequantize(a, 0.1, 0), spec_dequantize(b, 0.1, 0)), 0.3, 10)
-    for where, (got_less, got) in run_all(text, a, b, c):
+    for where, (got_less, got) in run_everywhere(text, a, b, c):
         np.testing.assert_array_equal(got_less, less, err_msg=where)
         np.testing.assert_array_equal(got, chosen, err_msg=where)
 
@@ -168,7 +159,7 @@ def test_dot_general_quantized_to_i32_and_hybrid_with_per_axis_weights():
     want_q = spec_quantize(product, 0.125, 0, -(2 ** 31), 2 ** 31 - 1, np.int32)
     scales, zero_points = np.array([0.1, 0.2, 0.4], np.float32), np.array([0, 1, -1])
     want_h = f @ ((v.astype(np.int64) - zero_points).astype(np.float32) * scales)
-    for where, (got_q, got_h) in run_all(text, x, w, f, v):
+    for where, (got_q, got_h) in run_everywhere(text, x, w, f, v):
         assert got_q.dtype == np.int32, where
         np.testing.assert_array_equal(got_q, want_q, err_msg=where)
         np.testing.assert_allclose(got_h, want_h, rtol=1e-5, err_msg=where)
@@ -181,5 +172,5 @@ def test_data_movement_keeps_the_storage_values():
   return %0 : tensor<3x2x{q}>
 }}"""
     a = np.arange(6, dtype=np.int8).reshape(2, 3)
-    for where, got in run_all(text, a):
+    for where, got in run_everywhere(text, a):
         np.testing.assert_array_equal(got, a.T, err_msg=where)

@@ -11,13 +11,13 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
+from support.executors import EXECUTORS, one_op_program, run_everywhere  # noqa: E402
 from support.oracles import run_xla  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend.api import execute  # noqa: E402
 from loom.ir.diagnostics import LoomError  # noqa: E402
 
-EXECUTORS = [("compiled", "numpy"), ("interpreter", "numpy"), ("compiled", "torch")]
 # type, ml_dtypes type, width, signed
 TYPES = [("i4", ml_dtypes.int4, 4, True), ("ui4", ml_dtypes.uint4, 4, False),
          ("i2", ml_dtypes.int2, 2, True), ("ui2", ml_dtypes.uint2, 2, False)]
@@ -33,23 +33,6 @@ def every_pair(width: int, signed: bool) -> tuple[np.ndarray, np.ndarray]:
     return x.reshape(-1).astype(dt), y.reshape(-1).astype(dt)
 
 
-def program(op: str, t: str, n: int, arity: int, result: str | None = None) -> str:
-    tt, rt = f"tensor<{n}x{t}>", f"tensor<{n}x{result or t}>"
-    params = ", ".join(f"%a{i}: {tt}" for i in range(arity))
-    operands = ", ".join(f"%a{i}" for i in range(arity))
-    return (f"func.func @main({params}) -> {rt} {{\n"
-            f"  %0 = \"stablehlo.{op}\"({operands}) : ({', '.join([tt] * arity)}) -> {rt}\n"
-            f"  return %0 : {rt}\n}}")
-
-
-def run_all(text: str, *args: np.ndarray) -> dict[str, np.ndarray]:
-    out = {}
-    for executor, backend in EXECUTORS:
-        r = execute(text, *args, executor=executor, backend=backend)
-        out[f"{executor}/{backend}"] = r.cpu().numpy() if hasattr(r, "cpu") else np.asarray(r)
-    return out
-
-
 CASES = [(op, *t) for t in TYPES for op in BINARY + UNARY if t[3] or op not in ("abs", "sign")]
 
 
@@ -59,8 +42,8 @@ def test_ops_wrap_at_their_width_as_xla(op, t, mldt, width, signed):
     args = (x,) if op in UNARY else (x, y)
     keep = np.ones(x.size, bool)
     if op in ("divide", "remainder"):
-        keep = y != 0  # XLA's division by zero is implementation-defined; loom's has its own test
-    text = program(op, t, x.size, len(args))
+        keep = y != 0  # XLA's division by zero is implementation-defined: loom's is checked below
+    text = one_op_program(op, t, x.size, len(args))
     if op in ("abs", "sign", "not"):
         # XLA's CPU backend rejects these on sub-byte types; the spec's arithmetic in Python
         lo = -(1 << (width - 1)) if signed else 0
@@ -68,14 +51,18 @@ def test_ops_wrap_at_their_width_as_xla(op, t, mldt, width, signed):
         want = ((ref - lo) % (1 << width) + lo).astype(x.dtype)
     else:
         want = run_xla(text, [a.astype(mldt) for a in args])[0].astype(x.dtype)
-    for where, got in run_all(text, *args).items():
+    for where, got in run_everywhere(text, *args):
         assert got.dtype == x.dtype, where
         np.testing.assert_array_equal(got[keep], want[keep], err_msg=f"{op} on {t} ({where})")
+        if op == "divide":  # x / 0 is all ones, as loom's wider integers (and XLA's) give
+            assert (got[~keep] == (-1 if signed else (1 << width) - 1)).all(), where
+        if op == "remainder":  # x % 0 is x
+            np.testing.assert_array_equal(got[~keep], x[~keep], err_msg=where)
 
 
 def test_add_i4_seven_plus_one_is_minus_eight():
-    text = program("add", "i4", 1, 2)
-    for where, got in run_all(text, np.array([7], np.int8), np.array([1], np.int8)).items():
+    text = one_op_program("add", "i4", 1, 2)
+    for where, got in run_everywhere(text, np.array([7], np.int8), np.array([1], np.int8)):
         assert got.tolist() == [-8], where
 
 
@@ -88,7 +75,7 @@ def test_population_count_counts_the_types_own_bits(t, mldt, width, signed):
     if signed:  # the count is a value of the type: i2's 2 is -2
         counts = np.where(counts >= 1 << (width - 1), counts - (1 << width), counts)
     want = counts.astype(x.dtype)
-    for where, got in run_all(program("popcnt", t, x.size, 1), x).items():
+    for where, got in run_everywhere(one_op_program("popcnt", t, x.size, 1), x):
         np.testing.assert_array_equal(got, want, err_msg=where)
 
 
@@ -100,9 +87,9 @@ def test_convert_to_subbyte_as_xla(source, t, mldt, width, signed):
         x = np.array([20.0, -20.0, np.nan, 7.6, -8.5, 3.5, 2.5, -0.7, 1.0, np.inf, -np.inf], np.float32)
     else:
         x = np.arange(-40, 40, 3).astype(np.int32 if source == "i32" else np.int8)
-    text = program("convert", source, x.size, 1, t)
+    text = one_op_program("convert", source, x.size, 1, t)
     want = run_xla(text, [x])[0].astype(np.int8 if signed else np.uint8)
-    for where, got in run_all(text, x).items():
+    for where, got in run_everywhere(text, x):
         np.testing.assert_array_equal(got, want, err_msg=where)
 
 
@@ -111,14 +98,14 @@ def test_convert_from_subbyte_as_xla(t, mldt, width, signed):
     x, _ = every_pair(width, signed)
     x = np.unique(x)
     for target in ("f32", "i32", "ui8", "i4" if t != "i4" else "ui4"):
-        text = program("convert", t, x.size, 1, target)
+        text = one_op_program("convert", t, x.size, 1, target)
         want = np.asarray(run_xla(text, [x.astype(mldt)])[0])
-        for where, got in run_all(text, x).items():
+        for where, got in run_everywhere(text, x):
             np.testing.assert_array_equal(got, want.astype(got.dtype), err_msg=f"{t} -> {target} ({where})")
 
 
 def test_arguments_take_ml_dtypes_subbyte_arrays_and_refuse_values_out_of_range():
-    text = program("add", "i4", 2, 2)
+    text = one_op_program("add", "i4", 2, 2)
     got = execute(text, np.array([7, -8], ml_dtypes.int4), np.array([1, -1], ml_dtypes.int4))
     assert got.tolist() == [-8, 7]
     with pytest.raises(TypeError, match=r"argument 0 expected tensor<2xi4>, got values out of its range"):
