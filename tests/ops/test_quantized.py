@@ -174,3 +174,31 @@ def test_data_movement_keeps_the_storage_values():
     a = np.arange(6, dtype=np.int8).reshape(2, 3)
     for where, got in run_everywhere(text, a):
         np.testing.assert_array_equal(got, a.T, err_msg=where)
+
+
+def test_convolution_of_quantized_operands_and_hybrid():
+    """A 1-d convolution of quantized input and kernel to a quantized result, and the hybrid
+    form (float input, quantized kernel, float result), against the float convolution of the
+    dequantized values."""
+    qx, qk, qr = "!quant.uniform<i8:f32, 0.1:2>", "!quant.uniform<i8:f32, 0.05:-1>", "!quant.uniform<i8:f32, 0.02>"
+    conv = ("{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>, "
+            "feature_group_count = 1 : i64}")
+    text = f"""func.func @main(%x: tensor<1x6x1x{qx}>, %k: tensor<3x1x1x{qk}>, %f: tensor<1x6x1xf32>)
+    -> (tensor<1x4x1x{qr}>, tensor<1x4x1xf32>) {{
+  %0 = "stablehlo.convolution"(%x, %k) {conv} : (tensor<1x6x1x{qx}>, tensor<3x1x1x{qk}>) -> tensor<1x4x1x{qr}>
+  %1 = "stablehlo.convolution"(%f, %k) {conv} : (tensor<1x6x1xf32>, tensor<3x1x1x{qk}>) -> tensor<1x4x1xf32>
+  return %0, %1 : tensor<1x4x1x{qr}>, tensor<1x4x1xf32>
+}}"""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-30, 30, (1, 6, 1)).astype(np.int8)
+    k = rng.integers(-30, 30, (3, 1, 1)).astype(np.int8)
+    f = rng.standard_normal((1, 6, 1)).astype(np.float32)
+    kernel = spec_dequantize(k, 0.05, -1)[:, 0, 0]
+
+    def correlate(v):
+        return np.array([v[i:i + 3] @ kernel for i in range(4)], np.float32).reshape(1, 4, 1)
+    want_q = spec_quantize(correlate(spec_dequantize(x, 0.1, 2)[0, :, 0]), 0.02, 0)
+    want_h = correlate(f[0, :, 0])
+    for where, (got_q, got_h) in run_everywhere(text, x, k, f):
+        np.testing.assert_array_equal(got_q, want_q, err_msg=where)
+        np.testing.assert_allclose(got_h, want_h, rtol=1e-5, err_msg=where)
