@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from loom.ir.attributes import (
@@ -27,7 +28,7 @@ from loom.ir.attributes import (
 )
 from loom.ir.core import Operation
 from loom.ir.diagnostics import LoomError
-from loom.ir.types import RankedTensorType, TupleType, Type
+from loom.ir.types import ComplexType, FloatType, IndexType, IntegerType, RankedTensorType, TupleType, Type
 
 
 class ExecutionError(LoomError):
@@ -63,6 +64,50 @@ def dtype_of(t: Type) -> np.dtype:
     elif hasattr(t, "element_type") and not isinstance(t, TupleType):
         t = t.element_type
     return numpy_dtype(t)
+
+
+def subbyte_integer(t: Type) -> IntegerType | None:
+    """The element type of `t` when it is an integer narrower than a byte (i2, i4, ui2, ui4):
+    arrays hold it in int8 / uint8, and every op's result is wrapped back to its own width."""
+    et = getattr(t, "element_type", t)
+    if isinstance(et, IntegerType) and 1 < et.width < 8:
+        return et
+    return None
+
+
+def wrap_integers(x: Any, width: int, signed: bool) -> Any:
+    """Values held in int8 / uint8 (numpy or torch) wrapped to `width` bits, two's complement
+    for signed types: what an op on i4 gives (7 + 1 is -8)."""
+    if signed:
+        shift = 8 - width
+        return (x << shift) >> shift  # the arithmetic shift extends the sign bit
+    return x & ((1 << width) - 1)
+
+
+def integer_wrap(t: Type) -> tuple[Any, tuple] | None:
+    """`(wrap_integers, (width, signed))` for a value of sub-byte integer type, else None."""
+    et = subbyte_integer(t)
+    return None if et is None else (wrap_integers, (et.width, not et.is_unsigned))
+
+
+def has_quantized_values(op: Operation) -> bool:
+    """Whether an operand or result of `op` is a tensor of quantized elements (a quant dialect
+    type, held as its storage integers)."""
+    return any(hasattr(getattr(v.type, "element_type", None), "storage_type") for v in (*op.operands, *op.results))
+
+
+def element_bits(t: Type) -> int:
+    """The bits of one element of `t` as StableHLO counts them (`num_bits`: i1 is 1, i4 is 4,
+    complex<f32> is 64), whatever the bytes that hold it."""
+    et = getattr(t, "element_type", t)
+    et = getattr(et, "storage_type", et)  # a quantized type: its storage integers
+    if isinstance(et, (IntegerType, FloatType)):
+        return et.width
+    if isinstance(et, IndexType):
+        return 64
+    if isinstance(et, ComplexType):
+        return 2 * element_bits(et.element_type)
+    raise ExecutionError(f"no bit width for element type {et}")
 
 
 def shape_of(t: Type) -> tuple[int, ...]:
@@ -126,9 +171,21 @@ def check_argument(i: int, a: Any, t: Type, name: str | None, function: str) -> 
                                 f"({array_text(natural)})")
     elif not a.dtype.isnative:  # the same values in the machine's byte order, which kernels assume
         a = a.astype(a.dtype.newbyteorder("="))
+    narrow = subbyte_integer(t)
+    if narrow is not None and a.dtype in _SUBBYTE_DTYPES and \
+            _SUBBYTE_DTYPES[a.dtype] == (narrow.width, not narrow.is_unsigned):
+        a = a.astype(expected_dtype)  # ml_dtypes' int4 (what jax gives) into its int8 storage
     if a.dtype != expected_dtype or not _dims_match(expected_shape, a.shape):
         raise _arg_error(i, name, function, t, a)
+    if narrow is not None and not np.array_equal(wrap_integers(a, narrow.width, not narrow.is_unsigned), a):
+        raise ArgumentError(f"@{function}: {_who(i, name)} expected {t}, got values out of its range "
+                            f"({array_text(a)})")
     return np.asarray(a)
+
+
+# ml_dtypes' sub-byte integer dtypes: (width, signed)
+_SUBBYTE_DTYPES = {np.dtype(ml_dtypes.int2): (2, True), np.dtype(ml_dtypes.int4): (4, True),
+                   np.dtype(ml_dtypes.uint2): (2, False), np.dtype(ml_dtypes.uint4): (4, False)}
 
 
 def _arg_error(i: int, name: str | None, function: str, t: Type, got: Any) -> ArgumentError:

@@ -442,7 +442,33 @@ class FunctionCodegen:
     def emit_op(self, op: Operation) -> None:
         if self.mod.library == "torch":
             self.emit_torch_op(op)
-            return
+        else:
+            self.emit_numpy_op(op)
+        self.narrow_results(op)
+
+    def narrow_results(self, op: Operation) -> None:
+        """Results of element types held in a wider array type (i4 in int8; in torch, float8 in
+        float32) brought back to their own width after the op, as their arithmetic demands. An
+        alias of an operand of the same element type holds such values already; other aliases
+        (a convert from i8 that is the identity on the storage) and module constants are wrapped
+        into a name of their own."""
+        operands = {self.names.get(v): v.type for v in op.operands}
+        for r in op.results:
+            call = common.integer_wrap(r.type)
+            if call is None and self.mod.library == "torch":
+                call = _kt().float_rounding(r.type, op.name)
+            name = self.names.get(r)
+            if call is None or name is None:
+                continue
+            if name in operands and getattr(operands[name], "element_type", None) == r.type.element_type:
+                continue
+            target = name
+            if name in operands or name in self.mod.globals:
+                target = self.names[r] = self.mod.fresh("t")
+            fn, static = call
+            self.emit(f"{target} = {self.mod.function(fn)}({name}, {', '.join(map(self.mod.literal, static))})")
+
+    def emit_numpy_op(self, op: Operation) -> None:
         rule = CODEGEN_RULES.get(op.name)
         if rule is not None:
             rule(self, op)
@@ -1650,8 +1676,9 @@ class Executable:
                  kernels: dict[str, Callable[[Operation], Kernel]] | None = None, backend: str = "numpy",
                  device: Any = None, donate: Sequence[int] = ()) -> None:
         self._build(ModuleCodegen(module, kernels), entry, donate)
-        self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) else (None, None)
-                           for t in self.input_types)
+        # arguments of sub-byte types always take the full check (their values' range)
+        self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) and
+                           common.subbyte_integer(t) is None else (None, None) for t in self.input_types)
 
     def _build(self, mod: ModuleCodegen, entry: str, donate: Sequence[int] = ()) -> None:
         if entry not in mod.functions:

@@ -90,7 +90,8 @@ class Interpreter:
                     fn = run_kernel
                 results = fn(self, op, operands)
                 for r, v in zip(op.results, results):
-                    env[r] = v
+                    wrap = common.integer_wrap(r.type)  # i4 held in int8: back to its own width
+                    env[r] = v if wrap is None else wrap[0](v, *wrap[1])
             return []
         finally:
             self.env = saved

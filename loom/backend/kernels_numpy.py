@@ -130,11 +130,32 @@ def in_f32(ufunc: Callable) -> Callable:
     return low_precision
 
 
+def in_f16(ufunc: Callable) -> Callable:
+    """`ufunc` on float8 / float6 / float4 values computed as XLA's CPU backend does: the
+    operands widened to f16, the math done in f32, rounded to f16, then to the type."""
+    def narrow_precision(*xs):
+        dt = xs[0].dtype
+        return ufunc(*(np.asarray(x, np.float32) for x in xs)).astype(np.float16).astype(dt)
+    narrow_precision.__name__ = f"{getattr(ufunc, '__name__', 'op')}_in_f16"
+    return narrow_precision
+
+
+# The ml_dtypes float types narrower than 16 bits whose values f16 holds (all but f8E8M0FNU).
+F16_HOLDS = frozenset(np.dtype(t) for t in (
+    ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2fnuz,
+    ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e4m3, ml_dtypes.float8_e3m4, ml_dtypes.float6_e2m3fn,
+    ml_dtypes.float6_e3m2fn, ml_dtypes.float4_e2m1fn))
+NARROW_FLOATS = F16_HOLDS | {np.dtype(ml_dtypes.float8_e8m0fnu)}  # the torch backend holds them in float32
+
+
 def float_math(ufunc: Callable) -> Callable[[Operation], Kernel]:
-    """Elementwise math whose f16/bf16 precision XLA takes from f32."""
+    """Elementwise math whose f16/bf16 precision XLA takes from f32, and float8's from f16."""
     def make(op: Operation) -> Kernel:
-        if operand_dtype(op) in LOW_FLOATS:
+        dt = operand_dtype(op)
+        if dt in LOW_FLOATS or dt == np.dtype(ml_dtypes.float8_e8m0fnu):
             return Kernel(in_f32(ufunc))
+        if dt in F16_HOLDS:
+            return Kernel(in_f16(ufunc))
         return Kernel(ufunc)
     return make
 
@@ -456,11 +477,29 @@ def convert_float_to_int(x, dtype):
 
 @kernel("stablehlo.bitcast_convert")
 def _bitcast_convert(op: Operation) -> Kernel:
-    return Kernel(bitcast_convert, Operand(0), result_dtype(op), result_shape(op))
+    in_bits, out_bits = common.element_bits(op.operands[0].type), common.element_bits(op.results[0].type)
+    dtype = result_dtype(op)
+    in_dtype = operand_dtype(op)
+    if in_bits == in_dtype.itemsize * 8 and out_bits == dtype.itemsize * 8 and in_dtype not in NARROW_FLOATS:
+        return Kernel(bitcast_convert, Operand(0), dtype, result_shape(op))
+    return Kernel(bitcast_convert_bits, Operand(0), operand_dtype(op), in_bits, dtype, out_bits, result_shape(op))
 
 
 def bitcast_convert(x, dtype, shape):
     return np.ascontiguousarray(x).view(dtype).reshape(shape)
+
+
+def bitcast_convert_bits(x, in_dtype, in_bits: int, dtype, out_bits: int, shape):
+    """bitcast_convert where an element's bits do not fill its storage (i1 in a byte, i4 in int8,
+    f4E2M1FN in a byte): the operand's `in_bits` low bits per element, little-endian, regrouped
+    into `out_bits` per result element; the storage's high bits are zero (the sub-byte wrap after
+    the op extends the sign of signed integers)."""
+    x = np.ascontiguousarray(x, in_dtype)  # the torch backend holds float8 in float32
+    raw = x.reshape(x.size, 1).view(np.uint8)
+    bits = np.unpackbits(raw, axis=1, bitorder="little")[:, :in_bits].reshape(-1, out_bits)
+    padded = np.zeros((bits.shape[0], dtype.itemsize * 8), np.uint8)
+    padded[:, :out_bits] = bits
+    return np.packbits(padded, axis=1, bitorder="little").view(dtype).reshape(shape)
 
 
 def reduce_precision_kernel(op: Operation) -> Kernel:

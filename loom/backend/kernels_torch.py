@@ -52,9 +52,41 @@ TORCH_DTYPES: dict[np.dtype, torch.dtype] = {
     np.dtype(np.complex128): torch.complex128,
 }
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {t: d for d, t in TORCH_DTYPES.items()}
+# Float types torch has no arithmetic for (float8, float6, float4): tensors hold them in float32 and
+# every op's result is rounded to the type, through torch's own dtype where its rounding is
+# ml_dtypes' (and XLA's); torch's float8_e4m3fn saturates where they give NaN, and its
+# float8_e8m0fnu takes negatives to their magnitude, so those round on the host.
+NARROW_FLOATS: dict[np.dtype, torch.dtype | None] = {
+    np.dtype(dt): getattr(torch, name, None) for name, dt in (
+        ("float8_e5m2", ml_dtypes.float8_e5m2), ("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz),
+        ("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz), ("", ml_dtypes.float8_e4m3fn),
+        ("", ml_dtypes.float8_e8m0fnu), ("", ml_dtypes.float8_e4m3b11fnuz), ("", ml_dtypes.float8_e4m3),
+        ("", ml_dtypes.float8_e3m4), ("", ml_dtypes.float6_e2m3fn), ("", ml_dtypes.float6_e3m2fn),
+        ("", ml_dtypes.float4_e2m1fn))}
+TORCH_DTYPES.update({dt: torch.float32 for dt in NARROW_FLOATS})
 # Element types torch stores but does not compute on (no add, compare, max... on CPU or CUDA).
 SHELL_DTYPES = frozenset({np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)})
 _LOW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def float_rounding(t: Any, op_name: str = "") -> tuple[Callable, tuple] | None:
+    """`(round_float, (dtype, via_f16))` for the result of op `op_name` of a float type tensors
+    hold in float32, else None. XLA computes the math of types whose values f16 holds in f16, so
+    their results round through f16 first; a convert rounds once."""
+    dt = getattr(getattr(t, "element_type", t), "dtype", None)
+    if dt is None or np.dtype(dt) not in NARROW_FLOATS:
+        return None
+    return round_float, (np.dtype(dt), np.dtype(dt) in kn.F16_HOLDS and op_name != "stablehlo.convert")
+
+
+def round_float(x: torch.Tensor, dtype: np.dtype, via_f16: bool = False) -> torch.Tensor:
+    """float32 values rounded to `dtype` (a NARROW_FLOATS type), kept in float32."""
+    native = NARROW_FLOATS[dtype]
+    if via_f16:
+        x = x.to(torch.float16)
+    if native is not None:
+        return x.to(native).to(torch.float32)
+    return torch.from_numpy(x.cpu().numpy().astype(dtype).astype(np.float32)).to(x.device)  # ml_dtypes rounds
 
 
 def torch_dtype(dt: Any) -> torch.dtype:
@@ -105,6 +137,8 @@ def to_torch(x: Any, device: torch.device | None = None, copy: bool = False) -> 
     a = np.asarray(x)
     if copy or not a.flags.writeable or not a.flags.c_contiguous:
         a = np.array(a, order="C")
+    if a.dtype in NARROW_FLOATS:
+        a = a.astype(np.float32)
     if a.dtype == BF16:
         t = torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
     else:
@@ -165,7 +199,8 @@ def torch_kernel_for(op: Operation, numpy_kernels: dict, device: torch.device | 
                      torch_kernels: dict | None = None) -> Kernel:
     """The torch kernel for `op`, or its numpy kernel wrapped to run on tensors."""
     table = TORCH_KERNELS if torch_kernels is None else torch_kernels
-    maker = table.get(op.name)
+    # ops on quantized tensors: their numpy kernel (dequantize, op, quantize) on the tensors' values
+    maker = None if common.has_quantized_values(op) else table.get(op.name)
     if maker is not None:
         if not _uses_shell_dtypes(op):
             k = maker(op)
@@ -558,8 +593,13 @@ def convert_float_to_int(x, dtype, upper, lower, high, low):
 
 
 @torch_kernel("stablehlo.bitcast_convert")
-def _bitcast_convert(op: Operation) -> Kernel:
-    return Kernel(bitcast_convert, Operand(0), torch_dtype(result_dtype(op)), result_shape(op))
+def _bitcast_convert(op: Operation) -> Kernel | None:
+    in_dtype, dtype = operand_dtype(op), result_dtype(op)
+    if in_dtype in NARROW_FLOATS or dtype in NARROW_FLOATS or \
+            common.element_bits(op.operands[0].type) != in_dtype.itemsize * 8 or \
+            common.element_bits(op.results[0].type) != dtype.itemsize * 8:
+        return None  # bits that do not fill their storage: the numpy kernel regroups them
+    return Kernel(bitcast_convert, Operand(0), torch_dtype(dtype), result_shape(op))
 
 
 def bitcast_convert(x, dtype, shape):

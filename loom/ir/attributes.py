@@ -295,6 +295,9 @@ def numpy_dtype(t: Type) -> Any:
         if isinstance(et, FloatType) and et.name == "f32":
             return np.dtype(np.complex64)
         raise ValueError(f"no numpy dtype for {t}")
+    storage = getattr(t, "storage_type", None)  # a quantized type (a dialect's): its storage integers
+    if storage is not None:
+        return numpy_dtype(storage)
     raise ValueError(f"no numpy dtype for {t}")
 
 

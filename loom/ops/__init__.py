@@ -18,6 +18,8 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
     rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
     host          tokens, infeed / outfeed / send / recv through the host's callbacks (loom.host)
+    quantization  uniform_quantize / uniform_dequantize, and dequantize-op-quantize for the ops the spec
+                  allows on quantized tensors
 
 The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
 and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
@@ -44,3 +46,6 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     rng,
     shape,
 )
+
+# isort: split
+from loom.ops import quantization  # noqa: F401  (last: it wraps the kernels the families registered)

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from loom.backend import kernels_numpy as kn
-from loom.backend.common import TORCH_KERNELS
+from loom.backend.common import TORCH_KERNELS, subbyte_integer
 from loom.backend.kernels_numpy import KERNELS, Kernel
 from loom.dialects import chlo, stablehlo
 from loom.ir.builder import Builder
@@ -93,6 +93,65 @@ def torch_loom_function(name: str, real_only: bool = False) -> KernelMaker:
         return Kernel(getattr(kernels_torch, name))
     make.__qualname__ = f"torch_loom_function({name!r})"
     return make
+
+
+def on_own_bits(maker: KernelMaker, storage_extra: bool = False) -> KernelMaker:
+    """`maker`'s kernel, whose operands, when sub-byte integers (i4 held in int8), are first
+    masked to their own bits: so bit counts and logical shifts see the type's width, not the
+    storage's. With `storage_extra`, the storage's extra leading bits are subtracted from the
+    result (count_leading_zeros). The wrap after every op restores the sign."""
+    def make(op: Operation) -> Kernel | None:
+        k = maker(op)
+        et = subbyte_integer(op.operands[0].type)
+        if k is None or et is None:
+            return k
+        return Kernel(masked_call, (1 << et.width) - 1, 8 - et.width if storage_extra else 0, k, kn.ALL)
+    make.__qualname__ = f"on_own_bits({getattr(maker, '__qualname__', maker)})"
+    return make
+
+
+def masked_call(mask: int, extra: int, k: Kernel, *xs: Any) -> Any:
+    out = k([x & mask for x in xs])
+    return out - extra if extra else out
+
+
+def arithmetic_shift_of_own_width(maker: KernelMaker) -> KernelMaker:
+    """shift_right_arithmetic's kernel, where an unsigned sub-byte operand (ui4 in uint8) shifts in
+    copies of its own top bit, as XLA's ui4 does (8 >> 1 is 12)."""
+    def make(op: Operation) -> Kernel | None:
+        et = subbyte_integer(op.operands[0].type)
+        if et is None or not et.is_unsigned:
+            return maker(op)
+        return Kernel(unsigned_arithmetic_shift, kn.ALL, et.width)
+    make.__qualname__ = f"arithmetic_shift_of_own_width({getattr(maker, '__qualname__', maker)})"
+    return make
+
+
+def unsigned_arithmetic_shift(x: Any, s: Any, width: int) -> Any:
+    """`x >> s` on `width`-bit patterns held in uint8 (numpy or torch), the top bit copied in:
+    with t = 2^(width-1), the signed value is (x ^ t) - t; a shift by width or more is one by
+    width - 1 (all copies of the top bit). The wrap after the op masks the result to width bits."""
+    top = 1 << (width - 1)
+    s = s.clip(0, width - 1)
+    return ((x ^ top) >> s) - ((s * 0 + top) >> s)
+
+
+def saturating_to_subbyte(maker: KernelMaker) -> KernelMaker:
+    """convert's kernel, where a float converted to a sub-byte integer saturates at that type's
+    bounds (XLA's i4 from 20.0 is 7), not at its storage's."""
+    def make(op: Operation) -> Kernel | None:
+        k = maker(op)
+        et = subbyte_integer(op.results[0].type)
+        if k is None or et is None or kn.operand_dtype(op).kind != "f":
+            return k
+        lo, hi = (0, (1 << et.width) - 1) if et.is_unsigned else (-(1 << (et.width - 1)), (1 << (et.width - 1)) - 1)
+        return Kernel(clipped_call, float(lo), float(hi), k, kn.Operand(0))
+    make.__qualname__ = f"saturating_to_subbyte({getattr(maker, '__qualname__', maker)})"
+    return make
+
+
+def clipped_call(lo: float, hi: float, k: Kernel, x: Any) -> Any:
+    return k([x.clip(lo, hi)])  # NaN stays NaN (and converts to 0)
 
 
 # --- derivatives ---------------------------------------------------------------------------------
@@ -404,9 +463,10 @@ OPS: list[Row] = [
         "round", None),
     Row(S.IsFiniteOp, ufunc(np.isfinite), torch_function("isfinite"), ZERO, "is_finite", "isfinite"),
     Row(S.NotOp, ufunc(np.invert), torch_function("bitwise_not"), ZERO, "bitwise_not", "invert"),
-    Row(S.PopulationCountOp, ufunc(kn.popcnt), torch_loom_function("popcnt"), ZERO, "population_count",
-        "bitwise_count"),
-    Row(S.CountLeadingZerosOp, ufunc(kn.count_leading_zeros), torch_loom_function("count_leading_zeros"), ZERO,
+    Row(S.PopulationCountOp, on_own_bits(ufunc(kn.popcnt)), on_own_bits(torch_loom_function("popcnt")), ZERO,
+        "population_count", "bitwise_count"),
+    Row(S.CountLeadingZerosOp, on_own_bits(ufunc(kn.count_leading_zeros), True),
+        on_own_bits(torch_loom_function("count_leading_zeros"), True), ZERO,
         "clz", None),
     Row(S.ExponentialOp, float_math(np.exp), torch_function("exp"), partials(lambda b, g, a: _mul(b, g, a.z)),
         "exp", "exp"),
@@ -436,7 +496,8 @@ OPS: list[Row] = [
         "cbrt", "cbrt"),
     Row(S.RealOp, ufunc(np.real), torch_kernel("real_imag_kernel"), NO_COMPLEX, "real", "real", "c"),
     Row(S.ImagOp, ufunc(np.imag), torch_kernel("real_imag_kernel"), NO_COMPLEX, "imag", "imag", "c"),
-    Row(S.ConvertOp, kn.convert_kernel, torch_kernel("convert_kernel"), partials(_identity), "convert_element_type",
+    Row(S.ConvertOp, saturating_to_subbyte(kn.convert_kernel), saturating_to_subbyte(torch_kernel("convert_kernel")),
+        partials(_identity), "convert_element_type",
         "astype"),
     Row(S.ReducePrecisionOp, kn.reduce_precision_kernel, torch_kernel("reduce_precision_kernel"),
         partials(_same_op), "reduce_precision", None),
@@ -466,10 +527,11 @@ OPS: list[Row] = [
     Row(S.OrOp, ufunc(np.bitwise_or), torch_function("bitwise_or"), ZERO, "bitwise_or", "bitwise_or"),
     Row(S.XorOp, ufunc(np.bitwise_xor), torch_function("bitwise_xor"), ZERO, "bitwise_xor", "bitwise_xor"),
     Row(S.ShiftLeftOp, ufunc(kn.shift_left), torch_kernel("shift_kernel"), ZERO, "shift_left", "left_shift"),
-    Row(S.ShiftRightArithmeticOp, ufunc(kn.shift_right_arithmetic), torch_kernel("shift_kernel"), ZERO,
+    Row(S.ShiftRightArithmeticOp, arithmetic_shift_of_own_width(ufunc(kn.shift_right_arithmetic)),
+        arithmetic_shift_of_own_width(torch_kernel("shift_kernel")), ZERO,
         "shift_right_arithmetic", "right_shift"),
-    Row(S.ShiftRightLogicalOp, ufunc(kn.shift_right_logical), torch_kernel("shift_kernel"), ZERO,
-        "shift_right_logical", None),
+    Row(S.ShiftRightLogicalOp, on_own_bits(ufunc(kn.shift_right_logical)), on_own_bits(torch_kernel("shift_kernel")),
+        ZERO, "shift_right_logical", None),
     Row(S.CompareOp, kn.compare_kernel, torch_kernel("compare_kernel"), ZERO, None, None),
     Row(S.ComplexOp, kn.complex_kernel, torch_function("complex"), NO_COMPLEX, "complex", None, "f"),
     Row(S.SelectOp, ufunc(np.where), torch_function("where"),

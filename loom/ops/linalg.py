@@ -682,9 +682,6 @@ def _cholesky_vjp(b, op, cts):
     ga = stablehlo.add(b, _masked(b, sigma, np.tri(n)), _masked(b, _mT(b, sigma), np.tri(n, k=-1)))
     return [ga if lower else _mT(b, ga)]
 
-declare(["stablehlo.uniform_quantize", "stablehlo.uniform_dequantize"],
-        unsupported("quantized types are parsed and printed only"))
-
 
 # --- sharding rules ----------------------------------------------------------------------------
 

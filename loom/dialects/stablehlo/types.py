@@ -60,14 +60,15 @@ def _quantized(et: Type) -> bool:
 
 
 # Element kinds, by letter: p(red), i(nteger: signless or unsigned), s(igned = signless integer),
-# f(loat), c(omplex). Quantized element types count as integers.
+# f(loat), c(omplex). Quantized element types count as integers and as floats (the spec defines
+# the float ops on them by dequantize, op, quantize).
 _KINDS: dict[str, tuple[str, Callable[[Type], bool]]] = {
     "p": ("pred (AKA boolean or 1-bit integer)", lambda et: et is i1),
     "i": ("integer", lambda et: (isinstance(et, IntegerType) and et.width > 1 and et.signedness != "s")
           or _quantized(et)),
     "s": ("signed integer", lambda et: (isinstance(et, IntegerType) and et.width > 1 and et.is_signless)
           or _quantized(et)),
-    "f": ("floating-point", lambda et: isinstance(et, FloatType)),
+    "f": ("floating-point", lambda et: isinstance(et, FloatType) or _quantized(et)),
     "c": ("complex", lambda et: isinstance(et, ComplexType)),
 }
 
@@ -168,11 +169,21 @@ def compatible(a: Type, b: Type) -> bool:
         return True
     if isinstance(a, TupleType) and isinstance(b, TupleType):
         return len(a.types) == len(b.types) and all(compatible(x, y) for x, y in zip(a.types, b.types))
-    if not (is_tensor(a) and is_tensor(b)) or a.element_type is not b.element_type:
+    if not (is_tensor(a) and is_tensor(b)) or not _same_element_kind(a.element_type, b.element_type):
         return False
     if isinstance(a, UnrankedTensorType) or isinstance(b, UnrankedTensorType):
         return True
     return a.rank == b.rank and all(x == y or DYNAMIC in (x, y) for x, y in zip(a.shape, b.shape))
+
+
+def _same_element_kind(x: Type, y: Type) -> bool:
+    """Equal element types, or quantized ones that differ only in scales and zero points (their
+    storage, its bounds and the expressed type equal), as StableHLO's type inference allows."""
+    if x is y:
+        return True
+    key = ("storage_type", "storage_min", "storage_max", "expressed_type")
+    return _quantized(x) and _quantized(y) and all(hasattr(t, k) for t in (x, y) for k in key) and \
+        all(getattr(x, k) == getattr(y, k) for k in key)
 
 
 def dim_eq(a: int, b: int) -> bool:
