@@ -42,7 +42,7 @@ import numpy as np
 
 from loom.dialects import func, mpmd, stablehlo
 from loom.dialects.mpmd import DEVICE_ATTRIBUTE, DEVICE_OF_FUNCTION, RESULTS_OF_FUNCTION, device_of, i64
-from loom.ir.attributes import DenseArrayAttr
+from loom.ir.attributes import DenseArrayAttr, location_line_col
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Operation, OpResult, Region, Value
 from loom.ir.types import FunctionType, IntegerType, RankedTensorType
@@ -61,6 +61,12 @@ class MPMDError(ValueError):
 
 def _i64_array(values: Sequence[int]) -> DenseArrayAttr:
     return DenseArrayAttr.get(i64_type, [int(v) for v in values])
+
+
+def _where(op: Operation) -> str:
+    """`file:line:col` of an op's location."""
+    at = location_line_col(op.location)
+    return f"{at[0]}:{at[1]}:{at[2]}" if at else f"loc({op.location})"
 
 
 def _body_ops(op: Operation) -> list[Operation]:
@@ -300,7 +306,7 @@ class MPMDPartitioner:
         used = max(self.placement.device.values(), default=0) + 1
         if num_devices is not None and num_devices < used:
             where = next(op for op, d in self.placement.device.items() if d >= num_devices)
-            raise MPMDError(f"{where.name} at {where.location} is placed on device {self.placement.device[where]}, "
+            raise MPMDError(f"{where.name} at {_where(where)} is placed on device {self.placement.device[where]}, "
                             f"but the program runs on {num_devices} devices")
         self.num_devices = num_devices if num_devices is not None else used
         self.needs = _needs(self.placement, function)
