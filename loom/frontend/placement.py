@@ -14,18 +14,23 @@ value: the traced program runs as it is on one device, and `loom.transforms.mpmd
 it into one program per device, with a send / recv pair for every value that crosses devices.
 An op without the attribute (one a pass made, a constant) goes where the partitioning pass puts
 it: with the values it reads (see that pass).
+
+    program = mpmd_program(f, x, parallel_iterations=4)   # traced, partitioned, compiled
+    y = program(x)                                        # one thread per device
+    y = program.run_processes(x)                          # under torchrun: one process per device
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from loom.dialects.mpmd import DEVICE_ATTRIBUTE, device_of
 from loom.ir.attributes import IntegerAttr
 from loom.ir.core import Operation
+from loom.transforms.mpmd_partition import DEFAULT_PARALLEL_ITERATIONS, partition
 
 
 class _Placements(threading.local):
@@ -71,4 +76,17 @@ class PlacementListener:
 PLACEMENT_LISTENER = PlacementListener()
 
 
-__all__ = ["DEVICE_ATTRIBUTE", "PLACEMENT_LISTENER", "current_placement", "device_index", "device_of", "placement"]
+def mpmd_program(fun: Callable[..., Any], *example_args: Any, parallel_iterations: int = DEFAULT_PARALLEL_ITERATIONS,
+                 num_devices: int | None = None, executor: str = "compiled") -> Any:
+    """`fun` (placed with `placement`) traced for arguments like `example_args`, cut into one
+    program per device with at most `parallel_iterations` iterations of each loop in flight, and
+    compiled: call the result to run it in this process (one thread per device), or its
+    `run_processes` under torch.distributed (one process per device)."""
+    from loom.frontend.jit import Jitted  # the tracing core imports this module: these load later
+    from loom.runtime.mpmd import MPMDProgram
+    module = Jitted(fun).lower(*example_args).module
+    return MPMDProgram(partition(module, parallel_iterations=parallel_iterations, num_devices=num_devices), executor)
+
+
+__all__ = ["DEVICE_ATTRIBUTE", "PLACEMENT_LISTENER", "current_placement", "device_index", "device_of", "mpmd_program",
+           "placement"]

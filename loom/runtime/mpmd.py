@@ -57,9 +57,10 @@ class MPMDThreadCommunicator(ThreadCommunicator):
     bookkeeping."""
 
     def __init__(self, num_devices: int, timeout: float = DEFAULT_TIMEOUT,
-                 on_event: Callable[[Event], None] | None = None) -> None:
+                 on_event: Callable[[Event], None] | None = None, link_latency: float = 0.0) -> None:
         super().__init__(num_devices, timeout)
-        self._messages: dict[tuple, Any] = {}
+        self.link_latency = float(link_latency)  # seconds a message travels before it can be received
+        self._messages: dict[tuple, tuple[float, Any]] = {}
         self._started: dict[tuple, dict[int, int]] = {}
         self.events: list[Event] = []
         self.on_event = on_event
@@ -88,7 +89,7 @@ class MPMDThreadCommunicator(ThreadCommunicator):
 
     def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
         with self._cond:
-            self._messages[(me, peer, key)] = value
+            self._messages[(me, peer, key)] = (time.monotonic() + self.link_latency, value)
             self._cond.notify_all()
         self._event((me, "send", *key))
 
@@ -96,7 +97,10 @@ class MPMDThreadCommunicator(ThreadCommunicator):
         with self._cond:
             self._wait_for(me, peer, lambda: (peer, me, key) in self._messages,
                            f"mpmd.recv from device {peer} {_what(key)}")
-            value = self._messages.pop((peer, me, key))
+            arrives, value = self._messages.pop((peer, me, key))
+        wait = arrives - time.monotonic()
+        if wait > 0:  # still on the link
+            time.sleep(wait)
         self._event((me, "recv", *key))
         return value
 
@@ -147,9 +151,11 @@ class MPMDProgram:
         return tuple(out)
 
     def __call__(self, *args: Any, timeout: float = DEFAULT_TIMEOUT,
-                 on_event: Callable[[Event], None] | None = None) -> tuple:
-        """Run every device in its own thread of this process; the program's results."""
-        comm = MPMDThreadCommunicator(self.num_devices, timeout, on_event)
+                 on_event: Callable[[Event], None] | None = None, link_latency: float = 0.0) -> tuple:
+        """Run every device in its own thread of this process; the program's results.
+        `link_latency`: seconds every message takes from its send to its receiver (a model of a
+        slow link; 0 by default)."""
+        comm = MPMDThreadCommunicator(self.num_devices, timeout, on_event, link_latency)
         try:
             outs = run_threads(self._runners, [args] * self.num_devices, timeout, comm)
         finally:

@@ -42,6 +42,14 @@ def test_a_data_dependent_loop_on_two_devices_matches_one_device(trips: int, exe
     assert int(got[0]) == trips
 
 
+def test_mpmd_program_traces_partitions_and_runs_a_placed_function() -> None:
+    from loom.frontend.placement import mpmd_program
+    x, n = operands()
+    prog = mpmd_program(pipeline, x, n, parallel_iterations=3)
+    assert prog.num_devices == 2
+    assert_bitwise_equal(prog(x, n, link_latency=1e-3), loom.jit(pipeline)(x, n))
+
+
 def test_the_trip_count_may_differ_run_to_run_and_depends_on_data() -> None:
     x, _ = operands()
     prog = program(pipeline, x, np.int32(40))
