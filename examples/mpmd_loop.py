@@ -44,10 +44,10 @@ def two_stages(w1, w2, xs, length):
             acc = acc + lnp.tanh(h @ w2)
         return t, h, acc
 
-    with loom.placement(0):
-        h0 = lnp.zeros(w1.shape[0], w1.dtype)
+    with loom.placement(0):  # xs: (steps, width), or (steps, batch, width) for a batch of sequences
+        h0 = lnp.zeros(xs.shape[1:], xs.dtype)
     with loom.placement(1):
-        acc0 = lnp.zeros(w2.shape[1], w2.dtype)
+        acc0 = lnp.zeros((*xs.shape[1:-1], w2.shape[1]), xs.dtype)
     t, _, acc = lax.while_loop(cond, body, (lnp.int32(0), h0, acc0))
     return t, acc
 
@@ -58,11 +58,12 @@ def loss(w1, w2, xs, length):
         return (acc * acc).sum()
 
 
-def inputs(width: int, steps: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def inputs(width: int, steps: int, seed: int, batch: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The weights and a sequence of `steps` inputs (of `batch` rows each when given)."""
     rng = np.random.default_rng(seed)
     w1 = (rng.standard_normal((width, width)) * 0.5 / np.sqrt(width)).astype(np.float32)
     w2 = (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32)
-    xs = (rng.standard_normal((steps, width)) * 0.3).astype(np.float32)
+    xs = (rng.standard_normal((steps, width) if batch is None else (steps, batch, width)) * 0.3).astype(np.float32)
     return w1, w2, xs
 
 
