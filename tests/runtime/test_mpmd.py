@@ -113,6 +113,29 @@ def _on(device, f):
         return f()
 
 
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_a_switch_whose_branches_live_on_three_devices_runs_from_its_printed_text(k: int) -> None:
+    import loom.numpy as lnp
+    from loom import lax
+
+    def f(x, k):
+        def body(c):
+            i, h = c
+            with loom.placement(0):
+                index = (i + k) % 3
+            h = lax.switch(index, [lambda v: _on(1, lambda: v * 2.0), lambda v: _on(2, lambda: v - 1.0),
+                                   lambda v: _on(0, lambda: lnp.sin(v))], h)
+            with loom.placement(0):
+                i = i + 1
+            return i, h
+        return lax.while_loop(lambda c: _on(0, lambda: c[0] < 5), body, (lnp.int32(0), x))
+
+    x = np.linspace(0, 1, 4).astype(np.float32)
+    text = str(partition(loom.jit(f).lower(x, np.int32(k)).module))
+    got = MPMDProgram(text)(x, np.int32(k), timeout=20)
+    assert_bitwise_equal(got, loom.jit(f)(x, np.int32(k)))
+
+
 def test_the_gradient_through_the_partitioned_loop_matches_one_device_and_finite_differences() -> None:
     loom.config.update("enable_x64", True)
     try:
