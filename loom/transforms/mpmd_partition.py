@@ -5,14 +5,17 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
 (arguments are on every device) and returning the program's results that live on its device
 (`mpmd.results`, the result indices, on each function; `mpmd.device` says which device runs it):
 
-- **Placement.** An op without a device goes with the values it reads (the device of its first
-  operand whose device is known), else with its first user, repeated until nothing changes; a loop
-  or conditional without one goes where its first placed op inside is; what is left goes where
-  the enclosing op is, or on device 0. Stack ops thereby stay with their stack and the values
-  pushed on it (the stacks of a gradient are on the devices that hold the saved values).
+- **Placement.** An op without a device goes where the placed ops of its source line are (when
+  they are all on one device: reverse mode gives a derivative's ops the line of the op they
+  differentiate, so the backward pass of a placed line runs on its device); a loop or conditional
+  without one goes where its first placed op inside is; any other op goes with the values it reads
+  (the device of its first operand whose device is known), else with its first user, repeated
+  until nothing changes; what is left goes where the enclosing op is, or on device 0. Stack ops
+  thereby stay with their stack and the values pushed on it (the stacks of a gradient are on the
+  devices that hold the saved values).
 - **Owners.** A value lives on the device of the op that makes it. A loop carry lives on the
-  device that computes its next value in the body (the loop's device if the body passes it
-  through); a result of `if` / `case` lives where branch 0 computes it.
+  device that computes its next value in the body (one the body passes through, with its first
+  reader in the body, else on the loop's device); a result of `if` / `case` lives where branch 0 computes it.
 - **Transfers.** Every value needed on a device other than its owner's gets, for each such device,
   a channel: an `mpmd.send` on the owner right after the value is made and an `mpmd.recv` at the
   same place on the other device. Every device runs its ops in the order of the original program
@@ -84,14 +87,23 @@ class _Placement:
         self.participants: dict[Operation, list[int]] = {}
         self.loop_id: dict[Operation, int] = {}
         ops = [o for o in function.walk() if o is not function and o.name not in TERMINATORS]
+        lines: dict[tuple, set[int]] = {}  # the devices placed ops of each source line are on
+        for op in ops:
+            d = device_of(op)
+            if d is not None:
+                lines.setdefault(location_line_col(op.location), set()).add(d)
         for op in ops:
             d = device_of(op)
             if d is None and op.name in CONTROL_OPS:
                 d = next((x for x in map(device_of, _body_ops(op)) if x is not None), None)
+            if d is None:  # made from a placed line: a derivative's ops carry the line they differentiate
+                on_line = lines.get(location_line_col(op.location), set())
+                d = next(iter(on_line)) if len(on_line) == 1 and location_line_col(op.location) else None
             if d is not None:
                 self.device[op] = d
         self._infer(ops)
         self._fill_leftovers(function.regions[0].entry, 0)
+        self._colocate_handles(ops)
         for op in ops:
             for r in op.results:
                 self.owner[r] = self.device[op]
@@ -102,12 +114,20 @@ class _Placement:
                 self.loop_id[op] = next(loops)
 
     def _value_device(self, v: Value) -> int | None:
-        """While inferring: a result lives on its op's device; a block argument of a region on
-        the region's op's device (None for the function's arguments)."""
+        """While inferring: a result lives on its op's device, a loop's or conditional's where the
+        value it yields is made, if known; a block argument of a region on the region's op's
+        device, a loop carry's as that loop's result (None for the function's arguments)."""
         if isinstance(v, OpResult):
-            return self.device.get(v.owner_op)
-        parent = v.parent_block.parent_op
-        return None if parent is None or parent.name == "func.func" else self.device.get(parent)
+            op, k = v.owner_op, v.index
+        else:
+            op, k = v.parent_block.parent_op, v.index
+            if op is None or op.name == "func.func":
+                return None
+        if op.name in CONTROL_OPS and (isinstance(v, OpResult) or op.name == "stablehlo.while"):
+            yielded = op.regions[-1 if op.name == "stablehlo.while" else 0].entry.terminator.operands[k]
+            if isinstance(yielded, OpResult) and self._inside(op, yielded) and yielded.owner_op in self.device:
+                return self.device[yielded.owner_op]
+        return self.device.get(op)
 
     def _infer(self, ops: list[Operation]) -> None:
         changed = True
@@ -123,6 +143,34 @@ class _Placement:
                 if d is not None:
                     self.device[op] = d
                     changed = True
+
+    def _colocate_handles(self, ops: list[Operation]) -> None:
+        """Values that are not tensors (stacks) never travel: the ops sharing one (a stack's new,
+        push, pop and companion ops, and the outer stacks its handle is pushed on) all go where
+        the first value pushed on them is made."""
+        group: dict[Operation, Operation] = {op: op for op in ops}
+
+        def root(op: Operation) -> Operation:
+            while group[op] is not op:
+                group[op] = group[group[op]]
+                op = group[op]
+            return op
+        for op in ops:
+            for v in (*op.operands, *op.results):
+                if not isinstance(v.type, RankedTensorType) and isinstance(v, OpResult) and v.owner_op in group:
+                    group[root(op)] = root(v.owner_op)
+        members: dict[Operation, list[Operation]] = {}
+        for op in ops:
+            members.setdefault(root(op), []).append(op)
+        for together in members.values():
+            if len(together) == 1:
+                continue
+            pushed = [v for op in together if op.name == "stack.push" for v in op.operands[1:]
+                      if isinstance(v.type, RankedTensorType)]
+            d = self._value_device(pushed[0]) if pushed else None
+            d = self.device[together[0]] if d is None else d
+            for op in together:
+                self.device[op] = d
 
     def _fill_leftovers(self, block: Block, enclosing: int) -> None:
         for op in block.ops:
@@ -153,6 +201,12 @@ class _Placement:
             op.regions[0].entry.terminator.operands
         owners = [self.device[v.owner_op] if isinstance(v, OpResult) and self._inside(op, v) else here
                   for v in yields]
+        if op.name == "stablehlo.while":  # a carry the body passes through lives with its first reader
+            body = op.regions[1].entry
+            for k, v in enumerate(yields):
+                readers = [u for u in v.users if u.name not in TERMINATORS] if v is body.args[k] else []
+                if readers:
+                    owners[k] = self.device[readers[0]]
         for k, r in enumerate(op.results):
             self.owner[r] = owners[k]
         if op.name == "stablehlo.while":
