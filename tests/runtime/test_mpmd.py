@@ -220,6 +220,22 @@ def test_one_parallel_iteration_keeps_the_devices_in_step() -> None:
         assert got < order.index((0, "iteration", 0, (i,)))
 
 
+def test_the_example_pipeline_and_its_gradient_equal_the_single_device_run() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("RANK", None)
+    done = subprocess.run([sys.executable, str(root / "examples" / "mpmd_loop.py"), "--width", "16", "--steps", "12"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "on 2 threads" in done.stdout
+    assert "result equals the single-device run: True" in done.stdout
+    assert "gradient equals the single-device gradient: True" in done.stdout
+
+
 torch = pytest.importorskip("torch")
 
 
