@@ -16,7 +16,8 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
 - **Owners.** A value lives on the device of the op that makes it. A loop carry lives on the
   device that computes its next value in the body (one the body passes through, with its first
   reader in the body, else on the loop's device); a result of `if` / `case` lives where branch 0 computes it.
-- **Transfers.** Every value needed on a device other than its owner's gets, for each such device,
+- **Transfers.** A constant is made again on every device that reads it. Every other value
+  needed on a device other than its owner's gets, for each such device,
   a channel: an `mpmd.send` on the owner right after the value is made and an `mpmd.recv` at the
   same place on the other device. Every device runs its ops in the order of the original program
   and sends never wait for their receivers, so every receive waits for a send that comes earlier
@@ -54,6 +55,7 @@ from loom.rewrite.passes import Option, Pass, register_pass
 
 CONTROL_OPS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 TERMINATORS = ("stablehlo.return", "func.return")
+COPIED_OPS = ("stablehlo.constant",)  # made again on every device that reads them, never sent
 DEFAULT_PARALLEL_ITERATIONS = 10  # as TensorFlow's while_loop
 COUNTER_TYPE = RankedTensorType((), IntegerType(32), None)
 
@@ -265,7 +267,7 @@ class _DeviceProgram:
     def transfers(self, b: Builder, v: Value, iterations: list[Value]) -> None:
         """The sends (on `v`'s owner) or the receive (elsewhere) of `v`, at `b`."""
         owner = self.p.placement.owner.get(v)
-        if owner is None:
+        if owner is None or (isinstance(v, OpResult) and v.owner_op.name in COPIED_OPS):
             return
         for peer in sorted(self.p.needs.get(v, set()) - {owner}):
             channel = self.p.channel(v, peer)
@@ -281,7 +283,8 @@ class _DeviceProgram:
             if op.name in CONTROL_OPS:
                 if self.device in self.p.placement.participants[op]:
                     self.control(op, b, iterations)
-            elif self.p.placement.device[op] == self.device:
+            elif self.p.placement.device[op] == self.device or (
+                    op.name in COPIED_OPS and self.device in self.p.needs.get(op.results[0], ())):
                 new = op.clone(self.mapping)
                 new.attributes.pop(DEVICE_ATTRIBUTE, None)
                 for inner in new.walk():

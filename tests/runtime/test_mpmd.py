@@ -113,6 +113,41 @@ def _on(device, f):
         return f()
 
 
+@pytest.mark.parametrize("parallel", [1, 3])
+@pytest.mark.parametrize("trips", [0, 1, 3])
+def test_a_loop_nested_in_a_loop_both_spanning_two_devices(trips: int, parallel: int) -> None:
+    """The inner loop's transfers carry both counters; its trip count depends on the outer
+    iteration and on the data, and it is decided on device 1 while the outer one is on device 0."""
+    import loom.numpy as lnp
+    from loom import lax
+
+    def f(x, n):
+        def outer(c):
+            i, h = c
+
+            def inner(s):
+                j, g = s
+                with loom.placement(0):
+                    g = lnp.tanh(g + 0.1)
+                with loom.placement(1):
+                    g = g * 1.5
+                    j = j + 1
+                return j, g
+            _, h = lax.while_loop(lambda s: _on(1, lambda: (s[0] < i + 1) & (s[1].sum() < 50.0)), inner,
+                                  (lnp.int32(0), h))
+            with loom.placement(0):
+                i = i + 1
+            return i, h
+        return lax.while_loop(lambda c: _on(0, lambda: c[0] < n), outer, (lnp.int32(0), x))
+
+    x = np.linspace(-1, 1, 4).astype(np.float32)
+    prog = program(f, x, np.int32(trips), parallel_iterations=parallel)
+    assert_bitwise_equal(prog(x, np.int32(trips), timeout=20), loom.jit(f)(x, np.int32(trips)))
+    inner = {e[3] for e in prog.events if e[1] == "recv" and len(e[3]) == 2}  # tagged (outer, inner)
+    # outer iteration i runs i + 1 inner iterations: i + 2 inner predicates, the last one false
+    assert inner == {(i, j) for i in range(trips) for j in range(i + 2)}
+
+
 @pytest.mark.parametrize("k", [0, 1, 2])
 def test_a_switch_whose_branches_live_on_three_devices_runs_from_its_printed_text(k: int) -> None:
     import loom.numpy as lnp
