@@ -272,6 +272,10 @@ class StoreCommunicator:
                 self._wait(peer, self._started(loop, peer, need),
                            f"mpmd.iteration {iteration} of loop {loop[0]} (waiting for rank {peer} to start iteration "
                            f"{need})")
+        # every peer has started iteration `need`, so has passed the waits of its iterations
+        # before it, which looked for this device's keys up to need - parallel: those go
+        if need - parallel >= 0:
+            self.store.delete_key(self._started(loop, me, need - parallel))
 
 
 def run(module: Operation | str, *args: Any, executor: str = "compiled", timeout: float = DEFAULT_TIMEOUT) -> tuple:
