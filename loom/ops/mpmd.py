@@ -1,8 +1,9 @@
 """Kernels of the mpmd dialect (send, recv, iteration) for both executors.
 
 They run in the per-device programs of `loom.transforms.mpmd_partition`, under a runtime of
-`loom.runtime.mpmd` (threads in one process, or processes on torch.distributed) that installs its
-`MPMDCommunicator` with `spmd_context`; a transfer is keyed by (channel, iterations). The ops are
+`loom.runtime.mpmd` (threads in one process, or processes on torch.distributed) that installs a
+communicator with `spmd_context` (`loom.runtime.mpmd.Transfers`); a transfer is keyed by
+(channel, iterations). The ops are
 side effects: no derivative, batching or sharding rule (a program is differentiated before it is
 partitioned).
 """

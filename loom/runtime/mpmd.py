@@ -30,7 +30,7 @@ import itertools
 import pickle
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,6 +45,26 @@ from loom.runtime.local import _run as run_threads
 from loom.transforms.mpmd_partition import device_functions
 
 Event = tuple
+
+
+class Transfers(Protocol):
+    """What the mpmd kernels (loom.ops.mpmd) ask of the communicator a runtime installs with
+    `spmd_context`: `me` is the calling device, `key` is (channel, iterations)."""
+
+    num_partitions: int
+
+    def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
+        """Leave `value` for `peer` (does not wait for it)."""
+        ...
+
+    def recv(self, me: int, peer: int, key: tuple) -> Any:
+        """The value `peer` sent with `key`; waits for it (bounded), an error naming `peer`."""
+        ...
+
+    def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
+        """Say `me` starts `iteration` of `loop` (its id and the enclosing iterations); wait until
+        every device of `devices` has started `iteration - parallel + 1`."""
+        ...
 
 
 def _what(key: tuple) -> str:
@@ -283,4 +303,4 @@ def run(module: Operation | str, *args: Any, executor: str = "compiled", timeout
     return MPMDProgram(module, executor)(*args, timeout=timeout)
 
 
-__all__ = ["MPMDProgram", "MPMDThreadCommunicator", "StoreCommunicator", "run"]
+__all__ = ["MPMDProgram", "MPMDThreadCommunicator", "StoreCommunicator", "Transfers", "run"]
