@@ -54,7 +54,14 @@ Counter = Constraint(_is_counter, "integer scalar tensor (an iteration counter)"
 class MPMDOp(OpBase):
     """Base of the mpmd ops."""
 
-    def _check_peer(self) -> None:
+
+class TransferOp(MPMDOp):
+    """Base of send and recv: the `channel` and the `peer` device at the other end."""
+
+    channel = prop(I64Attr)
+    peer = prop(I64Attr)
+
+    def verify_(self) -> None:
         if int(self.properties["peer"].value) < 0:
             self.emit_error(f"peer must be a device number >= 0, not {self.properties['peer'].value}")
         here = self.attributes.get(DEVICE_ATTRIBUTE)
@@ -62,34 +69,24 @@ class MPMDOp(OpBase):
             self.emit_error(f"transfers from device {here.value} to itself")
 
 
-class SendOp(MPMDOp):
+class SendOp(TransferOp):
     """Send `value` to device `peer` on `channel`, tagged with the enclosing loops' `iteration`s."""
 
     name = "mpmd.send"
     value = operand()
     iteration = var_operand(Counter)
-    channel = prop(I64Attr)
-    peer = prop(I64Attr)
     assembly_format = ("$value `to` $peer `channel` $channel (`iteration` $iteration^)? attr-dict `:` "
                        "type($value) (`,` type($iteration)^)?")
 
-    def verify_(self) -> None:
-        self._check_peer()
 
-
-class RecvOp(MPMDOp):
+class RecvOp(TransferOp):
     """Receive the value device `peer` sends on `channel` for the enclosing loops' `iteration`s."""
 
     name = "mpmd.recv"
     iteration = var_operand(Counter)
-    channel = prop(I64Attr)
-    peer = prop(I64Attr)
     result = result_def()
     assembly_format = ("`from` $peer `channel` $channel (`iteration` $iteration^)? attr-dict `:` "
                        "type($result) (`,` type($iteration)^)?")
-
-    def verify_(self) -> None:
-        self._check_peer()
 
 
 class IterationOp(MPMDOp):
@@ -145,4 +142,4 @@ def iteration(builder: Builder, counters: Sequence[Value], loop: int, devices: S
 DIALECT = register_dialect(Dialect("mpmd", [SendOp, RecvOp, IterationOp]))
 
 __all__ = ["DEVICE_ATTRIBUTE", "DEVICE_OF_FUNCTION", "DIALECT", "RESULTS_OF_FUNCTION", "IterationOp", "RecvOp",
-           "SendOp", "device_of", "iteration", "recv", "send"]
+           "SendOp", "TransferOp", "device_of", "iteration", "recv", "send"]
