@@ -10,7 +10,9 @@ and a receive on each consumer's device:
     "mpmd.send"(%x, %i) <{channel = 3 : i64, peer = 1 : i64}> : (tensor<4xf32>, tensor<i32>) -> ()
 
 `channel` names the cut edge (one per value and consumer device, unique in the module), `peer` the
-device at the other end. The `iteration` operands are the iteration counters of the enclosing
+device at the other end. Each per-device function says its device (`mpmd.device`) and which of the
+program's results it returns (`mpmd.results`); the module says how many devices there are
+(`mpmd.num_devices`). The `iteration` operands are the iteration counters of the enclosing
 partitioned loops, outermost first (none outside loops): a transfer is keyed by (channel,
 iterations), so a device may run ahead of its peer into later iterations and the messages still
 meet (parallel iterations). Sends do not wait for their receiver (up to the runtime's bound);

@@ -21,7 +21,9 @@ naming the device and the op (channel and iteration) it waited at; the runtime t
 
 `events` (in process) is the order in which the devices sent, received and opened iterations:
 `(device, "send" | "recv", channel, iterations)` and `(device, "iteration", loop, iterations)`;
-`on_event(event)` is called by the device's thread as it happens.
+`on_event(event)` is called by the device's thread as it happens. `link_latency` makes every
+in-process message take that many seconds from its send to its receiver (a model of a slow link).
+The kernels reach a runtime through the `Transfers` protocol.
 """
 
 from __future__ import annotations
