@@ -106,6 +106,10 @@ class _Placement:
         self._infer(ops)
         self._fill_leftovers(function.regions[0].entry, 0)
         self._colocate_handles(ops)
+        for op in ops:  # an op with regions that is not control flow (a reduce) runs whole on its device
+            if op.regions and op.name not in CONTROL_OPS:
+                for inner in _body_ops(op):
+                    self.device[inner] = self.device[op]
         for op in ops:
             for r in op.results:
                 self.owner[r] = self.device[op]
