@@ -77,3 +77,28 @@ def pipeline_loss(x, n):
     _, h, acc = pipeline(x, n)
     with loom.placement(1):
         return (acc * acc).sum() + 0.1 * h.sum()
+
+
+def four_stages(x, n):
+    """A loop whose body is a chain of four stages, stage k on device k, the predicate on device 3
+    (the last stage): every device waits for it before its next iteration."""
+    def cond(c):
+        with loom.placement(3):
+            return (c[0] < n) & (lnp.abs(c[1]).sum() < 100.0)
+
+    def body(c):
+        i, h = c
+        with loom.placement(0):
+            h = lnp.tanh(h) + 0.5
+            i = i + 1
+        with loom.placement(1):
+            h = h * 1.25
+        with loom.placement(2):
+            h = lnp.sin(h) + h
+        with loom.placement(3):
+            h = h - 0.1 * lnp.cos(h)
+        return i, h
+
+    with loom.placement(0):
+        i0 = lnp.int32(0)
+    return lax.while_loop(cond, body, (i0, x))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from distributed_worker import launch as distributed_launch
-from mpmd_programs import operands, pipeline, pipeline_loss, three_devices
+from mpmd_programs import four_stages, operands, pipeline, pipeline_loss, three_devices
 
 
 def program(f: Any, *args: Any, parallel_iterations: int = 10) -> Any:
@@ -30,9 +30,13 @@ def scenario_programs(rank: int, world: int) -> dict[str, Any]:
             out[f"pipeline{n}"] = program(pipeline, x, np.int32(n), parallel_iterations=2).run_processes(
                 x, np.int32(n), timeout=20)
         out["grad"] = program(loom.grad(pipeline_loss), x, np.int32(4)).run_processes(x, np.int32(4), timeout=20)
-    else:
+    elif world == 3:
         for n in (0, 3):
             out[f"three{n}"] = program(three_devices, x, np.int32(n)).run_processes(x, np.int32(n), timeout=20)
+    else:
+        for n in (0, 4):
+            out[f"four{n}"] = program(four_stages, x, np.int32(n), parallel_iterations=2).run_processes(
+                x, np.int32(n), timeout=20)
     return out
 
 

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from mpmd_programs import operands, pipeline, pipeline_loss, three_devices
+from mpmd_programs import four_stages, operands, pipeline, pipeline_loss, three_devices
 
 import loom
 from loom.runtime.communicator import PartitionError
@@ -60,6 +60,15 @@ def test_the_trip_count_may_differ_run_to_run_and_depends_on_data() -> None:
         assert_bitwise_equal(got, loom.jit(pipeline)(y, np.int32(40)))
         counts.add(int(got[0]))
     assert len(counts) == 4 and 0 in counts and 40 not in counts
+
+
+@pytest.mark.parametrize("trips", [0, 1, 4])
+def test_four_stages_on_four_devices_with_the_predicate_on_the_last(trips: int) -> None:
+    x, _ = operands()
+    n = np.int32(trips)
+    got = program(four_stages, x, n, parallel_iterations=2)(x, n, timeout=20)
+    assert_bitwise_equal(got, loom.jit(four_stages)(x, n))
+    assert int(got[0]) == trips
 
 
 @pytest.mark.parametrize("trips", [0, 1, 4])
@@ -274,7 +283,7 @@ def test_the_example_pipeline_and_its_gradient_equal_the_single_device_run() -> 
 torch = pytest.importorskip("torch")
 
 
-@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("world", [2, 3, 4])
 def test_on_gloo_processes_the_partitioned_programs_match_one_device(world: int) -> None:
     from mpmd_worker import launch
     x, _ = operands()
@@ -286,9 +295,12 @@ def test_on_gloo_processes_the_partitioned_programs_match_one_device(world: int)
             for n in (0, 1, 5):
                 assert_bitwise_equal(got[f"pipeline{n}"], loom.jit(pipeline)(x, np.int32(n)))
             assert_bitwise_equal(got["grad"], loom.jit(loom.grad(pipeline_loss))(x, np.int32(4)))
-        else:
+        elif world == 3:
             for n in (0, 3):
                 assert_bitwise_equal(got[f"three{n}"], loom.jit(three_devices)(x, np.int32(n)))
+        else:
+            for n in (0, 4):
+                assert_bitwise_equal(got[f"four{n}"], loom.jit(four_stages)(x, np.int32(n)))
 
 
 def test_a_process_killed_mid_loop_makes_the_others_fail_naming_it() -> None:
