@@ -58,6 +58,7 @@ from loom.frontend.jacobians import hessian, jacfwd, jacrev  # noqa: E402
 from loom.frontend.jit import jit  # noqa: E402
 from loom.frontend.jvp import jvp  # noqa: E402
 from loom.frontend.linearize import linearize  # noqa: E402
+from loom.frontend.placement import placement  # noqa: E402
 from loom.frontend.shapes import ShapeDtypeStruct, block_until_ready, device_get, eval_shape  # noqa: E402
 from loom.frontend.shard_map import shard_map  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
@@ -68,5 +69,6 @@ __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_re
            "checkpoint_policies", "checkpoint_policy", "closure_convert", "compile", "config", "custom_jvp",
            "custom_vjp", "device_get", "device_put", "devices", "eval_shape", "execute", "from_dlpack", "grad",
            "hessian",
-           "jacfwd", "jacrev", "host", "jit", "jvp", "knn", "lax", "linearize", "make_mesh", "nn", "numpy", "random",
+           "jacfwd", "jacrev", "host", "jit", "jvp", "knn", "lax", "linearize", "make_mesh", "nn", "numpy",
+           "placement", "random",
            "remat", "scipy", "shard_map", "sharding", "tree_util", "value_and_grad", "vjp", "vmap"]

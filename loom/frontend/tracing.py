@@ -29,6 +29,7 @@ import numpy as np
 
 from loom.dialects import builtin, func, stablehlo
 from loom.frontend.config import config
+from loom.frontend.placement import PLACEMENT_LISTENER
 from loom.ir.attributes import FileLineColLoc, Location, TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Value
@@ -270,6 +271,7 @@ class TraceContext:
             raise TracerError(f"a traced value was used outside the function that traced it (at {user_line()}); "
                               "return it from the jitted function instead of storing it")
         self.builder.location = user_location()
+        self.builder.listener = PLACEMENT_LISTENER  # marks ops traced under `loom.placement(device)`
         return self.builder
 
     def finish(self, outputs: Sequence[Tracer]) -> None:

@@ -40,6 +40,7 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     indexing,
     linalg,
     loom_ops,
+    mpmd,
     normalization,
     reductions,
     registry,

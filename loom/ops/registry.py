@@ -48,7 +48,7 @@ def _torch_kernels_loaded() -> bool:
 
 
 # The dialects whose ops every table covers (func, builtin and arith are structure or folded away).
-COVERED_DIALECTS = ("stablehlo", "chlo", "ad", "knn", "stack")
+COVERED_DIALECTS = ("stablehlo", "chlo", "ad", "knn", "stack", "mpmd")
 
 
 @dataclass(frozen=True)

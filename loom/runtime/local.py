@@ -274,9 +274,12 @@ def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], 
     return _run(_runners(module, entry, executor, n), per_device_args, timeout)
 
 
-def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float) -> list[list[np.ndarray]]:
+def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float,
+         comm: ThreadCommunicator | None = None) -> list[list[np.ndarray]]:
+    """Run partition p's `runners[p]` on `per_device_args[p]`, one thread each, with `comm` (a new
+    `ThreadCommunicator` by default); each partition's results, or a `PartitionError`."""
     n = len(runners)
-    comm = ThreadCommunicator(n, timeout)
+    comm = comm if comm is not None else ThreadCommunicator(n, timeout)
     results: list[list[np.ndarray] | None] = [None] * n
     errors: dict[int, BaseException] = {}
 

@@ -1,0 +1,175 @@
+"""Parallel iterations of a loop partitioned over two devices (MPMD placement), in one run:
+
+    python benchmarks/mpmd.py                      # 2 threads (no link latency, a 2 ms link); 2 gloo processes
+    python benchmarks/mpmd.py --latency-ms 0 --no-processes
+    python benchmarks/mpmd.py --quick              # fewer steps and rounds (a smoke run)
+
+The loop is the two-stage pipeline of examples/mpmd_loop.py: a recurrent cell on device 0, which
+also decides whether to go on, feeding an accumulator on device 1 (width 256, a batch of 128
+sequences: each stage is a 128 x 256 x 256 matmul per iteration).
+Contenders, all on the same inputs:
+
+- single device (the peer): the function whole, `loom.jit`, in one thread;
+- 2 devices, `parallel_iterations=1`: the partitioned loop with the devices in step (no device
+  starts iteration i + 1 before both opened iteration i);
+- 2 devices, `parallel_iterations=P` (default 4): device 0 may run up to P iterations ahead.
+
+In process the devices are threads, measured without link latency and with every message taking
+`--latency-ms` on its link (a model of a slow interconnect: that comparison does not hang on how
+many idle cores a shared machine has); with processes, each device is a gloo process exchanging
+messages through the process group's store. Contenders run round-robin, the median of the rounds
+is reported with its spread; ratios are peer time / contender time (above 1: the contender is
+faster). The run writes benchmarks/results/mpmd-DATE.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import sys
+import time
+from pathlib import Path
+
+if __name__ == "__main__":  # one BLAS thread per device
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
+
+import numpy as np  # noqa: E402
+from bench_common import Record, cpu_name  # noqa: E402
+
+import loom  # noqa: E402
+from loom.frontend.placement import mpmd_program  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from mpmd_loop import inputs, two_stages  # noqa: E402
+
+WIDTH, BATCH = 256, 128
+
+
+def time_rounds(fns: dict, rounds: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for fn in fns.values():
+        fn()  # warm-up
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def _process(rank: int, world: int, port: int, steps: int, parallel: int, rounds: int, results) -> None:
+    import torch
+
+    import loom.distributed
+    from loom.runtime.distributed import communicator
+    torch.set_num_threads(1)
+    w1, w2, xs = inputs(WIDTH, steps, 0, BATCH)
+    length = np.int32(steps)
+    loom.distributed.initialize(f"127.0.0.1:{port}", world, rank, timeout_s=120)
+    try:
+        programs = {p: mpmd_program(two_stages, w1, w2, xs, length, parallel_iterations=p) for p in (1, parallel)}
+        fns = {p: (lambda prog=prog: prog.run_process(w1, w2, xs, length, timeout=120)) for p, prog in programs.items()}
+        times = {}
+        for p, fn in fns.items():
+            fn()
+            times[p] = []
+        for _ in range(rounds):
+            for p, fn in fns.items():
+                communicator().barrier()
+                t0 = time.perf_counter()
+                fn()
+                communicator().barrier()
+                times[p].append(time.perf_counter() - t0)
+        if rank == 0:
+            results.put(times)
+    finally:
+        loom.distributed.shutdown()
+
+
+def run_processes(steps: int, parallel: int, rounds: int) -> dict[int, list[float]]:
+    import socket
+
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_process, args=(r, 2, port, steps, parallel, rounds, results)) for r in range(2)]
+    for p in procs:
+        p.start()
+    end = time.monotonic() + 600
+    try:
+        while time.monotonic() < end:
+            try:
+                return results.get(timeout=1.0)
+            except queue.Empty:
+                if any(p.exitcode not in (None, 0) for p in procs):
+                    raise SystemExit(f"a benchmark process failed (exit codes {[p.exitcode for p in procs]})") from None
+        raise SystemExit("the benchmark processes reported nothing within 600 s")
+    finally:
+        for p in procs:
+            p.join(timeout=60)
+            if p.is_alive():
+                p.kill()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=64)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--parallel", type=int, default=4, help="parallel_iterations of the overlapped contender")
+    ap.add_argument("--latency-ms", type=float, default=2.0, help="the in-process link's latency per message")
+    ap.add_argument("--no-processes", action="store_true", help="skip the gloo processes")
+    ap.add_argument("--quick", action="store_true", help="16 steps, 3 rounds")
+    args = ap.parse_args()
+    if args.quick:
+        args.steps, args.rounds = 16, 3
+    w1, w2, xs = inputs(WIDTH, args.steps, 0, BATCH)
+    length = np.int32(args.steps)
+    single = loom.jit(two_stages)
+    programs = {p: mpmd_program(two_stages, w1, w2, xs, length, parallel_iterations=p) for p in (1, args.parallel)}
+    want = single(w1, w2, xs, length)
+    trips = int(want[0])
+    for prog in programs.values():  # the partitioned runs give the single-device values
+        got = prog(w1, w2, xs, length, link_latency=args.latency_ms * 1e-3)
+        assert all(np.asarray(a).tobytes() == np.asarray(b).tobytes() for a, b in zip(got, want))
+
+    print(f"two-stage pipeline loop, width {WIDTH}, batch {BATCH}, {trips} iterations; machine: {cpu_name()}, "
+          f"{os.cpu_count()} cores")
+    record = Record("mpmd", {"width": WIDTH, "batch": BATCH, "steps": args.steps, "iterations": trips,
+                             "rounds": args.rounds, "parallel_iterations": args.parallel,
+                             "latency_ms": args.latency_ms})
+    peer = "single device"
+    one, many = "2 devices, parallel_iterations=1", f"2 devices, parallel_iterations={args.parallel}"
+    for latency_ms in sorted({0.0, args.latency_ms}):
+        latency = latency_ms * 1e-3
+        case = f"2 threads, {latency_ms:g} ms link"
+        times = time_rounds({
+            peer: lambda: single(w1, w2, xs, length),
+            one: lambda latency=latency: programs[1](w1, w2, xs, length, link_latency=latency),
+            many: lambda latency=latency: programs[args.parallel](w1, w2, xs, length, link_latency=latency),
+        }, args.rounds)
+        record.add_all(case, times)
+        print(f"{case}:")
+        for name, ts in times.items():
+            print(f"  {name:<36} {np.median(ts) * 1e3:9.2f} ms  (min {min(ts) * 1e3:.2f}, max {max(ts) * 1e3:.2f})")
+        print(f"  parallel_iterations={args.parallel} vs 1: {record.ratio(case, many, one):.2f}x; "
+              f"vs single device: {record.ratio(case, many, peer):.2f}x")
+    if not args.no_processes:
+        case = "2 gloo processes (store transfers)"
+        by_p = run_processes(args.steps, args.parallel, args.rounds)
+        record.add(case, one, by_p[1])
+        record.add(case, many, by_p[args.parallel])
+        record.add(case, peer, times[peer])  # the peer is the same single-device run
+        print(f"{case}:")
+        for name, ts in ((one, by_p[1]), (many, by_p[args.parallel])):
+            print(f"  {name:<36} {np.median(ts) * 1e3:9.2f} ms  (min {min(ts) * 1e3:.2f}, max {max(ts) * 1e3:.2f})")
+        print(f"  parallel_iterations={args.parallel} vs 1: {record.ratio(case, many, one):.2f}x; "
+              f"vs single device: {record.ratio(case, many, peer):.2f}x")
+    record.write()
+
+
+if __name__ == "__main__":
+    main()

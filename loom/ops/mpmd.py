@@ -1,0 +1,64 @@
+"""Kernels of the mpmd dialect (send, recv, iteration) for both executors.
+
+They run in the per-device programs of `loom.transforms.mpmd_partition`, under a runtime of
+`loom.runtime.mpmd` (threads in one process, or processes on torch.distributed) that installs a
+communicator with `spmd_context` (`loom.runtime.mpmd.Transfers`); a transfer is keyed by
+(channel, iterations). The ops are
+side effects: no derivative, batching or sharding rule (a program is differentiated before it is
+partitioned).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from loom.backend.kernels_numpy import ALL, Kernel, kernel
+from loom.ir.core import Operation
+from loom.ops.registry import declare, unsupported
+from loom.runtime.communicator import current
+
+
+def _iterations(counters: tuple) -> tuple[int, ...]:
+    return tuple(int(c) for c in counters)
+
+
+def send(channel: int, peer: int, value: np.ndarray, *counters: np.ndarray) -> None:
+    ctx = current()
+    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value))
+
+
+def recv(channel: int, peer: int, *counters: np.ndarray) -> np.ndarray:
+    ctx = current()
+    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)))
+
+
+def begin_iteration(loop: int, devices: tuple[int, ...], parallel: int, *counters: np.ndarray) -> None:
+    ctx = current()
+    its = _iterations(counters)
+    ctx.communicator.begin_iteration(ctx.partition_id, (loop, its[:-1]), its[-1], devices, parallel)
+
+
+def _props(op: Operation) -> tuple[int, int]:
+    return int(op.properties["channel"].value), int(op.properties["peer"].value)
+
+
+@kernel("mpmd.send")
+def _send(op: Operation) -> Kernel:
+    return Kernel(send, *_props(op), ALL)
+
+
+@kernel("mpmd.recv")
+def _recv(op: Operation) -> Kernel:
+    return Kernel(recv, *_props(op), ALL)
+
+
+@kernel("mpmd.iteration")
+def _iteration(op: Operation) -> Kernel:
+    p = op.properties
+    return Kernel(begin_iteration, int(p["loop"].value), tuple(int(d) for d in p["devices"].values),
+                  int(p["parallel"].value), ALL)
+
+
+declare(["mpmd.send", "mpmd.recv", "mpmd.iteration"],
+        unsupported("transfers between per-device programs: a program is differentiated, batched and sharded "
+                    "before it is partitioned"), tables=("jvp", "vjp", "batching", "sharding", "torch"))

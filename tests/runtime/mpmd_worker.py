@@ -1,0 +1,70 @@
+"""What each process of tests/runtime/test_mpmd.py runs: placed programs partitioned by device,
+one device per process (the rank), transfers through the process group's store; and a process
+that dies in the middle of a partitioned loop. Started by tests/runtime/distributed_worker.py's
+launcher, which bounds every wait."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+from distributed_worker import launch as distributed_launch
+from mpmd_programs import four_stages, operands, pipeline, pipeline_loss, three_devices
+
+
+def program(f: Any, *args: Any, parallel_iterations: int = 10) -> Any:
+    import loom
+    from loom.runtime.mpmd import MPMDProgram
+    from loom.transforms.mpmd_partition import partition
+    return MPMDProgram(partition(loom.jit(f).lower(*args).module, parallel_iterations=parallel_iterations))
+
+
+def scenario_programs(rank: int, world: int) -> dict[str, Any]:
+    import loom
+    x, _ = operands()
+    out: dict[str, Any] = {}
+    if world == 2:
+        for n in (0, 1, 5):
+            out[f"pipeline{n}"] = program(pipeline, x, np.int32(n), parallel_iterations=2).run_processes(
+                x, np.int32(n), timeout=20)
+        out["grad"] = program(loom.grad(pipeline_loss), x, np.int32(4)).run_processes(x, np.int32(4), timeout=20)
+    elif world == 3:
+        for n in (0, 3):
+            out[f"three{n}"] = program(three_devices, x, np.int32(n)).run_processes(x, np.int32(n), timeout=20)
+    else:
+        for n in (0, 4):
+            out[f"four{n}"] = program(four_stages, x, np.int32(n), parallel_iterations=2).run_processes(
+                x, np.int32(n), timeout=20)
+    return out
+
+
+def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: int = 4) -> dict[str, Any]:
+    """Rank `victim` exits abruptly at its `at_send`-th transfer inside the loop; the others report
+    how their receive failed."""
+    from loom.runtime import mpmd
+    if rank == victim:
+        sends, send = [0], mpmd.StoreCommunicator.send
+
+        def dying(self: Any, *args: Any) -> None:
+            sends[0] += 1
+            if sends[0] == at_send:
+                os._exit(17)
+            send(self, *args)
+        mpmd.StoreCommunicator.send = dying  # type: ignore[method-assign]
+    x, _ = operands()
+    start = time.monotonic()
+    try:
+        program(three_devices, x, np.int32(50)).run_process(x, np.int32(50), timeout=30)
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        return {"seconds": time.monotonic() - start, "message": str(e), "blamed": getattr(e, "partition", None)}
+    return {"seconds": time.monotonic() - start, "message": "no error", "blamed": None}
+
+
+SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop}
+
+
+def launch(scenario: str, world: int, **kwargs: Any) -> dict[int, tuple]:
+    """`distributed_worker.launch` of one of this module's SCENARIOS."""
+    return distributed_launch(scenario, world, module="mpmd_worker", **kwargs)
