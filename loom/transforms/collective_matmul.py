@@ -6,13 +6,17 @@ dot is independent of the step's `collective_permute`, so a scheduler can overla
 Matched forms (the collective in `flattened_ids` mode, as the partitioner and JAX's shard_map
 write them: a channel, `use_global_device_ids`, groups of N >= 2 partition ids):
 
-- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gather along a dimension of
-  `x` that is neither batching nor contracting, the gathered value used by that dot only. With
-  `k` this partition's position in its group and `c` the shard size, `x` holds at step i the shard
-  of position (k + i) mod N: the step's dot gives that block of the result, written with
-  `dynamic_update_slice` at offset ((k + i) mod N) * c, then `x` goes one step back along the
-  ring (position j sends to j - 1). N - 1 steps run in a `stablehlo.while`; the last block is
-  computed after it, so no shard is sent that nobody uses.
+- all-gather loop: `dot_general(all_gather(x), w)` (either side), the gathered value used by that
+  dot only. With `k` this partition's position in its group and `c` the shard size, `x` holds at
+  step i the shard of position (k + i) mod N, then goes one step back along the ring (position j
+  sends to j - 1). What a step does depends on the gathered dimension of `x` (XLA's three windowed
+  forms): neither batching nor contracting, the step's dot gives that block of the result,
+  written with `dynamic_update_slice` at offset ((k + i) mod N) * c; contracting, the step
+  multiplies by the matching block of `w`'s contracted dimension (a `dynamic_slice` at that
+  offset) and adds the partial product into the full-size result (summing the blocks one by one:
+  float sums may differ in the last bits); batching, the step's dot of `w`'s matching batch block
+  gives that batch block of the result, written at that offset. N - 1 steps run in a
+  `stablehlo.while`; the last block is computed after it, so no shard is sent that nobody uses.
 - reduce-scatter loop: `reduce_scatter(dot_general(a, b))` summing (`stablehlo.add`), scattered
   along a result dimension that comes from a non-batching, non-contracting dimension of `a` or `b`,
   the dot used by that reduce-scatter only. A shard-sized accumulator travels the ring: step i
@@ -30,11 +34,18 @@ end. The middle rounds (all but the first and the last one or two) run in a `sta
 when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
 splitting each shard in halves is not done).
 
+With `unroll`, each loop iteration runs two steps (XLA's unroll_windowed_einsum: two permutes and
+two partial dots per iteration, fewer loop-carried round trips), an odd last step written out after
+the loop; the steps and their order are unchanged, so the values are bit for bit the rolled loop's.
+
 This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
-groups. Options: `bidirectional` (false by default); `mode` = `on` (decompose every match),
-`off` (none), `auto` (the default: decompose when the collective's full-size value, the gathered
-operand or the unreduced dot result, is at least `threshold-bytes`, 256 MiB by default as in XLA;
-a skip is explained by a remark on the collective).
+groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
+match), `off` (none), `auto` (the default: XLA's two gates. The collective's full-size value, the
+gathered operand or the unreduced dot result, must be at least `threshold-bytes`, 256 MiB by
+default; then XLA's inequality, `loom.sim.cost.windowed_einsum_decision`, priced on `machine` (a
+preset name or a Machine JSON path, "h200" by default), must find the loop faster). Every
+candidate left alone (a collective next to a dot that cannot be windowed, or one auto mode skips)
+gets a remark saying why, with the figures.
 """
 
 from __future__ import annotations
@@ -53,6 +64,8 @@ from loom.ir.core import Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
+from loom.sim.cost import op_flops, windowed_einsum_decision
+from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
 _I32 = RankedTensorType((), i32)
@@ -122,8 +135,8 @@ class _Emitter:
     """Builds the loop of one match at `b`'s insertion point; each collective_permute it makes
     takes the next channel of `channels`."""
 
-    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int]) -> None:
-        self.b, self.groups, self.n, self.channels = b, groups, len(groups[0]), channels
+    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int], unroll: bool = False) -> None:
+        self.b, self.groups, self.n, self.channels, self.unroll = b, groups, len(groups[0]), channels, unroll
 
     def position(self) -> Value:
         """This partition's position in its group (tensor<i32>), from `partition_id`."""
@@ -152,20 +165,28 @@ class _Emitter:
 
     def loop(self, init: list[Value], start: int, stop: int,
              step: Callable[[Builder, list[Value], Value], list[Value]]) -> list[Value]:
-        """`while i < stop` from i = start over `init` (+ i); `step(b, values, i)` gives the next
-        values. Everything the body reads travels in the loop state."""
+        """Steps i = start .. stop - 1 over `init`: `step(b, values, i)` gives the next values. They
+        run in a `stablehlo.while` (state: the values + i; everything the body reads travels in
+        it); unrolled, two steps per iteration and an odd last step written out after it."""
         b = self.b
-        i0 = sb.constant(b, np.int32(start), _I32)
+        per_iter = 2 if self.unroll else 1
+        loop_stop = start + (stop - start) // per_iter * per_iter
+        values = list(init)
+        if loop_stop > start:
+            def cond(cb: Builder, args: list[Value]) -> list[Value]:
+                return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(loop_stop), _I32), "LT")]
 
-        def cond(cb: Builder, args: list[Value]) -> list[Value]:
-            return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(stop), _I32), "LT")]
+            def body(bb: Builder, args: list[Value]) -> list[Value]:
+                vals, i = args[:-1], args[-1]
+                for _ in range(per_iter):
+                    vals = step(bb, vals, i)
+                    i = sb.add(bb, i, sb.constant(bb, np.int32(1), _I32))
+                return [*vals, i]
 
-        def body(bb: Builder, args: list[Value]) -> list[Value]:
-            one = sb.constant(bb, np.int32(1), _I32)
-            return [*step(bb, args[:-1], args[-1]), sb.add(bb, args[-1], one)]
-
-        results = sb.while_(b, [*init, i0], cond, body)
-        return list(results)[:-1]
+            values = list(sb.while_(b, [*values, sb.constant(b, np.int32(start), _I32)], cond, body))[:-1]
+        for i in range(loop_stop, stop):
+            values = step(b, values, sb.constant(b, np.int32(i), _I32))
+        return values
 
 
 def _dot(b: Builder, dot: Operation, lhs: Value, rhs: Value, result_type: RankedTensorType) -> Value:
@@ -183,52 +204,79 @@ def _zeros(b: Builder, t: RankedTensorType) -> Value:
     return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
 
 
-def _match_all_gather(ag: Operation) -> tuple[Operation, int, int] | None:
-    """(dot, side of the gathered operand, result dimension of the gather) or None."""
+def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | str | None:
+    """(dot, side of the gathered operand, result dimension each step's block is written at or None
+    (contracting: blocks are summed), dimension of the other operand to slice per step or None
+    (non-contracting: the other operand is used whole)); a reason when the gathered value feeds a
+    dot_general that cannot be windowed; None when it feeds none."""
     res = ag.results[0]
-    if len(ag.operands) != 1 or len(res.users) != 1 or not _static(res.type):
+    dots = [u for u in res.users if u.name == "stablehlo.dot_general"]
+    if not dots:
         return None
-    dot = res.users[0]
-    if dot.name != "stablehlo.dot_general" or not _static(dot.results[0].type):
-        return None
+    dot = dots[0]
+    if len(ag.operands) != 1:
+        return f"it gathers {len(ag.operands)} operands at once"
+    if len(res.users) != 1:  # XLA's check_users_sharding: the other users would need the gather anyway
+        return f"the gathered value has {len(res.users)} users, not only the dot"
+    if not _static(res.type) or not _static(dot.results[0].type):
+        return "its shapes are not static"
     if dot.operands[0] is res and dot.operands[1] is res:
-        return None
+        return "the dot multiplies the gathered value by itself"
     side = 0 if dot.operands[0] is res else 1
     d = ag.properties["all_gather_dim"].value
-    if d not in _free_dims(dot, side):
-        return None
-    return dot, side, _result_dim(dot, side, d)
+    (batch, contract), (other_batch, other_contract) = _dims(dot)[side], _dims(dot)[1 - side]
+    if d in batch:
+        return dot, side, batch.index(d), other_batch[batch.index(d)]
+    if d in contract:
+        return dot, side, None, other_contract[contract.index(d)]
+    return dot, side, _result_dim(dot, side, d), None
 
 
-def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | None:
-    """(dot, side of the operand to slice, its dimension) or None."""
+def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | str | None:
+    """(dot, side of the operand to slice, its dimension); a reason when a dot_general feeds the
+    reduce-scatter but the pair cannot be windowed; None when no dot feeds it."""
     v = rs.operands[0]
     dot = v.owner_op
-    if (len(rs.operands) != 1 or dot is None or dot.name != "stablehlo.dot_general" or len(v.users) != 1
-            or not _static(v.type) or not _sums(rs)):
+    if dot is None or dot.name != "stablehlo.dot_general":
         return None
+    if len(rs.operands) != 1:
+        return f"it scatters {len(rs.operands)} operands at once"
+    if len(v.users) != 1:
+        return f"the dot's result has {len(v.users)} users, not only the reduce-scatter"
+    if not _static(v.type):
+        return "its shapes are not static"
+    if not _sums(rs):
+        return "its reduction is not a sum"
     found = _operand_dim(dot, rs.properties["scatter_dimension"].value)
     if found is None:
-        return None
+        return "it scatters a batch dimension of the dot"
     return dot, *found
 
 
-def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int, e: _Emitter,
-                          bidirectional: bool) -> None:
+def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int | None, other_dim: int | None,
+                          e: _Emitter, bidirectional: bool) -> None:
     b = e.b
     shard = ag.operands[0]
     other = dot.operands[1 - side]
     out_t: RankedTensorType = dot.results[0].type
     c = shard.type.shape[ag.properties["all_gather_dim"].value]
-    part_t = _with_dim(out_t, out_dim, c)
+    part_t = out_t if out_dim is None else _with_dim(out_t, out_dim, c)
     k = e.position()
 
     def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
-        """`acc` with the block of x (the shard of position k + i, or k - i when `down`)."""
+        """`acc` with the part of x (the shard of position k + i, or k - i when `down`): its block
+        written (non-contracting, batch) or its partial sum added (contracting)."""
+        def starts(rank: int, dim: int) -> list[Value]:
+            zero = sb.constant(bb, np.int32(0), _I32)
+            offset = e.block_offset(bb, kk, i, 0, c, down)
+            return [offset if d == dim else zero for d in range(rank)]
+
+        if other_dim is not None:  # the other operand's matching block of the contracting / batch dim
+            w = sb.dynamic_slice(bb, w, starts(w.type.rank, other_dim), list(_with_dim(w.type, other_dim, c).shape))
         part = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), part_t)
-        zero = sb.constant(bb, np.int32(0), _I32)
-        offsets = [e.block_offset(bb, kk, i, 0, c, down) if r == out_dim else zero for r in range(out_t.rank)]
-        return sb.dynamic_update_slice(bb, acc, part, offsets)
+        if out_dim is None:
+            return sb.add(bb, acc, part)
+        return sb.dynamic_update_slice(bb, acc, part, starts(out_t.rank, out_dim))
 
     def const(v: int) -> Value:
         return sb.constant(b, np.int32(v), _I32)
@@ -332,10 +380,12 @@ class DecomposeCollectiveMatmulPass(Pass):
 
     name = "decompose-collective-matmul"
     summary = "Overlap the all-gather / reduce-scatter of a matmul with its partial dots"
-    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes",
-                  choices=("on", "off", "auto"))
+    mode = Option(str, "auto", "on: every match; off: none; auto: matches of at least threshold-bytes that the "
+                  "cost model of `machine` finds faster", choices=("on", "off", "auto"))
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
+    unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
+    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path")
 
     def run(self, op: Operation) -> None:
         if self.mode == "off":
@@ -345,20 +395,25 @@ class DecomposeCollectiveMatmulPass(Pass):
         changed = False
         for coll in list(op.walk()):
             if isinstance(coll, AllGatherOp):
-                match, full = _match_all_gather(coll), coll.results[0].type
+                match = _match_all_gather(coll)
             elif isinstance(coll, ReduceScatterOp):
-                match, full = _match_reduce_scatter(coll), coll.operands[0].type
+                match = _match_reduce_scatter(coll)
             else:
                 continue
-            groups = _groups(coll)
-            if match is None or groups is None:
+            if match is None:  # no dot_general next to it: not a candidate
                 continue
-            if self.mode == "auto" and _nbytes(full) < self.threshold_bytes:
-                emit_remark(coll, f"not decomposed into a collective matmul: its full-size operand has "
-                                  f"{_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}")
+            groups = _groups(coll)
+            if isinstance(match, str):
+                reason: str | None = match
+            elif groups is None:
+                reason = "its groups are not partition ids (flattened_ids mode) of two or more"
+            else:
+                reason = self._unprofitable(coll, match, groups)
+            if reason is not None or isinstance(match, str) or groups is None:
+                emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
             anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels)
+            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll)
             if isinstance(coll, AllGatherOp):
                 _decompose_all_gather(coll, *match, e, self.bidirectional)
             else:
@@ -366,6 +421,23 @@ class DecomposeCollectiveMatmulPass(Pass):
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()
+
+    def _unprofitable(self, coll: Operation, match: tuple, groups: list[list[int]]) -> str | None:
+        """In auto mode, why not to decompose (XLA's size gate, then its inequality priced on
+        `machine`), with the figures; None to decompose."""
+        if self.mode != "auto":
+            return None
+        kind = "all_gather" if isinstance(coll, AllGatherOp) else "reduce_scatter"
+        full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
+        if _nbytes(full) < self.threshold_bytes:
+            return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
+        try:
+            machine = Machine.named(self.machine)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
+        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), machine,
+                                            self.bidirectional)
+        return None if decision.decompose else decision.reason
 
 
 __all__ = ["DecomposeCollectiveMatmulPass"]

@@ -24,6 +24,7 @@ from loom.transforms.collective_matmul import DecomposeCollectiveMatmulPass
 
 F32 = np.float32
 CORPUS = pathlib.Path(__file__).parent / "spmd_corpus"
+REPLICATED = P()
 
 
 def _mesh(shape: tuple[int, ...], axes: tuple[str, ...]) -> Mesh:
@@ -103,6 +104,102 @@ def test_all_gather_of_lhs_non_contracting_in_shard_map(n):
     _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
 
 
+def _gathered_dot(mesh: Mesh, axis: str, spec: tuple, gather_dim: int, subscripts: str, shapes,
+                  other_spec: P = REPLICATED, out_spec: P = REPLICATED):
+    """The partitioned program of shard_map(einsum(subscripts, all_gather(x, axis, gather_dim), w))
+    with x split as `spec`, w as `other_spec` and the result as `out_spec` (replicated by default)."""
+    body = loom.shard_map(lambda x, w: loom.numpy.einsum(subscripts, loom.lax.all_gather(x, axis, axis=gather_dim,
+                                                                                       tiled=True), w),
+                          mesh=mesh, in_specs=(P(*spec), other_spec), out_specs=out_spec)
+    return _partitioned(body, [P(*spec), other_spec], out_spec, shapes, mesh)
+
+
+UNROLL = pytest.mark.parametrize("options", ["mode=on", "mode=on bidirectional=true", "mode=on unroll=true",
+                                             "mode=on bidirectional=true unroll=true"],
+                                 ids=["ring", "bidirectional", "unrolled", "bidirectional-unrolled"])
+
+
+@UNROLL
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+def test_all_gather_on_the_contracting_dimension(n, options):
+    """x's columns (contracted) are gathered: each step's partial dot, with w's matching rows, is
+    added into the full result. The blocks are summed one by one, in another order than one dot
+    sums them, so the values agree to float tolerance (float32), and with numpy in float64."""
+    mesh = _mesh((n,), ("x",))
+    shapes = [(5, 3 * n), (3 * n, 4)]
+    module = _gathered_dot(mesh, "x", (None, "x"), 1, "mk,kn->mn", shapes)
+    args = _values(shapes)
+    out = _check(module, args, "stablehlo.all_gather", exact=False, options=options)
+    np.testing.assert_allclose(run_global(out, *args)[0], args[0].astype(np.float64) @ args[1], rtol=1e-5, atol=1e-5)
+    assert "stablehlo.dynamic_slice" in _names(out)
+
+
+@UNROLL
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+def test_all_gather_on_a_batch_dimension(n, options):
+    """x's batch dimension is gathered: each step's dot of one batch block with w's matching block
+    is written at that block's offset; every element is the same dot as before: bit for bit."""
+    mesh = _mesh((n,), ("x",))
+    shapes = [(2 * n, 3, 5), (2 * n, 5, 4)]
+    module = _gathered_dot(mesh, "x", ("x", None, None), 0, "bmk,bkn->bmn", shapes)
+    args = _values(shapes)
+    out = _check(module, args, "stablehlo.all_gather", exact=True, options=options)
+    np.testing.assert_allclose(run_global(out, *args)[0], np.einsum("bmk,bkn->bmn", *args), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("options", ["mode=on", "mode=on bidirectional=true unroll=true"], ids=["ring", "both"])
+@pytest.mark.parametrize("axis", ["d", "m"])
+def test_two_dimensional_mesh_contracting_and_batch_gathers(axis, options):
+    """On a 2 x 4 mesh the gather runs over one axis; the other splits w: the ring is that axis's."""
+    mesh = _mesh((2, 4), ("d", "m"))
+    other = "m" if axis == "d" else "d"
+    contracting = _gathered_dot(mesh, axis, (None, axis), 1, "mk,kn->mn", [(6, 8), (8, 8)], P(None, other),
+                                P(None, other))
+    batch = _gathered_dot(mesh, axis, (axis, None, None), 0, "bmk,bkn->bmn", [(8, 3, 4), (8, 4, 8)],
+                          P(None, None, other), P(None, None, other))
+    for module, shapes, exact in [(contracting, [(6, 8), (8, 8)], False), (batch, [(8, 3, 4), (8, 4, 8)], True)]:
+        out = _check(module, _values(shapes), "stablehlo.all_gather", exact=exact, options=options)
+        assert _ring_pairs(out) == _expected_ring(axis, options)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_unrolled_loops_compute_what_the_rolled_ones_do(n, bidirectional):
+    """unroll=true: two steps per loop iteration, an odd last step after the loop; the same steps
+    in the same order, so the values are bit for bit those of the rolled loop, for all three
+    windowed forms and the reduce-scatter loop."""
+    mesh = _mesh((n,), ("x",))
+    cases = [
+        (_gathered_dot(mesh, "x", ("x", None), 0, "mk,kn->mn", [(2 * n, 3), (3, 4)]), [(2 * n, 3), (3, 4)]),
+        (_gathered_dot(mesh, "x", (None, "x"), 1, "mk,kn->mn", [(3, 2 * n), (2 * n, 4)]), [(3, 2 * n), (2 * n, 4)]),
+        (_gathered_dot(mesh, "x", ("x", None, None), 0, "bmk,bkn->bmn", [(n, 2, 3), (n, 3, 2)]),
+         [(n, 2, 3), (n, 3, 2)]),
+        (_partitioned(matmul, [P(None, "x"), P("x", None)], P("x", None), [(2 * n, 3 * n), (3 * n, 2)], mesh),
+         [(2 * n, 3 * n), (3 * n, 2)]),
+    ]
+    base = "mode=on bidirectional=true" if bidirectional else "mode=on"
+    for module, shapes in cases:
+        args = _values(shapes, seed=n)
+        rolled, unrolled = _decompose(module, base), _decompose(module, base + " unroll=true")
+        unrolled.verify()
+        for w, g in zip(run_global(rolled, *args), run_global(unrolled, *args)):
+            np.testing.assert_array_equal(g, w)
+        # the steps in the loop: N - 1 on a ring; bidirectional, the middle rounds: (N - 1) // 2 - 1
+        # (all-gather) or N - 1 - N // 2 - 1 (reduce-scatter)
+        is_rs = "stablehlo.reduce_scatter" in _names(module)
+        steps = max(0, (n - 1 - n // 2 if is_rs else (n - 1) // 2) - 1) if bidirectional else n - 1
+        per_step = _dots_per_loop_body(rolled) or [2 if bidirectional else 1]
+        assert _dots_per_loop_body(unrolled) == ([2 * per_step[0]] if steps >= 2 else [])
+        outside = _names(rolled).count("stablehlo.dot_general") - sum(_dots_per_loop_body(rolled))
+        assert _names(unrolled).count("stablehlo.dot_general") == \
+            outside + sum(_dots_per_loop_body(unrolled)) + (steps % 2) * per_step[0]
+
+
+def _dots_per_loop_body(module: Operation) -> list[int]:
+    return [sum(o.name == "stablehlo.dot_general" for o in op.walk())  # the cond has none
+            for op in module.walk() if op.name == "stablehlo.while"]
+
+
 def test_all_gather_with_batch_dimensions():
     mesh = _mesh((4,), ("x",))
     body = loom.shard_map(lambda x, w: loom.numpy.einsum("bmk,bkn->bmn", x, loom.lax.all_gather(w, "x", axis=2,
@@ -171,7 +268,7 @@ def test_two_dimensional_mesh_reduce_scatter_over_one_axis(axis, options):
 def test_programs_without_the_pattern_are_unchanged():
     mesh = _mesh((4,), ("x",))
     cases = [
-        # the gather is along the contracting dimension: not this pass's form
+        # the contraction is split and its partial sums all-reduced: no gather feeds the dot
         (matmul, [P(None, "x"), P()], P(), [(4, 8), (8, 4)]),
         # no communication at all
         (matmul, [P("x", None), P()], P("x", None), [(8, 4), (4, 4)]),
@@ -203,7 +300,8 @@ def test_corpus_programs_decompose_to_the_same_values(options):
         for i, (w, g) in enumerate(zip(run_global(module, *args), got)):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=r["name"])
             np.testing.assert_allclose(g, values[f"{r['name']}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=r["name"])
-    assert sorted(changed) == ["cond_on_sharded_sum", "matmul_reduce_scatter", "sequence_parallel_mlp"]
+    assert sorted(changed) == ["cond_on_sharded_sum", "matmul_reduce_scatter", "mlp_2d_grad", "scan_rnn_grad",
+                              "sequence_parallel_mlp"]
 
 
 def test_modes_and_the_auto_threshold_remark():
@@ -217,10 +315,65 @@ def test_modes_and_the_auto_threshold_remark():
     assert [r.message for r in remarks] == [
         "not decomposed into a collective matmul: its full-size operand has 192 bytes, under threshold-bytes = "
         "268435456"]
-    assert "stablehlo.while" in _names(_decompose(module, "mode=auto threshold-bytes=192"))
-    assert "stablehlo.while" not in _names(_decompose(module, "mode=auto threshold-bytes=193"))
+    # past the size gate, XLA's inequality on the default machine (h200): a 192-FLOP dot cannot hide
+    # microseconds of transfers
+    with collect_remarks() as remarks:
+        assert str(_decompose(module, "mode=auto threshold-bytes=192")) == str(module)
+    assert [r.message.split(": ")[1] for r in remarks] == ["the loop would not be faster"]
+    assert "on h200" in remarks[0].message
+    assert "stablehlo.while" in _names(_decompose(module, "mode=on"))
     assert DecomposeCollectiveMatmulPass().pipeline_text() == \
-        "decompose-collective-matmul{bidirectional=false mode=auto threshold-bytes=268435456}"
+        "decompose-collective-matmul{bidirectional=false machine=h200 mode=auto threshold-bytes=268435456 unroll=false}"
+
+
+def test_auto_decision_follows_the_machine(tmp_path):
+    """The same program (b's 6x8 f32 gathered over 4 partitions, 192 bytes; each partition's dot
+    2x6 @ 6x8, 192 FLOPs) on machines that differ in their link only: T_comp = 192 us at 1e6
+    FLOP/s; T_comm = 3/4 of 192 bytes over the link (a switch, no latency). A link about as slow as
+    the compute decomposes (max(T_comp, T_comm) + T_comm / 2 < T_comp + T_comm); a link so fast
+    that communication is negligible does not, nor one so slow that the loop's extra step costs
+    more than the overlap saves. Each skip's remark names its reason, with the figures."""
+    from loom.sim.machine import Machine
+
+    mesh = _mesh((4,), ("x",))
+    shapes = [(8, 6), (6, 8)]
+    module = _partitioned(matmul, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
+    base = Machine("slow-chip", peak_flops=1e6, memory_bandwidth=1e12, link_bandwidth=1e6, link_latency=0.0,
+                   topology="switch")
+    cases = {"comparable": (base, None), "fast": (base.with_(link_bandwidth=1e15), "communication is negligible"),
+             "slow": (base.with_(link_bandwidth=1e3), "the loop would not be faster")}
+    for name, (machine, reason) in cases.items():
+        path = machine.save(tmp_path / f"{name}.json")
+        with collect_remarks() as remarks:
+            out = _decompose(module, f"mode=auto threshold-bytes=0 machine={path}")
+        if reason is None:
+            assert not remarks and "stablehlo.while" in _names(out), name
+            np.testing.assert_array_equal(run_global(out, *_values(shapes))[0], run_global(module, *_values(shapes))[0])
+        else:
+            assert str(out) == str(module), name
+            assert len(remarks) == 1 and remarks[0].op_name == "stablehlo.all_gather"
+            message = remarks[0].message
+            assert message.startswith(f"not decomposed into a collective matmul: {reason}"), message
+            assert "T_comp 192 us" in message and "on slow-chip" in message, message
+    # a preset by name: a TPU v4 runs this dot in under a nanosecond, its transfers take microseconds
+    with collect_remarks() as remarks:
+        _decompose(module, "mode=auto threshold-bytes=0 machine=tpu-v4")
+    assert "on tpu-v4" in remarks[0].message
+    with pytest.raises(ValueError, match="machine='no-such-machine'"):
+        _decompose(module, "mode=auto threshold-bytes=0 machine=no-such-machine")
+
+
+def test_skipped_candidates_say_why():
+    """A gather feeding a dot that cannot be windowed (its value has another user) is reported."""
+    mesh = _mesh((4,), ("x",))
+    jitted = loom.jit(lambda a, b: (a @ b, b), in_shardings=(NamedSharding(mesh, P("x", None)),
+                                                             NamedSharding(mesh, P(None, "x"))),
+                      out_shardings=NamedSharding(mesh, P()))
+    module = partition(jitted.lower(np.zeros((8, 6), F32), np.zeros((6, 8), F32)).module)
+    with collect_remarks() as remarks:
+        _decompose(module, "mode=on")
+    assert [r.message for r in remarks] == [
+        "not decomposed into a collective matmul: the gathered value has 2 users, not only the dot"]
 
 
 def _distributed_worker(rank: int, world: int, port: int, text: str, args: list[np.ndarray], results) -> None:

@@ -26,7 +26,7 @@
 // CHECK-NEXT:      %[[OWNER:.*]] = stablehlo.remainder %[[SUM]], %{{.*}}
 // CHECK:           %[[OFF:.*]] = stablehlo.multiply %[[OWNER]], %{{.*}}
 // CHECK-NEXT:      %[[UPD:.*]] = stablehlo.dynamic_update_slice %[[ACC]], %[[PART]], %{{.*}}, %[[OFF]]
-// CHECK-NEXT:      %[[NEXT:.*]] = stablehlo.add %[[I]], %{{.*}}
+// CHECK:           %[[NEXT:.*]] = stablehlo.add %[[I]], %{{.*}}
 // CHECK-NEXT:      stablehlo.return %[[SENT]], %[[X]], %[[UPD]], %[[KK]], %[[NEXT]]
 // CHECK-NEXT:    }
 // CHECK:         %[[LAST:.*]] = stablehlo.dot_general %[[LOOP]]#1, %[[LOOP]]#0

@@ -1,0 +1,292 @@
+"""The step-time simulator: runs a partitioned (per-device) program's schedule against the cost
+model, op by op in program order, on three lanes per device: "compute" (one in-order stream) and
+"link+" / "link-" (the two directions of the device's ring links).
+
+- Every op but a collective takes its roofline time (loom.sim.cost.op_time) on the compute lane.
+- A synchronous collective (all_gather, reduce_scatter, all_reduce, all_to_all,
+  collective_broadcast, collective_permute) blocks compute: it starts when compute and its links
+  are free and compute resumes when it ends; a permute uses the link of its direction, the others
+  both.
+- `comm.collective_permute_start` issues its transfer on its direction's link lane (after the
+  transfers already queued there) and costs compute nothing; `comm.collective_permute_done` waits
+  for it. Compute between the two runs while the data travels.
+- `stablehlo.while` runs its condition and body once per iteration, the trip count read from
+  constant bounds (an induction variable compared against a constant, started from a constant,
+  stepped by a constant); `stablehlo.case` / `stablehlo.if` take their slowest branch;
+  `func.call` runs its callee.
+
+The program is SPMD: every device runs the same ops, but a permute's direction and hops and a
+group's placement on the topology depend on the device, so each device in `devices` is simulated
+on its own (all of them by default, up to 64; beyond, an even sample including the first and last).
+Transfers of different devices do not contend: each device's link lanes are its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from loom.ir.core import Block, Operation, Value
+from loom.ir.diagnostics import VerifyError
+from loom.sim.cost import collective_of, collective_time_on, group_axes, hops, op_flops, op_time
+from loom.sim.machine import Machine
+from loom.sim.timeline import Timeline
+
+
+class SimulationError(VerifyError):
+    """An op the simulator cannot time (e.g. a loop without constant bounds), named with its
+    location."""
+
+
+@dataclass
+class Prediction:
+    """Predicted times in seconds. `step_time` is the slowest simulated device's; `compute_time`
+    and `communication_time` are that device's busy time on its compute lane and its link lanes
+    (a transfer counted once however many lanes it occupies); `flops` its total FLOPs;
+    `op_time_by_name` its seconds by op name (collectives included)."""
+
+    step_time: float
+    device_times: dict[int, float]
+    compute_time: float
+    communication_time: float
+    flops: float
+    op_time_by_name: dict[str, float]
+    timeline: Timeline = field(repr=False)
+
+    @property
+    def exposed_communication_time(self) -> float:
+        """Step time not covered by compute: communication nothing overlapped."""
+        return self.step_time - self.compute_time
+
+
+_SYNC_COLLECTIVES = {f"stablehlo.{k}" for k in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                                  "collective_permute", "collective_broadcast")}
+
+
+class _Device:
+    """One device's clocks: the compute stream, the free time of each link lane, and the end of
+    every transfer in flight (by its future)."""
+
+    def __init__(self, device: int, machine: Machine, num_partitions: int, timeline: Timeline | None,
+                 cache: dict[int, float]) -> None:
+        self.device, self.machine, self.num_partitions = device, machine, num_partitions
+        self.timeline, self.cache = timeline, cache
+        self.clock = 0.0
+        self.lanes = {"link+": 0.0, "link-": 0.0}
+        self.in_flight: dict[Value, float] = {}
+        self.compute = self.communication = self.flops = 0.0
+        self.by_name: dict[str, float] = {}
+
+    def copy(self) -> _Device:
+        d = copy.copy(self)
+        d.lanes, d.in_flight, d.by_name = dict(self.lanes), dict(self.in_flight), dict(self.by_name)
+        return d
+
+    def span(self, lane: str, op: Operation, start: float, end: float) -> None:
+        if self.timeline is not None and end > start:
+            self.timeline.add(self.device, lane, op.name.split(".", 1)[-1], start, end)
+
+    def charge(self, op: Operation, seconds: float) -> None:
+        self.by_name[op.name] = self.by_name.get(op.name, 0.0) + seconds
+
+    # -- ops -------------------------------------------------------------------------------
+
+    def run_block(self, block: Block) -> None:
+        for op in block.ops:
+            self.run_op(op)
+
+    def run_op(self, op: Operation) -> None:
+        name = op.name
+        if name == "stablehlo.while":
+            self.run_while(op)
+        elif name in ("stablehlo.case", "stablehlo.if"):
+            self.run_branches(op)
+        elif name == "func.call":
+            self.run_block(_callee(op).regions[0].entry)
+        elif name == "comm.collective_permute_start":
+            seconds, lane = self.permute(op)
+            start = max(self.clock, self.lanes[lane])
+            self.lanes[lane] = self.in_flight[op.results[0]] = start + seconds
+            self.transfer(op, [lane], start, seconds)
+        elif name == "comm.collective_permute_done":
+            future = op.operands[0]
+            if future not in self.in_flight:
+                raise SimulationError(op, "waits for a transfer this program never started")
+            self.clock = max(self.clock, self.in_flight.pop(future))
+        elif name in _SYNC_COLLECTIVES:
+            if name == "stablehlo.collective_permute":
+                seconds, lane = self.permute(op)
+                lanes = [lane]
+            else:
+                seconds, lanes = self.collective(op), ["link+", "link-"]
+            start = max(self.clock, *(self.lanes[lane] for lane in lanes))
+            self.clock = start + seconds
+            for lane in lanes:
+                self.lanes[lane] = self.clock
+            self.transfer(op, lanes, start, seconds)
+        else:
+            key = id(op)
+            if key not in self.cache:
+                self.cache[key] = op_time(op, self.machine)
+            seconds = self.cache[key]
+            self.span("compute", op, self.clock, self.clock + seconds)
+            self.clock += seconds
+            self.compute += seconds
+            self.flops += op_flops(op)
+            self.charge(op, seconds)
+
+    def transfer(self, op: Operation, lanes: list[str], start: float, seconds: float) -> None:
+        for lane in lanes:
+            self.span(lane, op, start, start + seconds)
+        self.communication += seconds
+        self.charge(op, seconds)
+
+    def permute(self, op: Operation) -> tuple[float, str]:
+        """This device's transfer time and link lane: the direction its ring position moves."""
+        _, nbytes, pairs = collective_of(op, self.num_partitions)
+        mine = [(s, t) for s, t in pairs if s == self.device] or [tuple(pairs[0])] if pairs else []
+        if not mine:
+            return 0.0, "link+"
+        s, t = mine[0]
+        seconds = collective_time_on("collective_permute", nbytes, [2], self.machine,
+                                     permute_hops=hops(s, t, self.machine))
+        return seconds, ("link+" if (t - s) % self.num_partitions <= self.num_partitions // 2 else "link-")
+
+    def collective(self, op: Operation) -> float:
+        kind, nbytes, groups = collective_of(op, self.num_partitions)
+        group = next((g for g in groups if self.device in g), groups[0])
+        return collective_time_on(kind, nbytes, group_axes(group, self.machine), self.machine)
+
+    def run_while(self, op: Operation) -> None:
+        cond, body = op.regions[0].entry, op.regions[1].entry
+        for _ in range(trip_count(op)):
+            self.run_block(cond)
+            self.run_block(body)
+        self.run_block(cond)
+
+    def run_branches(self, op: Operation) -> None:
+        outcomes = []
+        for region in op.regions:
+            branch = self.copy()
+            branch.run_block(region.entry)
+            outcomes.append(branch)
+        slowest = max(outcomes, key=lambda d: (d.clock, max(d.lanes.values())))
+        self.__dict__.update(slowest.__dict__)
+
+
+def _callee(call: Operation) -> Operation:
+    symbol = str(call.properties.get("callee") or call.attributes.get("callee")).lstrip("@")
+    root = call
+    while root.parent_op is not None:
+        root = root.parent_op
+    for op in root.walk():
+        if op.name == "func.func" and str(op.attributes.get("sym_name", op.properties.get("sym_name"))).strip('"') \
+                == symbol:
+            return op
+    raise SimulationError(call, f"calls @{symbol}, which the module does not define")
+
+
+def _constant(v: Value) -> int | None:
+    op = v.owner_op
+    if op is None or op.name != "stablehlo.constant":
+        return None
+    a = np.asarray(op.properties["value"].to_numpy())
+    return int(a.reshape(-1)[0]) if a.size >= 1 and (a == a.reshape(-1)[0]).all() else None
+
+
+def trip_count(op: Operation) -> int:
+    """Iterations of a `stablehlo.while` whose condition compares a loop-carried value against a
+    constant, started from a constant operand and stepped by adding a constant in the body."""
+    cond, body = op.regions[0].entry, op.regions[1].entry
+    compare = cond.terminator.operands[0].owner_op if cond.terminator is not None else None
+    if compare is None or compare.name != "stablehlo.compare":
+        raise SimulationError(op, "has no constant trip count: its condition is not a comparison")
+    direction = str(compare.properties["comparison_direction"]).split()[-1].strip(">").upper()
+    for index, (var, bound) in enumerate((compare.operands, compare.operands[::-1])):
+        arg = var if var in cond.args else None
+        limit = _constant(bound)
+        if arg is None or limit is None:
+            continue
+        j = list(cond.args).index(arg)
+        start = _constant(op.operands[j])
+        update = body.terminator.operands[j].owner_op
+        step = None
+        if update is not None and update.name in ("stablehlo.add", "stablehlo.subtract") \
+                and update.operands[0] is body.args[j]:
+            step = _constant(update.operands[1])
+            step = -step if step is not None and update.name == "stablehlo.subtract" else step
+        if start is None or not step:
+            continue
+        if index == 1:  # bound OP var: flip the comparison
+            direction = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE"}.get(direction, direction)
+        return _iterations(direction, start, limit, step)
+    raise SimulationError(op, "has no constant trip count: the simulator needs an induction variable "
+                              "started from a constant, stepped by a constant and compared with a constant")
+
+
+def _iterations(direction: str, start: int, limit: int, step: int) -> int:
+    for suffix in ("COMPARISON_DIRECTION_", "#STABLEHLO<", "STABLEHLO."):
+        direction = direction.replace(suffix, "")
+    span = {"LT": limit - start, "LE": limit - start + (1 if step > 0 else -1),
+            "GT": limit - start, "GE": limit - start + (1 if step > 0 else -1),
+            "NE": limit - start}[direction]
+    if direction == "NE" and span % step:
+        raise ValueError(f"a loop from {start} by {step} never reaches {limit}")
+    return max(0, math.ceil(span / step)) if (span > 0) == (step > 0) else 0
+
+
+def _entry(module: Operation) -> Operation:
+    funcs = [op for op in module.walk() if op.name == "func.func"]
+    for f in funcs:
+        if str(f.attributes.get("sym_name", f.properties.get("sym_name"))).strip('"') == "main":
+            return f
+    if not funcs:
+        raise SimulationError(module, "has no func.func to simulate")
+    return funcs[0]
+
+
+def _num_partitions(module: Operation) -> int:
+    attr = module.attributes.get("mhlo.num_partitions")
+    if attr is not None:
+        return int(getattr(attr, "value", attr))
+    ids = [0]
+    for op in module.walk():
+        for key in ("replica_groups", "source_target_pairs"):
+            if key in op.properties:
+                ids.append(int(np.max(op.properties[key].to_numpy(), initial=0)))
+    return max(ids) + 1
+
+
+def _default_devices(n: int) -> list[int]:
+    return list(range(n)) if n <= 64 else sorted({int(d) for d in np.linspace(0, n - 1, 16)})
+
+
+def simulate(module: Operation, machine: Machine, *, num_partitions: int | None = None,
+             devices: Sequence[int] | None = None, trace_devices: int = 8) -> Prediction:
+    """Predict the step time of a partitioned program (its `main` function, or its only one) on
+    `machine`. `num_partitions`: the module's `mhlo.num_partitions` unless given; `devices`: which
+    to simulate (see the module's doc); the timeline holds the first `trace_devices` of them."""
+    n = num_partitions or _num_partitions(module)
+    chosen = list(devices) if devices is not None else _default_devices(n)
+    if not chosen or any(not 0 <= d < n for d in chosen):
+        raise ValueError(f"simulate: devices must be in [0, {n}), got {chosen}")
+    entry = _entry(module).regions[0].entry
+    timeline = Timeline(f"predicted on {machine.name}")
+    cache: dict[int, float] = {}
+    states = []
+    for i, d in enumerate(chosen):
+        state = _Device(d, machine, n, timeline if i < trace_devices else None, cache)
+        state.run_block(entry)
+        state.clock = max(state.clock, *state.lanes.values())
+        states.append(state)
+    slowest = max(states, key=lambda s: s.clock)
+    return Prediction(step_time=slowest.clock, device_times={s.device: s.clock for s in states},
+                      compute_time=slowest.compute, communication_time=slowest.communication, flops=slowest.flops,
+                      op_time_by_name=slowest.by_name, timeline=timeline)
+
+
+__all__ = ["Prediction", "SimulationError", "simulate", "trip_count"]

@@ -1,0 +1,238 @@
+"""loom.sim.simulate on partitioned programs (made by loom's partitioner, the
+decompose-collective-matmul and schedule-latency-hiding passes, as
+tests/transforms/test_collective_matmul.py makes them) and on small hand-written ones: the
+simulated totals equal the sum of every executed op's cost-model time (loop bodies counted once
+per iteration of the pass's documented trip count); synchronous collectives block compute,
+start/done transfers overlap it; a decomposed program is predicted faster than the undecomposed
+one when communication is about as long as compute, and its step time never exceeds the
+undecomposed one's when XLA's inequality chose the decomposition."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import loom
+from loom.ir.core import Operation
+from loom.rewrite.pass_manager import PassManager
+from loom.sharding import Mesh, NamedSharding, P
+from loom.sharding.partitioning import partition
+from loom.sim.cost import collective_time, op_flops, op_time, windowed_einsum_decision
+from loom.sim.machine import Machine
+from loom.sim.simulate import SimulationError, simulate, trip_count
+
+F32 = np.float32
+CONTROL = {"stablehlo.while", "builtin.module", "func.func"}
+
+
+def _program(n: int, m: int = 256, k: int = 512, c: int = 256) -> Operation:
+    """(m·n x k) @ (k x c·n): lhs rows and rhs columns split over n partitions, the result's rows:
+    the partitioner all-gathers rhs before the local dot."""
+    mesh = Mesh(np.arange(n), ("x",))
+    s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+    jitted = loom.jit(lambda a, b: a @ b, in_shardings=(s(P("x", None)), s(P(None, "x"))),
+                      out_shardings=s(P("x", None)))
+    return partition(jitted.lower(np.zeros((m * n, k), F32), np.zeros((k, c * n), F32)).module)
+
+
+def _decompose(module: Operation, options: str) -> Operation:
+    out = loom.ir.parse(str(module))
+    PassManager.parse(f"builtin.module(decompose-collective-matmul{{{options}}})").run(out)
+    return out
+
+
+def _asynchronous(module: Operation) -> Operation:
+    """Each collective_permute split into a start and a done by the latency-hiding scheduler."""
+    out = loom.ir.parse(str(module))
+    PassManager.parse("builtin.module(schedule-latency-hiding)").run(out)
+    assert "stablehlo.collective_permute" not in {op.name for op in out.walk()}
+    return out
+
+
+def _machine(module: Operation, topology: str, n: int, ratio: float = 1.0) -> Machine:
+    """A machine on which the program's dot takes `ratio` times its all-gather."""
+    dot = next(op for op in module.walk() if op.name == "stablehlo.dot_general")
+    gathered = next(op for op in module.walk() if op.name == "stablehlo.all_gather").results[0].type
+    base = Machine("test", 1.0, 1e15, 1e9, 1e-7, topology, (n,))
+    t_comm = collective_time("all_gather", math.prod(gathered.shape) * 4, n, base)
+    return base.with_(peak_flops=op_flops(dot) / (ratio * t_comm))
+
+
+def _executed(block_owner: Operation, trips: dict[str, int]) -> list[tuple[Operation, int]]:
+    """(op, times it runs) for every op under `block_owner`; a while's condition runs once more
+    than its body, whose trip count `trips` gives by the loop's position in the program."""
+    out, loops = [], iter(trips.values())
+
+    def visit(op: Operation, times: int) -> None:
+        if op.name == "stablehlo.while":
+            trip = next(loops)
+            for o in op.regions[0].entry.ops:
+                visit(o, times * (trip + 1))
+            for o in op.regions[1].entry.ops:
+                visit(o, times * trip)
+        elif op.name in CONTROL:
+            for region in op.regions:
+                for o in region.entry.ops:
+                    visit(o, times)
+        else:
+            out.append((op, times))
+
+    visit(block_owner, 1)
+    return out
+
+
+def _split(module: Operation, machine: Machine, trips: dict[str, int]) -> tuple[float, float]:
+    """(compute, communication) seconds summed op by op from the cost model."""
+    compute = comm = 0.0
+    for op, times in _executed(module, trips):
+        t = op_time(op, machine, 4) * times
+        if "collective" in op.name or op.name.startswith(("stablehlo.all_", "stablehlo.reduce_scatter")):
+            comm += t
+        else:
+            compute += t
+    return compute, comm
+
+
+@pytest.mark.parametrize("topology", ["ring", "switch"])
+def test_simulated_totals_are_the_sum_of_the_per_op_figures(topology):
+    n = 4
+    before = _program(n)
+    after = _decompose(before, "mode=on")
+    machine = _machine(before, topology, n)
+    for module, trips in ((before, {}), (after, {"ring": n - 1})):  # the pass's ring loop: N - 1 steps
+        p = simulate(module, machine, devices=[0])
+        compute, comm = _split(module, machine, trips)
+        assert p.compute_time == pytest.approx(compute, rel=1e-9)
+        assert p.communication_time == pytest.approx(comm, rel=1e-9)
+        # synchronous collectives: nothing overlaps
+        assert p.step_time == pytest.approx(compute + comm, rel=1e-9)
+        assert p.flops == pytest.approx(sum(op_flops(op) * t for op, t in _executed(module, trips)))
+    # the dot's FLOPs are the same, split into N pieces
+    assert simulate(after, machine).flops == pytest.approx(simulate(before, machine).flops, rel=1e-3)
+
+
+@pytest.mark.parametrize("topology,options", [("switch", "mode=on"), ("ring", "mode=on bidirectional=true")])
+def test_decomposed_program_is_faster_when_communication_is_close_to_compute(topology, options):
+    n = 4
+    before = _program(n)
+    machine = _machine(before, topology, n, ratio=1.0)
+    sync_after = _decompose(before, options)
+    after = _asynchronous(sync_after)
+    t_before = simulate(before, machine).step_time
+    p = simulate(after, machine)
+    assert p.step_time < 0.8 * t_before
+    # overlapped: less than the serial sum, no less than either lane alone
+    assert max(p.compute_time, p.communication_time / 2) <= p.step_time < p.compute_time + p.communication_time
+    # the same loop with synchronous permutes hides nothing
+    sync = simulate(sync_after, machine)
+    assert sync.step_time == pytest.approx(sync.compute_time + sync.communication_time)
+    assert sync.step_time > p.step_time
+    # while a permute is in flight the device computes: some dot lies inside a transfer
+    dots = [s for s in p.timeline.spans(0, "compute") if s.name == "dot_general"]
+    sends = p.timeline.spans(0, "link+") + p.timeline.spans(0, "link-")
+    assert any(t.start <= d.start and d.end <= t.end for d in dots for t in sends)
+    assert sorted(p.timeline.devices()) == list(range(n))
+
+
+@pytest.mark.parametrize("ratio", [0.05, 0.3, 1.0, 3.0, 20.0])
+@pytest.mark.parametrize("topology,options,bidirectional",
+                         [("switch", "mode=on", False), ("ring", "mode=on bidirectional=true", True)])
+def test_a_decomposition_the_inequality_chooses_never_slows_the_step(ratio, topology, options, bidirectional):
+    n = 4
+    before = _program(n)
+    machine = _machine(before, topology, n, ratio=ratio)
+    dot = next(op for op in before.walk() if op.name == "stablehlo.dot_general")
+    gathered = next(op for op in before.walk() if op.name == "stablehlo.all_gather").results[0].type
+    decision = windowed_einsum_decision("all_gather", op_flops(dot), math.prod(gathered.shape) * 4, n, machine,
+                                        bidirectional)
+    t_before = simulate(before, machine).step_time
+    t_after = simulate(_asynchronous(_decompose(before, options)), machine).step_time
+    assert decision.t_before == pytest.approx(t_before, rel=1e-2)  # the dot and the gather dominate
+    if decision.decompose:
+        assert t_after <= t_before
+
+
+LOOP = """func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {{
+  %i0 = stablehlo.constant dense<{start}> : tensor<i32>
+  %r:2 = stablehlo.while(%a = %x, %i = %i0) : tensor<64xf32>, tensor<i32>
+  cond {{
+    %lim = stablehlo.constant dense<{limit}> : tensor<i32>
+    %c = stablehlo.compare {direction}, %i, %lim, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }} do {{
+    %s = stablehlo.constant dense<{step}> : tensor<i32>
+    %b = stablehlo.exponential %a : tensor<64xf32>
+    %j = stablehlo.{update} %i, %s : tensor<i32>
+    stablehlo.return %b, %j : tensor<64xf32>, tensor<i32>
+  }}
+  return %r#0 : tensor<64xf32>
+}}"""
+
+
+@pytest.mark.parametrize("start,limit,step,direction,update,want", [
+    (0, 5, 1, "LT", "add", 5), (0, 5, 1, "LE", "add", 6), (0, 7, 2, "LT", "add", 4), (10, 0, 3, "GT", "subtract", 4),
+    (3, 3, 1, "LT", "add", 0), (0, 6, 2, "NE", "add", 3)])
+def test_trip_counts_come_from_constant_bounds(start, limit, step, direction, update, want):
+    module = loom.ir.parse(LOOP.format(start=start, limit=limit, step=step, direction=direction, update=update))
+    loop = next(op for op in module.walk() if op.name == "stablehlo.while")
+    assert trip_count(loop) == want
+    machine = Machine("m", 1e9, 1e9, 1e9, 0.0)
+    exp = next(op for op in module.walk() if op.name == "stablehlo.exponential")
+    assert simulate(module, machine).op_time_by_name.get("stablehlo.exponential", 0.0) == \
+        pytest.approx(want * op_time(exp, machine))
+
+
+def test_a_loop_without_constant_bounds_is_refused_naming_it():
+    text = LOOP.format(start=0, limit=5, step=1, direction="LT", update="add").replace(
+        "%lim = stablehlo.constant dense<5> : tensor<i32>", "%lim = stablehlo.multiply %i, %i : tensor<i32>")
+    with pytest.raises(SimulationError, match="stablehlo.while.*constant trip count"):
+        simulate(loom.ir.parse(text), Machine("m", 1e9, 1e9, 1e9, 0.0))
+
+
+BRANCHES = """func.func @main(%p: tensor<i32>, %x: tensor<256xf32>) -> tensor<256xf32> {
+  %r = "stablehlo.case"(%p) ({
+    %a = stablehlo.exponential %x : tensor<256xf32>
+    stablehlo.return %a : tensor<256xf32>
+  }, {
+    %a = stablehlo.exponential %x : tensor<256xf32>
+    %b = stablehlo.exponential %a : tensor<256xf32>
+    %c = stablehlo.exponential %b : tensor<256xf32>
+    stablehlo.return %c : tensor<256xf32>
+  }) : (tensor<i32>) -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}"""
+
+
+def test_case_takes_its_slowest_branch():
+    module = loom.ir.parse(BRANCHES)
+    machine = Machine("m", 1e9, 1e9, 1e9, 0.0)
+    exp = next(op for op in module.walk() if op.name == "stablehlo.exponential")
+    assert simulate(module, machine, num_partitions=1).step_time == pytest.approx(3 * op_time(exp, machine))
+
+
+ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %f = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}
+      : tensor<1024xf32>
+  %d = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] :
+      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %y = comm.collective_permute_done %f : !comm.future<tensor<1024xf32>>
+  %e = stablehlo.exponential %d : tensor<128x128xf32>
+  return %e : tensor<128x128xf32>
+}"""
+
+
+@pytest.mark.parametrize("link_bandwidth", [1e6, 1e9])
+def test_a_transfer_overlaps_the_compute_between_its_start_and_done(link_bandwidth):
+    module = loom.ir.parse(ASYNC)
+    machine = Machine("m", 1e12, 1e11, link_bandwidth, 1e-6, "ring", (2,))
+    t_dot = max(2 * 128 ** 3 / 1e12, 3 * 128 * 128 * 4 / 1e11)
+    t_exp = max(128 * 128 / 1e12, 2 * 128 * 128 * 4 / 1e11)
+    t_send = 1e-6 + 1024 * 4 / link_bandwidth
+    p = simulate(module, machine)
+    assert p.step_time == pytest.approx(max(t_dot, t_send) + t_exp)
+    assert p.compute_time == pytest.approx(t_dot + t_exp) and p.communication_time == pytest.approx(t_send)
+    assert p.device_times == {0: p.step_time, 1: p.step_time}
+    (send,) = p.timeline.spans(0, "link+")
+    assert send.start == 0.0 and send.end == pytest.approx(t_send)
