@@ -148,6 +148,7 @@ class ThreadCommunicator:
         self.origin = time.perf_counter() if origin is None else origin
         self._link_free: dict[tuple[int, str], float] = {}  # (partition, lane) -> when its link is free
         self._resumed = [0.0] * num_partitions  # when each partition's thread last left a collective
+        self._full_at = [0.0] * num_partitions  # when each partition's last round had every deposit
         self._transfer_queues: list[queue.SimpleQueue | None] = [None] * num_partitions
         self._record_lock = threading.Lock()
         self._cond = threading.Condition()
@@ -215,6 +216,8 @@ class ThreadCommunicator:
         if len(rnd.values) < len(group):
             self._wait(me, group, rnd, what, register=not transfer_thread)
         values = [rnd.values[p] for p in group]
+        if not transfer_thread:
+            self._full_at[me] = rnd.full_at
         rnd.read += 1
         if rnd.read == len(group):
             del self._rounds[key]
@@ -294,7 +297,7 @@ class ThreadCommunicator:
         `hop_bytes` one after another on this partition's link+ (the caller waits for them)."""
         if self.link is None or hops == 0:
             return
-        end = self._clock()
+        end = self._full_at[me] - self.origin  # the transfers start once every member is there
         for _ in range(hops):
             end = self._occupy(me, "link+", end, hop_bytes, name)
         self._sleep_until(end)
