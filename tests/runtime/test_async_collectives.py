@@ -271,3 +271,18 @@ def test_a_dead_rank_makes_the_others_done_fail_naming_it():
     assert value["missing"] == [victim], value["message"]
     assert f"rank {victim} stopped" in value["message"] and "collective_permute" in value["message"]
     assert value["seconds"] < 2 * timeout_s + 10, value
+
+
+def test_mesh_executable_runs_with_a_link_model_and_records_a_timeline():
+    from loom.runtime.local import MeshExecutable
+    n = 4
+    module = matmul_program(n, "reduce_scatter")
+    mesh = Mesh(np.arange(n), ("x",))
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((4 * n, 6 * n)).astype(F32), rng.standard_normal((6 * n, 2 * n)).astype(F32)
+    want = np.asarray(MeshExecutable(module, mesh)(a, b))
+    tl = Timeline()
+    got = MeshExecutable(transformed(module, SCHEDULE), mesh, link=LinkModel(1e-4, 1e9))(a, b, timeline=tl)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(want, a @ b, rtol=1e-4, atol=1e-4)
+    assert tl.devices() == list(range(n)) and all(_links(tl, d) for d in range(n))
