@@ -27,8 +27,9 @@ memory bandwidth from a timed copy, link bandwidth and latency from the measured
 
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 10]
 
-`--plot` also runs both programs on the in-process mesh under a LinkModel of the measured link and
-draws their measured timelines (before / after) as a PNG with matplotlib, next to Chrome traces.
+`--plot` records one more step of each program on the processes (the communicator's measured
+spans: compute between collectives, collectives and sends on the link lanes) and draws the two
+timelines (before / after) as a PNG with matplotlib, next to their Chrome traces.
 Writes a JSON record through bench_common.
 """
 
@@ -54,6 +55,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import RESULTS, Record, fmt, load_average  # noqa: E402
+
+SHOWN = ("undecomposed", "decomposed + scheduled")  # the programs --plot draws
 
 # The activations' sizes; the MLP's width (ffn) is chosen on the processes, from a measurement of
 # the link and of a dot, so that the communication takes `--comm-ratio` of the compute (the time a
@@ -119,9 +122,10 @@ def _timed(comm: Any, fn: Any, steps: int) -> list[float]:
     return times
 
 
-def worker(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float, results: Any) -> None:
+def worker(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool,
+           results: Any) -> None:
     try:
-        results.put((rank, measure(rank, world, port, sizes, steps, ratio)))
+        results.put((rank, measure(rank, world, port, sizes, steps, ratio, traced)))
     except BaseException as e:  # noqa: BLE001 - reported to the parent
         import traceback
         results.put((rank, {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}))
@@ -150,10 +154,12 @@ def width(comm: Any, rank: int, world: int, seq: int, hidden: int, ratio: float)
     return world * comm.all_gather_object(local, "agreeing on the width")[0]
 
 
-def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float) -> dict[str, Any]:
+def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float,
+            traced: bool) -> dict[str, Any]:
     import torch
     torch.set_num_threads(1)
     from loom.runtime.distributed import PartitionedProgram, communicator, initialize, shutdown
+    from loom.sim.timeline import Timeline
     initialize(f"127.0.0.1:{port}", world, rank, timeout_s=300)
     comm = communicator()
     group = list(range(world))
@@ -184,21 +190,35 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     # memory bandwidth: a copy of 64 MiB
     src, dst = np.ones(1 << 24, np.float32), np.empty(1 << 24, np.float32)
     times["copy 64 MiB"] = _timed(comm, lambda: np.copyto(dst, src), 3)
-    everyone = comm.all_gather_object(times, "gathering the timings")
+    # one more step of each shown program with the communicator recording its spans (every
+    # process reads the same monotonic clock: rank 0's reading is the origin)
+    traces = {}
+    for name in SHOWN if traced else ():
+        timeline = Timeline(name)
+        comm.barrier()
+        origin = comm.all_gather_object(time.perf_counter(), "the trace's origin")[0]
+        comm.record(timeline, origin)
+        programs[name](args)
+        comm.record(None)
+        comm.barrier()  # the sends' completions are in
+        traces[name] = [(d, lane, sp.name, sp.start, sp.end) for d in timeline.devices() for lane in timeline.lanes(d)
+                        for sp in timeline.spans(d, lane)]
+    everyone = comm.all_gather_object((times, traces), "gathering the timings")
     shutdown()
     # a step takes as long as its slowest rank
-    steps_max = {name: [max(r[name][i] for r in everyone) for i in range(len(times[name]))] for name in times}
-    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes}
+    steps_max = {name: [max(r[name][i] for r, _ in everyone) for i in range(len(times[name]))] for name in times}
+    spans = {name: [sp for _, t in everyone for sp in t[name]] for name in traces}
+    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans}
 
 
-def launch(world: int, sizes: dict[str, int], steps: int, ratio: float) -> dict[str, Any]:
+def launch(world: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool) -> dict[str, Any]:
     import torch.multiprocessing as mp
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    procs = [ctx.Process(target=worker, args=(r, world, port, sizes, steps, ratio, results), daemon=True)
+    procs = [ctx.Process(target=worker, args=(r, world, port, sizes, steps, ratio, traced, results), daemon=True)
              for r in range(world)]
     for p in procs:
         p.start()
@@ -244,43 +264,35 @@ def calibrated_machine(world: int, sizes: dict[str, int], times: dict[str, list[
 
 # The plot ------------------------------------------------------------------------------------------
 
-def plot(world: int, sizes: dict[str, int], machine: Any, path: Path) -> Path | None:
-    """Both programs on the in-process mesh under a LinkModel of the measured link: their measured
-    timelines as a PNG (and Chrome traces)."""
+def plot(world: int, traces: dict[str, list[tuple]], path: Path) -> Path | None:
+    """The measured timelines of one step of each shown program on the processes, as a PNG (and
+    Chrome traces)."""
+    from loom.sim.timeline import Timeline
+    timelines = {}
+    for name, spans in traces.items():
+        timelines[name] = tl = Timeline(f"{name}, measured on {world} processes")
+        for span in spans:
+            tl.add(*span)
+        tl.write_chrome(path.with_name(f"{path.stem}-{name.split()[0]}-trace.json"))
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("--plot needs matplotlib (pip install matplotlib); no plot drawn")
+        print("--plot needs matplotlib (pip install matplotlib) for the PNG; wrote the Chrome traces only")
         return None
-    from loom.runtime.local import LinkModel, run_spmd
-    from loom.sim.timeline import Timeline
-    programs = variants(world, sizes)
-    args = [local_args(r, world, **sizes) for r in range(world)]
-    link = LinkModel(latency=machine.link_latency, bandwidth=machine.link_bandwidth)
-    shown = ("undecomposed", "decomposed + scheduled")
-    fig, axes = plt.subplots(len(shown), 1, figsize=(12, 1.2 + 0.9 * world * len(shown)), sharex=True)
+    fig, axes = plt.subplots(len(timelines), 1, figsize=(12, 1.2 + 0.9 * world * len(timelines)), sharex=True)
     colors = {"compute": "tab:blue", "link+": "tab:orange", "link-": "tab:green"}
-    for ax, name in zip(axes, shown):
-        run_spmd(programs[name], args, link=link)  # warm-up
-        tl = Timeline(f"{name}, measured in process")
-        run_spmd(programs[name], args, link=link, timeline=tl)
-        tl.write_chrome(path.with_name(f"{path.stem}-{name.split()[0]}-trace.json"))
+    for ax, (name, tl) in zip(axes, timelines.items()):
         labels = []
-        for d in range(world):
-            for lane in ("compute", "link+", "link-"):
-                spans = tl.spans(d, lane)
-                if not spans and lane != "compute":
-                    continue
-                y = len(labels)
-                ax.broken_barh([(s.start * 1e3, s.duration * 1e3) for s in spans], (y - 0.4, 0.8),
-                               color=colors[lane])
-                labels.append(f"device {d} {lane}")
+        for d in tl.devices():
+            for lane in tl.lanes(d):
+                ax.broken_barh([(s.start * 1e3, s.duration * 1e3) for s in tl.spans(d, lane)],
+                               (len(labels) - 0.4, 0.8), color=colors.get(lane, "tab:gray"))
+                labels.append(f"rank {d} {lane}")
         ax.set_yticks(range(len(labels)), labels)
         ax.invert_yaxis()
-        ax.set_title(f"{name}: {tl.end() * 1e3:.1f} ms ({world} partitions, in-process mesh, link "
-                     f"{machine.link_bandwidth / 1e6:.0f} MB/s + {machine.link_latency * 1e6:.0f} us)")
+        ax.set_title(f"{name}: one step on {world} gloo processes, measured")
     axes[-1].set_xlabel("ms")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -310,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
     predictions, derived = {}, {}
     from loom.sim import simulate
     for world in args.worlds:
-        out = launch(world, table, steps, args.comm_ratio)
+        out = launch(world, table, steps, args.comm_ratio, args.plot)
         times, sizes = out["times"], out["sizes"]
         case = f"{world} processes"
         for name, ts in times.items():
@@ -340,7 +352,7 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             stamp = time.strftime("%Y%m%d-%H%M")
             RESULTS.mkdir(exist_ok=True)
-            plot(world, sizes, machine, RESULTS / f"overlap-{world}p-{stamp}.png")
+            plot(world, out["traces"], RESULTS / f"overlap-{world}p-{stamp}.png")
     record.write(derived=derived, predictions=predictions)
     return 0
 

@@ -8,8 +8,9 @@ synchronous program's never (asserted on the spans, never on wall-clock duration
 carries one transfer at a time, for the model's time; a partition that fails before its start
 makes the others' done fail naming it. On processes (gloo, 2 ranks, `launch` of
 distributed_worker.py, every wait bounded): the scheduled programs give the in-process values bit
-for bit, a start returns before the peer posts its receive, and a rank that dies makes the
-other's done fail naming it."""
+for bit, a start returns before the peer posts its receive, the communicator records a send's
+span around the compute between its start and its done, and a rank that dies makes the other's
+done fail naming it."""
 
 from __future__ import annotations
 
@@ -222,6 +223,14 @@ def scenario_async(rank: int, world: int) -> dict[str, Any]:
     if rank == 0:
         store.set("rank0-started", "1")
     out["permuted"] = transfer.wait()
+    # the communicator's measured spans of one run of the scheduled all-gather program
+    timeline = Timeline()
+    comm.record(timeline)
+    module = matmul_program(world, "all_gather")
+    run_partitioned(str(transformed(module, SCHEDULE)), local_args(module, world)[rank])
+    comm.record(None)
+    out["spans"] = {lane: [(s.name, s.start, s.end) for s in timeline.spans(rank, lane)]
+                    for lane in timeline.lanes(rank)}
     return out
 
 
@@ -258,6 +267,13 @@ def test_async_permutes_on_two_gloo_processes_give_the_in_process_values():
             np.testing.assert_array_equal(outcomes[rank][1][pattern], want[rank][0])
     for rank in range(world):
         np.testing.assert_array_equal(outcomes[rank][1]["permuted"], np.full(5, 100.0 + (rank - 1) % world, F32))
+        spans = outcomes[rank][1]["spans"]
+        assert set(spans) == {"compute", "link+"}, spans
+        # the loop's one permute: a send from its start to its done, with the step's dot computed
+        # in between (the compute span that the send's span holds)
+        (send,) = [s for s in spans["link+"] if s[0].startswith("collective_permute")]
+        assert send[0] == f"collective_permute {rank}->{(rank - 1) % world}"
+        assert any(send[1] <= c[1] and c[2] <= send[2] for c in spans["compute"]), spans
 
 
 def test_a_dead_rank_makes_the_others_done_fail_naming_it():
