@@ -189,7 +189,11 @@ class Lowered:
             if self.mesh is not None:  # a sharded program: partitioned, one partition per device of its mesh
                 from loom.runtime.local import MeshExecutable
                 from loom.sharding.partitioning import partition
-                compiled = self._jitted._cache[self._key] = Compiled(MeshExecutable(partition(module), self.mesh),
+                partitioned = partition(module)
+                if jitted.overlap != "off":
+                    PassManager.parse(f"builtin.module(decompose-collective-matmul{{mode={jitted.overlap}}})"
+                                      ).run(partitioned)
+                compiled = self._jitted._cache[self._key] = Compiled(MeshExecutable(partitioned, self.mesh),
                                                                     self, device, module)
                 return compiled
             if device.backend == "numpy":
@@ -258,7 +262,11 @@ class Jitted:
     def __init__(self, fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
                  device: Any = None, cuda_graph: bool = False, pipeline: str | None = None,
-                 fuse: bool = False, in_shardings: Any = None, out_shardings: Any = None) -> None:
+                 fuse: bool = False, in_shardings: Any = None, out_shardings: Any = None,
+                 overlap: str = "off") -> None:
+        if overlap not in ("auto", "on", "off"):
+            raise ValueError(f"jit: overlap must be 'auto', 'on' or 'off', got {overlap!r}")
+        self.overlap = overlap
         functools.update_wrapper(self, fun)  # first: it copies fun's __dict__, which may hold a `fun` too
         self.fun = fun
         try:
@@ -782,7 +790,7 @@ def _symbol_name(name: str) -> str:
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
         device: Any = None, cuda_graph: bool = False, fuse: bool = False, in_shardings: Any = None,
-        out_shardings: Any = None) -> Any:
+        out_shardings: Any = None, overlap: str = "off") -> Any:
     """Compile `fun` with loom: usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(...)`.
 
     `device` pins the function to a device ("cpu", "torch:cpu", "cuda", "cuda:N"; by default it
@@ -797,10 +805,11 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     `in_shardings` / `out_shardings` (NamedShardings, or pytree prefixes of the positional
     arguments / of the output of them; None: unconstrained) annotate the program with its
     shardings as `jax.jit`'s do: `lower(...).as_text()` prints the global program with its
-    `sdy.mesh` and `sdy.sharding` attributes, and the call runs it on the mesh."""
+    `sdy.mesh` and `sdy.sharding` attributes, and the call runs it on the mesh. `overlap` ("on",
+    "auto" or "off") runs the partitioned program through decompose-collective-matmul in that mode."""
     def make(f: Callable[..., Any]) -> Jitted:
         return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph, fuse=fuse,
-                      in_shardings=in_shardings, out_shardings=out_shardings)
+                      in_shardings=in_shardings, out_shardings=out_shardings, overlap=overlap)
     if fun is None:
         return make
     return make(fun)

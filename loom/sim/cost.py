@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from loom.ir.attributes import numpy_dtype
 from loom.ir.core import Operation
-from loom.ir.types import ComplexType, FloatType, IntegerType, RankedTensorType
+from loom.ir.types import RankedTensorType
 from loom.sim.machine import Machine
+from loom.transforms.spmd_partition import byte_width
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute",
                "collective_broadcast")
@@ -49,21 +49,12 @@ _PER_ELEMENT = {"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.select
                 "stablehlo.reduce_precision", "stablehlo.compare", "stablehlo.convert"}
 
 
-def element_bytes(element_type: object) -> int:
-    """Bytes of one element (i1 and sub-byte integers take a byte)."""
-    if isinstance(element_type, IntegerType):
-        return max(1, element_type.width // 8)
-    if isinstance(element_type, (FloatType, ComplexType)):
-        return int(np.dtype(numpy_dtype(element_type)).itemsize)
-    return 4
-
-
 def tensor_bytes(t: object) -> int:
     """Bytes of a statically shaped tensor (0 for anything else: tokens, futures' wrappers)."""
     if not isinstance(t, RankedTensorType):
         inner = getattr(t, "tensor_type", None) or getattr(t, "value_type", None)
         return tensor_bytes(inner) if inner is not None else 0
-    return _elements(t) * element_bytes(t.element_type)
+    return _elements(t) * byte_width(t.element_type)
 
 
 def _elements(t: RankedTensorType) -> int:
@@ -206,10 +197,12 @@ def collective_of(op: Operation, num_partitions: int) -> tuple[str, float, list[
 
 def op_time(op: Operation, machine: Machine, num_partitions: int = 1) -> float:
     """One execution of `op`: a collective's time on the topology (its first group's placement;
-    a permute's farthest pair), any other op's roofline. Ops with regions count themselves only."""
+    a permute's farthest pair), any other op's roofline plus the machine's op_overhead when it
+    does any work. Ops with regions count themselves only."""
     coll = collective_of(op, num_partitions)
     if coll is None:
-        return roofline_time(op_flops(op), op_bytes(op), machine)
+        flops, nbytes = op_flops(op), op_bytes(op)
+        return roofline_time(flops, nbytes, machine) + (machine.op_overhead if flops or nbytes else 0.0)
     kind, nbytes, groups = coll
     if kind == "collective_permute":
         far = max((hops(s, t, machine) for s, t in groups), default=0)
@@ -228,29 +221,34 @@ class Decision:
 
 
 def windowed_einsum_decision(kind: str, dot_flops: float, full_bytes: int, n: int, machine: Machine,
-                             bidirectional: bool = False) -> Decision:
+                             bidirectional: bool = False, *, dot_time: float | None = None,
+                             loop_compute_time: float | None = None) -> Decision:
     """XLA's analytic check for a windowed einsum over a ring of `n` devices. `dot_flops`: the
     per-device dot as it runs undecomposed; `full_bytes`: the gathered operand (all_gather) or the
-    unreduced dot result (reduce_scatter). T_comp = dot_flops / peak; T_comm = the collective the
+    unreduced dot result (reduce_scatter). T_comp = the dot's time (`dot_time`, else
+    dot_flops / peak); T_loop = the compute of the loop's n steps (`loop_compute_time`, else
+    T_comp: XLA's assumption that the pieces cost what the whole does); T_comm = the collective the
     loop replaces (its reduce_scatter, where XLA prices the reduce-scatter case by an all-reduce);
-    m = the loop's transfer time over T_comm (N - 1 one-hop shard transfers one way, or
-    ceil((N - 1) / 2) rounds both ways); extra = T_comm·m·2/N, the un-overlapped first and last
-    step. Decompose iff max(T_comp, T_comm·m) + extra < T_comp + T_comm and T_comm > 1e-8 s
+    m = the loop's transfer time over T_comm (n - 1 one-hop shard transfers one way, or
+    ceil((n - 1) / 2) rounds both ways); extra = T_comm·m·2/n, the un-overlapped first and last
+    step. Decompose iff max(T_loop, T_comm·m) + extra < T_comp + T_comm and T_comm > 1e-8 s
     (XLA: 1e-5 ms)."""
     if kind not in ("all_gather", "reduce_scatter"):
         raise ValueError(f"windowed_einsum_decision: kind must be 'all_gather' or 'reduce_scatter', got {kind!r}")
     if n < 2:
         return Decision(False, f"a group of {n} device has nothing to communicate", 0.0, 0.0)
-    t_comp = dot_flops / machine.peak_flops
+    t_comp = dot_flops / machine.peak_flops if dot_time is None else dot_time
+    t_loop = t_comp if loop_compute_time is None else loop_compute_time
     t_comm = collective_time(kind, full_bytes, n, machine)
     steps = math.ceil((n - 1) / 2) if bidirectional else n - 1
-    t_loop = steps * collective_time("collective_permute", full_bytes / n, n, machine)
-    m = t_loop / t_comm if t_comm > 0 else 1.0
+    t_transfers = steps * collective_time("collective_permute", full_bytes / n, n, machine)
+    m = t_transfers / t_comm if t_comm > 0 else 1.0
     extra = t_comm * m * 2 / n
-    t_before, t_after = t_comp + t_comm, max(t_comp, t_comm * m) + extra
-    figures = (f"T_comp {t_comp * 1e6:.3g} us, T_comm {t_comm * 1e6:.3g} us, m {m:.3g}, "
+    t_before, t_after = t_comp + t_comm, max(t_loop, t_comm * m) + extra
+    loop = "" if loop_compute_time is None else f"T_loop {t_loop * 1e6:.3g} us, "
+    figures = (f"T_comp {t_comp * 1e6:.3g} us, {loop}T_comm {t_comm * 1e6:.3g} us, m {m:.3g}, "
                f"extra {extra * 1e6:.3g} us on {machine.name}: "
-               f"max(T_comp, T_comm*m) + extra = {t_after * 1e6:.3g} us")
+               f"max({'T_loop' if loop else 'T_comp'}, T_comm*m) + extra = {t_after * 1e6:.3g} us")
     if t_comm <= 1e-8:
         return Decision(False, f"communication is negligible ({figures})", t_before, t_after)
     if t_after >= t_before:
@@ -260,6 +258,51 @@ def windowed_einsum_decision(kind: str, dot_flops: float, full_bytes: int, n: in
                     t_before, t_after)
 
 
-__all__ = ["COLLECTIVES", "Decision", "collective_of", "collective_time", "collective_time_on", "element_bytes",
-           "group_axes", "hops", "op_bytes", "op_flops", "op_time", "roofline_time", "tensor_bytes",
-           "windowed_einsum_decision"]
+def collective_matmul_decision(collective: Operation, dot: Operation, machine: Machine,
+                               bidirectional: bool = False) -> Decision:
+    """windowed_einsum_decision for an all_gather feeding `dot` or a reduce_scatter fed by it,
+    with the dot's and the loop's compute priced by the roofline rather than by FLOPs alone: each of
+    the N steps multiplies a 1/N piece (the window, or the slice of the reduce-scatter's operand)
+    by the other operand (whole, or its matching 1/N slice when the window is on a contracting or
+    batch dimension) and writes a 1/N block (dynamic_update_slice) or adds into an accumulator
+    (the reduce-scatter's shard; the full result when the window is contracting). Thin partial
+    dots are memory-bound where the whole dot was not, which XLA's FLOP-only inequality misses."""
+    kind = collective.name.split(".", 1)[-1]
+    groups = collective.properties["replica_groups"].to_numpy()
+    n = int((groups[0] != -1).sum())
+    flops = op_flops(dot)
+    out = tensor_bytes(dot.results[0].type)
+    dn = dot.properties["dot_dimension_numbers"]
+    if kind == "all_gather":
+        side = 0 if dot.operands[0] is collective.results[0] else 1
+        full = tensor_bytes(collective.results[0].type)
+        other = tensor_bytes(dot.operands[1 - side].type)
+        d = collective.properties["all_gather_dim"].value
+        contracting = d in (dn.lhs_contracting_dimensions, dn.rhs_contracting_dimensions)[side]
+        batching = d in (dn.lhs_batching_dimensions, dn.rhs_batching_dimensions)[side]
+        if contracting:  # the other operand's matching slice; the partial product added into the whole result
+            step_bytes = full / n + 3 * other / n + out + 3 * out
+        elif batching:  # the other operand's matching batch block; the block written in place
+            step_bytes = full / n + 3 * other / n + 3 * out / n
+        else:  # the other operand whole; the block written in place
+            step_bytes = full / n + other + 3 * out / n
+    elif kind == "reduce_scatter":
+        full = out
+        # the operand whose free dimension is scattered is sliced (1/N read, written, read again by
+        # the dot); the other is read whole; the partial block is added into the accumulator
+        lhs_free = dot.operands[0].type.rank - len(dn.lhs_batching_dimensions) - len(dn.lhs_contracting_dimensions)
+        r = collective.properties["scatter_dimension"].value - len(dn.lhs_batching_dimensions)
+        side = 0 if r < lhs_free else 1
+        sizes = [tensor_bytes(v.type) for v in dot.operands]
+        step_bytes = 3 * sizes[side] / n + sizes[1 - side] + out / n + 3 * out / n
+    else:
+        raise ValueError(f"collective_matmul_decision: {collective.name} is not an all_gather or a reduce_scatter")
+    dot_time = roofline_time(flops, op_bytes(dot), machine)
+    loop = n * roofline_time(flops / n, step_bytes, machine)
+    return windowed_einsum_decision(kind, flops, full, n, machine, bidirectional, dot_time=dot_time,
+                                    loop_compute_time=loop)
+
+
+__all__ = ["COLLECTIVES", "Decision", "collective_matmul_decision", "collective_of", "collective_time",
+           "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
+           "roofline_time", "tensor_bytes", "windowed_einsum_decision"]

@@ -17,7 +17,10 @@ class Machine:
     """`peak_flops`: FLOP/s of one device for the dtype used; `memory_bandwidth`: B/s of its
     memory; `link_bandwidth`: B/s per direction of one link; `link_latency`: s per hop;
     `topology`: "ring", "torus2d", "torus3d" (wraparound on every axis) or "switch" (every device
-    one link from a crossbar); `topology_shape`: the torus's (or ring's) extent per axis."""
+    one link from a crossbar); `topology_shape`: the torus's (or ring's) extent per axis;
+    `op_overhead`: seconds every executed op that computes or moves memory costs on top of its
+    roofline (an executor's dispatch: 0 for the presets' asynchronously launched kernels, about
+    the cost of one small numpy call for loom's CPU executors)."""
 
     name: str
     peak_flops: float
@@ -26,6 +29,7 @@ class Machine:
     link_latency: float
     topology: str = "ring"
     topology_shape: tuple[int, ...] = ()
+    op_overhead: float = 0.0
 
     def __post_init__(self) -> None:
         if self.topology not in TOPOLOGIES:
@@ -33,8 +37,9 @@ class Machine:
         for field in ("peak_flops", "memory_bandwidth", "link_bandwidth"):
             if not getattr(self, field) > 0:
                 raise ValueError(f"Machine {self.name!r}: {field} must be positive, got {getattr(self, field)}")
-        if self.link_latency < 0:
-            raise ValueError(f"Machine {self.name!r}: link_latency must be >= 0, got {self.link_latency}")
+        for field in ("link_latency", "op_overhead"):
+            if getattr(self, field) < 0:
+                raise ValueError(f"Machine {self.name!r}: {field} must be >= 0, got {getattr(self, field)}")
         object.__setattr__(self, "topology_shape", tuple(int(s) for s in self.topology_shape))
         axes = {"torus2d": 2, "torus3d": 3}.get(self.topology)
         if axes is not None and len(self.topology_shape) != axes:

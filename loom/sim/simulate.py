@@ -72,9 +72,9 @@ class _Device:
     every transfer in flight (by its future)."""
 
     def __init__(self, device: int, machine: Machine, num_partitions: int, timeline: Timeline | None,
-                 cache: dict[int, float]) -> None:
+                 cache: dict) -> None:
         self.device, self.machine, self.num_partitions = device, machine, num_partitions
-        self.timeline, self.cache = timeline, cache
+        self.timeline, self.cache = timeline, cache  # op times shared by the devices
         self.clock = 0.0
         self.lanes = {"link+": 0.0, "link-": 0.0}
         self.in_flight: dict[Value, float] = {}
@@ -146,15 +146,11 @@ class _Device:
         self.charge(op, seconds)
 
     def permute(self, op: Operation) -> tuple[float, str]:
-        """This device's transfer time and link lane: the direction its ring position moves."""
-        _, nbytes, pairs = collective_of(op, self.num_partitions)
-        mine = [(s, t) for s, t in pairs if s == self.device] or [tuple(pairs[0])] if pairs else []
-        if not mine:
-            return 0.0, "link+"
-        s, t = mine[0]
-        seconds = collective_time_on("collective_permute", nbytes, [2], self.machine,
-                                     permute_hops=hops(s, t, self.machine))
-        return seconds, ("link+" if (t - s) % self.num_partitions <= self.num_partitions // 2 else "link-")
+        """This device's transfer time and link lane (the permute's direction around its ring)."""
+        key = (id(op), "permute")
+        if key not in self.cache:
+            self.cache[key] = _permute_routes(op, self.machine)
+        return self.cache[key].get(self.device, (0.0, "link+"))
 
     def collective(self, op: Operation) -> float:
         kind, nbytes, groups = collective_of(op, self.num_partitions)
@@ -176,6 +172,25 @@ class _Device:
             outcomes.append(branch)
         slowest = max(outcomes, key=lambda d: (d.clock, max(d.lanes.values())))
         self.__dict__.update(slowest.__dict__)
+
+
+def _permute_routes(op: Operation, machine: Machine) -> dict[int, tuple[float, str]]:
+    """For each source device of a collective_permute: its transfer time, and "link+" when its
+    target is ahead of it on its ring (the cycle of the permutation through it, its devices in id
+    order; within half the ring), else "link-"."""
+    _, nbytes, pairs = collective_of(op, 0)
+    target = {s: t for s, t in pairs}
+    routes = {}
+    for s, t in pairs:
+        cycle, d = [s], target.get(s)
+        while d is not None and d != s and len(cycle) <= len(target):
+            cycle.append(d)
+            d = target.get(d)
+        ring = sorted(cycle)
+        ahead = (ring.index(t) - ring.index(s)) % len(ring) if t in ring else 1
+        seconds = collective_time_on("collective_permute", nbytes, [2], machine, permute_hops=hops(s, t, machine))
+        routes[s] = (seconds, "link+" if ahead <= len(ring) // 2 else "link-")
+    return routes
 
 
 def _callee(call: Operation) -> Operation:
@@ -276,7 +291,7 @@ def simulate(module: Operation, machine: Machine, *, num_partitions: int | None 
         raise ValueError(f"simulate: devices must be in [0, {n}), got {chosen}")
     entry = _entry(module).regions[0].entry
     timeline = Timeline(f"predicted on {machine.name}")
-    cache: dict[int, float] = {}
+    cache: dict = {}
     states = []
     for i, d in enumerate(chosen):
         state = _Device(d, machine, n, timeline if i < trace_devices else None, cache)

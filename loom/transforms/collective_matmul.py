@@ -42,7 +42,7 @@ This partition's position k is looked up from `stablehlo.partition_id` in a cons
 groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
 match), `off` (none), `auto` (the default: XLA's two gates. The collective's full-size value, the
 gathered operand or the unreduced dot result, must be at least `threshold-bytes`, 256 MiB by
-default; then XLA's inequality, `loom.sim.cost.windowed_einsum_decision`, priced on `machine` (a
+default; then XLA's inequality, `loom.sim.cost.collective_matmul_decision`, priced on `machine` (a
 preset name or a Machine JSON path, "h200" by default), must find the loop faster). Every
 candidate left alone (a collective next to a dot that cannot be windowed, or one auto mode skips)
 gets a remark saying why, with the figures.
@@ -64,7 +64,7 @@ from loom.ir.core import Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
-from loom.sim.cost import op_flops, windowed_einsum_decision
+from loom.sim.cost import collective_matmul_decision
 from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
@@ -133,30 +133,54 @@ def _nbytes(t: RankedTensorType) -> int:
 
 class _Emitter:
     """Builds the loop of one match at `b`'s insertion point; each collective_permute it makes
-    takes the next channel of `channels`."""
+    takes the next channel of `channels`. Constants and this partition's position are made once
+    per block, at its start (so they dominate every use in it), and shared by the matches through
+    `hoisted`."""
 
-    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int], unroll: bool = False) -> None:
+    def __init__(self, b: Builder, groups: list[list[int]], channels: Iterator[int], unroll: bool,
+                 hoisted: dict[tuple, Value]) -> None:
         self.b, self.groups, self.n, self.channels, self.unroll = b, groups, len(groups[0]), channels, unroll
+        self.hoisted = hoisted
+
+    def _at_start(self, b: Builder, key: tuple, make: Callable[[Builder], Value]) -> Value:
+        block = b.insertion_point.block
+        full_key = (id(block), *key)
+        if full_key not in self.hoisted:
+            self.hoisted[full_key] = make(Builder(InsertionPoint.at_start(block), self.b.location))
+        return self.hoisted[full_key]
+
+    def const(self, b: Builder, v: int) -> Value:
+        """The i32 constant `v`, at the start of `b`'s block."""
+        return self._at_start(b, ("i32", int(v)), lambda hb: sb.constant(hb, np.int32(v), _I32))
+
+    def zeros(self, b: Builder, t: RankedTensorType) -> Value:
+        """A zero tensor of type `t`, at the start of `b`'s block."""
+        return self._at_start(b, ("zeros", str(t)),
+                              lambda hb: sb.constant(hb, np.zeros((), dtype=numpy_dtype(t.element_type)), t))
 
     def position(self) -> Value:
-        """This partition's position in its group (tensor<i32>), from `partition_id`."""
-        b = self.b
+        """This partition's position in its group (tensor<i32>), from `partition_id` (at the
+        start of the block)."""
         table = np.zeros(max(p for g in self.groups for p in g) + 1, np.int32)
         for g in self.groups:
             for j, p in enumerate(g):
                 table[p] = j
-        pid = sb.convert(b, PartitionIdOp.build(b).results[0], i32)
-        t = RankedTensorType((len(table),), i32)
-        entry = sb.dynamic_slice(b, sb.constant(b, table, t), [pid], [1])
-        return sb.reshape(b, entry, ())
+
+        def make(b: Builder) -> Value:
+            pid = sb.convert(b, PartitionIdOp.build(b).results[0], i32)
+            t = RankedTensorType((len(table),), i32)
+            entry = sb.dynamic_slice(b, sb.constant(b, table, t), [pid], [1])
+            return sb.reshape(b, entry, ())
+
+        return self._at_start(self.b, ("position", table.tobytes()), make)
 
     def block_offset(self, b: Builder, k: Value, i: Value, shift: int, size: int, down: bool = False) -> Value:
         """((k + i + shift) mod N) * size, or ((k - i + shift) mod N) * size when `down`."""
-        n = sb.constant(b, np.int32(self.n), _I32)
+        n = self.const(b, self.n)
         j = sb.subtract(b, k, i) if down else sb.add(b, k, i)
         if shift or down:  # down: + N keeps the remainder's operand non-negative
-            j = sb.add(b, j, sb.constant(b, np.int32(shift + (self.n if down else 0)), _I32))
-        return sb.multiply(b, sb.remainder(b, j, n), sb.constant(b, np.int32(size), _I32))
+            j = sb.add(b, j, self.const(b, shift + (self.n if down else 0)))
+        return sb.multiply(b, sb.remainder(b, j, n), self.const(b, size))
 
     def permute(self, b: Builder, v: Value, down: bool = False) -> Value:
         """`v` sent one step along the ring: position j to j - 1 (j + 1 when `down`)."""
@@ -174,18 +198,18 @@ class _Emitter:
         values = list(init)
         if loop_stop > start:
             def cond(cb: Builder, args: list[Value]) -> list[Value]:
-                return [sb.compare(cb, args[-1], sb.constant(cb, np.int32(loop_stop), _I32), "LT")]
+                return [sb.compare(cb, args[-1], self.const(cb, loop_stop), "LT")]
 
             def body(bb: Builder, args: list[Value]) -> list[Value]:
                 vals, i = args[:-1], args[-1]
                 for _ in range(per_iter):
                     vals = step(bb, vals, i)
-                    i = sb.add(bb, i, sb.constant(bb, np.int32(1), _I32))
+                    i = sb.add(bb, i, self.const(bb, 1))
                 return [*vals, i]
 
-            values = list(sb.while_(b, [*values, sb.constant(b, np.int32(start), _I32)], cond, body))[:-1]
+            values = list(sb.while_(b, [*values, self.const(b, start)], cond, body))[:-1]
         for i in range(loop_stop, stop):
-            values = step(b, values, sb.constant(b, np.int32(i), _I32))
+            values = step(b, values, self.const(b, i))
         return values
 
 
@@ -198,10 +222,6 @@ def _with_dim(t: RankedTensorType, d: int, size: int) -> RankedTensorType:
     shape = list(t.shape)
     shape[d] = size
     return RankedTensorType(tuple(shape), t.element_type, t.encoding)
-
-
-def _zeros(b: Builder, t: RankedTensorType) -> Value:
-    return sb.constant(b, np.zeros((), dtype=numpy_dtype(t.element_type)), t)
 
 
 def _match_all_gather(ag: Operation) -> tuple[Operation, int, int | None, int | None] | str | None:
@@ -266,10 +286,12 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
     def compute(bb: Builder, x: Value, w: Value, acc: Value, kk: Value, i: Value, down: bool = False) -> Value:
         """`acc` with the part of x (the shard of position k + i, or k - i when `down`): its block
         written (non-contracting, batch) or its partial sum added (contracting)."""
+        offset: list[Value] = []  # the block's offset, made once at its first use (a batch window's slice and update)
+
         def starts(rank: int, dim: int) -> list[Value]:
-            zero = sb.constant(bb, np.int32(0), _I32)
-            offset = e.block_offset(bb, kk, i, 0, c, down)
-            return [offset if d == dim else zero for d in range(rank)]
+            if not offset:
+                offset.append(e.block_offset(bb, kk, i, 0, c, down))
+            return [offset[0] if d == dim else e.const(bb, 0) for d in range(rank)]
 
         if other_dim is not None:  # the other operand's matching block of the contracting / batch dim
             w = sb.dynamic_slice(bb, w, starts(w.type.rank, other_dim), list(_with_dim(w.type, other_dim, c).shape))
@@ -279,21 +301,21 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
         return sb.dynamic_update_slice(bb, acc, part, starts(out_t.rank, out_dim))
 
     def const(v: int) -> Value:
-        return sb.constant(b, np.int32(v), _I32)
+        return e.const(b, v)
 
     if not bidirectional:
         def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
             x, w, acc, kk = vals
             return [e.permute(bb, x), w, compute(bb, x, w, acc, kk, i), kk]
 
-        x, w, acc, kk = e.loop([shard, other, _zeros(b, out_t), k], 0, e.n - 1, step)
+        x, w, acc, kk = e.loop([shard, other, e.zeros(b, out_t), k], 0, e.n - 1, step)
         out = compute(b, x, w, acc, kk, const(e.n - 1))
     else:
         # One copy of the shard goes up the ring (holding k + i at round i), one down (k - i):
         # rounds 1..h compute two blocks each, and with N even round N/2 the last one.
         h = (e.n - 1) // 2
         up, down = e.permute(b, shard), (e.permute(b, shard, down=True) if h >= 1 else shard)
-        out = compute(b, shard, other, _zeros(b, out_t), k, const(0))
+        out = compute(b, shard, other, e.zeros(b, out_t), k, const(0))
         w, kk = other, k
 
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
@@ -326,13 +348,13 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
 
     def compute(bb: Builder, a: Value, w: Value, kk: Value, i: Value, shift: int, down: bool = False) -> Value:
         """The dot of a's slice for block k + i + shift (k - i + shift when `down`)."""
-        zero = sb.constant(bb, np.int32(0), _I32)
+        zero = e.const(bb, 0)
         starts = [e.block_offset(bb, kk, i, shift, c, down) if d == dim else zero for d in range(operand.type.rank)]
         piece = sb.dynamic_slice(bb, a, starts, sizes)
         return _dot(bb, dot, *((piece, w) if side == 0 else (w, piece)), out_t)
 
     def const(v: int) -> Value:
-        return sb.constant(b, np.int32(v), _I32)
+        return e.const(b, v)
 
     if not bidirectional:
         def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
@@ -391,7 +413,14 @@ class DecomposeCollectiveMatmulPass(Pass):
         if self.mode == "off":
             self.mark_all_analyses_preserved()
             return
+        self._machine: Machine | None = None
+        if self.mode == "auto":
+            try:
+                self._machine = Machine.named(self.machine)
+            except (OSError, ValueError) as err:
+                raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
         channels = itertools.count(_max_channel(op) + 1)
+        hoisted: dict[tuple, Value] = {}
         changed = False
         for coll in list(op.walk()):
             if isinstance(coll, AllGatherOp):
@@ -413,7 +442,7 @@ class DecomposeCollectiveMatmulPass(Pass):
                 emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
             anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll)
+            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll, hoisted)
             if isinstance(coll, AllGatherOp):
                 _decompose_all_gather(coll, *match, e, self.bidirectional)
             else:
@@ -425,18 +454,13 @@ class DecomposeCollectiveMatmulPass(Pass):
     def _unprofitable(self, coll: Operation, match: tuple, groups: list[list[int]]) -> str | None:
         """In auto mode, why not to decompose (XLA's size gate, then its inequality priced on
         `machine`), with the figures; None to decompose."""
-        if self.mode != "auto":
+        if self._machine is None:
             return None
         kind = "all_gather" if isinstance(coll, AllGatherOp) else "reduce_scatter"
         full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
         if _nbytes(full) < self.threshold_bytes:
             return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
-        try:
-            machine = Machine.named(self.machine)
-        except (OSError, ValueError) as err:
-            raise ValueError(f"decompose-collective-matmul: machine={self.machine!r}: {err}") from None
-        decision = windowed_einsum_decision(kind, op_flops(match[0]), _nbytes(full), len(groups[0]), machine,
-                                            self.bidirectional)
+        decision = collective_matmul_decision(coll, match[0], self._machine, self.bidirectional)
         return None if decision.decompose else decision.reason
 
 

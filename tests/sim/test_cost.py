@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 import loom
@@ -67,6 +68,10 @@ def test_op_costs_are_the_roofline_of_their_types():
     memory_bound = compute_bound.with_(peak_flops=1e12, memory_bandwidth=1e3)
     assert op_time(dot, compute_bound) == pytest.approx(2 * 8 * 4 * 16 / 1e3)
     assert op_time(dot, memory_bound) == pytest.approx(4 * (8 * 16 + 16 * 4 + 8 * 4) / 1e3)
+    # a dispatch cost is added to every op that does work, not to views
+    slow_dispatch = compute_bound.with_(op_overhead=1e-3)
+    assert op_time(dot, slow_dispatch) == pytest.approx(op_time(dot, compute_bound) + 1e-3)
+    assert op_time(ops["stablehlo.reshape"], slow_dispatch) == 0.0
 
 
 def test_collective_times_follow_the_ring_and_torus_algorithms():
@@ -139,3 +144,12 @@ def test_chrome_trace_has_a_process_per_device_and_a_thread_per_lane(tmp_path):
     assert t.busy(0, "compute") == pytest.approx(2.5e-6)
     with pytest.raises(ValueError, match="ends before it starts"):
         t.add(0, "compute", "x", 1.0, 0.0)
+
+
+def test_convolution_and_reduction_flops_come_from_their_shapes():
+    f = loom.jit(lambda x, w: loom.lax.conv_general_dilated(x, w, (1, 1), "VALID", feature_group_count=2).sum(-1))
+    module = f.lower(np.zeros((2, 4, 9, 9), np.float32), np.zeros((6, 2, 3, 3), np.float32)).module
+    ops = {op.name: op for op in module.walk()}
+    # each of the 2·6·7·7 outputs takes a 3x3 window of its group's 4 / 2 input features
+    assert op_flops(ops["stablehlo.convolution"]) == 2 * (2 * 6 * 7 * 7) * (3 * 3 * 4 // 2)
+    assert op_flops(ops["stablehlo.reduce"]) == 2 * 6 * 7 * 7  # one add per element reduced

@@ -19,7 +19,16 @@ from loom.ir.core import Operation
 from loom.rewrite.pass_manager import PassManager
 from loom.sharding import Mesh, NamedSharding, P
 from loom.sharding.partitioning import partition
-from loom.sim.cost import collective_time, op_flops, op_time, windowed_einsum_decision
+from loom.sim.cost import (
+    collective_matmul_decision,
+    collective_time,
+    op_bytes,
+    op_flops,
+    op_time,
+    roofline_time,
+    tensor_bytes,
+    windowed_einsum_decision,
+)
 from loom.sim.machine import Machine
 from loom.sim.simulate import SimulationError, simulate, trip_count
 
@@ -27,13 +36,13 @@ F32 = np.float32
 CONTROL = {"stablehlo.while", "builtin.module", "func.func"}
 
 
-def _program(n: int, m: int = 256, k: int = 512, c: int = 256) -> Operation:
-    """(m·n x k) @ (k x c·n): lhs rows and rhs columns split over n partitions, the result's rows:
-    the partitioner all-gathers rhs before the local dot."""
+def _program(n: int, m: int = 256, k: int = 512, c: int = 256, out: P | None = None) -> Operation:
+    """(m·n x k) @ (k x c·n): lhs rows and rhs columns split over n partitions, the result's rows
+    (or `out`): the partitioner all-gathers rhs before the local dot."""
     mesh = Mesh(np.arange(n), ("x",))
     s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
     jitted = loom.jit(lambda a, b: a @ b, in_shardings=(s(P("x", None)), s(P(None, "x"))),
-                      out_shardings=s(P("x", None)))
+                      out_shardings=s(out or P("x", None)))
     return partition(jitted.lower(np.zeros((m * n, k), F32), np.zeros((k, c * n), F32)).module)
 
 
@@ -113,6 +122,21 @@ def test_simulated_totals_are_the_sum_of_the_per_op_figures(topology):
     assert simulate(after, machine).flops == pytest.approx(simulate(before, machine).flops, rel=1e-3)
 
 
+def test_synchronous_collectives_add_up():
+    """Result columns sharded: an all_gather before the dot and an all_to_all after it, each
+    blocking compute: the step is the sum of every op's time."""
+    n = 4
+    module = _program(n, out=P(None, "x"))
+    names = [op.name for op in module.walk()]
+    assert "stablehlo.all_gather" in names and "stablehlo.all_to_all" in names
+    machine = Machine("m", 1e12, 1e11, 1e9, 1e-6, "torus2d", (2, 2))
+    p = simulate(module, machine)
+    compute, comm = _split(module, machine, {})
+    assert p.communication_time == pytest.approx(comm) and p.compute_time == pytest.approx(compute)
+    assert p.step_time == pytest.approx(compute + comm)
+    assert set(p.op_time_by_name) >= {"stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.dot_general"}
+
+
 @pytest.mark.parametrize("topology,options", [("switch", "mode=on"), ("ring", "mode=on bidirectional=true")])
 def test_decomposed_program_is_faster_when_communication_is_close_to_compute(topology, options):
     n = 4
@@ -136,22 +160,62 @@ def test_decomposed_program_is_faster_when_communication_is_close_to_compute(top
     assert sorted(p.timeline.devices()) == list(range(n))
 
 
+def _pair(module: Operation) -> tuple[Operation, Operation]:
+    """The all_gather and the dot it feeds."""
+    return (next(op for op in module.walk() if op.name == "stablehlo.all_gather"),
+            next(op for op in module.walk() if op.name == "stablehlo.dot_general"))
+
+
+@pytest.mark.parametrize("memory_bound", [False, True])
 @pytest.mark.parametrize("ratio", [0.05, 0.3, 1.0, 3.0, 20.0])
 @pytest.mark.parametrize("topology,options,bidirectional",
                          [("switch", "mode=on", False), ("ring", "mode=on bidirectional=true", True)])
-def test_a_decomposition_the_inequality_chooses_never_slows_the_step(ratio, topology, options, bidirectional):
+def test_a_decomposition_the_cost_model_chooses_never_slows_the_step(ratio, topology, options, bidirectional,
+                                                                     memory_bound):
     n = 4
     before = _program(n)
     machine = _machine(before, topology, n, ratio=ratio)
-    dot = next(op for op in before.walk() if op.name == "stablehlo.dot_general")
-    gathered = next(op for op in before.walk() if op.name == "stablehlo.all_gather").results[0].type
-    decision = windowed_einsum_decision("all_gather", op_flops(dot), math.prod(gathered.shape) * 4, n, machine,
-                                        bidirectional)
+    if memory_bound:  # the whole dot at its roofline's ridge: the thin partial dots fall below it
+        gather, dot = _pair(before)
+        machine = machine.with_(memory_bandwidth=op_bytes(dot) * machine.peak_flops / op_flops(dot))
+    gather, dot = _pair(before)
+    decision = collective_matmul_decision(gather, dot, machine, bidirectional)
     t_before = simulate(before, machine).step_time
     t_after = simulate(_asynchronous(_decompose(before, options)), machine).step_time
     assert decision.t_before == pytest.approx(t_before, rel=1e-2)  # the dot and the gather dominate
     if decision.decompose:
         assert t_after <= t_before
+    # XLA's FLOP-only form prices the loop's compute as the whole dot's
+    xla = windowed_einsum_decision("all_gather", op_flops(dot), tensor_bytes(gather.results[0].type), n, machine,
+                                   bidirectional)
+    if not memory_bound:
+        assert (xla.decompose, xla.t_after) == (decision.decompose, pytest.approx(decision.t_after))
+    elif xla.decompose and not decision.decompose:  # what the FLOP-only form would have chosen does not pay
+        assert t_after >= t_before * (1 - 1e-9)
+
+
+def test_the_loop_compute_is_priced_by_the_roofline_of_its_steps():
+    """An all-gather of b (k x c·n, gathered along its columns) into (m x k) @ (k x c·n): each of
+    the n steps reads the window (k x c), the whole lhs (m x k), and writes its (m x c) block in
+    place (written, then read and written by the update)."""
+    n, m, k, c = 4, 256, 512, 256
+    gather, dot = _pair(_program(n, m, k, c))
+    machine = Machine("slow-memory", 1e12, 1e9, 1e9, 0.0, "ring", (n,))
+    window, lhs, block = 4 * k * c, 4 * m * k, 4 * m * c
+    t_loop = n * roofline_time(2 * m * k * c, window + lhs + 3 * block, machine)
+    decision = collective_matmul_decision(gather, dot, machine)
+    assert f"T_loop {t_loop * 1e6:.3g} us" in decision.reason
+    assert f"T_comp {roofline_time(2 * m * k * c * n, 4 * (m * k + k * c * n + m * c * n), machine) * 1e6:.3g} us" \
+        in decision.reason
+
+
+def test_both_directions_of_a_bidirectional_ring_carry_transfers_on_every_device():
+    n = 8
+    before = _program(n)
+    p = simulate(_asynchronous(_decompose(before, "mode=on bidirectional=true")), _machine(before, "ring", n))
+    for device in range(n):
+        up, down = p.timeline.spans(device, "link+"), p.timeline.spans(device, "link-")
+        assert up and down and abs(len(up) - len(down)) <= 1, device
 
 
 LOOP = """func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {{
@@ -223,12 +287,13 @@ ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> ten
 }"""
 
 
+@pytest.mark.parametrize("op_overhead", [0.0, 1e-4])
 @pytest.mark.parametrize("link_bandwidth", [1e6, 1e9])
-def test_a_transfer_overlaps_the_compute_between_its_start_and_done(link_bandwidth):
+def test_a_transfer_overlaps_the_compute_between_its_start_and_done(link_bandwidth, op_overhead):
     module = loom.ir.parse(ASYNC)
-    machine = Machine("m", 1e12, 1e11, link_bandwidth, 1e-6, "ring", (2,))
-    t_dot = max(2 * 128 ** 3 / 1e12, 3 * 128 * 128 * 4 / 1e11)
-    t_exp = max(128 * 128 / 1e12, 2 * 128 * 128 * 4 / 1e11)
+    machine = Machine("m", 1e12, 1e11, link_bandwidth, 1e-6, "ring", (2,), op_overhead=op_overhead)
+    t_dot = max(2 * 128 ** 3 / 1e12, 3 * 128 * 128 * 4 / 1e11) + op_overhead
+    t_exp = max(128 * 128 / 1e12, 2 * 128 * 128 * 4 / 1e11) + op_overhead
     t_send = 1e-6 + 1024 * 4 / link_bandwidth
     p = simulate(module, machine)
     assert p.step_time == pytest.approx(max(t_dot, t_send) + t_exp)

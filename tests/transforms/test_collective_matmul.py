@@ -376,15 +376,17 @@ def test_skipped_candidates_say_why():
         "not decomposed into a collective matmul: the gathered value has 2 users, not only the dot"]
 
 
-def _distributed_worker(rank: int, world: int, port: int, text: str, args: list[np.ndarray], results) -> None:
+def _distributed_worker(rank: int, world: int, port: int, programs: list[tuple[str, list[np.ndarray]]],
+                        results) -> None:
     import torch
 
     from loom.runtime.distributed import DistributedExecutable, initialize, shutdown
     torch.set_num_threads(1)
     try:
         initialize(f"127.0.0.1:{port}", world, rank, timeout_s=20.0)
-        got = DistributedExecutable(text)(*args)
-        results.put((rank, "ok", [np.asarray(g) for g in got]))
+        outs = [DistributedExecutable(text)(*args) for text, args in programs]  # one result: not a tuple
+        got = [np.asarray(g) for out in outs for g in (out if isinstance(out, tuple) else (out,))]
+        results.put((rank, "ok", got))
     except BaseException as e:  # reported to the parent, which names the rank
         results.put((rank, "error", f"{type(e).__name__}: {e}"))
     finally:
@@ -396,8 +398,9 @@ def _distributed_worker(rank: int, world: int, port: int, text: str, args: list[
 
 @pytest.mark.slow  # four spawned processes importing loom and torch: about 30 s on a 2-core machine
 def test_decomposed_program_runs_with_a_gloo_process_per_device():
-    """Both loops (bidirectional) over torch.distributed, one partition per process: the values the
-    undecomposed program gives on threads."""
+    """Both loops (bidirectional), and the contracting (unrolled) and batch windows, over
+    torch.distributed, one partition per process: the values the undecomposed programs give on
+    threads."""
     import queue
     import socket
     import time
@@ -414,13 +417,20 @@ def test_decomposed_program_runs_with_a_gloo_process_per_device():
     out = _decompose(module, "mode=on bidirectional=true")
     assert not {"stablehlo.all_gather", "stablehlo.reduce_scatter"} & set(_names(out))
     args = _values(shapes)
-    want = run_global(module, *args)
+    contracting_shapes, batch_shapes = [(5, 8), (8, 4)], [(4, 3, 5), (4, 5, 2)]
+    contracting = _gathered_dot(mesh, "x", (None, "x"), 1, "mk,kn->mn", contracting_shapes)
+    batch = _gathered_dot(mesh, "x", ("x", None, None), 0, "bmk,bkn->bmn", batch_shapes)
+    programs = [(str(out), args),
+                (str(_decompose(contracting, "mode=on unroll=true")), _values(contracting_shapes, seed=1)),
+                (str(_decompose(batch, "mode=on bidirectional=true")), _values(batch_shapes, seed=2))]
+    want = [*run_global(module, *args), *run_global(contracting, *programs[1][1]), *run_global(batch, *programs[2][1])]
+    exact = [True, False, False, True]
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
-    procs = [ctx.Process(target=_distributed_worker, args=(r, world, port, str(out), args, results))
+    procs = [ctx.Process(target=_distributed_worker, args=(r, world, port, programs, results))
              for r in range(world)]
     for p in procs:
         p.start()
@@ -442,5 +452,9 @@ def test_decomposed_program_runs_with_a_gloo_process_per_device():
     assert sorted(outcomes) == list(range(world)), f"ranks {sorted(set(range(world)) - set(outcomes))} reported nothing"
     for rank, (status, value) in outcomes.items():
         assert status == "ok", f"rank {rank}: {value}"
-        np.testing.assert_array_equal(value[0], want[0], err_msg=f"rank {rank}")
-        np.testing.assert_allclose(value[1], want[1], rtol=1e-5, atol=1e-5, err_msg=f"rank {rank}")
+        assert len(value) == len(want)
+        for got, w, bitwise in zip(value, want, exact):
+            if bitwise:
+                np.testing.assert_array_equal(got, w, err_msg=f"rank {rank}")
+            else:
+                np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5, err_msg=f"rank {rank}")

@@ -4,16 +4,16 @@
 // partition's position k comes from partition_id; each of the N - 1 = 3 steps sends the shard it
 // holds to the previous partition and, independently, computes the block of columns of the shard
 // it holds, the one of position (k + i) mod 4, written at offset ((k + i) mod 4) * 3. The last
-// block is computed after the loop.
+// block is computed after the loop. Constants and k are made at the start of their block.
 
 // CHECK-LABEL: func.func @main
-// CHECK:         %[[PID:.*]] = stablehlo.partition_id : tensor<ui32>
+// CHECK:         %[[I0:.*]] = stablehlo.constant dense<0> : tensor<i32>
+// CHECK-NEXT:    %[[ZEROS:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<2x12xf32>
+// CHECK-NEXT:    %[[PID:.*]] = stablehlo.partition_id : tensor<ui32>
 // CHECK-NEXT:    %[[PID32:.*]] = stablehlo.convert %[[PID]] : (tensor<ui32>) -> tensor<i32>
 // CHECK-NEXT:    %[[TABLE:.*]] = stablehlo.constant dense<[0, 1, 2, 3]> : tensor<4xi32>
 // CHECK-NEXT:    %[[ENTRY:.*]] = stablehlo.dynamic_slice %[[TABLE]], %[[PID32]], sizes = [1]
 // CHECK-NEXT:    %[[K:.*]] = stablehlo.reshape %[[ENTRY]] : (tensor<1xi32>) -> tensor<i32>
-// CHECK-NEXT:    %[[ZEROS:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<2x12xf32>
-// CHECK-NEXT:    %[[I0:.*]] = stablehlo.constant dense<0> : tensor<i32>
 // CHECK-NEXT:    %[[LOOP:.*]]:5 = stablehlo.while(%[[W:.*]] = %arg1, %[[X:.*]] = %arg0, %[[ACC:.*]] = %[[ZEROS]], %[[KK:.*]] = %[[K]], %[[I:.*]] = %[[I0]])
 // CHECK:         cond {
 // CHECK-NEXT:      %[[THREE:.*]] = stablehlo.constant dense<3> : tensor<i32>

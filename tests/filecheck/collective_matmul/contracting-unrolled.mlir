@@ -13,7 +13,7 @@
 // CHECK-NEXT:      %[[TWO:.*]] = stablehlo.constant dense<2> : tensor<i32>
 // CHECK-NEXT:      stablehlo.compare LT, %[[I]], %[[TWO]]
 // CHECK:         } do {
-// CHECK-NEXT:      %[[SENT:.*]] = "stablehlo.collective_permute"(%[[X]])
+// CHECK:           %[[SENT:.*]] = "stablehlo.collective_permute"(%[[X]])
 // CHECK:           %[[SUM:.*]] = stablehlo.add %[[K]], %[[I]]
 // CHECK:           %[[ROWS:.*]] = stablehlo.dynamic_slice %[[W]], %{{.*}}, %{{.*}}, sizes = [3, 5]
 // CHECK-NEXT:      %[[PART:.*]] = stablehlo.dot_general %[[X]], %[[ROWS]], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x5xf32>

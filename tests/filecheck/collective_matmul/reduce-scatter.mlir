@@ -7,11 +7,11 @@
 // partition's own. Groups {0, 2} and {1, 3}: the ring stays inside each.
 
 // CHECK-LABEL: func.func @main
+// CHECK:         %[[I1:.*]] = stablehlo.constant dense<1> : tensor<i32>
 // CHECK:         %[[TABLE:.*]] = stablehlo.constant dense<[0, 0, 1, 1]> : tensor<4xi32>
 // CHECK:         %[[K:.*]] = stablehlo.reshape
 // CHECK:         %[[FIRST_SLICE:.*]] = stablehlo.dynamic_slice %arg0, %{{.*}}, %{{.*}}, sizes = [4, 3] : (tensor<8x3xf32>, tensor<i32>, tensor<i32>) -> tensor<4x3xf32>
 // CHECK-NEXT:    %[[FIRST:.*]] = stablehlo.dot_general %[[FIRST_SLICE]], %arg1, contracting_dims = [1] x [0] : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
-// CHECK-NEXT:    %[[I1:.*]] = stablehlo.constant dense<1> : tensor<i32>
 // CHECK-NEXT:    %[[LOOP:.*]]:5 = stablehlo.while(%[[ACC:.*]] = %[[FIRST]], %[[A:.*]] = %arg0, %[[B:.*]] = %arg1, %[[KK:.*]] = %[[K]], %[[I:.*]] = %[[I1]])
 // CHECK:         cond {
 // CHECK-NEXT:      %[[TWO:.*]] = stablehlo.constant dense<2> : tensor<i32>
