@@ -21,9 +21,10 @@ Elsewhere it says what is missing and runs on the plain loopback. The loopback i
 by every process (tbf meters all its traffic), not a ring of independent links: the simulator is
 given the bandwidth one transfer gets while every rank sends at once, as measured.
 
-Predictions: `loom.sim.simulate` of both programs on a Machine calibrated here: peak FLOP/s from
-the measured compute (FLOPs of the per-device dots / their time, every rank computing at once),
-memory bandwidth from a timed copy, link bandwidth and latency from the measured permutes.
+Predictions: `loom.sim.simulate` of both programs on a Machine calibrated in the same processes,
+every rank at once: peak FLOP/s, memory bandwidth and per-op overhead by loom.sim.calibrate (a
+1024^3 matmul, a 64 MiB copy, small numpy calls), link bandwidth and latency from the timed ring
+permutes.
 
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 10]
 
@@ -159,6 +160,7 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     import torch
     torch.set_num_threads(1)
     from loom.runtime.distributed import PartitionedProgram, communicator, initialize, shutdown
+    from loom.sim import calibrate
     from loom.sim.timeline import Timeline
     initialize(f"127.0.0.1:{port}", world, rank, timeout_s=300)
     comm = communicator()
@@ -187,9 +189,13 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     times["permute shard"] = _timed(comm, lambda: comm.collective_permute(rank, args[0], ring), steps)
     tiny = np.ones(1, np.float32)
     times["permute 4 bytes"] = _timed(comm, lambda: comm.collective_permute(rank, tiny, ring), steps)
-    # memory bandwidth: a copy of 64 MiB
-    src, dst = np.ones(1 << 24, np.float32), np.empty(1 << 24, np.float32)
-    times["copy 64 MiB"] = _timed(comm, lambda: np.copyto(dst, src), 3)
+    # the machine, by loom.sim.calibrate, every rank at once (as they compute in the programs)
+    calibration = {}
+    for what, measure_it in (("peak_flops", lambda: calibrate.measure_compute(n=1024)),
+                             ("memory_bandwidth", lambda: calibrate.measure_memory(nbytes=64 << 20)),
+                             ("op_overhead", calibrate.measure_op_overhead)):
+        comm.barrier()
+        calibration[what] = measure_it()
     # one more step of each shown program with the communicator recording its spans (every
     # process reads the same monotonic clock: rank 0's reading is the origin)
     traces = {}
@@ -203,12 +209,15 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
         comm.barrier()  # the sends' completions are in
         traces[name] = [(d, lane, sp.name, sp.start, sp.end) for d in timeline.devices() for lane in timeline.lanes(d)
                         for sp in timeline.spans(d, lane)]
-    everyone = comm.all_gather_object((times, traces), "gathering the timings")
+    everyone = comm.all_gather_object((times, traces, calibration), "gathering the timings")
     shutdown()
     # a step takes as long as its slowest rank
-    steps_max = {name: [max(r[name][i] for r, _ in everyone) for i in range(len(times[name]))] for name in times}
-    spans = {name: [sp for _, t in everyone for sp in t[name]] for name in traces}
-    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans}
+    steps_max = {name: [max(r[name][i] for r, _, _ in everyone) for i in range(len(times[name]))] for name in times}
+    spans = {name: [sp for _, t, _ in everyone for sp in t[name]] for name in traces}
+    # the slowest rank's figures: a step waits for it
+    machine = {k: min(c[k] for _, _, c in everyone) for k in ("peak_flops", "memory_bandwidth")}
+    machine["op_overhead"] = max(c["op_overhead"] for _, _, c in everyone)
+    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans, "calibration": machine}
 
 
 def launch(world: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool) -> dict[str, Any]:
@@ -245,21 +254,17 @@ def launch(world: int, sizes: dict[str, int], steps: int, ratio: float, traced: 
 
 # The simulator -------------------------------------------------------------------------------------
 
-def dot_flops(module: Any) -> float:
-    from loom.sim.cost import op_flops
-    return sum(op_flops(op) for op in module.walk() if op.name == "stablehlo.dot_general")
-
-
-def calibrated_machine(world: int, sizes: dict[str, int], times: dict[str, list[float]]) -> Any:
+def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any]) -> Any:
+    """This machine as the processes measured it: compute, memory and per-op overhead by
+    loom.sim.calibrate; the link from the ring permutes (every rank sending at once, as in the
+    programs: the tbf bucket is shared by all of them)."""
     from loom.sim.machine import Machine
-    compute_flops = 4.0 * sizes["seq"] * sizes["hidden"] * (sizes["ffn"] // world)
+    times = out["times"]
     shard_bytes = sizes["seq"] // world * sizes["hidden"] * 4
     latency = statistics.median(times["permute 4 bytes"])
     per_byte = max(statistics.median(times["permute shard"]) - latency, 1e-9) / shard_bytes
-    return Machine(name=f"this machine, {world} processes (calibrated)",
-                   peak_flops=compute_flops / statistics.median(times["compute"]),
-                   memory_bandwidth=2 * (64 << 20) / statistics.median(times["copy 64 MiB"]),
-                   link_bandwidth=1.0 / per_byte, link_latency=latency, topology="ring", topology_shape=(world,))
+    return Machine(name=f"this machine, {world} processes (calibrated)", link_bandwidth=1.0 / per_byte,
+                   link_latency=latency, topology="ring", topology_shape=(world,), **out["calibration"])
 
 
 # The plot ------------------------------------------------------------------------------------------
@@ -331,7 +336,7 @@ def run(args: argparse.Namespace) -> int:
         compute, comm = statistics.median(times["compute"]), statistics.median(times["communication"])
         ideal = max(compute, comm)
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
-        machine = calibrated_machine(world, sizes, times)
+        machine = calibrated_machine(world, sizes, out)
         programs = variants(world, sizes)
         sim = {name: simulate(programs[name], machine).step_time for name in programs}
         predictions[case] = {"machine": machine.__dict__ | {"topology_shape": list(machine.topology_shape)},
