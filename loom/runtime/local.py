@@ -99,14 +99,15 @@ class _Round:
 class _ThreadTransfer:
     """A `collective_permute_start` in flight on its partition's transfer thread."""
 
-    __slots__ = ("comm", "me", "done", "value", "error", "bound")
+    __slots__ = ("comm", "me", "done", "value", "error", "bound", "round")
 
-    def __init__(self, comm: ThreadCommunicator, me: int, bound: float) -> None:
+    def __init__(self, comm: ThreadCommunicator, me: int, bound: float, round: tuple) -> None:
         self.comm, self.me = comm, me
         self.done = threading.Event()
         self.value: np.ndarray | None = None
         self.error: BaseException | None = None
         self.bound = bound  # seconds a wait may take: the rendezvous timeout and the link times
+        self.round = round  # (round, group, description): what a partition waiting here waits for
 
     def wait(self) -> np.ndarray:
         self.comm._enter(self.me)
@@ -116,8 +117,20 @@ class _ThreadTransfer:
             self.comm._leave(self.me)
 
     def result(self) -> np.ndarray:
-        """`wait()` without marking the partition's time (a synchronous permute marks it)."""
-        if not self.done.wait(self.bound):
+        """`wait()` without marking the partition's time (a synchronous permute marks it). While
+        it waits, the partition counts as waiting for the transfer's round: when every running
+        partition waits for a round that lacks a member, the deadlock is reported at once."""
+        comm = self.comm
+        if not self.done.is_set():
+            with comm._cond:
+                comm._waiting[self.me] = self.round
+                comm._cond.notify_all()  # the others look for a deadlock again
+            try:
+                self.done.wait(self.bound)
+            finally:
+                with comm._cond:
+                    comm._waiting.pop(self.me, None)
+        if not self.done.is_set():
             raise CollectiveError(f"partition {self.me}: a collective_permute did not complete within "
                                   f"{self.bound:g} s", self.me)
         if self.error is not None:
@@ -408,7 +421,7 @@ class ThreadCommunicator:
                 raise
         source = next((s for s, t in pairs if t == me), None)
         link_time = self.link.seconds(x.nbytes) if self.link is not None else 0.0
-        transfer = _ThreadTransfer(self, me, 2 * self.timeout + self.num_partitions * link_time)
+        transfer = _ThreadTransfer(self, me, 2 * self.timeout + self.num_partitions * link_time, (rnd, group, what))
 
         def move() -> np.ndarray:
             with self._cond:

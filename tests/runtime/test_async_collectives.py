@@ -302,3 +302,17 @@ def test_mesh_executable_runs_with_a_link_model_and_records_a_timeline():
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(want, a @ b, rtol=1e-4, atol=1e-4)
     assert tl.devices() == list(range(n)) and all(_links(tl, d) for d in range(n))
+
+
+def test_partitions_waiting_at_a_done_and_at_a_collective_for_each_other_are_a_deadlock():
+    # partitions 0 and 1 wait at the done of a permute that partition 2 never starts; partition 2
+    # waits at an all_gather with partition 1, which never comes: reported at once, not at the
+    # timeout (the wait here is 60 s)
+    def body(p: int, comm: ThreadCommunicator, x: np.ndarray):
+        if p == 2:
+            return comm.all_gather(p, x, (1, 2), 0)
+        return comm.collective_permute_start(p, x, ((0, 1), (1, 2), (2, 0))).wait()
+
+    runners = [lambda *a, p=p: body(p, current().communicator, *a) for p in range(3)]
+    with pytest.raises(loom.runtime.communicator.PartitionError, match="deadlock"):
+        _run(runners, [[np.ones(2, F32)]] * 3, timeout=60)
