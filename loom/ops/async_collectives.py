@@ -14,7 +14,7 @@ import numpy as np
 from loom.backend.common import ExecutionError
 from loom.backend.kernels_numpy import ALL, Kernel, kernel
 from loom.ir.core import Operation
-from loom.ops.collectives import ProcessGroups, collective_permute, dense_ids, describe
+from loom.ops.collectives import ProcessGroups, _collective_permute, collective_permute, describe
 from loom.runtime.communicator import Completed, Transfer, current
 
 
@@ -38,11 +38,7 @@ def collective_permute_done(where: str, transfer: Transfer) -> np.ndarray:
 
 @kernel("comm.collective_permute_start")
 def _collective_permute_start(op: Operation) -> Kernel:
-    pairs = dense_ids(op, "source_target_pairs")
-    if any(len(p) != 2 for p in pairs):
-        raise ExecutionError(f"{describe(op)}: source_target_pairs must be pairs, got {list(pairs)}")
-    groups = ProcessGroups.of(op, replicas_and_partitions=False)
-    return Kernel(collective_permute_start, groups, tuple((int(s), int(t)) for s, t in pairs), ALL)
+    return Kernel(collective_permute_start, *_collective_permute(op).template)  # the permute's arguments
 
 
 @kernel("comm.collective_permute_done")

@@ -361,6 +361,28 @@ class TorchCommunicator:
         self._calls = 0
         self._what = ""
         self._world = tuple(range(self.num_partitions))
+        self.timeline: Any = None  # see `record`
+        self._origin = self._resumed = self._entered = 0.0
+
+    def record(self, timeline: Any, origin: float | None = None) -> None:
+        """From now on, add this rank's spans to `timeline` (a `loom.sim.timeline.Timeline`; None
+        stops), in seconds from `origin` (a `time.perf_counter()` reading, by default now): "compute"
+        between collectives; each synchronous collective, from its call to its return, on "link+";
+        each asynchronous permute's send, from its start until its done has waited for it (gloo
+        reports a send's completion to its wait only: the transfer ran within that span), on the
+        link of its direction ("link+" to rank + 1, "link-" to rank - 1)."""
+        self.timeline = timeline
+        self._origin = time.perf_counter() if origin is None else origin
+        self._resumed = self._clock()
+
+    def _clock(self) -> float:
+        return time.perf_counter() - self._origin
+
+    def _computed(self) -> None:
+        """The rank's thread reaches a collective: it computed since it left the last one."""
+        now = self._entered = self._clock()
+        if self.timeline is not None and now > self._resumed:
+            self.timeline.add(self.rank, "compute", "compute", self._resumed, now)
 
     # groups
     def _group(self, group: Sequence[int]) -> Any:
@@ -376,7 +398,7 @@ class TorchCommunicator:
                 pg = dist.group.WORLD
             else:
                 pg = self._run(key, lambda: dist.new_group(list(key), use_local_synchronization=True, sort_ranks=False),
-                               f"creating the process group of {self._what}")
+                               f"creating the process group of {self._what}", lane=None)
             self._groups[key] = pg
         return pg
 
@@ -388,16 +410,27 @@ class TorchCommunicator:
                                    "each process runs the partition of its rank")
         self._calls += 1
         self._what = f"{_describe(collective, group)} (collective #{self._calls} of rank {self.rank})"
+        self._computed()
         if _STATE.liveness is not None:
             _STATE.liveness.progress = (self._calls, _describe(collective, group))
 
-    def _run(self, peers: Sequence[int], call: Callable[[], Any], what: str = "") -> Any:
-        """Run a torch.distributed call of the collective entered last; its failure becomes a
-        CollectiveError naming the collective, this rank and the peers missing from it."""
+    def _run(self, peers: Sequence[int], call: Callable[[], Any], what: str = "", calls: int | None = None,
+             lane: str | None = "link+") -> Any:
+        """Run a torch.distributed call of the collective entered last (or of collective number
+        `calls`, described by `what`); its failure becomes a CollectiveError naming the
+        collective, this rank and the peers missing from it. Recording (see `record`), the call is
+        a span on `lane` (None: none) and the rank computes again after it."""
         what = what or self._what
+        calls = self._calls if calls is None else calls
         start = time.monotonic()
         try:
-            return call()
+            out = call()
+            if self.timeline is not None:
+                now = self._clock()
+                if lane is not None:
+                    self.timeline.add(self.rank, lane, what.split(" (collective #")[0], self._entered, now)
+                self._resumed = now
+            return out
         except Exception as e:
             if isinstance(e, LoomError):
                 raise
@@ -405,14 +438,14 @@ class TorchCommunicator:
             liveness = _STATE.liveness
             missing, diagnosis = [], ""
             if liveness is not None:
-                missing, diagnosis = liveness.missing(peers, self._calls)
+                missing, diagnosis = liveness.missing(peers, calls)
                 try:
-                    liveness.report_failure(self._calls)
+                    liveness.report_failure(calls)
                 except Exception:  # the store is gone; `diagnosis` says so
                     pass
                 if liveness.hosts_store:
                     # a peer that entered with us fails by its own timeout, then looks for 4 beats
-                    liveness.linger([p for p in peers if p not in missing], self._calls,
+                    liveness.linger([p for p in peers if p not in missing], calls,
                                     _STATE.timeout_s + 10 * HEARTBEAT_S)
             torch_said = (str(e).strip().splitlines() or [type(e).__name__])[0]
             op = _calling_op()
@@ -548,6 +581,11 @@ class TorchCommunicator:
                                    f"split into {n} pieces")
 
     def collective_permute(self, me: int, x: Any, pairs: Sequence[tuple[int, int]]) -> Any:
+        return self.collective_permute_start(me, x, pairs).wait()
+
+    def collective_permute_start(self, me: int, x: Any, pairs: Sequence[tuple[int, int]]) -> Any:
+        """Post this rank's send and receive (`isend` / `irecv` work handles) and return at once;
+        the transfer's `wait()` waits for them (bounded by the timeout) and gives the result."""
         import torch.distributed as dist
         targets = [int(t) for s, t in pairs if s == me]
         sources = [int(s) for s, t in pairs if t == me]
@@ -558,19 +596,21 @@ class TorchCommunicator:
             raise DistributedError(f"{self._what}: pairs {list(pairs)} make rank {me} the source or the target of "
                                    "more than one pair")
         if targets == [me]:  # to itself
-            return back(np.array(x_np))
+            return communicator_module.Completed(back(np.array(x_np)))
         out = self._result(x_np.shape, x_np.dtype, None if sources else 0)  # no source: zeros
         t_in, t = self._tensor(x_np), self._tensor(out)
         # point to point on the world group (NCCL wants the first call on a group to involve all its
         # ranks: here it is the start-up check, an all_gather_object)
         ops = [dist.P2POp(dist.isend, t_in, targets[0])] if targets else []
         ops += [dist.P2POp(dist.irecv, t, sources[0])] if sources else []
-        if ops:
-            def exchange() -> None:
-                for work in dist.batch_isend_irecv(ops):
-                    work.wait()
-            self._run(targets + sources, exchange)
-        return back(self._written(out, t))
+        peers = sorted({*targets, *sources})
+        works = self._run(peers, lambda: dist.batch_isend_irecv(ops), lane=None) if ops else []
+        transfer = _TorchTransfer(self, works, (t_in, t), lambda: back(self._written(out, t)), peers)
+        if self.timeline is not None and targets:
+            n = self.num_partitions
+            lane = "link-" if targets[0] == (me - 1) % n != (me + 1) % n else "link+"
+            transfer.traced = (self.timeline, lane, f"collective_permute {me}->{targets[0]}", self._entered)
+        return transfer
 
     def collective_broadcast(self, me: int, x: Any, group: Sequence[int]) -> Any:
         import torch.distributed as dist
@@ -597,6 +637,27 @@ class TorchCommunicator:
         out: list[Any] = [None] * self.num_partitions
         self._run(self._world, lambda: dist.all_gather_object(out, obj))
         return out
+
+
+class _TorchTransfer:
+    """A collective_permute in flight: gloo's (or NCCL's) work handles, waited for at the done."""
+
+    def __init__(self, comm: TorchCommunicator, works: Sequence[Any], tensors: tuple[Any, ...],
+                 result: Callable[[], Any], peers: Sequence[int]) -> None:
+        self.comm, self.works, self.result, self.peers = comm, list(works), result, list(peers)
+        self.tensors = tensors  # the send and receive buffers stay alive until the transfer is done
+        self.what, self.calls = comm._what, comm._calls
+        self.traced: tuple | None = None  # (timeline, lane, name, start) of the send, when recording
+
+    def wait(self) -> Any:
+        if self.works:
+            bound = datetime.timedelta(seconds=_STATE.timeout_s)
+            self.comm._computed()
+            self.comm._run(self.peers, lambda: [w.wait(bound) for w in self.works], self.what, self.calls, lane=None)
+        if self.traced is not None:  # gloo tells a send's completion only to its wait: the span ends here
+            timeline, lane, name, start = self.traced
+            timeline.add(self.comm.rank, lane, name, start, max(start, self.comm._clock()))
+        return self.result()
 
 
 def _calling_op() -> str | None:

@@ -23,15 +23,25 @@ the local type), and each result assembled into a `ShardedArray` of its `loom.gl
 
     exe = MeshExecutable(partitioned, loom.make_mesh((2, 4), ("data", "model")))
     y = exe(x, w)                  # y.sharding, y.addressable_shards, np.asarray(y)
+
+Asynchronous collectives (loom.dialects.comm): a `collective_permute_start` deposits its operand
+and returns; the partition's transfer thread waits for the round and delivers what the partition
+receives, which the `collective_permute_done` waits for. With a `LinkModel` every transfer, sync
+or async, takes its latency + bytes / bandwidth of wall time on a link (the transfer threads, or a
+thread blocked in a synchronous collective, wait it out; compute is never slowed), so overlap
+shows in wall time and in the measured timeline (`timeline=`: "compute" spans and the transfers
+of each partition's "link+" / "link-").
 """
 
 from __future__ import annotations
 
 import math
+import queue
 import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,7 +52,7 @@ from loom.backend.common import dtype_of, shape_of
 from loom.backend.interpreter import functions_of
 from loom.devices import ShardedArray
 from loom.ir.core import Operation
-from loom.runtime.communicator import REDUCTION_UFUNCS, CollectiveError, PartitionError, spmd_context
+from loom.runtime.communicator import REDUCTION_UFUNCS, CollectiveError, PartitionError, Transfer, spmd_context
 from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).
@@ -53,16 +63,79 @@ DEFAULT_TIMEOUT = 120.0
 SLICED_REDUCE_MIN = 1 << 15
 
 
-class _Round:
-    """One collective call of one group: the members' deposits and how many have read them."""
+@dataclass(frozen=True)
+class LinkModel:
+    """A ring link of the in-process mesh: each transfer over it takes `latency` + bytes /
+    `bandwidth` seconds of wall time (bandwidth in bytes/s per direction). Each partition has two
+    links, to the next partition ("link+") and to the previous one ("link-"); one link carries one
+    transfer at a time. The time passes on the transfer threads (and on the threads waiting for a
+    synchronous collective): the compute threads run on, unslowed."""
 
-    __slots__ = ("signature", "first", "values", "read")
+    latency: float
+    bandwidth: float
+
+    def __post_init__(self) -> None:
+        if self.latency < 0 or self.bandwidth <= 0:
+            raise ValueError(f"LinkModel needs latency >= 0 and bandwidth > 0, got {self.latency}, {self.bandwidth}")
+
+    def seconds(self, nbytes: int) -> float:
+        return self.latency + nbytes / self.bandwidth
+
+
+class _Round:
+    """One collective call of one group: the members' deposits, how many have read them, and
+    when the last deposit came (clock seconds)."""
+
+    __slots__ = ("signature", "first", "values", "read", "full_at")
 
     def __init__(self, signature: tuple, first: int) -> None:
         self.signature = signature
         self.first = first
         self.values: dict[int, Any] = {}
         self.read = 0
+        self.full_at = 0.0
+
+
+class _ThreadTransfer:
+    """A `collective_permute_start` in flight on its partition's transfer thread."""
+
+    __slots__ = ("comm", "me", "done", "value", "error", "bound", "round")
+
+    def __init__(self, comm: ThreadCommunicator, me: int, bound: float, round: tuple) -> None:
+        self.comm, self.me = comm, me
+        self.done = threading.Event()
+        self.value: np.ndarray | None = None
+        self.error: BaseException | None = None
+        self.bound = bound  # seconds a wait may take: the rendezvous timeout and the link times
+        self.round = round  # (round, group, description): what a partition waiting here waits for
+
+    def wait(self) -> np.ndarray:
+        self.comm._enter(self.me)
+        try:
+            return self.result()
+        finally:
+            self.comm._leave(self.me)
+
+    def result(self) -> np.ndarray:
+        """`wait()` without marking the partition's time (a synchronous permute marks it). While
+        it waits, the partition counts as waiting for the transfer's round: when every running
+        partition waits for a round that lacks a member, the deadlock is reported at once."""
+        comm = self.comm
+        if not self.done.is_set():
+            with comm._cond:
+                comm._waiting[self.me] = self.round
+                comm._cond.notify_all()  # the others look for a deadlock again
+            try:
+                self.done.wait(self.bound)
+            finally:
+                with comm._cond:
+                    comm._waiting.pop(self.me, None)
+        if not self.done.is_set():
+            raise CollectiveError(f"partition {self.me}: a collective_permute did not complete within "
+                                  f"{self.bound:g} s", self.me)
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]
 
 
 def _describe(signature: tuple) -> str:
@@ -71,13 +144,26 @@ def _describe(signature: tuple) -> str:
 
 class ThreadCommunicator:
     """The `Communicator` of `num_partitions` threads in one process (see the module docstring).
-    `timeout`: seconds a member waits for the rest of its group."""
+    `timeout`: seconds a member waits for the rest of its group. `link`: a `LinkModel` that makes
+    every transfer take its time. `timeline`: where the partitions' spans go (`add(device, lane,
+    name, start, end)`, seconds from `origin`, a `time.perf_counter()` reading): "compute" (the
+    partition's thread between communicator calls) and "link+" / "link-" (the transfers of the
+    partition's links)."""
 
-    def __init__(self, num_partitions: int, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, num_partitions: int, timeout: float = DEFAULT_TIMEOUT, link: LinkModel | None = None,
+                 timeline: Any = None, origin: float | None = None) -> None:
         if num_partitions < 1:
             raise ValueError(f"num_partitions must be positive, got {num_partitions}")
         self.num_partitions = num_partitions
         self.timeout = float(timeout)
+        self.link = link
+        self.timeline = timeline
+        self.origin = time.perf_counter() if origin is None else origin
+        self._link_free: dict[tuple[int, str], float] = {}  # (partition, lane) -> when its link is free
+        self._resumed = [0.0] * num_partitions  # when each partition's thread last left a collective
+        self._full_at = [0.0] * num_partitions  # when each partition's last round had every deposit
+        self._transfer_queues: list[queue.SimpleQueue | None] = [None] * num_partitions
+        self._record_lock = threading.Lock()
         self._cond = threading.Condition()
         self._rounds: dict[tuple, _Round] = {}
         self._calls: list[Counter[tuple[int, ...]]] = [Counter() for _ in range(num_partitions)]  # calls per group
@@ -115,6 +201,11 @@ class ThreadCommunicator:
                 raise
 
     def _exchange(self, me: int, group: tuple[int, ...], value: Any, signature: tuple) -> list:
+        return self._collect(me, group, *self._deposit(me, group, value, signature))
+
+    def _deposit(self, me: int, group: tuple[int, ...], value: Any, signature: tuple) -> tuple[tuple, _Round, str]:
+        """Put `value` in this partition's next round over `group` (without waiting); its key,
+        round and description."""
         seq = self._calls[me][group]
         self._calls[me][group] = seq + 1
         key = (group, seq)
@@ -127,18 +218,28 @@ class ThreadCommunicator:
                                   f"{_describe(rnd.signature)}", me)
         rnd.values[me] = value
         if len(rnd.values) == len(group):
+            rnd.full_at = time.perf_counter()
             self._cond.notify_all()
-        else:
-            self._wait(me, group, rnd, f"{_describe(signature)} (call {seq} over partitions {list(group)})")
+        return key, rnd, f"{_describe(signature)} (call {seq} over partitions {list(group)})"
+
+    def _collect(self, me: int, group: tuple[int, ...], key: tuple, rnd: _Round, what: str,
+                 transfer_thread: bool = False) -> list:
+        """Every member's deposit in the round, once all are there. On a transfer thread the wait
+        takes no part in deadlock detection (the partition's own thread may be computing)."""
+        if len(rnd.values) < len(group):
+            self._wait(me, group, rnd, what, register=not transfer_thread)
         values = [rnd.values[p] for p in group]
+        if not transfer_thread:
+            self._full_at[me] = rnd.full_at
         rnd.read += 1
         if rnd.read == len(group):
             del self._rounds[key]
         return values
 
-    def _wait(self, me: int, group: tuple[int, ...], rnd: _Round, what: str) -> None:
+    def _wait(self, me: int, group: tuple[int, ...], rnd: _Round, what: str, register: bool = True) -> None:
         deadline = time.monotonic() + self.timeout
-        self._waiting[me] = (rnd, group, what)
+        if register:
+            self._waiting[me] = (rnd, group, what)
         try:
             while len(rnd.values) < len(group):
                 missing = [p for p in group if p not in rnd.values]
@@ -158,7 +259,8 @@ class ThreadCommunicator:
                                           f"{self.timeout:g} s", missing[0])
                 self._cond.wait(remaining)
         finally:
-            del self._waiting[me]
+            if register:
+                del self._waiting[me]
 
     def _deadlocked(self) -> bool:
         """Every partition still running waits at a collective that lacks a member."""
@@ -166,10 +268,71 @@ class ThreadCommunicator:
         return running <= self._waiting.keys() and \
             all(len(r.values) < len(g) for r, g, _ in self._waiting.values())
 
+    # Time: the link model and the timeline -----------------------------------------------------
+    def _clock(self) -> float:
+        return time.perf_counter() - self.origin
+
+    def _record(self, device: int, lane: str, name: str, start: float, end: float, **args: Any) -> None:
+        if self.timeline is not None and end > start:
+            with self._record_lock:
+                self.timeline.add(device, lane, name, start, end, **args)
+
+    def begin(self, me: int) -> None:
+        """Partition `me`'s thread starts its program now."""
+        self._resumed[me] = self._clock()
+
+    def _enter(self, me: int) -> None:
+        """Partition `me`'s thread reaches a collective: it computed since it last left one."""
+        if self.timeline is not None:
+            self._record(me, "compute", "compute", self._resumed[me], self._clock())
+
+    def _leave(self, me: int) -> None:
+        if self.timeline is not None:
+            self._resumed[me] = self._clock()
+
+    def _occupy(self, device: int, lane: str, ready: float, nbytes: int, name: str) -> float:
+        """Book `device`'s link `lane` for a transfer of `nbytes` that can start at `ready` (clock
+        seconds): after the link's previous transfer. The time it ends."""
+        assert self.link is not None
+        with self._record_lock:
+            begin = max(ready, self._link_free.get((device, lane), 0.0))
+            end = self._link_free[(device, lane)] = begin + self.link.seconds(nbytes)
+        self._record(device, lane, name, begin, end, bytes=nbytes)
+        return end
+
+    def _sleep_until(self, end: float) -> None:
+        remaining = end - self._clock()
+        if remaining > 0:
+            time.sleep(remaining)
+
+    def _ring(self, me: int, name: str, hops: int, hop_bytes: int) -> None:
+        """Under the link model, a synchronous collective over a ring: `hops` transfers of
+        `hop_bytes` one after another on this partition's link+ (the caller waits for them)."""
+        if self.link is None or hops == 0:
+            return
+        end = self._full_at[me] - self.origin  # the transfers start once every member is there
+        for _ in range(hops):
+            end = self._occupy(me, "link+", end, hop_bytes, name)
+        self._sleep_until(end)
+
+    def _lane(self, source: int, target: int) -> str:
+        """The link of `source` a transfer to `target` takes (a partition beyond the neighbours:
+        counted as one hop on link+)."""
+        n = self.num_partitions
+        return "link-" if target == (source - 1) % n and target != (source + 1) % n else "link+"
+
     # The collectives ----------------------------------------------------------------------------
     def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
-        ufunc = REDUCTION_UFUNCS[reduction]
+        self._enter(me)
         x = np.asarray(x)
+        n = len(group)
+        out = self._all_reduce(me, x, group, reduction)
+        self._ring(me, "all_reduce", 2 * (n - 1), x.nbytes // n)
+        self._leave(me)
+        return out
+
+    def _all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
+        ufunc = REDUCTION_UFUNCS[reduction]
         signature = ("all_reduce", reduction, x.shape, x.dtype)
         if x.size < SLICED_REDUCE_MIN:
             return _reduce(ufunc, self.exchange(me, group, x, signature))
@@ -195,34 +358,124 @@ class ThreadCommunicator:
         return out
 
     def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
+        self._enter(me)
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("all_gather", dim, x.dtype))
-        return np.concatenate(operands, axis=dim)
+        out = np.concatenate(operands, axis=dim)
+        self._ring(me, "all_gather", len(group) - 1, x.nbytes)
+        self._leave(me)
+        return out
 
     def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
+        self._enter(me)
         ufunc = REDUCTION_UFUNCS[reduction]
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("reduce_scatter", reduction, dim, x.shape, x.dtype))
         pos = list(group).index(me)
-        return _reduce(ufunc, [np.split(o, len(operands), axis=dim)[pos] for o in operands])
+        out = _reduce(ufunc, [np.split(o, len(operands), axis=dim)[pos] for o in operands])
+        self._ring(me, "reduce_scatter", len(group) - 1, out.nbytes)
+        self._leave(me)
+        return out
 
     def all_to_all(self, me: int, x: np.ndarray, group: Sequence[int], split_dim: int, concat_dim: int) -> np.ndarray:
+        self._enter(me)
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("all_to_all", split_dim, concat_dim, x.shape, x.dtype))
         pos = list(group).index(me)
-        return np.concatenate([np.split(o, len(operands), axis=split_dim)[pos] for o in operands], axis=concat_dim)
+        out = np.concatenate([np.split(o, len(operands), axis=split_dim)[pos] for o in operands], axis=concat_dim)
+        self._ring(me, "all_to_all", len(group) - 1, x.nbytes // len(group))
+        self._leave(me)
+        return out
 
     def collective_permute(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+        if self.link is None and self.timeline is None:  # no time to model: the rendezvous alone
+            x = np.asarray(x)
+            pairs = tuple((int(s), int(t)) for s, t in pairs)
+            operands = self.exchange(me, range(self.num_partitions), x, ("collective_permute", pairs, x.shape,
+                                                                          x.dtype))
+            sources = [s for s, t in pairs if t == me]
+            return np.array(operands[sources[0]]) if sources else np.zeros_like(x)
+        self._enter(me)  # one span of waiting: the transfer is the link's
+        out = self._permute(me, x, pairs).result()
+        self._leave(me)
+        return out
+
+    def collective_permute_start(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> Transfer:
+        self._enter(me)
+        transfer = self._permute(me, x, pairs)
+        self._leave(me)
+        return transfer
+
+    def _permute(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> _ThreadTransfer:
+        """Deposit the operand now and return; this partition's transfer thread waits for the
+        round, takes the link model's time, and copies what this partition receives."""
         x = np.asarray(x)
         pairs = tuple((int(s), int(t)) for s, t in pairs)
-        operands = self.exchange(me, range(self.num_partitions), x, ("collective_permute", pairs, x.shape, x.dtype))
-        sources = [s for s, t in pairs if t == me]
-        return np.array(operands[sources[0]]) if sources else np.zeros_like(x)
+        group = tuple(range(self.num_partitions))
+        with self._cond:
+            try:
+                key, rnd, what = self._deposit(me, group, x, ("collective_permute", pairs, x.shape, x.dtype))
+            except CollectiveError as e:
+                self._failed.setdefault(me, str(e))
+                self._cond.notify_all()
+                raise
+        source = next((s for s, t in pairs if t == me), None)
+        link_time = self.link.seconds(x.nbytes) if self.link is not None else 0.0
+        transfer = _ThreadTransfer(self, me, 2 * self.timeout + self.num_partitions * link_time, (rnd, group, what))
+
+        def move() -> np.ndarray:
+            with self._cond:
+                values = self._collect(me, group, key, rnd, what, transfer_thread=True)
+            if source is None:
+                return np.zeros_like(x)
+            if self.link is not None:
+                lane = self._lane(source, me)
+                self._sleep_until(self._occupy(source, lane, rnd.full_at - self.origin, x.nbytes,
+                                               f"collective_permute {source}->{me}"))
+            elif self.timeline is not None:
+                self._record(source, self._lane(source, me), f"collective_permute {source}->{me}",
+                             rnd.full_at - self.origin, self._clock(), bytes=x.nbytes)
+            return np.array(values[source])
+
+        self._transfer_queue(me).put((move, transfer))
+        return transfer
+
+    def _transfer_queue(self, me: int) -> queue.SimpleQueue:
+        """Partition `me`'s transfer thread (started on first use): it runs the partition's
+        transfers one after another, in the order they were started."""
+        q = self._transfer_queues[me]
+        if q is None:
+            q = self._transfer_queues[me] = queue.SimpleQueue()
+            threading.Thread(target=_transfer_loop, args=(q,), name=f"loom-transfer-{me}", daemon=True).start()
+        return q
+
+    def close(self) -> None:
+        """Stop the transfer threads (each after the transfers it holds)."""
+        for q in self._transfer_queues:
+            if q is not None:
+                q.put(None)
 
     def collective_broadcast(self, me: int, x: np.ndarray, group: Sequence[int]) -> np.ndarray:
+        self._enter(me)
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("collective_broadcast", x.shape, x.dtype))
-        return np.array(operands[0])
+        out = np.array(operands[0])
+        self._ring(me, "collective_broadcast", len(group) - 1, x.nbytes)
+        self._leave(me)
+        return out
+
+
+def _transfer_loop(jobs: queue.SimpleQueue) -> None:
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        move, transfer = job
+        try:
+            transfer.value = move()
+        except BaseException as e:  # noqa: BLE001 - raised at the done
+            transfer.error = e
+        transfer.done.set()
 
 
 def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -259,34 +512,41 @@ def num_partitions_of(module: Operation) -> int | None:
 
 
 def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], executor: str = "compiled",
-             timeout: float = DEFAULT_TIMEOUT, entry: str = "main") -> list[list[np.ndarray]]:
+             timeout: float = DEFAULT_TIMEOUT, entry: str = "main", link: LinkModel | None = None,
+             timeline: Any = None) -> list[list[np.ndarray]]:
     """Run the per-device program `module` (or its text) on `len(per_device_args)` partitions,
     partition p on `per_device_args[p]`, one thread each; return each partition's results.
     `executor`: "compiled" (compiled once, shared) or "interpreter". `timeout`: seconds a
-    partition waits for its peers at a collective. An error in a partition stops the others and
-    raises a `PartitionError` naming it."""
+    partition waits for its peers at a collective. `link`: a `LinkModel` giving every transfer its
+    time. `timeline` (a `loom.sim.timeline.Timeline`): receives each partition's measured spans,
+    seconds from the start of the run (see `ThreadCommunicator`). An error in a partition stops
+    the others and raises a `PartitionError` naming it."""
     module = _module(module)
     n = len(per_device_args)
     declared = num_partitions_of(module)
     if declared is not None and declared != n:
         raise ValueError(f"the module is partitioned for {declared} partitions (mhlo.num_partitions) but "
                          f"per_device_args has arguments for {n}")
-    return _run(_runners(module, entry, executor, n), per_device_args, timeout)
+    return _run(_runners(module, entry, executor, n), per_device_args, timeout, link, timeline)
 
 
 def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float,
+         link: LinkModel | None = None, timeline: Any = None,
          comm: ThreadCommunicator | None = None) -> list[list[np.ndarray]]:
-    """Run partition p's `runners[p]` on `per_device_args[p]`, one thread each, with `comm` (a new
-    `ThreadCommunicator` by default); each partition's results, or a `PartitionError`."""
+    """Run partition p's `runners[p]` on `per_device_args[p]`, one thread each, with `comm` (by
+    default a new `ThreadCommunicator` over `link`, recording into `timeline`); each partition's
+    results, or a `PartitionError`."""
     n = len(runners)
-    comm = comm if comm is not None else ThreadCommunicator(n, timeout)
+    comm = comm if comm is not None else ThreadCommunicator(n, timeout, link, timeline)
     results: list[list[np.ndarray] | None] = [None] * n
     errors: dict[int, BaseException] = {}
 
     def run(p: int) -> None:
         try:
+            comm.begin(p)
             with spmd_context(p, comm):
                 out = runners[p](*per_device_args[p])
+            comm._enter(p)  # the last compute span
             results[p] = list(out) if isinstance(out, tuple) else [out]
             comm.finish(p)
         except BaseException as e:  # noqa: BLE001 - reported by the caller's thread
@@ -298,6 +558,7 @@ def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeo
         t.start()
     for t in threads:
         t.join()
+    comm.close()
     if errors:
         p = _first_failure(errors)
         e = errors[p]
@@ -366,7 +627,7 @@ class MeshExecutable:
     global `ShardedArray`s (one, or a tuple for several results). Compiled once."""
 
     def __init__(self, module: Operation | str, mesh: Mesh, executor: str = "compiled", entry: str = "main",
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, link: LinkModel | None = None) -> None:
         module = _module(module)
         declared = num_partitions_of(module)
         if declared is not None and declared != mesh.size:
@@ -381,15 +642,16 @@ class MeshExecutable:
                        for i, t in enumerate(ftype.inputs)]
         self.outputs = [_Layout(res_attrs[i] if res_attrs is not None else None, t, mesh, f"result {i} of @{entry}")
                         for i, t in enumerate(ftype.results)]
-        self.module, self.mesh, self.timeout = module, mesh, timeout
+        self.module, self.mesh, self.timeout, self.link = module, mesh, timeout, link
         self._runners = _runners(module, entry, executor, mesh.size)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, timeline: Any = None) -> Any:
+        """Run on global values; `timeline` receives the run's measured spans (see `run_spmd`)."""
         if len(args) != len(self.inputs):
             raise TypeError(f"the program takes {len(self.inputs)} arguments, got {len(args)}")
         pieces = [layout.split(x) for layout, x in zip(self.inputs, args)]
         per_device = [[p[i] for p in pieces] for i in range(self.mesh.size)]
-        outs = _run(self._runners, per_device, self.timeout)
+        outs = _run(self._runners, per_device, self.timeout, self.link, timeline)
         results = [layout.assemble([o[k] for o in outs]) for k, layout in enumerate(self.outputs)]
         return results[0] if len(results) == 1 else tuple(results)
 
@@ -405,4 +667,4 @@ def _first_failure(errors: dict[int, BaseException]) -> int:
     return min(errors)
 
 
-__all__ = ["DEFAULT_TIMEOUT", "MeshExecutable", "ThreadCommunicator", "run_spmd"]
+__all__ = ["DEFAULT_TIMEOUT", "LinkModel", "MeshExecutable", "ThreadCommunicator", "run_spmd"]

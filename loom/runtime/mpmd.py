@@ -179,7 +179,7 @@ class MPMDProgram:
         slow link; 0 by default)."""
         comm = MPMDThreadCommunicator(self.num_devices, timeout, on_event, link_latency)
         try:
-            outs = run_threads(self._runners, [args] * self.num_devices, timeout, comm)
+            outs = run_threads(self._runners, [args] * self.num_devices, timeout, comm=comm)
         finally:
             self.events = comm.events
         return self._gather(outs)

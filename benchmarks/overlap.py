@@ -1,0 +1,398 @@
+"""Collective matmul measured on real processes: a sequence-parallel transformer MLP, undecomposed
+against decomposed + scheduled, on 2 and 4 processes (gloo over a throttled loopback), with the
+simulator's predictions.
+
+Per device: x (seq/N x hidden) is all-gathered along the sequence into the first matmul (w1,
+hidden x ffn/N), gelu, the second matmul (w2, ffn/N x hidden), and the result reduce-scattered
+along the sequence. The programs: loom.shard_map -> loom.jit -> loom.sharding.partition, then
+`decompose-collective-matmul{mode=on}` and `schedule-latency-hiding` for the decomposed one (also
+reported: decomposed with synchronous permutes). Each of N processes (torch.multiprocessing, gloo
+on 127.0.0.1, one thread each) runs its partition; a step is timed from a barrier to its end, the
+step time is the slowest rank's. Also measured on the same processes: the compute alone (the
+per-device MLP on gathered input), the communication alone (the all_gather and reduce_scatter),
+and the link (a ring permute of one shard, and of 4 bytes).
+
+The link: as root with `unshare` and `tc` (iproute2; the `tbf` qdisc), the script re-runs itself
+inside a private network namespace whose loopback is throttled:
+
+    unshare -n sh -c 'ip link set lo up; tc qdisc add dev lo root tbf rate 2gbit burst 512kb latency 100ms; ...'
+
+Elsewhere it says what is missing and runs on the plain loopback. The loopback is one link shared
+by every process (tbf meters all its traffic), not a ring of independent links: the simulator is
+given the bandwidth one transfer gets while every rank sends at once, as measured.
+
+Predictions: `loom.sim.simulate` of both programs on a Machine calibrated in the same processes,
+every rank at once: peak FLOP/s, memory bandwidth and per-op overhead by loom.sim.calibrate (a
+1024^3 matmul, a 64 MiB copy, small numpy calls), link bandwidth and latency from the timed ring
+permutes.
+
+    python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 10]
+
+`--plot` records one more step of each program on the processes (the communicator's measured
+spans: compute between collectives, collectives and sends on the link lanes) and draws the two
+timelines (before / after) as a PNG with matplotlib, next to their Chrome traces.
+Writes a JSON record through bench_common.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import RESULTS, Record, fmt, load_average  # noqa: E402
+
+SHOWN = ("undecomposed", "decomposed + scheduled")  # the programs --plot draws
+
+# The activations' sizes; the MLP's width (ffn) is chosen on the processes, from a measurement of
+# the link and of a dot, so that the communication takes `--comm-ratio` of the compute (the time a
+# machine under other load computes changes from run to run, so no fixed width gives a ratio).
+SIZES = {"seq": 1024, "hidden": 1024}
+QUICK_SIZES = {"seq": 512, "hidden": 512}
+
+
+# The programs ------------------------------------------------------------------------------------
+
+def mlp_program(world: int, seq: int, hidden: int, ffn: int) -> Any:
+    """The partitioned (per-device) program of the sequence-parallel MLP."""
+    import loom
+    from loom.sharding import Mesh, NamedSharding, P
+    from loom.sharding.partitioning import partition
+    mesh = Mesh(np.arange(world), ("x",))
+    specs = (P("x", None), P(None, "x"), P("x", None))
+
+    def mlp(x, w1, w2):
+        h = loom.nn.gelu(loom.lax.all_gather(x, "x", axis=0, tiled=True) @ w1)
+        return loom.lax.psum_scatter(h @ w2, "x", scatter_dimension=0, tiled=True)
+
+    body = loom.shard_map(mlp, mesh=mesh, in_specs=specs, out_specs=P("x", None))
+    s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+    jitted = loom.jit(body, in_shardings=tuple(s(p) for p in specs), out_shardings=s(P("x", None)))
+    shapes = [(seq, hidden), (hidden, ffn), (ffn, hidden)]
+    return partition(jitted.lower(*[np.zeros(sh, np.float32) for sh in shapes]).module)
+
+
+PIPELINES = {"undecomposed": "", "decomposed, synchronous": "decompose-collective-matmul{mode=on}",
+             "decomposed + scheduled": "decompose-collective-matmul{mode=on},schedule-latency-hiding"}
+
+
+def variants(world: int, sizes: dict[str, int]) -> dict[str, Any]:
+    import loom
+    from loom.rewrite.pass_manager import PassManager
+    base = mlp_program(world, **sizes)
+    out = {}
+    for name, pipeline in PIPELINES.items():
+        m = loom.ir.parse(str(base))
+        if pipeline:
+            PassManager.parse(f"builtin.module({pipeline})").run(m)
+        m.verify()
+        out[name] = m
+    return out
+
+
+def local_args(rank: int, world: int, seq: int, hidden: int, ffn: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(1000 + rank)
+    return [(rng.standard_normal(s) / np.sqrt(hidden)).astype(np.float32)
+            for s in ((seq // world, hidden), (hidden, ffn // world), (ffn // world, hidden))]
+
+
+# One process -----------------------------------------------------------------------------------
+
+def _timed(comm: Any, fn: Any, steps: int) -> list[float]:
+    times = []
+    for _ in range(steps):
+        comm.barrier()
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def worker(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool,
+           results: Any) -> None:
+    try:
+        results.put((rank, measure(rank, world, port, sizes, steps, ratio, traced)))
+    except BaseException as e:  # noqa: BLE001 - reported to the parent
+        import traceback
+        results.put((rank, {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}))
+
+
+def mlp_compute() -> Any:
+    """The per-device MLP on gathered input (loom.jit): the compute of the program, alone."""
+    import loom
+    return loom.jit(lambda x, w1, w2: loom.nn.gelu(x @ w1) @ w2)
+
+
+def width(comm: Any, rank: int, world: int, seq: int, hidden: int, ratio: float) -> int:
+    """The ffn for which the MLP's compute takes 1 / `ratio` of its communication: the
+    all_gather and reduce_scatter timed, and the compute at a trial width (every rank at once;
+    the compute grows about linearly with the width)."""
+    group = list(range(world))
+    x, partial = np.ones((seq // world, hidden), np.float32), np.ones((seq, hidden), np.float32)
+    t_comm = statistics.median(_timed(comm, lambda: (comm.all_gather(rank, x, group, 0),
+                                                     comm.reduce_scatter(rank, partial, group, 0, "sum")), 3))
+    trial = 512
+    xg, w1, w2 = (np.ones(s, np.float32) for s in ((seq, hidden), (hidden, trial), (trial, hidden)))
+    compute = mlp_compute()
+    compute(xg, w1, w2)
+    t_trial = statistics.median(_timed(comm, lambda: np.asarray(compute(xg, w1, w2)), 3))
+    local = max(64, int(round(trial * t_comm / (ratio * t_trial) / 64)) * 64)
+    return world * comm.all_gather_object(local, "agreeing on the width")[0]
+
+
+def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float,
+            traced: bool) -> dict[str, Any]:
+    import torch
+    torch.set_num_threads(1)
+    from loom.runtime.distributed import PartitionedProgram, communicator, initialize, shutdown
+    from loom.sim import calibrate
+    from loom.sim.timeline import Timeline
+    initialize(f"127.0.0.1:{port}", world, rank, timeout_s=300)
+    comm = communicator()
+    group = list(range(world))
+    sizes = {**sizes, "ffn": sizes.get("ffn") or width(comm, rank, world, sizes["seq"], sizes["hidden"], ratio)}
+    args = local_args(rank, world, **sizes)
+    programs = {name: PartitionedProgram(m) for name, m in variants(world, sizes).items()}
+    outputs = {name: p(args)[0] for name, p in programs.items()}  # also the warm-up
+    ref = outputs["undecomposed"]
+    values = {name: float(np.max(np.abs(o - ref))) for name, o in outputs.items()}
+    times: dict[str, list[float]] = {name: [] for name in programs}
+    for _ in range(steps):  # interleaved, so that load changes touch every variant alike
+        for name, p in programs.items():
+            times[name] += _timed(comm, lambda p=p: p(args), 1)
+    # the compute alone: the per-device MLP on the gathered input, every rank at once
+    xg = np.concatenate([args[0]] * world)
+    compute = mlp_compute()
+    compute(xg, args[1], args[2])
+    times["compute"] = _timed(comm, lambda: np.asarray(compute(xg, args[1], args[2])), steps)
+    # the communication alone: the all_gather and the reduce_scatter of the program's sizes
+    partial = np.ones((sizes["seq"], sizes["hidden"]), np.float32)
+    times["communication"] = _timed(comm, lambda: (comm.all_gather(rank, args[0], group, 0),
+                                                   comm.reduce_scatter(rank, partial, group, 0, "sum")), steps)
+    # the link: a ring permute of one shard (every rank sending), and of 4 bytes
+    ring = [(p, (p + 1) % world) for p in range(world)]
+    times["permute shard"] = _timed(comm, lambda: comm.collective_permute(rank, args[0], ring), steps)
+    tiny = np.ones(1, np.float32)
+    times["permute 4 bytes"] = _timed(comm, lambda: comm.collective_permute(rank, tiny, ring), steps)
+    # the machine, by loom.sim.calibrate, every rank at once (as they compute in the programs)
+    calibration = {}
+    for what, measure_it in (("peak_flops", lambda: calibrate.measure_compute(n=1024)),
+                             ("memory_bandwidth", lambda: calibrate.measure_memory(nbytes=64 << 20)),
+                             ("op_overhead", calibrate.measure_op_overhead)):
+        comm.barrier()
+        calibration[what] = measure_it()
+    # one more step of each shown program with the communicator recording its spans (every
+    # process reads the same monotonic clock: rank 0's reading is the origin)
+    traces = {}
+    for name in SHOWN if traced else ():
+        timeline = Timeline(name)
+        comm.barrier()
+        origin = comm.all_gather_object(time.perf_counter(), "the trace's origin")[0]
+        comm.record(timeline, origin)
+        programs[name](args)
+        comm.record(None)
+        comm.barrier()  # the sends' completions are in
+        traces[name] = [(d, lane, sp.name, sp.start, sp.end) for d in timeline.devices() for lane in timeline.lanes(d)
+                        for sp in timeline.spans(d, lane)]
+    everyone = comm.all_gather_object((times, traces, calibration), "gathering the timings")
+    shutdown()
+    # a step takes as long as its slowest rank
+    steps_max = {name: [max(r[name][i] for r, _, _ in everyone) for i in range(len(times[name]))] for name in times}
+    spans = {name: [sp for _, t, _ in everyone for sp in t[name]] for name in traces}
+    # the slowest rank's figures: a step waits for it
+    machine = {k: min(c[k] for _, _, c in everyone) for k in ("peak_flops", "memory_bandwidth")}
+    machine["op_overhead"] = max(c["op_overhead"] for _, _, c in everyone)
+    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans, "calibration": machine}
+
+
+def launch(world: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool) -> dict[str, Any]:
+    import torch.multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    procs = [ctx.Process(target=worker, args=(r, world, port, sizes, steps, ratio, traced, results), daemon=True)
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    outcomes: dict[int, Any] = {}
+    deadline = time.monotonic() + 1800
+    try:
+        while len(outcomes) < world and time.monotonic() < deadline:
+            try:
+                rank, out = results.get(timeout=5)
+                outcomes[rank] = out
+            except Exception:
+                if all(not p.is_alive() for p in procs):
+                    break
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    errors = {r: o["error"] for r, o in outcomes.items() if "error" in o}
+    if errors or len(outcomes) < world:
+        raise RuntimeError(f"{world} processes: ranks failed or did not report: {errors or sorted(outcomes)}")
+    return outcomes[0]
+
+
+# The simulator -------------------------------------------------------------------------------------
+
+def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any]) -> Any:
+    """This machine as the processes measured it: compute, memory and per-op overhead by
+    loom.sim.calibrate; the link from the ring permutes (every rank sending at once, as in the
+    programs: the tbf bucket is shared by all of them)."""
+    from loom.sim.machine import Machine
+    times = out["times"]
+    shard_bytes = sizes["seq"] // world * sizes["hidden"] * 4
+    latency = statistics.median(times["permute 4 bytes"])
+    per_byte = max(statistics.median(times["permute shard"]) - latency, 1e-9) / shard_bytes
+    return Machine(name=f"this machine, {world} processes (calibrated)", link_bandwidth=1.0 / per_byte,
+                   link_latency=latency, topology="ring", topology_shape=(world,), **out["calibration"])
+
+
+# The plot ------------------------------------------------------------------------------------------
+
+def plot(world: int, traces: dict[str, list[tuple]], path: Path) -> Path | None:
+    """The measured timelines of one step of each shown program on the processes, as a PNG (and
+    Chrome traces)."""
+    from loom.sim.timeline import Timeline
+    timelines = {}
+    for name, spans in traces.items():
+        timelines[name] = tl = Timeline(f"{name}, measured on {world} processes")
+        for span in spans:
+            tl.add(*span)
+        tl.write_chrome(path.with_name(f"{path.stem}-{name.split()[0]}-trace.json"))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("--plot needs matplotlib (pip install matplotlib) for the PNG; wrote the Chrome traces only")
+        return None
+    fig, axes = plt.subplots(len(timelines), 1, figsize=(12, 1.2 + 0.9 * world * len(timelines)), sharex=True)
+    colors = {"compute": "tab:blue", "link+": "tab:orange", "link-": "tab:green"}
+    for ax, (name, tl) in zip(axes, timelines.items()):
+        labels = []
+        for d in tl.devices():
+            for lane in tl.lanes(d):
+                ax.broken_barh([(s.start * 1e3, s.duration * 1e3) for s in tl.spans(d, lane)],
+                               (len(labels) - 0.4, 0.8), color=colors.get(lane, "tab:gray"))
+                labels.append(f"rank {d} {lane}")
+        ax.set_yticks(range(len(labels)), labels)
+        ax.invert_yaxis()
+        ax.set_title(f"{name}: one step on {world} gloo processes, measured")
+    axes[-1].set_xlabel("ms")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"plot: {path}")
+    return path
+
+
+# Running ----------------------------------------------------------------------------------------------
+
+def throttle_available() -> str | None:
+    """None when the loopback can be throttled here, else what is missing."""
+    missing = [tool for tool in ("unshare", "tc", "ip") if shutil.which(tool) is None]
+    if missing:
+        return f"the tools {', '.join(missing)} (util-linux, iproute2)"
+    if os.geteuid() != 0:
+        return "root (unshare -n and tc need it)"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    table = {**(QUICK_SIZES if args.quick else SIZES), "ffn": args.ffn}
+    steps = args.steps or (3 if args.quick else 10)
+    record = Record("overlap", {"worlds": args.worlds, "sizes": table, "comm_ratio": args.comm_ratio, "steps": steps,
+                                "link": f"tbf rate {args.rate} burst {args.burst}" if args.inside else "unthrottled",
+                                "quick": args.quick})
+    predictions, derived = {}, {}
+    from loom.sim import simulate
+    for world in args.worlds:
+        out = launch(world, table, steps, args.comm_ratio, args.plot)
+        times, sizes = out["times"], out["sizes"]
+        case = f"{world} processes"
+        for name, ts in times.items():
+            record.add(case, name, ts)
+        before, after = statistics.median(times["undecomposed"]), statistics.median(times["decomposed + scheduled"])
+        compute, comm = statistics.median(times["compute"]), statistics.median(times["communication"])
+        ideal = max(compute, comm)
+        speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
+        machine = calibrated_machine(world, sizes, out)
+        programs = variants(world, sizes)
+        sim = {name: simulate(programs[name], machine).step_time for name in programs}
+        predictions[case] = {"machine": machine.__dict__ | {"topology_shape": list(machine.topology_shape)},
+                             "predicted_step": sim}
+        derived[case] = {"sizes": sizes, "speedup": speedup, "compute": compute, "communication": comm,
+                         "max_compute_communication": ideal, "decomposed_over_max": after / ideal,
+                         "simulator_error_undecomposed": sim["undecomposed"] / before - 1,
+                         "simulator_error_decomposed": sim["decomposed + scheduled"] / after - 1,
+                         "max_abs_difference": out["max_abs_difference"]}
+        print(f"\n{case} ({sizes}, {steps} steps; load {load_average():.1f})")
+        for name, ts in times.items():
+            print(f"  {name:26s} median {fmt(statistics.median(ts)):>10s}  [{fmt(min(ts))} .. {fmt(max(ts))}]")
+        print(f"  speedup {speedup:.2f}x; decomposed / max(compute, communication) = {after / ideal:.2f}")
+        for name in ("undecomposed", "decomposed + scheduled"):
+            m = statistics.median(times[name])
+            print(f"  simulator: {name} {fmt(sim[name])} (measured {fmt(m)}, {100 * (sim[name] / m - 1):+.0f}%)")
+        print(f"  values: largest |decomposed - undecomposed| = {out['max_abs_difference']}")
+        if args.plot:
+            stamp = time.strftime("%Y%m%d-%H%M")
+            RESULTS.mkdir(exist_ok=True)
+            plot(world, out["traces"], RESULTS / f"overlap-{world}p-{stamp}.png")
+    record.write(derived=derived, predictions=predictions)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, 3 steps")
+    ap.add_argument("--plot", action="store_true", help="draw before / after timelines (matplotlib)")
+    ap.add_argument("--worlds", type=int, nargs="+", default=[2, 4], choices=[2, 4])
+    ap.add_argument("--comm-ratio", type=float, default=0.5,
+                    help="communication / compute the MLP's width is chosen for (at 0.5 a 2-step ring hides all)")
+    ap.add_argument("--ffn", type=int, default=0, help="the MLP's width (default: chosen by --comm-ratio)")
+    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--rate", default="2gbit", help="the loopback's tbf rate")
+    ap.add_argument("--burst", default="512kb")
+    ap.add_argument("--unthrottled", action="store_true", help="run on the plain loopback")
+    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # already in the namespace
+    args = ap.parse_args(argv)
+    if args.inside or args.unthrottled:
+        return run(args)
+    missing = throttle_available()
+    if missing is not None:
+        print(f"throttling the loopback needs {missing}; running unthrottled")
+        return run(args)
+    inner = [sys.executable, str(Path(__file__).resolve()), "--inside", *(argv if argv is not None else sys.argv[1:])]
+    setup = (f"ip link set lo up && tc qdisc add dev lo root tbf rate {args.rate} burst {args.burst} latency 100ms && "
+             f"exec {' '.join(_quote(w) for w in inner)}")
+    print(f"unshare -n: loopback throttled to {args.rate} (tbf burst {args.burst})")
+    return subprocess.run(["unshare", "-n", "sh", "-c", setup], timeout=datetime.timedelta(hours=1).seconds).returncode
+
+
+def _quote(word: str) -> str:
+    import shlex
+    return shlex.quote(word)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
