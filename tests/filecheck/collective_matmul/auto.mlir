@@ -3,8 +3,9 @@
 
 // mode=auto (the default) first asks that the full-size operand (here the gathered 6x12 f32, 288
 // bytes) be at least threshold-bytes (256 MiB by default, XLA's gate); past it, XLA's inequality
-// priced on the machine (h200 by default): this dot takes well under a nanosecond, the transfers
-// microseconds, so the loop's extra first / last step makes it slower. Each skip says why.
+// priced on the machine (h200 by default), the loop's compute (T_loop) priced from its steps' dots:
+// this dot takes well under a nanosecond, the transfers microseconds, so the loop's extra first /
+// last step makes it slower. Each skip says why.
 
 // CHECK:       %[[G:.*]] = "stablehlo.all_gather"(%arg1)
 // CHECK-NEXT:  stablehlo.dot_general %arg0, %[[G]]
@@ -12,7 +13,7 @@
 
 // PRICED:      %[[G:.*]] = "stablehlo.all_gather"(%arg1)
 // PRICED-NEXT: stablehlo.dot_general %arg0, %[[G]]
-// PRICED:      remark: 'stablehlo.all_gather' op not decomposed into a collective matmul: the loop would not be faster: T_comp 2.91e-07 us, T_comm 6 us, m 1, extra 3 us on h200: max(T_comp, T_comm*m) + extra = 9 us >= T_comp + T_comm = 6 us
+// PRICED:      remark: 'stablehlo.all_gather' op not decomposed into a collective matmul: the loop would not be faster: T_comp {{[0-9.e+-]+}} us, T_loop {{[0-9.e+-]+}} us, T_comm 6 us, m 1, extra 3 us on h200: max(T_loop, T_comm*m) + extra = 9 us >= T_comp + T_comm = 6 us
 
 module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
   func.func @main(%arg0: tensor<2x6xf32>, %arg1: tensor<6x3xf32>) -> tensor<2x12xf32> {
