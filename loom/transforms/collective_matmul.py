@@ -374,8 +374,11 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
 
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
             up, down, a, w, kk = vals
-            return [sb.add(bb, e.permute(bb, up), compute(bb, a, w, kk, i, e.n - h_up)),
-                    sb.add(bb, e.permute(bb, down, down=True), compute(bb, a, w, kk, i, h_down, down=True)), a, w, kk]
+            # Both partial dots come before both adds, so a scheduler can hide each direction's
+            # transfer behind the two dots, not the one written before it.
+            dot_up, dot_down = compute(bb, a, w, kk, i, e.n - h_up), compute(bb, a, w, kk, i, h_down, down=True)
+            return [sb.add(bb, e.permute(bb, up), dot_up), sb.add(bb, e.permute(bb, down, down=True), dot_down),
+                    a, w, kk]
 
         if h_down >= 2:
             up, down, a, w, kk = e.loop([up, down, operand, other, k], 1, h_down, step2)
