@@ -51,7 +51,11 @@ class ShardingRule:
     `need_replication`: factors never sharded. `pad_value(builder, op, local_operands, i)` gives
     the scalar that masks operand i's padding along an uneven reduction factor (the reduction's
     identity). `localize(builder, new_op, ctx)` fixes what the local op carries of the global
-    shape (ctx: `offset(d)`, `local_shape()`); it may return values replacing the op's results."""
+    shape (ctx: `offset(d)`, `local_shape()`); it may return values replacing the op's results.
+    `windowed`: factors the partitioner splits although the op reads a window of neighbouring
+    elements along them (a sliced, padded, reversed or convolved dimension): each device first
+    fetches the halo of its piece from the devices next to it (propagation never sees these: it
+    works on the op's own rule, where such factors need replication)."""
 
     operands: list[Dims]
     results: list[Dims]
@@ -61,6 +65,7 @@ class ShardingRule:
     reducer: str | None = None
     pad_value: Callable[..., Value] | None = None
     localize: Callable[..., list[Value] | None] | None = None
+    windowed: frozenset[int] = frozenset()
 
     def blocked(self) -> frozenset[int]:
         """Factors that may not be sharded."""

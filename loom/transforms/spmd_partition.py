@@ -32,7 +32,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -409,7 +409,7 @@ class Partitioner:
                     if axes and f not in factors:
                         factors[f] = axes
             raw.append(factors)
-        blocked = rule.blocked()
+        blocked = rule.blocked() | rule.windowed
         moved = dict(raw[1])
         for f in sorted(blocked):
             axes = moved.pop(f, ())
@@ -420,6 +420,8 @@ class Partitioner:
                     break
         raw.append(moved)
         raw.append({f: a for f, a in raw[1].items() if f not in rule.reduction})  # gather instead of combining
+        if rule.windowed:  # windows read whole instead of exchanging halos
+            raw.append({f: a for f, a in raw[1].items() if f not in rule.windowed})
         return [self.sanitize(rule, factors) for factors in raw]
 
     def sanitize(self, rule: ShardingRule, factors: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
@@ -451,6 +453,7 @@ class Partitioner:
         return tuple(tuple(a for f in fs for a in factors.get(f, ())) for fs in dims)
 
     def partition_by_rule(self, op: Operation, rule: ShardingRule) -> None:
+        rule = _windowed_rule(rule, _op_windows(op, lambda e: 1))
         saved_b = self.b
         best: tuple[float, int, dict[int, tuple[str, ...]]] | None = None
         candidates = []
@@ -480,15 +483,22 @@ class Partitioner:
         partial = tuple(a for f in sorted(rule.reduction) for a in factors.get(f, ()))
         if self.b is not None:
             self.mask_padding(op, rule, factors, operands)
+        windows = [w for w in _op_windows(op, lambda e: self.pieces(factors.get(rule.results[0][e][0], ())))
+                   if len(w.starts) > 1] if rule.windowed else []
         result_axes = [self.tensor_axes(dims, factors) for dims in rule.results]
+        local_types = [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)]
+        if windows:
+            operands = self.fetch_windows(op, operands, windows)
+            local_types = [_resized(t, {w.result_dim: w.local_size for w in windows}) for t in local_types]
         values: list[Any] = [None] * len(op.results)
         if self.b is not None:
-            new = self.clone(op, [s.value for s in operands],
-                             [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)])
+            new = self.clone(op, [s.value for s in operands], local_types)
             values = list(new.results)
             if rule.localize is not None:
                 ctx = _Offsets(self, op, result_axes, [o.axes for o in operands])
                 values = rule.localize(self.b, new, ctx) or values
+            if windows:
+                values = self.localize_windows(op, new, values, windows, result_axes)
         for j, (r, axes, target) in enumerate(zip(op.results, result_axes, self.result_axes(op))):
             s = Shard(values[j], r.type, axes)
             if partial:
@@ -567,6 +577,188 @@ class Partitioner:
         props = {"scatter_dimension": IntegerAttr.get(dim), **self.collective_props(axes)}
         out.value = self.emit("stablehlo.reduce_scatter", [s.value], [t], props,
                               [self.reducer_region(kind, t.element_type)]).results[0]
+        return out
+
+    # --- windows: halo exchange -------------------------------------------------------------
+    def fetch_windows(self, op: Operation, operands: list[Shard], windows: list[Window]) -> list[Shard]:
+        """The operands as the local op reads them: along each windowed dimension, the elements
+        of this partition's window (see `fetch_window`)."""
+        operands = list(operands)
+        for i, s in enumerate(operands):
+            shape = list(self.local_shape(s.type.shape, s.axes))
+            for w in windows:
+                if i not in w.operands:
+                    continue
+                fill = w.fills[w.operands.index(i)]
+                fill_value = None
+                if fill is not None and self.b is not None:
+                    fill_value = operands[fill].value if fill >= 0 else self.scalar_const(0, s.type.element_type)
+                value = self.fetch_window(s, w, fill is not None, fill_value, shape)
+                s = Shard(value, s.type, s.axes)
+                shape[w.dim] = w.size
+            operands[i] = s
+        return operands
+
+    def fetch_window(self, s: Shard, w: Window, masked: bool, fill: Value | None, shape: list[int]) -> Value | None:
+        """Partition p's elements [w.starts[p], w.starts[p] + w.size) of the global operand along
+        `w.dim`, which `s` splits in k pieces of L (`shape`: the local shape now). XLA's halo
+        exchange: the elements next to this shard that the window needs come from the shards
+        holding them, a static slice of each sent by one collective_permute per distance; the
+        window is a dynamic_slice of what arrived; where that moves more than gathering the
+        dimension, the dimension is all-gathered instead. Elements outside the operand read as
+        `fill` when `masked`. A mirrored window (reverse) first reverses each shard and sends it
+        to the mirrored partition."""
+        dim, axes = w.dim, s.axes[w.dim]
+        k, length = self.pieces(axes), shape[dim]
+        row = math.prod(shape) // max(length, 1) * byte_width(s.type.element_type)
+        value, size = s.value, s.type.shape[dim]
+        if w.mirror:
+            if self.b is not None:
+                value = self.emit("stablehlo.reverse", [value], [value.type], {"dimensions": _i64s([dim])}).results[0]
+            value = self.permute(value, axes, {q: k - 1 - q for q in range(k)}, length * row)
+            size = k * length  # the reversed operand, its padding now first
+        relative = [start - p * length for p, start in enumerate(w.starts)]
+        low, high = min(relative), max(relative) + w.size
+        distances = [d for d in range(low // length, (high - 1) // length + 1) if -k < d < k]
+        halo = sum(min(high, (d + 1) * length) - max(low, d * length) for d in distances if d)
+        if distances and halo <= (k - 1) * length:
+            chunks = []
+            for d in distances:
+                first, last = max(low - d * length, 0), min(high - d * length, length)
+                chunk = self.slice_dim(value, dim, first, last) if self.b is not None else None
+                if d:
+                    chunk = self.permute(chunk, axes, {q: q - d for q in range(k) if 0 <= q - d < k},
+                                         (last - first) * row)
+                chunks.append(chunk)
+            before = max(low, distances[0] * length) - low
+            after = high - min(high, (distances[-1] + 1) * length)
+            offsets = [r - low for r in relative]
+        else:
+            self.cost += (k - 1) * length * row
+            if self.b is not None:
+                gathered = _resized(value.type, {dim: k * length})
+                props = {"all_gather_dim": IntegerAttr.get(dim), **self.collective_props(axes)}
+                value = self.emit("stablehlo.all_gather", [value], [gathered], props).results[0]
+            chunks = [value]
+            before, after = max(0, -min(w.starts)), max(0, max(w.starts) + w.size - k * length)
+            offsets = [start + before for start in w.starts]
+        if self.b is None:
+            return None
+        buffer = chunks[0] if len(chunks) == 1 else self.emit(
+            "stablehlo.concatenate", chunks, [_resized(chunks[0].type, {dim: sum(c.type.shape[dim] for c in chunks)})],
+            {"dimension": IntegerAttr.get(dim)}).results[0]
+        if before or after:
+            buffer = self.pad_dim(buffer, dim, before, after, self.scalar_const(0, s.type.element_type))
+        window = self.dynamic_slice_dim(buffer, dim, offsets, w.size, axes)
+        if masked and (min(w.starts) < 0 or max(w.starts) + w.size > size):
+            window = self.mask_outside(window, dim, w.starts, size, fill, axes)
+        return window
+
+    def permute(self, value: Value | None, axes: tuple[str, ...], target: dict[int, int],
+                nbytes: float) -> Value | None:
+        """collective_permute over `axes`: shard q sends `value` to shard target[q]."""
+        self.cost += nbytes
+        if self.b is None:
+            return None
+        pairs = [(g[q], g[t]) for g in self.groups(axes) for q, t in sorted(target.items())]
+        arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        props = {"source_target_pairs": DenseElementsAttr.get(arr, RankedTensorType(arr.shape, i64)),
+                 "channel_handle": channel_handle_attr(self.channel)}
+        self.channel += 1
+        return self.emit("stablehlo.collective_permute", [value], [value.type], props).results[0]
+
+    def slice_dim(self, value: Value, dim: int, first: int, last: int) -> Value:
+        shape = list(value.type.shape)
+        if (first, last) == (0, shape[dim]):
+            return value
+        starts, limits = [0] * len(shape), list(shape)
+        starts[dim], limits[dim] = first, last
+        return self.emit("stablehlo.slice", [value], [_resized(value.type, {dim: last - first})],
+                         {"start_indices": _i64s(starts), "limit_indices": _i64s(limits),
+                          "strides": _i64s([1] * len(shape))}).results[0]
+
+    def pad_dim(self, value: Value, dim: int, low: int, high: int, fill: Value) -> Value:
+        rank = len(value.type.shape)
+        lows, highs = [0] * rank, [0] * rank
+        lows[dim], highs[dim] = low, high
+        padded = _resized(value.type, {dim: value.type.shape[dim] + low + high})
+        return self.emit("stablehlo.pad", [value, fill], [padded],
+                         {"edge_padding_low": _i64s(lows), "edge_padding_high": _i64s(highs),
+                          "interior_padding": _i64s([0] * rank)}).results[0]
+
+    def dynamic_slice_dim(self, value: Value, dim: int, offsets: list[int], size: int, axes: tuple[str, ...]) -> Value:
+        """`size` elements along `dim` from offsets[p] on partition p (its shard index over `axes`)."""
+        if len(set(offsets)) == 1:
+            return self.slice_dim(value, dim, offsets[0], offsets[0] + size)
+        starts = [self.per_shard(offsets, axes) if d == dim else self._zero for d in range(len(value.type.shape))]
+        sizes = list(value.type.shape)
+        sizes[dim] = size
+        return self.emit("stablehlo.dynamic_slice", [value, *starts], [_resized(value.type, {dim: size})],
+                         {"slice_sizes": _i64s(sizes)}).results[0]
+
+    def per_shard(self, values: list[int], axes: tuple[str, ...]) -> Value:
+        """values[p] on partition p (its shard index over `axes`), a tensor<i32>."""
+        if len(set(values)) == 1:
+            return self.scalar_const(values[0], i32)
+        step = values[1] - values[0]
+        index = self.index(axes)
+        if all(v == values[0] + p * step for p, v in enumerate(values)):
+            scaled = self.emit("stablehlo.multiply", [index, self.scalar_const(step, i32)], [_i32()]).results[0]
+            return self.emit("stablehlo.add", [scaled, self.scalar_const(values[0], i32)], [_i32()]).results[0]
+        table_t = RankedTensorType((len(values),), i32)
+        table = self.emit("stablehlo.constant", [], [table_t],
+                          {"value": DenseElementsAttr.get(np.asarray(values, np.int32), table_t)}).results[0]
+        one = RankedTensorType((1,), i32)
+        picked = self.emit("stablehlo.dynamic_slice", [table, index], [one], {"slice_sizes": _i64s([1])}).results[0]
+        return self.emit("stablehlo.reshape", [picked], [_i32()]).results[0]
+
+    def mask_outside(self, value: Value, dim: int, starts: list[int], size: int, fill: Value | None,
+                     axes: tuple[str, ...]) -> Value:
+        """`value` (global elements from starts[p] along `dim`) with those outside [0, size) set to `fill`."""
+        from loom.dialects.stablehlo.attributes import enum_attr
+        t = value.type
+        int_t, mask_t = RankedTensorType(t.shape, i32), RankedTensorType(t.shape, i1)
+        pos = self.emit("stablehlo.iota", [], [int_t], {"iota_dimension": IntegerAttr.get(dim)}).results[0]
+        pos = self.emit("stablehlo.add", [pos, self.broadcast(self.per_shard(starts, axes), int_t)], [int_t]).results[0]
+        inside = None
+        for direction, bound in (("GE", 0), ("LT", size)):
+            test = self.emit("stablehlo.compare", [pos, self.broadcast(self.scalar_const(bound, i32), int_t)], [mask_t],
+                             {"comparison_direction": enum_attr("comparison_direction", direction)}).results[0]
+            inside = test if inside is None else self.emit("stablehlo.and", [inside, test], [mask_t]).results[0]
+        assert fill is not None
+        return self.emit("stablehlo.select", [inside, value, self.broadcast(fill, t)], [t]).results[0]
+
+    def localize_windows(self, op: Operation, new: Operation, values: list[Value], windows: list[Window],
+                         result_axes: list[Axes]) -> list[Value]:
+        """The local op reads its windows from their first element: its padding, offsets and
+        reversals along the windowed dimensions are gone (the exchange did them); a result
+        longer than the piece (interior padding) is cut at this partition's offset."""
+        props = new.properties
+        for w in windows:
+            d = w.dim
+            if new.name == "stablehlo.slice":
+                props["start_indices"] = _i64s(_set(props["start_indices"], d, 0))
+                props["limit_indices"] = _i64s(_set(props["limit_indices"], d, w.size))
+            elif new.name == "stablehlo.pad":
+                props["edge_padding_low"] = _i64s(_set(props["edge_padding_low"], d, 0))
+                props["edge_padding_high"] = _i64s(_set(props["edge_padding_high"], d,
+                                                        list(props["interior_padding"].values)[d]))
+            elif new.name == "stablehlo.reverse":
+                props["dimensions"] = _i64s([x for x in props["dimensions"].values if x != d])
+            else:  # reduce_window, convolution: no padding along the window
+                pads = props["padding"].to_numpy().reshape(-1, 2).copy()
+                pads[w.padding_row] = 0
+                props["padding"] = DenseElementsAttr.get(pads.astype(np.int64), props["padding"].type)
+        if new.name == "stablehlo.reverse" and not list(props["dimensions"].values):
+            values = [new.operands[0]]
+            new.erase()
+        out = []
+        for v, r, axes in zip(values, op.results, result_axes):
+            for w in windows:
+                piece = self.local_shape(r.type.shape, axes)[w.result_dim]
+                if w.crops is not None and (v.type.shape[w.result_dim] != piece or any(w.crops)):
+                    v = self.dynamic_slice_dim(v, w.result_dim, w.crops, piece, axes[w.result_dim])
+            out.append(v)
         return out
 
     def partition_control_flow(self, op: Operation) -> None:
@@ -721,6 +913,7 @@ class Partitioner:
         if "mhlo.num_partitions" not in self.module.attributes:
             self.module.attributes["mhlo.num_partitions"] = IntegerAttr.get(self.num_devices, i32)
             self.module.attributes["mhlo.num_replicas"] = IntegerAttr.get(1, i32)
+        _fold_slices_of_pads(fn)
         old_block = fn.regions[0].entry
         n_results = len(fn.properties["function_type"].value.results)
         arg_dicts = arg_attr_dicts(fn, "arg_attrs", len(old_block.args))
@@ -768,6 +961,148 @@ class Partitioner:
         old.take_body(new_region)
         self.env.clear()
         self._index_cache.clear()
+
+
+@dataclass
+class Window:
+    """How a windowed op reads operand dimension `dim` of `operands` for result dimension
+    `result_dim`, split in k = len(starts) pieces: piece p reads the operand's elements
+    [starts[p], starts[p] + size), those outside the operand reading as the op's operand
+    fills[i] (a scalar: pad's value, reduce_window's init; -1 zero; None: never read).
+    `mirror` (reverse): the operand is read reversed, padding first. The local op's result is
+    `local_size` long; with `crops`, piece p is cut from it at crops[p]. `padding_row`: the
+    row of the op's `padding` the window replaces."""
+
+    operands: list[int]
+    dim: int
+    result_dim: int
+    starts: list[int]
+    size: int
+    fills: list[int | None]
+    local_size: int
+    mirror: bool = False
+    crops: list[int] | None = None
+    padding_row: int = -1
+
+
+def _op_windows(op: Operation, pieces: Any) -> list[Window]:
+    """The windows of a slice, pad, reverse, reduce_window or convolution along the dimensions
+    it does not map one to one (`pieces(e)`: how many pieces result dimension e is split in)."""
+    if op.name not in _WINDOWED or not all(isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
+        return []
+    src, out = shape_of_type(op.operands[0].type), shape_of_type(op.results[0].type)
+    props = op.properties
+    def ints(name: str, default: int) -> list[int]:
+        return list(props[name].values) if name in props else [default] * len(src)
+    def affine(d: int, e: int, stride: int, offset: int, extent: int, operands: list[int],
+               fills: list[int | None], row: int = -1) -> Window:
+        k = pieces(e)
+        piece = -(-out[e] // k)
+        return Window(operands, d, e, [p * piece * stride + offset for p in range(k)], (piece - 1) * stride + extent,
+                      fills, piece, padding_row=row)
+    windows = []
+    if op.name == "stablehlo.slice":
+        for d, (start, limit, stride) in enumerate(zip(ints("start_indices", 0), ints("limit_indices", 0),
+                                                        ints("strides", 1))):
+            if (start, limit, stride) != (0, src[d], 1):
+                windows.append(affine(d, d, stride, start, 1, [0], [None]))
+    elif op.name == "stablehlo.pad":
+        for d, (low, high, interior) in enumerate(zip(ints("edge_padding_low", 0), ints("edge_padding_high", 0),
+                                                       ints("interior_padding", 0))):
+            if (low, high, interior) == (0, 0, 0):
+                continue
+            k, step = pieces(d), interior + 1
+            piece = -(-out[d] // k)
+            firsts = [(p * piece - low) // step for p in range(k)]
+            size = -(-(piece + step - 2) // step) + 1
+            windows.append(Window([0], d, d, firsts, size, [1], size * step,
+                                  crops=[p * piece - low - f * step for p, f in enumerate(firsts)]))
+    elif op.name == "stablehlo.reverse":
+        for d in ints("dimensions", 0):
+            k = pieces(d)
+            piece = -(-src[d] // k)
+            windows.append(Window([0], d, d, [p * piece + k * piece - src[d] for p in range(k)], piece, [None], piece,
+                                  mirror=True))
+    elif op.name == "stablehlo.reduce_window":
+        n = len(op.results)
+        pads = props["padding"].to_numpy().reshape(-1, 2).tolist() if "padding" in props else [[0, 0]] * len(src)
+        for d, (w, stride, base, dilation) in enumerate(zip(ints("window_dimensions", 1), ints("window_strides", 1),
+                                                            ints("base_dilations", 1), ints("window_dilations", 1))):
+            if (w, stride, base, dilation, pads[d]) != (1, 1, 1, 1, [0, 0]) and base == 1:
+                windows.append(affine(d, d, stride, -pads[d][0], (w - 1) * dilation + 1, list(range(n)),
+                                      [n + i for i in range(n)], d))
+    else:  # convolution
+        dn = props["dimension_numbers"]
+        kernel = shape_of_type(op.operands[1].type)
+        spatial = len(dn.input_spatial_dimensions)
+        def conv_ints(name: str, default: int) -> list[int]:
+            return list(props[name].values) if name in props else [default] * spatial
+        pads = props["padding"].to_numpy().reshape(-1, 2).tolist() if "padding" in props else [[0, 0]] * spatial
+        for i, (d, e, kd) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions,
+                                           dn.kernel_spatial_dimensions)):
+            stride, base, dilation = (conv_ints(n, 1)[i] for n in ("window_strides", "lhs_dilation", "rhs_dilation"))
+            if base == 1:
+                windows.append(affine(d, e, stride, -pads[i][0], (kernel[kd] - 1) * dilation + 1, [0], [-1], i))
+    return windows
+
+
+_WINDOWED = ("stablehlo.slice", "stablehlo.pad", "stablehlo.reverse", "stablehlo.reduce_window",
+             "stablehlo.convolution")
+
+
+def _windowed_rule(rule: ShardingRule, windows: list[Window]) -> ShardingRule:
+    """`rule` with each window's operand and result dimensions on one factor that may be split
+    (see `ShardingRule.windowed`)."""
+    rename: dict[int, int] = {}
+    for w in windows:
+        result = rule.results[0][w.result_dim]
+        if len(result) != 1 or any(len(rule.operands[i][w.dim]) != 1 for i in w.operands):
+            return rule
+        rename.update({rule.operands[i][w.dim][0]: result[0] for i in w.operands})
+    if not rename:
+        return rule
+    operands = [[[rename.get(f, f) for f in fs] for fs in dims] for dims in rule.operands]
+    windowed = frozenset(rename.values())
+    return replace(rule, operands=operands, need_replication=rule.need_replication - windowed - set(rename),
+                   windowed=windowed)
+
+
+def _fold_slices_of_pads(fn: Operation) -> None:
+    """A slice (unit strides) of a pad (no interior padding) is one pad whose edge padding is
+    the two combined (negative where it cuts), and nothing when that is none: XLA's simplifier
+    does the same before partitioning, and a padded dimension read back as it was then moves
+    no halo."""
+    for op in list(fn.walk()):
+        pad = op.operands[0].owner_op if op.name == "stablehlo.slice" else None
+        if pad is None or pad.name != "stablehlo.pad" or any(k != 1 for k in op.properties["strides"].values) or \
+                any(pad.properties["interior_padding"].values):
+            continue
+        padded = pad.results[0].type.shape
+        low = [lo - start for lo, start in zip(pad.properties["edge_padding_low"].values,
+                                               op.properties["start_indices"].values)]
+        high = [hi - (n - limit) for hi, n, limit in zip(pad.properties["edge_padding_high"].values, padded,
+                                                         op.properties["limit_indices"].values)]
+        if not any(low) and not any(high):
+            op.results[0].replace_all_uses_with(pad.operands[0])
+        else:
+            props = {**pad.properties, "edge_padding_low": _i64s(low), "edge_padding_high": _i64s(high)}
+            folded = Builder(InsertionPoint.before(op)).create(
+                "stablehlo.pad", list(pad.operands), [op.results[0].type], props, dict(op.attributes),
+                location=op.location)
+            op.results[0].replace_all_uses_with(folded.results[0])
+        op.erase()
+        if not pad.results[0].has_uses:
+            pad.erase()
+
+
+def _resized(t: RankedTensorType, sizes: dict[int, int]) -> RankedTensorType:
+    return RankedTensorType(tuple(sizes.get(d, n) for d, n in enumerate(t.shape)), t.element_type)
+
+
+def _set(values: Any, index: int, value: int) -> list[int]:
+    out = list(values.values)
+    out[index] = value
+    return out
 
 
 class _Offsets:
