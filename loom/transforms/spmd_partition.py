@@ -7,11 +7,18 @@ reduction factors; the one moving fewer bytes wins); operands are resharded to w
 factor shardings require; the local op runs on local shapes; partial results of sharded
 reduction factors are combined (reduce_scatter where the result is to be split along a dimension
 that the reduction's axes split next, all_reduce otherwise); results are resharded to the
-shardings propagation gave them. Resharding takes the cheapest collectives: all_to_all moves a
-split from one dimension to another, all_gather removes splits, dynamic_slice at offsets derived
-from `partition_id` adds them (no communication); a value resharded once in a block is reused,
-and one made by resharding is resharded from its source when that is cheaper (a gather then a
-slice back moves nothing). Uneven dimensions are padded to
+shardings propagation gave them. Resharding takes the cheapest sequence of collectives (a
+search over the splits in between): all_to_all moves a split from one dimension to another,
+all_gather removes splits, and the last step cuts each partition's tile (dynamic_slice at
+offsets derived from `partition_id`) from a shard holding it, sent by one collective_permute
+where that shard is another partition's (the device order changes) and by none where it is its
+own (a split added); a value resharded once in a block is reused, and one made by resharding is
+resharded from its source when that is cheaper (a gather then a slice back moves nothing).
+slice, pad, reverse, reduce_window and convolution along a split dimension keep it split: each
+partition fetches the halo its piece reads from the partitions next to it (collective_permute,
+XLA's halo exchange; reverse first sends each shard to the mirrored partition), elements outside
+the operand masked with the padding value; a slice of a pad is folded into one pad first, as
+XLA's simplifier does. Uneven dimensions are padded to
 ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padding with the
 reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
 remark naming it. while / if / case run their regions partitioned with the carries' shardings;
@@ -29,6 +36,7 @@ arg_attrs / res_attrs, their final `sdy.sharding` and `loom.global_type`.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -104,6 +112,7 @@ class Partitioner:
         self._resharded: dict[tuple, Shard] = {}
         self._costing_block: Any = None  # the block emission goes to while costing
         self._source: dict[Value, Shard] = {}  # a resharded value -> the shard it was made from
+        self._plans: dict[tuple, list[tuple]] = {}  # (shape, width, from, to) -> the steps of `plan`
 
     # --- sizes ------------------------------------------------------------------------------
     def pieces(self, axes: Sequence[str]) -> int:
@@ -301,37 +310,124 @@ class Partitioner:
             self.b, self.cost = saved_b, before
 
     def _reshard(self, s: Shard, target: Axes) -> Shard:
-        shape = s.type.shape
-        # moves of a split from one dimension to another: all_to_all
-        moved = True
-        while moved:
-            moved = False
-            for a, b in itertools.permutations(range(len(shape)), 2):
-                ca, cb = _common(s.axes[a], target[a]), _common(s.axes[b], target[b])
-                excess = s.axes[a][ca:]
-                if not excess or cb != len(s.axes[b]) or target[b][cb:cb + len(excess)] != excess:
-                    continue
-                n = self.pieces(excess)
-                if shape[a] % self.pieces(s.axes[a]) or shape[b] % (self.pieces(s.axes[b]) * n):
-                    continue
-                s = self.all_to_all(s, a, b, excess)
-                moved = True
-        # remove what the target does not keep: all_gather (a whole dimension when an uneven
-        # split does not nest)
-        for d in range(len(shape)):
-            keep = s.axes[d][:_common(s.axes[d], target[d])]
-            if keep != s.axes[d]:
-                if keep and self.local_shape(shape, s.axes)[d] * self.pieces(s.axes[d][len(keep):]) != \
-                        -(-shape[d] // self.pieces(keep)):
-                    keep = ()
-                s = self.all_gather(s, d, s.axes[d][len(keep):])
-        # the axes a dimension may not take yet because another dimension still holds them
-        for d in range(len(shape)):
-            keep, extra = s.axes[d], target[d][len(s.axes[d]):]
-            if keep and extra and -(-shape[d] // self.pieces(keep)) != \
-                    -(-shape[d] // self.pieces(target[d])) * self.pieces(extra):
-                s = self.all_gather(s, d, keep)
-        return self.slice_to(s, target)
+        for step, *where in self.plan(s.type, s.axes, target):
+            s = self.all_to_all(s, *where) if step == "all_to_all" else self.all_gather(s, *where)
+        return self.permute_to(s, target)
+
+    def plan(self, t: RankedTensorType, start: Axes, target: Axes) -> list[tuple]:
+        """The cheapest way from `start` to `target` (Dijkstra over the splits in between; one
+        search per shapes and splits): all_to_all moves a dimension's minor axes to another
+        dimension's minor end (even sizes), all_gather removes a dimension's minor axes (where an
+        uneven split still nests), and the last step (`permute_to`) cuts each partition's target
+        tile from a tile holding it, sent by one collective_permute unless it is its own."""
+        key = (t.shape, byte_width(t.element_type), start, target)
+        if key in self._plans:
+            return self._plans[key]
+        shape, width = t.shape, byte_width(t.element_type)
+        def nbytes(axes: Axes) -> int:
+            return math.prod(self.local_shape(shape, axes)) * width
+        done: set[Any] = set()
+        heap: list[tuple[float, int, int, Any, list[tuple]]] = [(0.0, 0, 0, start, [])]
+        count = itertools.count(1)
+        while heap:
+            cost, _, _, axes, steps = heapq.heappop(heap)
+            if axes is None:
+                self._plans[key] = steps
+                return steps
+            if axes in done:
+                continue
+            done.add(axes)
+            moves: list[tuple[float, Any, tuple]] = []
+            final = self.assignment(shape, axes, target)
+            if final is not None:
+                moved = any(q != p for p, (q, _) in final.items())
+                moves.append((nbytes(target) if moved else 0.0, None, ()))
+            local = self.local_shape(shape, axes)
+            for d, split in enumerate(axes):
+                for j in range(1, len(split) + 1):
+                    keep, gone = split[:-j], split[-j:]
+                    n = self.pieces(gone)
+                    if not keep or local[d] * n == -(-shape[d] // self.pieces(keep)):
+                        moves.append(((n - 1) * nbytes(axes), _put(axes, {d: keep}), ("all_gather", d, gone)))
+                    for b in range(len(shape)):
+                        if b != d and not shape[d] % self.pieces(split) and \
+                                not shape[b] % (self.pieces(axes[b]) * n):
+                            moves.append(((n - 1) / n * nbytes(axes), _put(axes, {d: keep, b: axes[b] + gone}),
+                                          ("all_to_all", d, b, gone)))
+            for extra, state, step in moves:
+                if state not in done:
+                    heapq.heappush(heap, (cost + extra, len(steps) + 1, next(count), state,
+                                          steps + [step] if step else steps))
+        raise AssertionError(f"no way from {start} to {target}")  # gathering everything always nests
+
+    def assignment(self, shape: Sequence[int], axes: Axes, target: Axes) -> dict[int, tuple[int, list[int]]] | None:
+        """Per partition p, the partition q whose shard split as `axes` holds p's tile of
+        `target` and where in that shard it starts; None when some target tile straddles two
+        shards. A partition keeps its own tile where it holds it; the others are served by the
+        holders left, each sending once, among partitions alike on the mesh axes neither split
+        names (a manual computation's axes among them)."""
+        src, dst = self.local_shape(shape, axes), self.local_shape(shape, target)
+        if any(a and s % t for a, s, t in zip(axes, src, dst)):
+            return None
+        used = {a for split in (*axes, *target) for a in split}
+        alike = tuple(a for a in self.mesh if a not in used)
+        holders: dict[tuple, list[int]] = {}
+        needers: dict[tuple, list[tuple[int, list[int]]]] = {}
+        for p in range(self.num_devices):
+            group = self.shard_index(p, alike)
+            own = tuple(self.shard_index(p, a) if a else 0 for a in axes)
+            starts = [self.shard_index(p, t) * n for t, n in zip(target, dst)]
+            tile = tuple(b // n if a else 0 for a, b, n in zip(axes, starts, src))
+            holders.setdefault((group, own), []).append(p)
+            needers.setdefault((group, tile), []).append((p, [b - i * n for b, i, n in zip(starts, tile, src)]))
+        out = {}
+        for key, wanting in needers.items():
+            free = [q for q in holders.get(key, []) if q not in {p for p, _ in wanting}]
+            for p, offsets in wanting:
+                if p not in holders.get(key, []) and not free:
+                    return None
+                out[p] = (p if p in holders[key] else free.pop(0), offsets)
+        return out
+
+    def shard_index(self, p: int, axes: Sequence[str]) -> int:
+        """Partition p's shard index over `axes` (major first)."""
+        index = 0
+        for a in axes:
+            index = index * self.mesh[a] + p // self.stride[a] % self.mesh[a]
+        return index
+
+    def permute_to(self, s: Shard, target: Axes) -> Shard:
+        """`s` split as `target`, each target tile lying within one shard of `s`: every partition
+        cuts from its shard the tile a partition needs (dynamic_slice, padding an uneven
+        dimension first), and one collective_permute delivers them, none when each partition
+        cut its own."""
+        if s.axes == target:
+            return s
+        plan = self.assignment(s.type.shape, s.axes, target)
+        assert plan is not None
+        moved = any(q != p for p, (q, _) in plan.items())
+        if moved:
+            self.cost += self.nbytes(s.type, target)
+        if self.b is None:
+            return Shard(None, s.type, target)
+        want = self.local_shape(s.type.shape, target)
+        cuts = [[0] * len(want) for _ in range(self.num_devices)]  # what partition q cuts
+        for q, offsets in plan.values():
+            cuts[q] = offsets
+        value, shape = s.value, list(self.local_shape(s.type.shape, s.axes))
+        high = [max(0, max(c[d] for c in cuts) + want[d] - shape[d]) for d in range(len(want))]
+        if any(high):
+            padded = RankedTensorType(tuple(n + h for n, h in zip(shape, high)), s.type.element_type)
+            value = self.emit("stablehlo.pad", [value, self.scalar_const(0, s.type.element_type)], [padded],
+                              {"edge_padding_low": _i64s([0] * len(want)), "edge_padding_high": _i64s(high),
+                               "interior_padding": _i64s([0] * len(want))}).results[0]
+        every = tuple(self.mesh)
+        for d in range(len(want)):
+            value = self.dynamic_slice_dim(value, d, [c[d] for c in cuts], want[d], every)
+        if moved:
+            pairs = sorted((q, p) for p, (q, _) in plan.items())
+            value = self.permute_pairs(value, pairs)
+        return Shard(value, s.type, target)
 
     # --- ops --------------------------------------------------------------------------------
     def lookup(self, v: Value) -> Shard:
@@ -660,7 +756,9 @@ class Partitioner:
         self.cost += nbytes
         if self.b is None:
             return None
-        pairs = [(g[q], g[t]) for g in self.groups(axes) for q, t in sorted(target.items())]
+        return self.permute_pairs(value, [(g[q], g[t]) for g in self.groups(axes) for q, t in sorted(target.items())])
+
+    def permute_pairs(self, value: Value, pairs: list[tuple[int, int]]) -> Value:
         arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         props = {"source_target_pairs": DenseElementsAttr.get(arr, RankedTensorType(arr.shape, i64)),
                  "channel_handle": channel_handle_attr(self.channel)}
@@ -1093,6 +1191,10 @@ def _fold_slices_of_pads(fn: Operation) -> None:
         op.erase()
         if not pad.results[0].has_uses:
             pad.erase()
+
+
+def _put(axes: Axes, dims: dict[int, tuple[str, ...]]) -> Axes:
+    return tuple(dims.get(d, a) for d, a in enumerate(axes))
 
 
 def _resized(t: RankedTensorType, sizes: dict[int, int]) -> RankedTensorType:

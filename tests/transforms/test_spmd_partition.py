@@ -61,6 +61,23 @@ def test_communication_is_no_more_than_xla():
     assert sum(PROGRAMS[n]["xla_bytes"] > 0 for n in compared) >= 10
 
 
+# Resharding between two splits of one value (corpus programs): the device order changing under
+# one shard shape is one collective_permute; a split moving to another dimension, all_to_all;
+# all_gather only where a dimension is gathered. (The bytes are compared with XLA's above.)
+RESHARDS = {"reshard_swap_axes": {"collective_permute"}, "reshard_axis_order": {"collective_permute"},
+            "reshard_other_axis": {"collective_permute"}, "reshard_split_moves": {"all_to_all"},
+            "reshard_split_moves_3d": {"all_to_all"}, "reshard_1d_moves": {"all_to_all"},
+            "reshard_gather_and_move": {"all_gather", "all_to_all"}}
+
+
+@pytest.mark.parametrize("name", sorted(RESHARDS))
+def test_resharding_takes_permutes_and_all_to_all(name):
+    local = partition(loom.ir.parse(PROGRAMS[name]["text"]))
+    used = {op.name.removeprefix("stablehlo.") for op in local.walk()} & {
+        "all_gather", "all_reduce", "all_to_all", "collective_permute", "reduce_scatter"}
+    assert used == RESHARDS[name]
+
+
 def test_partitioned_program_keeps_the_contract():
     from jax._src.interpreters import mlir as jax_mlir
     from jax._src.lib.mlir import ir as jax_ir

@@ -173,6 +173,7 @@ def _shard_map_partial(a):
 
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
+MESH_2X2 = ((2, 2), ("x", "y"))
 MESH_4 = ((4,), ("d",))
 MESH_8 = ((8,), ("d",))
 
@@ -269,6 +270,15 @@ PROGRAMS = [
     ("uneven_elementwise", lambda a: jnp.sin(_split(a, P("d"))) * 2.0, MESH_4, [((10,), f32, P())], P()),
     ("uneven_sum", lambda a: jnp.sum(_split(a, P("d")) ** 2), MESH_4, [((10,), f32, P())], P()),
     ("uneven_max_rows", lambda a: jnp.max(_split(a, P("d", None)), axis=0), MESH_4, [((10, 3), f32, P())], P()),
+    # resharding between two splits of one value
+    ("reshard_swap_axes", lambda a: a * 2.0, MESH_2X2, [((8, 8), f32, P("x", "y"))], P("y", "x")),
+    ("reshard_axis_order", lambda a: a * 2.0, MESH_2X2, [((8, 8), f32, P(("x", "y"), None))], P(("y", "x"), None)),
+    ("reshard_other_axis", lambda a: a * 2.0, MESH_2D, [((8, 8), f32, P("x", None))], P("y", None)),
+    ("reshard_split_moves", lambda a: a * 2.0, MESH_2D, [((8, 16), f32, P(None, ("x", "y")))], P(("y", "x"), None)),
+    ("reshard_split_moves_3d", lambda a: a * 2.0, MESH_2X2, [((4, 8, 8), f32, P("x", "y", None))],
+     P(None, "x", "y")),
+    ("reshard_gather_and_move", lambda a: a * 2.0, MESH_2D, [((8, 16), f32, P("x", "y"))], P("y", None)),
+    ("reshard_1d_moves", lambda a: jnp.sin(a), MESH_4, [((8, 12), f32, P(None, "d"))], P("d", None)),
 ]
 
 
