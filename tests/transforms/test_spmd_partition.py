@@ -360,3 +360,59 @@ def test_windows_along_a_split_dimension_exchange_halos(name):
                    op.properties or op.name == "stablehlo.collective_permute"}
     assert collectives == {"stablehlo.collective_permute"}, collectives
     assert collective_bytes(local) < 3 / 4 * 12 * 3 * 4, "no less than gathering the operand"  # 12 rows padded
+
+
+EXAMPLE_SIZES = ["--steps", "2", "--batch", "2", "--seq", "4", "--dim", "8", "--heads", "2", "--hidden", "8"]
+
+
+def _load_example(name: str):
+    import importlib.util
+
+    from support.paths import EXAMPLES
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_transformer_example_in_process_equals_one_device(monkeypatch, capsys):
+    """examples/transformer_parallel.py on a 2x2 mesh of CPU devices (what LOOM_NUM_CPU_DEVICES=4
+    gives) trains as the same steps on one device do; its partitioned step reduces over "model"
+    and over "data" and leaves the weights split."""
+    import sys
+
+    from loom.devices import Device
+    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
+    example = _load_example("transformer_parallel")
+    monkeypatch.setattr(sys, "argv", ["transformer_parallel.py", *EXAMPLE_SIZES])
+    with pytest.raises(SystemExit) as done:
+        example.main()
+    out = capsys.readouterr().out
+    assert done.value.code == 0, out
+    assert "step   1  loss" in out and "equals the single-device run" in out
+    args = type("Args", (), {"lr": 0.1, "heads": 2})
+    step = example.sharded_step(args, loom.make_mesh((2, 2), ("data", "model")))
+    params = example.init(type("Sizes", (), {"dim": 8, "hidden": 8}), 0)
+    x = np.zeros((2, 4, 8), np.float32)
+    local = partition(step.lower(params, x, x).module)
+    groups = {(op.name, str(op.properties["replica_groups"].to_numpy().tolist())) for op in local.walk()
+              if op.name == "stablehlo.all_reduce"}
+    assert ("stablehlo.all_reduce", "[[0, 1], [2, 3]]") in groups  # over "model"
+    assert ("stablehlo.all_reduce", "[[0, 2], [1, 3]]") in groups  # over "data"
+    fn = next(op for op in local.regions[0].entry.ops if op.name == "func.func")
+    assert fn.properties["function_type"].value.inputs[1].shape == (8, 4)  # wq by columns
+
+
+@pytest.mark.slow  # four processes under torchrun: about 30 s on a loaded 2-core machine
+def test_transformer_example_under_torchrun_equals_one_device():
+    import os
+    import subprocess
+    import sys
+
+    from support.paths import EXAMPLES, ROOT
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "4",
+           str(EXAMPLES / "transformer_parallel.py"), *EXAMPLE_SIZES, "--timeout", "60"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "equals the single-device run" in done.stdout and "DIFFERS" not in done.stdout
