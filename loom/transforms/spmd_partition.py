@@ -40,7 +40,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,13 +58,16 @@ from loom.rewrite.passes import Pass, register_pass
 from loom.transforms.sharding_propagation import (
     ShardingError,
     ShardingRule,
+    Window,
     arg_attr_dicts,
     closed_attr,
     find_mesh,
     free_axes,
     manual_axes_of,
+    op_windows,
     rule_of,
     set_attr_dicts,
+    windowed_rule,
 )
 
 Axes = tuple[tuple[str, ...], ...]  # per dimension, the mesh axes splitting it (major to minor)
@@ -549,7 +552,7 @@ class Partitioner:
         return tuple(tuple(a for f in fs for a in factors.get(f, ())) for fs in dims)
 
     def partition_by_rule(self, op: Operation, rule: ShardingRule) -> None:
-        rule = _windowed_rule(rule, _op_windows(op, lambda e: 1))
+        rule = windowed_rule(rule, op_windows(op, lambda e: 1))  # a slice's too (see `rule_of`)
         saved_b = self.b
         best: tuple[float, int, dict[int, tuple[str, ...]]] | None = None
         candidates = []
@@ -579,7 +582,7 @@ class Partitioner:
         partial = tuple(a for f in sorted(rule.reduction) for a in factors.get(f, ()))
         if self.b is not None:
             self.mask_padding(op, rule, factors, operands)
-        windows = [w for w in _op_windows(op, lambda e: self.pieces(factors.get(rule.results[0][e][0], ())))
+        windows = [w for w in op_windows(op, lambda e: self.pieces(factors.get(rule.results[0][e][0], ())))
                    if len(w.starts) > 1] if rule.windowed else []
         result_axes = [self.tensor_axes(dims, factors) for dims in rule.results]
         local_types = [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)]
@@ -1059,110 +1062,6 @@ class Partitioner:
         old.take_body(new_region)
         self.env.clear()
         self._index_cache.clear()
-
-
-@dataclass
-class Window:
-    """How a windowed op reads operand dimension `dim` of `operands` for result dimension
-    `result_dim`, split in k = len(starts) pieces: piece p reads the operand's elements
-    [starts[p], starts[p] + size), those outside the operand reading as the op's operand
-    fills[i] (a scalar: pad's value, reduce_window's init; -1 zero; None: never read).
-    `mirror` (reverse): the operand is read reversed, padding first. The local op's result is
-    `local_size` long; with `crops`, piece p is cut from it at crops[p]. `padding_row`: the
-    row of the op's `padding` the window replaces."""
-
-    operands: list[int]
-    dim: int
-    result_dim: int
-    starts: list[int]
-    size: int
-    fills: list[int | None]
-    local_size: int
-    mirror: bool = False
-    crops: list[int] | None = None
-    padding_row: int = -1
-
-
-def _op_windows(op: Operation, pieces: Any) -> list[Window]:
-    """The windows of a slice, pad, reverse, reduce_window or convolution along the dimensions
-    it does not map one to one (`pieces(e)`: how many pieces result dimension e is split in)."""
-    if op.name not in _WINDOWED or not all(isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
-        return []
-    src, out = shape_of_type(op.operands[0].type), shape_of_type(op.results[0].type)
-    props = op.properties
-    def ints(name: str, default: int) -> list[int]:
-        return list(props[name].values) if name in props else [default] * len(src)
-    def affine(d: int, e: int, stride: int, offset: int, extent: int, operands: list[int],
-               fills: list[int | None], row: int = -1) -> Window:
-        k = pieces(e)
-        piece = -(-out[e] // k)
-        return Window(operands, d, e, [p * piece * stride + offset for p in range(k)], (piece - 1) * stride + extent,
-                      fills, piece, padding_row=row)
-    windows = []
-    if op.name == "stablehlo.slice":
-        for d, (start, limit, stride) in enumerate(zip(ints("start_indices", 0), ints("limit_indices", 0),
-                                                        ints("strides", 1))):
-            if (start, limit, stride) != (0, src[d], 1):
-                windows.append(affine(d, d, stride, start, 1, [0], [None]))
-    elif op.name == "stablehlo.pad":
-        for d, (low, high, interior) in enumerate(zip(ints("edge_padding_low", 0), ints("edge_padding_high", 0),
-                                                       ints("interior_padding", 0))):
-            if (low, high, interior) == (0, 0, 0):
-                continue
-            k, step = pieces(d), interior + 1
-            piece = -(-out[d] // k)
-            firsts = [(p * piece - low) // step for p in range(k)]
-            size = -(-(piece + step - 2) // step) + 1
-            windows.append(Window([0], d, d, firsts, size, [1], size * step,
-                                  crops=[p * piece - low - f * step for p, f in enumerate(firsts)]))
-    elif op.name == "stablehlo.reverse":
-        for d in ints("dimensions", 0):
-            k = pieces(d)
-            piece = -(-src[d] // k)
-            windows.append(Window([0], d, d, [p * piece + k * piece - src[d] for p in range(k)], piece, [None], piece,
-                                  mirror=True))
-    elif op.name == "stablehlo.reduce_window":
-        n = len(op.results)
-        pads = props["padding"].to_numpy().reshape(-1, 2).tolist() if "padding" in props else [[0, 0]] * len(src)
-        for d, (w, stride, base, dilation) in enumerate(zip(ints("window_dimensions", 1), ints("window_strides", 1),
-                                                            ints("base_dilations", 1), ints("window_dilations", 1))):
-            if (w, stride, base, dilation, pads[d]) != (1, 1, 1, 1, [0, 0]) and base == 1:
-                windows.append(affine(d, d, stride, -pads[d][0], (w - 1) * dilation + 1, list(range(n)),
-                                      [n + i for i in range(n)], d))
-    else:  # convolution
-        dn = props["dimension_numbers"]
-        kernel = shape_of_type(op.operands[1].type)
-        spatial = len(dn.input_spatial_dimensions)
-        def conv_ints(name: str, default: int) -> list[int]:
-            return list(props[name].values) if name in props else [default] * spatial
-        pads = props["padding"].to_numpy().reshape(-1, 2).tolist() if "padding" in props else [[0, 0]] * spatial
-        for i, (d, e, kd) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions,
-                                           dn.kernel_spatial_dimensions)):
-            stride, base, dilation = (conv_ints(n, 1)[i] for n in ("window_strides", "lhs_dilation", "rhs_dilation"))
-            if base == 1:
-                windows.append(affine(d, e, stride, -pads[i][0], (kernel[kd] - 1) * dilation + 1, [0], [-1], i))
-    return windows
-
-
-_WINDOWED = ("stablehlo.slice", "stablehlo.pad", "stablehlo.reverse", "stablehlo.reduce_window",
-             "stablehlo.convolution")
-
-
-def _windowed_rule(rule: ShardingRule, windows: list[Window]) -> ShardingRule:
-    """`rule` with each window's operand and result dimensions on one factor that may be split
-    (see `ShardingRule.windowed`)."""
-    rename: dict[int, int] = {}
-    for w in windows:
-        result = rule.results[0][w.result_dim]
-        if len(result) != 1 or any(len(rule.operands[i][w.dim]) != 1 for i in w.operands):
-            return rule
-        rename.update({rule.operands[i][w.dim][0]: result[0] for i in w.operands})
-    if not rename:
-        return rule
-    operands = [[[rename.get(f, f) for f in fs] for fs in dims] for dims in rule.operands]
-    windowed = frozenset(rename.values())
-    return replace(rule, operands=operands, need_replication=rule.need_replication - windowed - set(rename),
-                   windowed=windowed)
 
 
 def _fold_slices_of_pads(fn: Operation) -> None:
