@@ -416,3 +416,31 @@ def test_transformer_example_under_torchrun_equals_one_device():
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "equals the single-device run" in done.stdout and "DIFFERS" not in done.stdout
+
+
+def test_shard_map_manual_over_some_axes_gives_jax_values(monkeypatch):
+    """loom.shard_map(..., axis_names={"x"}) (the corpus's shard_map_partial, written with loom):
+    the body is per device over "x" and global over "y" (a sharding constraint over "y" in it);
+    run eagerly (the one-process manual computation) and partitioned over 8 CPU devices, it gives
+    JAX's values. Specs naming a free axis are an error."""
+    import sys
+
+    import loom.numpy as lnp
+    from loom import lax
+    from loom.devices import Device
+    from loom.sharding import NamedSharding, P
+    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(8)))
+    mesh = loom.make_mesh((2, 4), ("x", "y"))
+
+    def body(v):
+        v = lax.with_sharding_constraint(lnp.sin(v), NamedSharding(mesh, P(None, "y")))
+        return lax.psum(v @ v.T, "x")
+    mapped = loom.shard_map(body, mesh=mesh, in_specs=P("x", None), out_specs=P(None, None), axis_names={"x"})
+    x, want = VALUES["shard_map_partial/in0"], VALUES["shard_map_partial/out0"]
+    np.testing.assert_allclose(np.asarray(mapped(x)), want, rtol=1e-5, atol=1e-5)
+    sharded = loom.jit(mapped, in_shardings=NamedSharding(mesh, P("x", "y")), out_shardings=NamedSharding(mesh, P()))
+    assert '"sdy.manual_computation"' in loom.ir.print(sharded.lower(x).module, generic=True)
+    assert "manual_axes = #sdy<manual_axes{\"x\"}>" in loom.ir.print(sharded.lower(x).module, generic=True)
+    np.testing.assert_allclose(np.asarray(sharded(x)), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"in_specs for .* names the axes \['y'\], which are not manual"):
+        loom.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P(), axis_names={"x"})(x)
