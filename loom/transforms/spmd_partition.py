@@ -253,35 +253,6 @@ class Partitioner:
             value = self.emit("stablehlo.all_to_all", [s.value], [out_t], props).results[0]
         return Shard(value, s.type, tuple(new_axes))
 
-    def slice_to(self, s: Shard, target: Axes) -> Shard:
-        """Split further, where `s.axes[d]` is a prefix of `target[d]`: a dynamic_slice of this
-        partition's piece (no communication), padding an uneven dimension first."""
-        if all(s.axes[d] == target[d] for d in range(len(target))):
-            return s
-        if self.b is None:
-            return Shard(None, s.type, target)
-        value = s.value
-        cur = list(self.local_shape(s.type.shape, s.axes))
-        want = self.local_shape(s.type.shape, target)
-        pad_high = [0] * len(cur)
-        for d in range(len(cur)):
-            extra = self.pieces(target[d][len(s.axes[d]):])
-            if want[d] * extra > cur[d]:
-                pad_high[d] = want[d] * extra - cur[d]
-        if any(pad_high):
-            padded = RankedTensorType(tuple(c + p for c, p in zip(cur, pad_high)), s.type.element_type)
-            zero = self.scalar_const(0, s.type.element_type)
-            value = self.emit("stablehlo.pad", [value, zero], [padded],
-                              {"edge_padding_low": _i64s([0] * len(cur)), "edge_padding_high": _i64s(pad_high),
-                               "interior_padding": _i64s([0] * len(cur))}).results[0]
-        starts = []
-        for d in range(len(cur)):
-            extra = target[d][len(s.axes[d]):]
-            starts.append(self.offset(extra, want[d]) if extra else self._zero)
-        t = RankedTensorType(want, s.type.element_type)
-        value = self.emit("stablehlo.dynamic_slice", [value, *starts], [t], {"slice_sizes": _i64s(want)}).results[0]
-        return Shard(value, s.type, target)
-
     def reshard(self, s: Shard, target: Axes) -> Shard:
         """`s` split as `target`: splits moving between dimensions by all_to_all, splits the
         target drops by all_gather, new splits by dynamic_slice (the costs add up in `cost`).
@@ -424,9 +395,14 @@ class Partitioner:
             value = self.emit("stablehlo.pad", [value, self.scalar_const(0, s.type.element_type)], [padded],
                               {"edge_padding_low": _i64s([0] * len(want)), "edge_padding_high": _i64s(high),
                                "interior_padding": _i64s([0] * len(want))}).results[0]
-        every = tuple(self.mesh)
         for d in range(len(want)):
-            value = self.dynamic_slice_dim(value, d, [c[d] for c in cuts], want[d], every)
+            # the offsets as a function of the shard index over as few axes as they depend on
+            for axes in ((), *(target[d][k:] for k in reversed(range(len(target[d])))), tuple(self.mesh)):
+                by_index = {self.shard_index(q, axes): c[d] for q, c in enumerate(cuts)}
+                if len(by_index) == self.pieces(axes) and all(by_index[self.shard_index(q, axes)] == c[d]
+                                                              for q, c in enumerate(cuts)):
+                    break
+            value = self.dynamic_slice_dim(value, d, [by_index[i] for i in range(self.pieces(axes))], want[d], axes)
         if moved:
             pairs = sorted((q, p) for p, (q, _) in plan.items())
             value = self.permute_pairs(value, pairs)
@@ -804,8 +780,11 @@ class Partitioner:
         step = values[1] - values[0]
         index = self.index(axes)
         if all(v == values[0] + p * step for p, v in enumerate(values)):
-            scaled = self.emit("stablehlo.multiply", [index, self.scalar_const(step, i32)], [_i32()]).results[0]
-            return self.emit("stablehlo.add", [scaled, self.scalar_const(values[0], i32)], [_i32()]).results[0]
+            if step != 1:
+                index = self.emit("stablehlo.multiply", [index, self.scalar_const(step, i32)], [_i32()]).results[0]
+            if values[0]:
+                index = self.emit("stablehlo.add", [index, self.scalar_const(values[0], i32)], [_i32()]).results[0]
+            return index
         table_t = RankedTensorType((len(values),), i32)
         table = self.emit("stablehlo.constant", [], [table_t],
                           {"value": DenseElementsAttr.get(np.asarray(values, np.int32), table_t)}).results[0]
@@ -1147,13 +1126,6 @@ def _without_sdy(op: Operation) -> Operation:
         elif nested is not op:
             nested.attributes.pop("sdy.sharding", None)
     return op
-
-
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    n = 0
-    while n < len(a) and n < len(b) and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def _axes(attr: TensorShardingAttr) -> Axes:
