@@ -254,9 +254,11 @@ class Partitioner:
         return Shard(value, s.type, tuple(new_axes))
 
     def reshard(self, s: Shard, target: Axes) -> Shard:
-        """`s` split as `target`: splits moving between dimensions by all_to_all, splits the
-        target drops by all_gather, new splits by dynamic_slice (the costs add up in `cost`).
-        A value resharded once in a block is reused by the later ops of that block."""
+        """`s` split as `target` by the cheapest steps (`plan`): splits moving between dimensions
+        by all_to_all, splits the target drops by all_gather, then each partition's tile cut
+        (dynamic_slice) and, where the device order changes, sent by collective_permute (the costs
+        add up in `cost`). A value resharded once in a block is reused by the later ops of that
+        block."""
         if s.axes == target:
             return s
         block = self.b.insertion_point.block if self.b is not None and self.b.insertion_point else None
