@@ -696,19 +696,24 @@ class Partitioner:
             size = k * length  # the reversed operand, its padding now first
         relative = [start - p * length for p, start in enumerate(w.starts)]
         low, high = min(relative), max(relative) + w.size
-        distances = [d for d in range(low // length, (high - 1) // length + 1) if -k < d < k]
-        halo = sum(min(high, (d + 1) * length) - max(low, d * length) for d in distances if d)
+        # what the windows read of the operand itself (the rest is padding or masked)
+        real = (size - s.type.shape[dim], size)
+        reads = [(max(start, real[0]) - p * length, min(start + w.size, real[1]) - p * length)
+                 for p, start in enumerate(w.starts) if max(start, real[0]) < min(start + w.size, real[1])] or [(0, 1)]
+        read_low, read_high = min(r[0] for r in reads), max(r[1] for r in reads)
+        distances = [d for d in range(read_low // length, (read_high - 1) // length + 1) if -k < d < k]
+        halo = sum(min(read_high, (d + 1) * length) - max(read_low, d * length) for d in distances if d)
         if distances and halo <= (k - 1) * length:
             chunks = []
             for d in distances:
-                first, last = max(low - d * length, 0), min(high - d * length, length)
+                first, last = max(read_low - d * length, 0), min(read_high - d * length, length)
                 chunk = self.slice_dim(value, dim, first, last) if self.b is not None else None
                 if d:
                     chunk = self.permute(chunk, axes, {q: q - d for q in range(k) if 0 <= q - d < k},
                                          (last - first) * row)
                 chunks.append(chunk)
-            before = max(low, distances[0] * length) - low
-            after = high - min(high, (distances[-1] + 1) * length)
+            before = max(read_low, distances[0] * length) - low
+            after = high - min(read_high, (distances[-1] + 1) * length)
             offsets = [r - low for r in relative]
         else:
             self.cost += (k - 1) * length * row
