@@ -112,10 +112,10 @@ def identity_rule(op: Operation) -> ShardingRule:
 
 def rule_of(op: Operation) -> ShardingRule | None:
     """The op's sharding rule, or None when it has none (it then runs replicated); the
-    dimensions a pad, reverse, reduce_window or convolution reads through windows share a factor
-    (see `windowed_rule`), so splits propagate through them. A slice's sliced dimensions stay
-    apart: its result is often a piece within one shard, better whole (the partitioner still
-    splits them where that moves less)."""
+    dimensions a concatenate, pad, reverse, reduce_window or convolution reads through windows
+    share a factor (see `windowed_rule`), so splits propagate through them. A slice's sliced
+    dimensions stay apart: its result is often a piece within one shard, better whole (the
+    partitioner still splits them where that moves less)."""
     fn = SHARDING_RULES.get(op.name)
     if fn is None:
         definition = type(op).definition
@@ -153,8 +153,8 @@ class Window:
 
 
 def op_windows(op: Operation, pieces: Any) -> list[Window]:
-    """The windows of a slice, pad, reverse, reduce_window or convolution along the dimensions
-    it does not map one to one (`pieces(e)`: how many pieces result dimension e is split in)."""
+    """The windows of a slice, concatenate, pad, reverse, reduce_window or convolution along the
+    dimensions it does not map one to one (`pieces(e)`: how many pieces result dimension e is split in)."""
     if op.name not in _WINDOWED or not all(isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
         return []
     src, out = shape_of(op.operands[0]), shape_of(op.results[0])
@@ -184,6 +184,13 @@ def op_windows(op: Operation, pieces: Any) -> list[Window]:
             size = -(-(piece + step - 2) // step) + 1
             windows.append(Window([0], d, d, firsts, size, [1], size * step,
                                   crops=[p * piece - low - f * step for p, f in enumerate(firsts)]))
+    elif op.name == "stablehlo.concatenate":  # each operand, where it lies in the result
+        d = int(props["dimension"].value)
+        k = pieces(d)
+        piece, offset = -(-out[d] // k), 0
+        for i, v in enumerate(op.operands):
+            windows.append(Window([i], d, d, [p * piece - offset for p in range(k)], piece, [None], piece))
+            offset += shape_of(v)[d]
     elif op.name == "stablehlo.reverse":
         for d in ints("dimensions", 0):
             k = pieces(d)
@@ -213,8 +220,8 @@ def op_windows(op: Operation, pieces: Any) -> list[Window]:
     return windows
 
 
-_WINDOWED = ("stablehlo.slice", "stablehlo.pad", "stablehlo.reverse", "stablehlo.reduce_window",
-             "stablehlo.convolution")
+_WINDOWED = ("stablehlo.slice", "stablehlo.concatenate", "stablehlo.pad", "stablehlo.reverse",
+             "stablehlo.reduce_window", "stablehlo.convolution")
 
 
 def windowed_rule(rule: ShardingRule, windows: list[Window]) -> ShardingRule:

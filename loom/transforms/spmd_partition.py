@@ -14,10 +14,11 @@ offsets derived from `partition_id`) from a shard holding it, sent by one collec
 where that shard is another partition's (the device order changes) and by none where it is its
 own (a split added); a value resharded once in a block is reused, and one made by resharding is
 resharded from its source when that is cheaper (a gather then a slice back moves nothing).
-slice, pad, reverse, reduce_window and convolution along a split dimension keep it split: each
-partition fetches the halo its piece reads from the partitions next to it (collective_permute,
-XLA's halo exchange; reverse first sends each shard to the mirrored partition), elements outside
-the operand masked with the padding value; a slice of a pad is folded into one pad first, as
+slice, concatenate, pad, reverse, reduce_window and convolution along a split dimension keep it
+split: each partition fetches the halo its piece reads from the partitions next to it
+(collective_permute, XLA's halo exchange; reverse first sends each shard to the mirrored
+partition; a concatenate selects each element from the operand whose part of the result holds
+it), elements outside the operand masked with the padding value; a slice of a pad is folded into one pad first, as
 XLA's simplifier does. Uneven dimensions are padded to
 ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padding with the
 reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
@@ -815,6 +816,25 @@ class Partitioner:
         assert fill is not None
         return self.emit("stablehlo.select", [inside, value, self.broadcast(fill, t)], [t]).results[0]
 
+    def select_parts(self, new: Operation, windows: list[Window], axes: Axes) -> Value:
+        """The local piece of a concatenate along a split dimension, from the operands' windows
+        over it: past where operand i starts in the result, operand i's."""
+        from loom.dialects.stablehlo.attributes import enum_attr
+        d = windows[0].dim
+        t = new.results[0].type
+        int_t, mask_t = RankedTensorType(t.shape, i32), RankedTensorType(t.shape, i1)
+        first = [p * t.shape[d] for p in range(len(windows[0].starts))]
+        pos = self.emit("stablehlo.iota", [], [int_t], {"iota_dimension": IntegerAttr.get(d)}).results[0]
+        pos = self.emit("stablehlo.add", [pos, self.broadcast(self.per_shard(first, axes[d]), int_t)],
+                        [int_t]).results[0]
+        out = new.operands[0]
+        for value, w in zip(new.operands[1:], windows[1:]):
+            start = self.broadcast(self.scalar_const(-w.starts[0], i32), int_t)
+            past = self.emit("stablehlo.compare", [pos, start], [mask_t],
+                             {"comparison_direction": enum_attr("comparison_direction", "GE")}).results[0]
+            out = self.emit("stablehlo.select", [past, value, out], [t]).results[0]
+        return out
+
     def localize_windows(self, op: Operation, new: Operation, values: list[Value], windows: list[Window],
                          result_axes: list[Axes]) -> list[Value]:
         """The local op reads its windows from their first element: its padding, offsets and
@@ -832,12 +852,15 @@ class Partitioner:
                                                         list(props["interior_padding"].values)[d]))
             elif new.name == "stablehlo.reverse":
                 props["dimensions"] = _i64s([x for x in props["dimensions"].values if x != d])
-            else:  # reduce_window, convolution: no padding along the window
+            elif "padding" in props:  # reduce_window, convolution: no padding along the window
                 pads = props["padding"].to_numpy().reshape(-1, 2).copy()
                 pads[w.padding_row] = 0
                 props["padding"] = DenseElementsAttr.get(pads.astype(np.int64), props["padding"].type)
         if new.name == "stablehlo.reverse" and not list(props["dimensions"].values):
             values = [new.operands[0]]
+            new.erase()
+        if new.name == "stablehlo.concatenate":  # each element from the operand whose part of the result holds it
+            values = [self.select_parts(new, windows, result_axes[0])]
             new.erase()
         out = []
         for v, r, axes in zip(values, op.results, result_axes):

@@ -312,7 +312,8 @@ def test_random_shardings_of_a_scatter_give_numpy_values(seed):
 
 
 # Windowed ops along a split dimension (10 elements over 4 partitions: shards of 3, the last
-# holding one): each partition fetches the halo its piece reads from its neighbours
+# holding one; a concatenate reads each operand where it lies in the result): each partition
+# fetches the halo its piece reads from its neighbours
 # (collective_permute) instead of gathering the dimension; the single-device run of the same
 # program is the oracle, and the bytes moved stay below a gather of the operand.
 
@@ -333,6 +334,8 @@ WINDOWED = {  # name: (operand shape, result shape, body defining %r from %a: {t
                          "tensor<2x2xi64>, window_dimensions = array<i64: 3, 1>, window_strides = array<i64: 2, 1>}}> "
                          "({{\n^bb0(%p: tensor<f32>, %q: tensor<f32>):\n%s = stablehlo.maximum %p, %q : tensor<f32>\n"
                          "stablehlo.return %s : tensor<f32>\n}}) : ({t}, tensor<f32>) -> {tr}"),
+    "concatenate": ((10, 3), (12, 3), "%h = stablehlo.constant dense<1.5> : tensor<2x3xf32>\n"
+                    "%r = stablehlo.concatenate %h, %a, dim = 0 : (tensor<2x3xf32>, {t}) -> {tr}"),
     "convolution": ((10, 3), (5, 4), "%w = stablehlo.constant dense<{kernel}> : tensor<4x3x3xf32>\n"
                     "%x = stablehlo.reshape %a : ({t}) -> tensor<1x10x3xf32>\n"
                     "%c = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[o, i, 0]->[b, 0, f], window = "
