@@ -10,7 +10,10 @@
 
 Plus the contract of the partitioned program (local types, `sdy.sharding` and
 `loom.global_type` on every argument and result, no sdy ops, collectives as jaxlib parses them),
-uneven dimensions given as arguments, and the replicated fallback's remark."""
+uneven dimensions given as arguments, the replicated fallback's remark, the collectives resharding
+takes (collective_permute, all_to_all), halo exchange for windowed ops along a split dimension
+(the single-device run as oracle), examples/transformer_parallel.py against one device, and
+shard_map manual over some axes against JAX."""
 
 from __future__ import annotations
 
