@@ -2,6 +2,7 @@
 
     python benchmarks/spmd_partitioning.py                 # the corpus, then a ~2,000-op program
     python benchmarks/spmd_partitioning.py --layers 200 --repeat 5
+    python benchmarks/spmd_partitioning.py --quick         # the corpus, then a 40-layer program once
 
 1. Communication: for every program of the sharded-program corpus (tests/transforms/spmd_corpus),
    the bytes per device moved by loom's partitioned program and by XLA's compiled one, counted
@@ -106,7 +107,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layers", type=int, default=480, help="layers of the timed MLP (about 4 ops each)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="a 40-layer program, timed once")
     args = ap.parse_args()
+    if args.quick:
+        args.layers, args.repeat = 40, 1
     print(f"machine: {platform.machine()} {cpu_name()}, {os.cpu_count()} CPUs; jax {jax.__version__}")
     print("communication per device (loom vs XLA):")
     rows = communication()

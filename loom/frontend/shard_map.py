@@ -5,10 +5,10 @@ behaviour.
 each argument is split over the mesh as its `PartitionSpec` says, `f` runs once per device on the
 local shards (it may use the collectives of `loom.lax` over the mesh's axes), and its results,
 local values, are assembled into global ones as `out_specs` say. It lowers to
-`sdy.manual_computation` (every mesh axis manual), whose body is `f` traced on the local shapes
-(global shape / product of the axes splitting each dimension), as JAX lowers it. Values `f`
-closes over enter the body as extra operands, replicated. Called outside tracing, it runs as a
-jitted function.
+`sdy.manual_computation` (manual over the mesh axes `axis_names` names, all by default), whose
+body is `f` traced on the local shapes (global shape / product of the axes splitting each
+dimension), as JAX lowers it. Values `f` closes over enter the body as extra operands,
+replicated. Called outside tracing, it runs as a jitted function.
 
 `with_sharding_constraint(x, sharding)` lowers to `sdy.sharding_constraint` (an identity on values).
 
@@ -130,16 +130,29 @@ def _manual_region(inner: TraceContext, outs: list[Tracer]) -> Region:
     return region
 
 
-def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: Any, check_vma: bool = True
-              ) -> Callable[..., Any]:
+def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: Any, check_vma: bool = True,
+              axis_names: Any = None) -> Callable[..., Any]:
     """`f` mapped over the shards of its arguments (see the module docstring), as `jax.shard_map`.
     `in_specs` is a PartitionSpec for every argument or a tuple with a pytree prefix per positional
-    argument; `out_specs` a pytree prefix of the output. Every mesh axis is manual. `check_vma` is
+    argument; `out_specs` a pytree prefix of the output. The mesh axes in `axis_names` (all when
+    empty or None) are manual, and only they may appear in the specs; over the others `f` is a
+    global program (its values split as propagation or `with_sharding_constraint` says). `check_vma` is
     accepted for JAX's signature; loom does not infer which values vary over which axes: a result
     whose spec omits an axis is the first device's along it (as JAX with `check_vma=False`)."""
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map requires a loom.sharding.Mesh as mesh, got {type(mesh).__name__}")
     name = getattr(f, "__name__", "f")
+    unknown = sorted(set(axis_names or ()) - set(mesh.axis_names))
+    if unknown:
+        raise ValueError(f"shard_map applied to the function '{name}': axis_names names {unknown}, which are not "
+                         f"axes of {mesh!r}")
+    manual = tuple(a for a in mesh.axis_names if not axis_names or a in axis_names)
+
+    def check_manual(s: NamedSharding, what: str) -> None:
+        free = [a for d in range(len(s.spec)) for a in s.spec.axes_of(d) if a not in manual]
+        if free:
+            raise ValueError(f"shard_map applied to the function '{name}': {what} names the axes {free}, which are "
+                             f"not manual (axis_names={set(manual)})")
 
     @functools.wraps(f)
     def wrapped(*args: Any) -> Any:
@@ -155,6 +168,7 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         for t, spec, where in zip(tracers, specs, argument_paths(f, args)):
             s = named_sharding(mesh, spec if spec is not None else PartitionSpec(), t.shape,
                                f"shard_map applied to the function '{name}': in_specs for {where}", divisible=True)
+            check_manual(s, f"in_specs for {where}")
             counts = s.shard_counts(t.ndim)
             in_shardings.append(s)
             local_types.append(tensor_type(tuple(n // c for n, c in zip(t.shape, counts)), t.dtype))
@@ -162,6 +176,7 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         inner = TraceContext(local_types, name="shmap_body")
         # what the body's values vary over (for gradients taken in it)
         inner.body_mesh = mesh
+        inner.body_manual = manual
         inner.body_args = [frozenset(a for d in range(t.ndim) for a in s.spec.axes_of(d))
                            for s, t in zip(in_shardings, tracers)]
         _LOCAL.meshes.append(mesh)
@@ -179,6 +194,7 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         for t, spec, where in zip(outs, out_spec_leaves, out_paths):
             s = named_sharding(mesh, spec if spec is not None else PartitionSpec(), t.shape,
                                f"shard_map applied to the function '{name}': out_specs for {where}")
+            check_manual(s, f"out_specs for {where}")
             counts = s.shard_counts(t.ndim)
             out_shardings.append(s)
             global_types.append(tensor_type(tuple(n * c for n, c in zip(t.shape, counts)), t.dtype))
@@ -187,7 +203,7 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         operand_shardings = [s.to_sdy(t.ndim) for s, t in zip(in_shardings, tracers)]
         operand_shardings += [NamedSharding(mesh, PartitionSpec()).to_sdy(c.ndim) for c in captured]
         props = {"in_shardings": TensorShardingPerValueAttr(tuple(operand_shardings)),
-                 "manual_axes": ManualAxesAttr(tuple(mesh.axis_names)),
+                 "manual_axes": ManualAxesAttr(manual),
                  "out_shardings": TensorShardingPerValueAttr(tuple(s.to_sdy(t.ndim)
                                                                    for s, t in zip(out_shardings, outs)))}
         b = trace.emit()
@@ -311,7 +327,7 @@ def count_invariants_once(module: Operation, lowered: Operation, trace: Any, inp
     from loom.ir.builder import Builder, InsertionPoint
     from loom.ops.collectives import _first_along, _psum_over
     mesh = trace.body_mesh
-    every = frozenset(mesh.axis_names)
+    every = frozenset(trace.body_manual)
     in_axes = body_axes(trace, inputs)
     source = main_function(lowered).regions[0].entry
     value_axes = varying_axes(source, in_axes, mesh)

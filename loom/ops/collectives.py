@@ -452,8 +452,9 @@ def _blocks(sharding: TensorShardingAttr, mesh: MeshAttr, shape: Sequence[int], 
 
 
 def per_device_module(op: Operation, mesh: MeshAttr) -> Operation:
-    """The body of a manual computation over every mesh axis as a per-device program: a module
-    with `mhlo.num_partitions` and `@main` taking the local operands, returning the local results."""
+    """The body of a manual computation as a per-device program: a module with
+    `mhlo.num_partitions` and `@main` taking the local operands, returning the local results
+    (local over the manual axes; over the others the body is global, run alike on each device)."""
     from loom.dialects import builtin
     block = op.regions[0].blocks[0]
     ret = block.last_op
@@ -482,9 +483,6 @@ def _manual_computation(op: Operation) -> Kernel:
     mesh = op.mesh
     if mesh is None:
         raise ExecutionError(f"{describe(op)}: its shardings name no mesh of the module")
-    if set(op.manual_axes.axes) != {n for n, _ in mesh.axes}:
-        raise ExecutionError(f"{describe(op)}: only manual computations over every mesh axis run on one process "
-                             f"(manual axes {op.manual_axes.axes}, mesh {mesh})")
     module = per_device_module(op, mesh)
     n = int(np.prod([s for _, s in mesh.axes]))
     ins, outs = op.in_shardings.shardings, op.out_shardings.shardings

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loom.dialects.sdy import AxisRef, DimSharding, TensorShardingAttr, TensorShardingPerValueAttr
@@ -51,7 +51,11 @@ class ShardingRule:
     `need_replication`: factors never sharded. `pad_value(builder, op, local_operands, i)` gives
     the scalar that masks operand i's padding along an uneven reduction factor (the reduction's
     identity). `localize(builder, new_op, ctx)` fixes what the local op carries of the global
-    shape (ctx: `offset(d)`, `local_shape()`); it may return values replacing the op's results."""
+    shape (ctx: `offset(d)`, `local_shape()`); it may return values replacing the op's results.
+    `windowed`: factors the partitioner splits although the op reads a window of neighbouring
+    elements along them (a sliced, padded, reversed or convolved dimension): each device first
+    fetches the halo of its piece from the devices next to it (propagation never sees these: it
+    works on the op's own rule, where such factors need replication)."""
 
     operands: list[Dims]
     results: list[Dims]
@@ -61,6 +65,7 @@ class ShardingRule:
     reducer: str | None = None
     pad_value: Callable[..., Value] | None = None
     localize: Callable[..., list[Value] | None] | None = None
+    windowed: frozenset[int] = frozenset()
 
     def blocked(self) -> frozenset[int]:
         """Factors that may not be sharded."""
@@ -106,14 +111,136 @@ def identity_rule(op: Operation) -> ShardingRule:
 
 
 def rule_of(op: Operation) -> ShardingRule | None:
-    """The op's sharding rule, or None when it has none (it then runs replicated)."""
+    """The op's sharding rule, or None when it has none (it then runs replicated); the
+    dimensions a concatenate, pad, reverse, reduce_window or convolution reads through windows
+    share a factor (see `windowed_rule`), so splits propagate through them. A slice's sliced
+    dimensions stay apart: its result is often a piece within one shard, better whole (the
+    partitioner still splits them where that moves less)."""
     fn = SHARDING_RULES.get(op.name)
     if fn is None:
         definition = type(op).definition
         if definition is not None and Elementwise in definition.trait_set and op.results:
             return identity_rule(op)
         return None
-    return fn(op)
+    rule = fn(op)
+    if rule is None or op.name not in _WINDOWED or op.name == "stablehlo.slice":
+        return rule
+    return windowed_rule(rule, op_windows(op, lambda e: 1))
+
+
+# --- windows: ops reading neighbouring elements along a dimension --------------------------------
+
+@dataclass
+class Window:
+    """How a windowed op reads operand dimension `dim` of `operands` for result dimension
+    `result_dim`, split in k = len(starts) pieces: piece p reads the operand's elements
+    [starts[p], starts[p] + size), those outside the operand reading as the op's operand
+    fills[i] (a scalar: pad's value, reduce_window's init; -1 zero; None: never read).
+    `mirror` (reverse): the operand is read reversed, padding first. The local op's result is
+    `local_size` long; with `crops`, piece p is cut from it at crops[p]. `padding_row`: the
+    row of the op's `padding` the window replaces."""
+
+    operands: list[int]
+    dim: int
+    result_dim: int
+    starts: list[int]
+    size: int
+    fills: list[int | None]
+    local_size: int
+    mirror: bool = False
+    crops: list[int] | None = None
+    padding_row: int = -1
+
+
+def op_windows(op: Operation, pieces: Any) -> list[Window]:
+    """The windows of a slice, concatenate, pad, reverse, reduce_window or convolution along the
+    dimensions it does not map one to one (`pieces(e)`: how many pieces result dimension e is split in)."""
+    if op.name not in _WINDOWED or not all(isinstance(v.type, RankedTensorType) for v in (*op.operands, *op.results)):
+        return []
+    src, out = shape_of(op.operands[0]), shape_of(op.results[0])
+    props = op.properties
+    def ints(name: str, default: int) -> list[int]:
+        return list(props[name].values) if name in props else [default] * len(src)
+    def affine(d: int, e: int, stride: int, offset: int, extent: int, operands: list[int],
+               fills: list[int | None], row: int = -1) -> Window:
+        k = pieces(e)
+        piece = -(-out[e] // k)
+        return Window(operands, d, e, [p * piece * stride + offset for p in range(k)], (piece - 1) * stride + extent,
+                      fills, piece, padding_row=row)
+    windows = []
+    if op.name == "stablehlo.slice":
+        for d, (start, limit, stride) in enumerate(zip(ints("start_indices", 0), ints("limit_indices", 0),
+                                                        ints("strides", 1))):
+            if (start, limit, stride) != (0, src[d], 1):
+                windows.append(affine(d, d, stride, start, 1, [0], [None]))
+    elif op.name == "stablehlo.pad":
+        for d, (low, high, interior) in enumerate(zip(ints("edge_padding_low", 0), ints("edge_padding_high", 0),
+                                                       ints("interior_padding", 0))):
+            if (low, high, interior) == (0, 0, 0):
+                continue
+            k, step = pieces(d), interior + 1
+            piece = -(-out[d] // k)
+            firsts = [(p * piece - low) // step for p in range(k)]
+            size = -(-(piece + step - 2) // step) + 1
+            windows.append(Window([0], d, d, firsts, size, [1], size * step,
+                                  crops=[p * piece - low - f * step for p, f in enumerate(firsts)]))
+    elif op.name == "stablehlo.concatenate":  # each operand, where it lies in the result
+        d = int(props["dimension"].value)
+        k = pieces(d)
+        piece, offset = -(-out[d] // k), 0
+        for i, v in enumerate(op.operands):
+            windows.append(Window([i], d, d, [p * piece - offset for p in range(k)], piece, [None], piece))
+            offset += shape_of(v)[d]
+    elif op.name == "stablehlo.reverse":
+        for d in ints("dimensions", 0):
+            k = pieces(d)
+            piece = -(-src[d] // k)
+            windows.append(Window([0], d, d, [p * piece + k * piece - src[d] for p in range(k)], piece, [None], piece,
+                                  mirror=True))
+    elif op.name == "stablehlo.reduce_window":
+        n = len(op.results)
+        pads = props["padding"].to_numpy().reshape(-1, 2).tolist() if "padding" in props else [[0, 0]] * len(src)
+        for d, (w, stride, base, dilation) in enumerate(zip(ints("window_dimensions", 1), ints("window_strides", 1),
+                                                            ints("base_dilations", 1), ints("window_dilations", 1))):
+            if (w, stride, base, dilation, pads[d]) != (1, 1, 1, 1, [0, 0]) and base == 1:
+                windows.append(affine(d, d, stride, -pads[d][0], (w - 1) * dilation + 1, list(range(n)),
+                                      [n + i for i in range(n)], d))
+    else:  # convolution
+        dn = props["dimension_numbers"]
+        kernel = shape_of(op.operands[1])
+        spatial = len(dn.input_spatial_dimensions)
+        def conv_ints(name: str, default: int) -> list[int]:
+            return list(props[name].values) if name in props else [default] * spatial
+        pads = props["padding"].to_numpy().reshape(-1, 2).tolist() if "padding" in props else [[0, 0]] * spatial
+        for i, (d, e, kd) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions,
+                                           dn.kernel_spatial_dimensions)):
+            stride, base, dilation = (conv_ints(n, 1)[i] for n in ("window_strides", "lhs_dilation", "rhs_dilation"))
+            if base == 1:
+                windows.append(affine(d, e, stride, -pads[i][0], (kernel[kd] - 1) * dilation + 1, [0], [-1], i))
+    return windows
+
+
+_WINDOWED = ("stablehlo.slice", "stablehlo.concatenate", "stablehlo.pad", "stablehlo.reverse",
+             "stablehlo.reduce_window", "stablehlo.convolution")
+
+
+def windowed_rule(rule: ShardingRule, windows: list[Window]) -> ShardingRule:
+    """`rule` with each window's operand and result dimensions on one factor that may be split
+    (see `ShardingRule.windowed`)."""
+    rename: dict[int, int] = {}
+    for w in windows:
+        result = rule.results[0][w.result_dim]
+        if len(result) != 1 or any(len(rule.operands[i][w.dim]) != 1 for i in w.operands):
+            return rule
+        rename.update({rule.operands[i][w.dim][0]: result[0] for i in w.operands})
+    if not rename:
+        return rule
+    operands = [[[rename.get(f, f) for f in fs] for fs in dims] for dims in rule.operands]
+    windowed = frozenset(rename.values())
+    return replace(rule, operands=operands, need_replication=rule.need_replication - windowed - set(rename),
+                   windowed=windowed)
+
+
 
 
 def has_sharding_rule(name: str) -> bool:
@@ -474,4 +601,4 @@ class ShardingPropagationPass(Pass):
 
 
 __all__ = ["SHARDING_RULES", "Factors", "ShardingError", "ShardingPropagationPass", "ShardingRule",
-           "has_sharding_rule", "identity_rule", "propagate_module", "rule_of"]
+           "Window", "has_sharding_rule", "identity_rule", "op_windows", "propagate_module", "rule_of", "windowed_rule"]

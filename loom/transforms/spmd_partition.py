@@ -7,11 +7,19 @@ reduction factors; the one moving fewer bytes wins); operands are resharded to w
 factor shardings require; the local op runs on local shapes; partial results of sharded
 reduction factors are combined (reduce_scatter where the result is to be split along a dimension
 that the reduction's axes split next, all_reduce otherwise); results are resharded to the
-shardings propagation gave them. Resharding takes the cheapest collectives: all_to_all moves a
-split from one dimension to another, all_gather removes splits, dynamic_slice at offsets derived
-from `partition_id` adds them (no communication); a value resharded once in a block is reused,
-and one made by resharding is resharded from its source when that is cheaper (a gather then a
-slice back moves nothing). Uneven dimensions are padded to
+shardings propagation gave them. Resharding takes the cheapest sequence of collectives (a
+search over the splits in between): all_to_all moves a split from one dimension to another,
+all_gather removes splits, and the last step cuts each partition's tile (dynamic_slice at
+offsets derived from `partition_id`) from a shard holding it, sent by one collective_permute
+where that shard is another partition's (the device order changes) and by none where it is its
+own (a split added); a value resharded once in a block is reused, and one made by resharding is
+resharded from its source when that is cheaper (a gather then a slice back moves nothing).
+slice, concatenate, pad, reverse, reduce_window and convolution along a split dimension keep it
+split: each partition fetches the halo its piece reads from the partitions next to it
+(collective_permute, XLA's halo exchange; reverse first sends each shard to the mirrored
+partition; a concatenate selects each element from the operand whose part of the result holds
+it), elements outside the operand masked with the padding value; a slice of a pad is folded into one pad first, as
+XLA's simplifier does. Uneven dimensions are padded to
 ceil(n / pieces) as XLA pads; a reduction over a padded dimension masks the padding with the
 reduction's identity. An op without a rule runs replicated (its operands all-gathered) with a
 remark naming it. while / if / case run their regions partitioned with the carries' shardings;
@@ -29,6 +37,7 @@ arg_attrs / res_attrs, their final `sdy.sharding` and `loom.global_type`.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -50,13 +59,16 @@ from loom.rewrite.passes import Pass, register_pass
 from loom.transforms.sharding_propagation import (
     ShardingError,
     ShardingRule,
+    Window,
     arg_attr_dicts,
     closed_attr,
     find_mesh,
     free_axes,
     manual_axes_of,
+    op_windows,
     rule_of,
     set_attr_dicts,
+    windowed_rule,
 )
 
 Axes = tuple[tuple[str, ...], ...]  # per dimension, the mesh axes splitting it (major to minor)
@@ -104,6 +116,7 @@ class Partitioner:
         self._resharded: dict[tuple, Shard] = {}
         self._costing_block: Any = None  # the block emission goes to while costing
         self._source: dict[Value, Shard] = {}  # a resharded value -> the shard it was made from
+        self._plans: dict[tuple, list[tuple]] = {}  # (shape, width, from, to) -> the steps of `plan`
 
     # --- sizes ------------------------------------------------------------------------------
     def pieces(self, axes: Sequence[str]) -> int:
@@ -241,39 +254,12 @@ class Partitioner:
             value = self.emit("stablehlo.all_to_all", [s.value], [out_t], props).results[0]
         return Shard(value, s.type, tuple(new_axes))
 
-    def slice_to(self, s: Shard, target: Axes) -> Shard:
-        """Split further, where `s.axes[d]` is a prefix of `target[d]`: a dynamic_slice of this
-        partition's piece (no communication), padding an uneven dimension first."""
-        if all(s.axes[d] == target[d] for d in range(len(target))):
-            return s
-        if self.b is None:
-            return Shard(None, s.type, target)
-        value = s.value
-        cur = list(self.local_shape(s.type.shape, s.axes))
-        want = self.local_shape(s.type.shape, target)
-        pad_high = [0] * len(cur)
-        for d in range(len(cur)):
-            extra = self.pieces(target[d][len(s.axes[d]):])
-            if want[d] * extra > cur[d]:
-                pad_high[d] = want[d] * extra - cur[d]
-        if any(pad_high):
-            padded = RankedTensorType(tuple(c + p for c, p in zip(cur, pad_high)), s.type.element_type)
-            zero = self.scalar_const(0, s.type.element_type)
-            value = self.emit("stablehlo.pad", [value, zero], [padded],
-                              {"edge_padding_low": _i64s([0] * len(cur)), "edge_padding_high": _i64s(pad_high),
-                               "interior_padding": _i64s([0] * len(cur))}).results[0]
-        starts = []
-        for d in range(len(cur)):
-            extra = target[d][len(s.axes[d]):]
-            starts.append(self.offset(extra, want[d]) if extra else self._zero)
-        t = RankedTensorType(want, s.type.element_type)
-        value = self.emit("stablehlo.dynamic_slice", [value, *starts], [t], {"slice_sizes": _i64s(want)}).results[0]
-        return Shard(value, s.type, target)
-
     def reshard(self, s: Shard, target: Axes) -> Shard:
-        """`s` split as `target`: splits moving between dimensions by all_to_all, splits the
-        target drops by all_gather, new splits by dynamic_slice (the costs add up in `cost`).
-        A value resharded once in a block is reused by the later ops of that block."""
+        """`s` split as `target` by the cheapest steps (`plan`): splits moving between dimensions
+        by all_to_all, splits the target drops by all_gather, then each partition's tile cut
+        (dynamic_slice) and, where the device order changes, sent by collective_permute (the costs
+        add up in `cost`). A value resharded once in a block is reused by the later ops of that
+        block."""
         if s.axes == target:
             return s
         block = self.b.insertion_point.block if self.b is not None and self.b.insertion_point else None
@@ -301,37 +287,129 @@ class Partitioner:
             self.b, self.cost = saved_b, before
 
     def _reshard(self, s: Shard, target: Axes) -> Shard:
-        shape = s.type.shape
-        # moves of a split from one dimension to another: all_to_all
-        moved = True
-        while moved:
-            moved = False
-            for a, b in itertools.permutations(range(len(shape)), 2):
-                ca, cb = _common(s.axes[a], target[a]), _common(s.axes[b], target[b])
-                excess = s.axes[a][ca:]
-                if not excess or cb != len(s.axes[b]) or target[b][cb:cb + len(excess)] != excess:
-                    continue
-                n = self.pieces(excess)
-                if shape[a] % self.pieces(s.axes[a]) or shape[b] % (self.pieces(s.axes[b]) * n):
-                    continue
-                s = self.all_to_all(s, a, b, excess)
-                moved = True
-        # remove what the target does not keep: all_gather (a whole dimension when an uneven
-        # split does not nest)
-        for d in range(len(shape)):
-            keep = s.axes[d][:_common(s.axes[d], target[d])]
-            if keep != s.axes[d]:
-                if keep and self.local_shape(shape, s.axes)[d] * self.pieces(s.axes[d][len(keep):]) != \
-                        -(-shape[d] // self.pieces(keep)):
-                    keep = ()
-                s = self.all_gather(s, d, s.axes[d][len(keep):])
-        # the axes a dimension may not take yet because another dimension still holds them
-        for d in range(len(shape)):
-            keep, extra = s.axes[d], target[d][len(s.axes[d]):]
-            if keep and extra and -(-shape[d] // self.pieces(keep)) != \
-                    -(-shape[d] // self.pieces(target[d])) * self.pieces(extra):
-                s = self.all_gather(s, d, keep)
-        return self.slice_to(s, target)
+        for step, *where in self.plan(s.type, s.axes, target):
+            s = self.all_to_all(s, *where) if step == "all_to_all" else self.all_gather(s, *where)
+        return self.permute_to(s, target)
+
+    def plan(self, t: RankedTensorType, start: Axes, target: Axes) -> list[tuple]:
+        """The cheapest way from `start` to `target` (Dijkstra over the splits in between; one
+        search per shapes and splits): all_to_all moves a dimension's minor axes to another
+        dimension's minor end (even sizes), all_gather removes a dimension's minor axes (where an
+        uneven split still nests), and the last step (`permute_to`) cuts each partition's target
+        tile from a tile holding it, sent by one collective_permute unless it is its own."""
+        key = (t.shape, byte_width(t.element_type), start, target)
+        if key in self._plans:
+            return self._plans[key]
+        shape, width = t.shape, byte_width(t.element_type)
+        def nbytes(axes: Axes) -> int:
+            return math.prod(self.local_shape(shape, axes)) * width
+        done: set[Any] = set()
+        heap: list[tuple[float, int, int, Any, list[tuple]]] = [(0.0, 0, 0, start, [])]
+        count = itertools.count(1)
+        while heap:
+            cost, _, _, axes, steps = heapq.heappop(heap)
+            if axes is None:
+                self._plans[key] = steps
+                return steps
+            if axes in done:
+                continue
+            done.add(axes)
+            moves: list[tuple[float, Any, tuple]] = []
+            final = self.assignment(shape, axes, target)
+            if final is not None:
+                moved = any(q != p for p, (q, _) in final.items())
+                moves.append((nbytes(target) if moved else 0.0, None, ()))
+            local = self.local_shape(shape, axes)
+            for d, split in enumerate(axes):
+                for j in range(1, len(split) + 1):
+                    keep, gone = split[:-j], split[-j:]
+                    n = self.pieces(gone)
+                    if not keep or local[d] * n == -(-shape[d] // self.pieces(keep)):
+                        moves.append(((n - 1) * nbytes(axes), _put(axes, {d: keep}), ("all_gather", d, gone)))
+                    for b in range(len(shape)):
+                        if b != d and not shape[d] % self.pieces(split) and \
+                                not shape[b] % (self.pieces(axes[b]) * n):
+                            moves.append(((n - 1) / n * nbytes(axes), _put(axes, {d: keep, b: axes[b] + gone}),
+                                          ("all_to_all", d, b, gone)))
+            for extra, state, step in moves:
+                if state not in done:
+                    heapq.heappush(heap, (cost + extra, len(steps) + 1, next(count), state,
+                                          steps + [step] if step else steps))
+        raise AssertionError(f"no way from {start} to {target}")  # gathering everything always nests
+
+    def assignment(self, shape: Sequence[int], axes: Axes, target: Axes) -> dict[int, tuple[int, list[int]]] | None:
+        """Per partition p, the partition q whose shard split as `axes` holds p's tile of
+        `target` and where in that shard it starts; None when some target tile straddles two
+        shards. A partition keeps its own tile where it holds it; the others are served by the
+        holders left, each sending once, among partitions alike on the mesh axes neither split
+        names (a manual computation's axes among them)."""
+        src, dst = self.local_shape(shape, axes), self.local_shape(shape, target)
+        if any(a and s % t for a, s, t in zip(axes, src, dst)):
+            return None
+        used = {a for split in (*axes, *target) for a in split}
+        alike = tuple(a for a in self.mesh if a not in used)
+        holders: dict[tuple, list[int]] = {}
+        needers: dict[tuple, list[tuple[int, list[int]]]] = {}
+        for p in range(self.num_devices):
+            group = self.shard_index(p, alike)
+            own = tuple(self.shard_index(p, a) if a else 0 for a in axes)
+            starts = [self.shard_index(p, t) * n for t, n in zip(target, dst)]
+            tile = tuple(b // n if a else 0 for a, b, n in zip(axes, starts, src))
+            holders.setdefault((group, own), []).append(p)
+            needers.setdefault((group, tile), []).append((p, [b - i * n for b, i, n in zip(starts, tile, src)]))
+        out = {}
+        for key, wanting in needers.items():
+            free = [q for q in holders.get(key, []) if q not in {p for p, _ in wanting}]
+            for p, offsets in wanting:
+                if p not in holders.get(key, []) and not free:
+                    return None
+                out[p] = (p if p in holders[key] else free.pop(0), offsets)
+        return out
+
+    def shard_index(self, p: int, axes: Sequence[str]) -> int:
+        """Partition p's shard index over `axes` (major first)."""
+        index = 0
+        for a in axes:
+            index = index * self.mesh[a] + p // self.stride[a] % self.mesh[a]
+        return index
+
+    def permute_to(self, s: Shard, target: Axes) -> Shard:
+        """`s` split as `target`, each target tile lying within one shard of `s`: every partition
+        cuts from its shard the tile a partition needs (dynamic_slice, padding an uneven
+        dimension first), and one collective_permute delivers them, none when each partition
+        cut its own."""
+        if s.axes == target:
+            return s
+        plan = self.assignment(s.type.shape, s.axes, target)
+        assert plan is not None
+        moved = any(q != p for p, (q, _) in plan.items())
+        if moved:
+            self.cost += self.nbytes(s.type, target)
+        if self.b is None:
+            return Shard(None, s.type, target)
+        want = self.local_shape(s.type.shape, target)
+        cuts = [[0] * len(want) for _ in range(self.num_devices)]  # what partition q cuts
+        for q, offsets in plan.values():
+            cuts[q] = offsets
+        value, shape = s.value, list(self.local_shape(s.type.shape, s.axes))
+        high = [max(0, max(c[d] for c in cuts) + want[d] - shape[d]) for d in range(len(want))]
+        if any(high):
+            padded = RankedTensorType(tuple(n + h for n, h in zip(shape, high)), s.type.element_type)
+            value = self.emit("stablehlo.pad", [value, self.scalar_const(0, s.type.element_type)], [padded],
+                              {"edge_padding_low": _i64s([0] * len(want)), "edge_padding_high": _i64s(high),
+                               "interior_padding": _i64s([0] * len(want))}).results[0]
+        for d in range(len(want)):
+            # the offsets as a function of the shard index over as few axes as they depend on
+            for axes in ((), *(target[d][k:] for k in reversed(range(len(target[d])))), tuple(self.mesh)):
+                by_index = {self.shard_index(q, axes): c[d] for q, c in enumerate(cuts)}
+                if len(by_index) == self.pieces(axes) and all(by_index[self.shard_index(q, axes)] == c[d]
+                                                              for q, c in enumerate(cuts)):
+                    break
+            value = self.dynamic_slice_dim(value, d, [by_index[i] for i in range(self.pieces(axes))], want[d], axes)
+        if moved:
+            pairs = sorted((q, p) for p, (q, _) in plan.items())
+            value = self.permute_pairs(value, pairs)
+        return Shard(value, s.type, target)
 
     # --- ops --------------------------------------------------------------------------------
     def lookup(self, v: Value) -> Shard:
@@ -409,7 +487,7 @@ class Partitioner:
                     if axes and f not in factors:
                         factors[f] = axes
             raw.append(factors)
-        blocked = rule.blocked()
+        blocked = rule.blocked() | rule.windowed
         moved = dict(raw[1])
         for f in sorted(blocked):
             axes = moved.pop(f, ())
@@ -420,6 +498,8 @@ class Partitioner:
                     break
         raw.append(moved)
         raw.append({f: a for f, a in raw[1].items() if f not in rule.reduction})  # gather instead of combining
+        if rule.windowed:  # windows read whole instead of exchanging halos
+            raw.append({f: a for f, a in raw[1].items() if f not in rule.windowed})
         return [self.sanitize(rule, factors) for factors in raw]
 
     def sanitize(self, rule: ShardingRule, factors: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
@@ -451,6 +531,7 @@ class Partitioner:
         return tuple(tuple(a for f in fs for a in factors.get(f, ())) for fs in dims)
 
     def partition_by_rule(self, op: Operation, rule: ShardingRule) -> None:
+        rule = windowed_rule(rule, op_windows(op, lambda e: 1))  # a slice's too (see `rule_of`)
         saved_b = self.b
         best: tuple[float, int, dict[int, tuple[str, ...]]] | None = None
         candidates = []
@@ -480,15 +561,22 @@ class Partitioner:
         partial = tuple(a for f in sorted(rule.reduction) for a in factors.get(f, ()))
         if self.b is not None:
             self.mask_padding(op, rule, factors, operands)
+        windows = [w for w in op_windows(op, lambda e: self.pieces(factors.get(rule.results[0][e][0], ())))
+                   if len(w.starts) > 1] if rule.windowed else []
         result_axes = [self.tensor_axes(dims, factors) for dims in rule.results]
+        local_types = [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)]
+        if windows:
+            operands = self.fetch_windows(op, operands, windows)
+            local_types = [_resized(t, {w.result_dim: w.local_size for w in windows}) for t in local_types]
         values: list[Any] = [None] * len(op.results)
         if self.b is not None:
-            new = self.clone(op, [s.value for s in operands],
-                             [self.local_type(r.type, a) for r, a in zip(op.results, result_axes)])
+            new = self.clone(op, [s.value for s in operands], local_types)
             values = list(new.results)
             if rule.localize is not None:
                 ctx = _Offsets(self, op, result_axes, [o.axes for o in operands])
                 values = rule.localize(self.b, new, ctx) or values
+            if windows:
+                values = self.localize_windows(op, new, values, windows, result_axes)
         for j, (r, axes, target) in enumerate(zip(op.results, result_axes, self.result_axes(op))):
             s = Shard(values[j], r.type, axes)
             if partial:
@@ -567,6 +655,220 @@ class Partitioner:
         props = {"scatter_dimension": IntegerAttr.get(dim), **self.collective_props(axes)}
         out.value = self.emit("stablehlo.reduce_scatter", [s.value], [t], props,
                               [self.reducer_region(kind, t.element_type)]).results[0]
+        return out
+
+    # --- windows: halo exchange -------------------------------------------------------------
+    def fetch_windows(self, op: Operation, operands: list[Shard], windows: list[Window]) -> list[Shard]:
+        """The operands as the local op reads them: along each windowed dimension, the elements
+        of this partition's window (see `fetch_window`)."""
+        operands = list(operands)
+        for i, s in enumerate(operands):
+            shape = list(self.local_shape(s.type.shape, s.axes))
+            for w in windows:
+                if i not in w.operands:
+                    continue
+                fill = w.fills[w.operands.index(i)]
+                fill_value = None
+                if fill is not None and self.b is not None:
+                    fill_value = operands[fill].value if fill >= 0 else self.scalar_const(0, s.type.element_type)
+                value = self.fetch_window(s, w, fill is not None, fill_value, shape)
+                s = Shard(value, s.type, s.axes)
+                shape[w.dim] = w.size
+            operands[i] = s
+        return operands
+
+    def fetch_window(self, s: Shard, w: Window, masked: bool, fill: Value | None, shape: list[int]) -> Value | None:
+        """Partition p's elements [w.starts[p], w.starts[p] + w.size) of the global operand along
+        `w.dim`, which `s` splits in k pieces of L (`shape`: the local shape now). XLA's halo
+        exchange: the elements next to this shard that the window needs come from the shards
+        holding them, a static slice of each sent by one collective_permute per distance; the
+        window is a dynamic_slice of what arrived; where that moves more than gathering the
+        dimension, the dimension is all-gathered instead. Elements outside the operand read as
+        `fill` when `masked`. A mirrored window (reverse) first reverses each shard and sends it
+        to the mirrored partition."""
+        dim, axes = w.dim, s.axes[w.dim]
+        k, length = self.pieces(axes), shape[dim]
+        row = math.prod(shape) // max(length, 1) * byte_width(s.type.element_type)
+        value, size = s.value, s.type.shape[dim]
+        if w.mirror:
+            if self.b is not None:
+                value = self.emit("stablehlo.reverse", [value], [value.type], {"dimensions": _i64s([dim])}).results[0]
+            value = self.permute(value, axes, {q: k - 1 - q for q in range(k)}, length * row)
+            size = k * length  # the reversed operand, its padding now first
+        relative = [start - p * length for p, start in enumerate(w.starts)]
+        low, high = min(relative), max(relative) + w.size
+        # what the windows read of the operand itself (the rest is padding or masked)
+        real = (size - s.type.shape[dim], size)
+        reads = [(max(start, real[0]) - p * length, min(start + w.size, real[1]) - p * length)
+                 for p, start in enumerate(w.starts) if max(start, real[0]) < min(start + w.size, real[1])] or [(0, 1)]
+        read_low, read_high = min(r[0] for r in reads), max(r[1] for r in reads)
+        distances = [d for d in range(read_low // length, (read_high - 1) // length + 1) if -k < d < k]
+        halo = sum(min(read_high, (d + 1) * length) - max(read_low, d * length) for d in distances if d)
+        if distances and halo <= (k - 1) * length:
+            chunks = []
+            for d in distances:
+                first, last = max(read_low - d * length, 0), min(read_high - d * length, length)
+                chunk = self.slice_dim(value, dim, first, last) if self.b is not None else None
+                if d:
+                    chunk = self.permute(chunk, axes, {q: q - d for q in range(k) if 0 <= q - d < k},
+                                         (last - first) * row)
+                chunks.append(chunk)
+            before = max(read_low, distances[0] * length) - low
+            after = high - min(read_high, (distances[-1] + 1) * length)
+            offsets = [r - low for r in relative]
+        else:
+            self.cost += (k - 1) * length * row
+            if self.b is not None:
+                gathered = _resized(value.type, {dim: k * length})
+                props = {"all_gather_dim": IntegerAttr.get(dim), **self.collective_props(axes)}
+                value = self.emit("stablehlo.all_gather", [value], [gathered], props).results[0]
+            chunks = [value]
+            before, after = max(0, -min(w.starts)), max(0, max(w.starts) + w.size - k * length)
+            offsets = [start + before for start in w.starts]
+        if self.b is None:
+            return None
+        buffer = chunks[0] if len(chunks) == 1 else self.emit(
+            "stablehlo.concatenate", chunks, [_resized(chunks[0].type, {dim: sum(c.type.shape[dim] for c in chunks)})],
+            {"dimension": IntegerAttr.get(dim)}).results[0]
+        if before or after:
+            buffer = self.pad_dim(buffer, dim, before, after, self.scalar_const(0, s.type.element_type))
+        window = self.dynamic_slice_dim(buffer, dim, offsets, w.size, axes)
+        if masked and (min(w.starts) < 0 or max(w.starts) + w.size > size):
+            window = self.mask_outside(window, dim, w.starts, size, fill, axes)
+        return window
+
+    def permute(self, value: Value | None, axes: tuple[str, ...], target: dict[int, int],
+                nbytes: float) -> Value | None:
+        """collective_permute over `axes`: shard q sends `value` to shard target[q]."""
+        self.cost += nbytes
+        if self.b is None:
+            return None
+        return self.permute_pairs(value, [(g[q], g[t]) for g in self.groups(axes) for q, t in sorted(target.items())])
+
+    def permute_pairs(self, value: Value, pairs: list[tuple[int, int]]) -> Value:
+        arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        props = {"source_target_pairs": DenseElementsAttr.get(arr, RankedTensorType(arr.shape, i64)),
+                 "channel_handle": channel_handle_attr(self.channel)}
+        self.channel += 1
+        return self.emit("stablehlo.collective_permute", [value], [value.type], props).results[0]
+
+    def slice_dim(self, value: Value, dim: int, first: int, last: int) -> Value:
+        shape = list(value.type.shape)
+        if (first, last) == (0, shape[dim]):
+            return value
+        starts, limits = [0] * len(shape), list(shape)
+        starts[dim], limits[dim] = first, last
+        return self.emit("stablehlo.slice", [value], [_resized(value.type, {dim: last - first})],
+                         {"start_indices": _i64s(starts), "limit_indices": _i64s(limits),
+                          "strides": _i64s([1] * len(shape))}).results[0]
+
+    def pad_dim(self, value: Value, dim: int, low: int, high: int, fill: Value) -> Value:
+        rank = len(value.type.shape)
+        lows, highs = [0] * rank, [0] * rank
+        lows[dim], highs[dim] = low, high
+        padded = _resized(value.type, {dim: value.type.shape[dim] + low + high})
+        return self.emit("stablehlo.pad", [value, fill], [padded],
+                         {"edge_padding_low": _i64s(lows), "edge_padding_high": _i64s(highs),
+                          "interior_padding": _i64s([0] * rank)}).results[0]
+
+    def dynamic_slice_dim(self, value: Value, dim: int, offsets: list[int], size: int, axes: tuple[str, ...]) -> Value:
+        """`size` elements along `dim` from offsets[p] on partition p (its shard index over `axes`)."""
+        if len(set(offsets)) == 1:
+            return self.slice_dim(value, dim, offsets[0], offsets[0] + size)
+        starts = [self.per_shard(offsets, axes) if d == dim else self._zero for d in range(len(value.type.shape))]
+        sizes = list(value.type.shape)
+        sizes[dim] = size
+        return self.emit("stablehlo.dynamic_slice", [value, *starts], [_resized(value.type, {dim: size})],
+                         {"slice_sizes": _i64s(sizes)}).results[0]
+
+    def per_shard(self, values: list[int], axes: tuple[str, ...]) -> Value:
+        """values[p] on partition p (its shard index over `axes`), a tensor<i32>."""
+        if len(set(values)) == 1:
+            return self.scalar_const(values[0], i32)
+        step = values[1] - values[0]
+        index = self.index(axes)
+        if all(v == values[0] + p * step for p, v in enumerate(values)):
+            if step != 1:
+                index = self.emit("stablehlo.multiply", [index, self.scalar_const(step, i32)], [_i32()]).results[0]
+            if values[0]:
+                index = self.emit("stablehlo.add", [index, self.scalar_const(values[0], i32)], [_i32()]).results[0]
+            return index
+        table_t = RankedTensorType((len(values),), i32)
+        table = self.emit("stablehlo.constant", [], [table_t],
+                          {"value": DenseElementsAttr.get(np.asarray(values, np.int32), table_t)}).results[0]
+        one = RankedTensorType((1,), i32)
+        picked = self.emit("stablehlo.dynamic_slice", [table, index], [one], {"slice_sizes": _i64s([1])}).results[0]
+        return self.emit("stablehlo.reshape", [picked], [_i32()]).results[0]
+
+    def mask_outside(self, value: Value, dim: int, starts: list[int], size: int, fill: Value | None,
+                     axes: tuple[str, ...]) -> Value:
+        """`value` (global elements from starts[p] along `dim`) with those outside [0, size) set to `fill`."""
+        from loom.dialects.stablehlo.attributes import enum_attr
+        t = value.type
+        int_t, mask_t = RankedTensorType(t.shape, i32), RankedTensorType(t.shape, i1)
+        pos = self.emit("stablehlo.iota", [], [int_t], {"iota_dimension": IntegerAttr.get(dim)}).results[0]
+        pos = self.emit("stablehlo.add", [pos, self.broadcast(self.per_shard(starts, axes), int_t)], [int_t]).results[0]
+        inside = None
+        for direction, bound in (("GE", 0), ("LT", size)):
+            test = self.emit("stablehlo.compare", [pos, self.broadcast(self.scalar_const(bound, i32), int_t)], [mask_t],
+                             {"comparison_direction": enum_attr("comparison_direction", direction)}).results[0]
+            inside = test if inside is None else self.emit("stablehlo.and", [inside, test], [mask_t]).results[0]
+        assert fill is not None
+        return self.emit("stablehlo.select", [inside, value, self.broadcast(fill, t)], [t]).results[0]
+
+    def select_parts(self, new: Operation, windows: list[Window], axes: Axes) -> Value:
+        """The local piece of a concatenate along a split dimension, from the operands' windows
+        over it: past where operand i starts in the result, operand i's."""
+        from loom.dialects.stablehlo.attributes import enum_attr
+        d = windows[0].dim
+        t = new.results[0].type
+        int_t, mask_t = RankedTensorType(t.shape, i32), RankedTensorType(t.shape, i1)
+        first = [p * t.shape[d] for p in range(len(windows[0].starts))]
+        pos = self.emit("stablehlo.iota", [], [int_t], {"iota_dimension": IntegerAttr.get(d)}).results[0]
+        pos = self.emit("stablehlo.add", [pos, self.broadcast(self.per_shard(first, axes[d]), int_t)],
+                        [int_t]).results[0]
+        out = new.operands[0]
+        for value, w in zip(new.operands[1:], windows[1:]):
+            start = self.broadcast(self.scalar_const(-w.starts[0], i32), int_t)
+            past = self.emit("stablehlo.compare", [pos, start], [mask_t],
+                             {"comparison_direction": enum_attr("comparison_direction", "GE")}).results[0]
+            out = self.emit("stablehlo.select", [past, value, out], [t]).results[0]
+        return out
+
+    def localize_windows(self, op: Operation, new: Operation, values: list[Value], windows: list[Window],
+                         result_axes: list[Axes]) -> list[Value]:
+        """The local op reads its windows from their first element: its padding, offsets and
+        reversals along the windowed dimensions are gone (the exchange did them); a result
+        longer than the piece (interior padding) is cut at this partition's offset."""
+        props = new.properties
+        for w in windows:
+            d = w.dim
+            if new.name == "stablehlo.slice":
+                props["start_indices"] = _i64s(_set(props["start_indices"], d, 0))
+                props["limit_indices"] = _i64s(_set(props["limit_indices"], d, w.size))
+            elif new.name == "stablehlo.pad":
+                props["edge_padding_low"] = _i64s(_set(props["edge_padding_low"], d, 0))
+                props["edge_padding_high"] = _i64s(_set(props["edge_padding_high"], d,
+                                                        list(props["interior_padding"].values)[d]))
+            elif new.name == "stablehlo.reverse":
+                props["dimensions"] = _i64s([x for x in props["dimensions"].values if x != d])
+            elif "padding" in props:  # reduce_window, convolution: no padding along the window
+                pads = props["padding"].to_numpy().reshape(-1, 2).copy()
+                pads[w.padding_row] = 0
+                props["padding"] = DenseElementsAttr.get(pads.astype(np.int64), props["padding"].type)
+        if new.name == "stablehlo.reverse" and not list(props["dimensions"].values):
+            values = [new.operands[0]]
+            new.erase()
+        if new.name == "stablehlo.concatenate":  # each element from the operand whose part of the result holds it
+            values = [self.select_parts(new, windows, result_axes[0])]
+            new.erase()
+        out = []
+        for v, r, axes in zip(values, op.results, result_axes):
+            for w in windows:
+                piece = self.local_shape(r.type.shape, axes)[w.result_dim]
+                if w.crops is not None and (v.type.shape[w.result_dim] != piece or any(w.crops)):
+                    v = self.dynamic_slice_dim(v, w.result_dim, w.crops, piece, axes[w.result_dim])
+            out.append(v)
         return out
 
     def partition_control_flow(self, op: Operation) -> None:
@@ -721,6 +1023,7 @@ class Partitioner:
         if "mhlo.num_partitions" not in self.module.attributes:
             self.module.attributes["mhlo.num_partitions"] = IntegerAttr.get(self.num_devices, i32)
             self.module.attributes["mhlo.num_replicas"] = IntegerAttr.get(1, i32)
+        _fold_slices_of_pads(fn)
         old_block = fn.regions[0].entry
         n_results = len(fn.properties["function_type"].value.results)
         arg_dicts = arg_attr_dicts(fn, "arg_attrs", len(old_block.args))
@@ -770,6 +1073,48 @@ class Partitioner:
         self._index_cache.clear()
 
 
+def _fold_slices_of_pads(fn: Operation) -> None:
+    """A slice (unit strides) of a pad (no interior padding) is one pad whose edge padding is
+    the two combined (negative where it cuts), and nothing when that is none: XLA's simplifier
+    does the same before partitioning, and a padded dimension read back as it was then moves
+    no halo."""
+    for op in list(fn.walk()):
+        pad = op.operands[0].owner_op if op.name == "stablehlo.slice" else None
+        if pad is None or pad.name != "stablehlo.pad" or any(k != 1 for k in op.properties["strides"].values) or \
+                any(pad.properties["interior_padding"].values):
+            continue
+        padded = pad.results[0].type.shape
+        low = [lo - start for lo, start in zip(pad.properties["edge_padding_low"].values,
+                                               op.properties["start_indices"].values)]
+        high = [hi - (n - limit) for hi, n, limit in zip(pad.properties["edge_padding_high"].values, padded,
+                                                         op.properties["limit_indices"].values)]
+        if not any(low) and not any(high):
+            op.results[0].replace_all_uses_with(pad.operands[0])
+        else:
+            props = {**pad.properties, "edge_padding_low": _i64s(low), "edge_padding_high": _i64s(high)}
+            folded = Builder(InsertionPoint.before(op)).create(
+                "stablehlo.pad", list(pad.operands), [op.results[0].type], props, dict(op.attributes),
+                location=op.location)
+            op.results[0].replace_all_uses_with(folded.results[0])
+        op.erase()
+        if not pad.results[0].has_uses:
+            pad.erase()
+
+
+def _put(axes: Axes, dims: dict[int, tuple[str, ...]]) -> Axes:
+    return tuple(dims.get(d, a) for d, a in enumerate(axes))
+
+
+def _resized(t: RankedTensorType, sizes: dict[int, int]) -> RankedTensorType:
+    return RankedTensorType(tuple(sizes.get(d, n) for d, n in enumerate(t.shape)), t.element_type)
+
+
+def _set(values: Any, index: int, value: int) -> list[int]:
+    out = list(values.values)
+    out[index] = value
+    return out
+
+
 class _Offsets:
     """What a rule's `localize` hook may ask about the local op: `offset(d)`, this partition's
     first global index along result dimension d (a tensor<i32>, None when d is not split),
@@ -811,13 +1156,6 @@ def _without_sdy(op: Operation) -> Operation:
         elif nested is not op:
             nested.attributes.pop("sdy.sharding", None)
     return op
-
-
-def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    n = 0
-    while n < len(a) and n < len(b) and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def _axes(attr: TensorShardingAttr) -> Axes:

@@ -196,3 +196,24 @@ def test_an_open_constraint_is_extended_and_closed():
     constraint = next(op for op in module.walk() if op.name == "sdy.sharding_constraint")
     assert str(constraint.properties["sharding"]) == S('{"y"}', "{}")
     assert shardings(module)["stablehlo.negate"] == PV('{"y"}', "{}")
+
+
+def test_splits_pass_through_windows_but_not_through_slices():
+    """A padded, reversed or pooled dimension keeps its operand's split (the partitioner
+    exchanges halos there); a sliced one is left whole for the partitioner to decide."""
+    got = shardings(propagate(
+        """%z = stablehlo.constant dense<0.0> : tensor<f32>
+        %0 = stablehlo.pad %a, %z, low = [1, 0], high = [1, 0], interior = [0, 0]
+            : (tensor<8x16xf32>, tensor<f32>) -> tensor<10x16xf32>
+        %1 = stablehlo.reverse %0, dims = [0] : tensor<10x16xf32>
+        %2 = "stablehlo.reduce_window"(%1, %z) <{window_dimensions = array<i64: 3, 1>}> ({
+        ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+          %s = stablehlo.maximum %p, %q : tensor<f32>
+          stablehlo.return %s : tensor<f32>
+        }) : (tensor<10x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+        %3 = stablehlo.slice %2 [2:6, 0:16] : (tensor<8x16xf32>) -> tensor<4x16xf32>
+        return %3 : tensor<4x16xf32>""",
+        '%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}', "tensor<4x16xf32>"))
+    for name in ("stablehlo.pad", "stablehlo.reverse", "stablehlo.reduce_window"):
+        assert got[name] == PV('{"x"}', '{"y"}'), name
+    assert got["stablehlo.slice"] == PV("{}", '{"y"}')

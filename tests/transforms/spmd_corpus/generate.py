@@ -134,6 +134,14 @@ def _max_pool(x):
     return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
 
 
+def _conv_nhwc(x, w):
+    return jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def _pool_same(x):
+    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 1, 1, 1), "SAME")
+
+
 def _rnn_loss(xs, w):
     def step(h, x):
         h = jnp.tanh(h @ w + x)
@@ -173,6 +181,7 @@ def _shard_map_partial(a):
 
 f32 = np.float32
 MESH_2D = ((2, 4), ("x", "y"))
+MESH_2X2 = ((2, 2), ("x", "y"))
 MESH_4 = ((4,), ("d",))
 MESH_8 = ((8,), ("d",))
 
@@ -269,6 +278,22 @@ PROGRAMS = [
     ("uneven_elementwise", lambda a: jnp.sin(_split(a, P("d"))) * 2.0, MESH_4, [((10,), f32, P())], P()),
     ("uneven_sum", lambda a: jnp.sum(_split(a, P("d")) ** 2), MESH_4, [((10,), f32, P())], P()),
     ("uneven_max_rows", lambda a: jnp.max(_split(a, P("d", None)), axis=0), MESH_4, [((10, 3), f32, P())], P()),
+    # resharding between two splits of one value
+    ("reshard_swap_axes", lambda a: a * 2.0, MESH_2X2, [((8, 8), f32, P("x", "y"))], P("y", "x")),
+    ("reshard_axis_order", lambda a: a * 2.0, MESH_2X2, [((8, 8), f32, P(("x", "y"), None))], P(("y", "x"), None)),
+    ("reshard_other_axis", lambda a: a * 2.0, MESH_2D, [((8, 8), f32, P("x", None))], P("y", None)),
+    ("reshard_split_moves", lambda a: a * 2.0, MESH_2D, [((8, 16), f32, P(None, ("x", "y")))], P(("y", "x"), None)),
+    ("reshard_split_moves_3d", lambda a: a * 2.0, MESH_2X2, [((4, 8, 8), f32, P("x", "y", None))],
+     P(None, "x", "y")),
+    ("reshard_gather_and_move", lambda a: a * 2.0, MESH_2D, [((8, 16), f32, P("x", "y"))], P("y", None)),
+    ("reshard_1d_moves", lambda a: jnp.sin(a), MESH_4, [((8, 12), f32, P(None, "d"))], P("d", None)),
+    # windows along split spatial dimensions: halos from the neighbours
+    ("conv_spatial_chain", lambda x, w1, w2: _conv_nhwc(jax.nn.relu(_conv_nhwc(x, w1)), w2), MESH_4,
+     [((2, 16, 8, 3), f32, P(None, "d")), ((3, 3, 3, 4), f32, P()), ((3, 3, 4, 4), f32, P())], P(None, "d")),
+    ("pool_spatial_chain", lambda x: _pool_same(jnp.sin(_pool_same(x))), MESH_4, [((2, 16, 8, 3), f32, P(None, "d"))],
+     P(None, "d")),
+    ("conv_spatial_2d", _conv_nhwc, MESH_2X2, [((2, 8, 8, 3), f32, P(None, "x", "y")), ((3, 3, 3, 4), f32, P())],
+     P(None, "x", "y")),
 ]
 
 
