@@ -4,6 +4,8 @@ through jaxlib's Python bindings), on the same generated module in one run.
     python benchmarks/ir_throughput.py                      # 20k and 200k ops; xDSL on 20k only
     python benchmarks/ir_throughput.py --sizes 20000 --repeat 5
     python benchmarks/ir_throughput.py --xdsl-large         # xDSL on 200k ops too (minutes)
+    python benchmarks/ir_throughput.py --sizes '' --memory-ops 1160000 --tools loom,mlir
+                                                            # peak memory of a parse only, each tool alone
 
 The module is generic-form MLIR: `func.func` ops whose bodies chain `arith.constant`, `arith.addi`,
 `arith.muli` with unregistered ops carrying attributes (`test.op`), multi-result ops (`test.pair`)
@@ -317,6 +319,35 @@ def report(n_ops: int, size_bytes: int, results: dict[str, Result], skipped: dic
     return "\n".join(lines)
 
 
+def parse_peak_bytes(tool: str, path: str) -> int:
+    """The memory a parse of `path` adds to a fresh process's peak (ru_maxrss after the parse
+    minus the RSS once the tool is imported and the text read), so interpreters and libraries do
+    not count."""
+    import subprocess
+    child = (f"import resource, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+             f"import ir_throughput as b; t = b.TOOLS[{tool!r}](); text = open({path!r}).read(); "
+             "base = int(open('/proc/self/statm').read().split()[1]) * resource.getpagesize(); "
+             "m = t.parse(text); print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)")
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=3600, check=True)
+    base, peak = map(int, out.stdout.split()[-2:])
+    return peak - base
+
+
+def memory(n_ops: int, tools: list[str]) -> dict[str, int]:
+    import tempfile
+    text = build_module_text(n_ops)
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(text)
+    try:
+        peaks = {key: parse_peak_bytes(key, f.name) for key in tools}
+    finally:
+        os.unlink(f.name)
+    print(f"\nparse peak memory, {n_ops:,} ops, {len(text) / 1e6:.1f} MB of text (each tool in a fresh process):")
+    for key, peak in peaks.items():
+        print(f"  {key:6s} {peak / 2**20:8.0f} MiB  {peak / n_ops:6.0f} B/op")
+    return peaks
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20000,200000", help="comma-separated op counts (default 20000,200000)")
@@ -327,8 +358,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="run xDSL only on the smallest module (the default; it takes minutes on 200k ops)")
     group.add_argument("--xdsl-large", dest="skip_xdsl_large", action="store_false",
                        help="run xDSL on every size")
+    ap.add_argument("--memory-ops", type=int, default=0,
+                    help="also measure the peak memory of parsing a module of this many ops (each tool alone)")
     args = ap.parse_args(argv)
-    sizes = sorted(int(s) for s in args.sizes.split(","))
+    sizes = sorted(int(s) for s in args.sizes.split(",") if s)
 
     print("IR throughput: parse, verify, print (generic form), canonicalize")
     print(f"machine: {machine_line()}")
@@ -360,7 +393,11 @@ def main(argv: list[str] | None = None) -> int:
                              "tools": {n: {"seconds": r.rounds, "median_spread": {k: spread(v) for k, v in
                                                                                   r.rounds.items()},
                                            "notes": r.notes} for n, r in results.items()}})
-    path = write_record("ir_throughput", {"repeat": args.repeat, "sizes": sizes_record})
+    record: dict[str, Any] = {"repeat": args.repeat, "sizes": sizes_record}
+    if args.memory_ops:
+        keys = [k.strip() for k in args.tools.split(",") if k.strip() != "xdsl" or not args.skip_xdsl_large]
+        record["parse_peak_bytes"] = {"ops": args.memory_ops, "tools": memory(args.memory_ops, keys)}
+    path = write_record("ir_throughput" if sizes else "ir_parse_memory", record)
     print(f"\nrecord: {path.relative_to(path.parent.parent.parent)}")
     return 0
 
