@@ -88,6 +88,8 @@ class Use:
         self.value = value
         self.owner = owner
         self.index = index
+        self._prev: Use | None = None
+        self._next: Use | None = None
         value._link(self)
 
     def unlink(self) -> None:
@@ -181,7 +183,7 @@ class Value:
     def replace_all_uses_with(self, new: Value) -> None:
         if new is self or self._head is None:
             return
-        u = self._head
+        u: Use | None = self._head
         while u is not None:
             u.value = new
             u = u._next

@@ -13,7 +13,7 @@ the custom form each region restarts from its parent's counters, and ops may sug
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from loom.ir.attributes import (
@@ -343,7 +343,7 @@ class Printer:
             out.append(" " + (self._dict_text(attrs) if self.attr_loc_aliases else _dict_text(attrs)))
         out.append(" : " + signature_text(tuple([u.value.type for u in uses]), tuple([r.type for r in op.results])))
 
-    def _dict_text(self, d: dict[str, Attribute]) -> str:
+    def _dict_text(self, d: Mapping[str, Attribute]) -> str:
         parts = []
         for k in sorted(d, key=lambda k: k.encode("utf-8", "surrogateescape")):
             v = d[k]
@@ -403,7 +403,7 @@ def _is_terminator(op: Operation) -> bool:
 _DICT_CACHE: dict[tuple, str] = {}
 
 
-def _dict_text(d: dict[str, Attribute]) -> str:
+def _dict_text(d: Mapping[str, Attribute]) -> str:
     key = tuple(d.items())
     s = _DICT_CACHE.get(key)
     if s is None:

@@ -60,7 +60,7 @@ def _drop_successors(op: Operation | None) -> None:
         return
     for s in op._successors:
         del s.block._uses[s]
-    op._successors = []
+    op._successors = ()
 
 
 def _push_nested(block: Block, worklist: list[Region]) -> None:
