@@ -8,6 +8,9 @@
     scores, ids = index.search(queries, k=10)
     index.save("vectors.loomknn"); index = loom.knn.Index.load("vectors.loomknn")
 
+    db = loom.device_put(vectors, NamedSharding(mesh, P("x", None)))   # sharded by rows
+    scores, indices = loom.knn.search(queries, db, k=10)                # one SPMD program (loom.knn.sharded)
+
 The search never materialises the queries x database score matrix: the kernel of
 `knn.fused_score_top_k` computes it tile by tile and keeps only a per-bin maximum
 (see loom.backend.knn_kernels).
