@@ -10,6 +10,7 @@
 
     db = loom.device_put(vectors, NamedSharding(mesh, P("x", None)))   # sharded by rows
     scores, indices = loom.knn.search(queries, db, k=10)                # one SPMD program (loom.knn.sharded)
+    index = loom.knn.ShardedIndex(dim=128, mesh=mesh)                   # an Index per shard (loom.knn.sharded_index)
 
 The search never materialises the queries x database score matrix: the kernel of
 `knn.fused_score_top_k` computes it tile by tile and keeps only a per-bin maximum
@@ -18,5 +19,6 @@ The search never materialises the queries x database score matrix: the kernel of
 
 from loom.knn.index import Index, IndexFileError
 from loom.knn.search import METRICS, search
+from loom.knn.sharded_index import ShardedIndex
 
-__all__ = ["METRICS", "Index", "IndexFileError", "search"]
+__all__ = ["METRICS", "Index", "IndexFileError", "ShardedIndex", "search"]

@@ -97,30 +97,33 @@ def shard_pieces(database: ShardedArray) -> tuple[Mesh, tuple[str, ...], list[np
 
 class ShardedDatabase:
     """A database as row shards over `axes` of `mesh`, prepared for the search program: each
-    shard padded to the longest (`rows` rows), with its bias (+inf on padding) and its row count.
+    shard padded to the longest (`rows` rows), with its bias (+inf on padding).
 
-    `pieces[s]` are shard s's vectors (normalised for "cos"), `norms[s]` their half squared norms
-    for "l2" (computed when None)."""
+    `pieces[s]` holds shard s's vectors (normalised for "cos") in its first `sizes[s]` rows (all
+    of them by default); rows after those are spare capacity, finite values (an Index's arrays),
+    used as padding where there are enough of them (no copy). `norms[s]`: the half squared norms
+    of the vectors for "l2" (computed when None)."""
 
     def __init__(self, mesh: Mesh, axes: tuple[str, ...], pieces: Sequence[np.ndarray], metric: str,
-                 norms: Sequence[np.ndarray] | None = None) -> None:
+                 norms: Sequence[np.ndarray] | None = None, sizes: Sequence[int] | None = None) -> None:
         self.mesh, self.axes, self.metric = mesh, tuple(axes), metric
         self.count = len(pieces)
-        self.sizes = [int(p.shape[0]) for p in pieces]
+        self.sizes = [int(p.shape[0]) for p in pieces] if sizes is None else [int(n) for n in sizes]
         self.dim = int(pieces[0].shape[1])
         self.dtype = pieces[0].dtype
         self.rows = max(1, max(self.sizes))
         if self.count * self.rows >= 2 ** 31:
             raise ValueError(f"a sharded database of {self.count} x {self.rows} rows exceeds the int32 positions of "
                              "the search program")
-        self.pieces = [self._padded(p, 0) for p in pieces]
+        self.pieces = [self._padded(p[:n] if p.shape[0] < self.rows else p[:self.rows], 0)
+                       for p, n in zip(pieces, self.sizes)]
         biases = []
-        for s, p in enumerate(pieces):
+        for s, (p, n) in enumerate(zip(pieces, self.sizes)):
             if metric == "l2":
-                h = half_squared_norms(p) if norms is None else np.asarray(norms[s])
+                h = half_squared_norms(p[:n]) if norms is None else np.asarray(norms[s])[:n]
                 biases.append(self._padded(h.astype(self.dtype), np.inf))
             else:
-                biases.append(self._padded(np.zeros(p.shape[0], self.dtype), np.inf))
+                biases.append(self._padded(np.zeros(n, self.dtype), np.inf))
         self.biases = biases
         sharding = NamedSharding(mesh, P(self.axes or None))
         # the row shard each device holds (its position along the database's axes)
@@ -165,7 +168,7 @@ class ShardedDatabase:
             with np.errstate(over="ignore", invalid="ignore"):
                 best = np.maximum(qn - 2.0 * best.astype(np.float64), 0.0).astype(queries.dtype)
         if not np.isfinite(best).all():
-            largest = max(float(np.abs(p).max()) if p.size else 0.0 for p in self.pieces)
+            largest = max(float(np.abs(p[:n]).max()) if n else 0.0 for p, n in zip(self.pieces, self.sizes))
             raise ValueError(f"knn search scores overflow {np.dtype(queries.dtype).name} (metric {self.metric!r}): "
                              f"the largest elements are {float(np.abs(queries).max()):.3g} in queries and "
                              f"{largest:.3g} in database; scale the vectors down or search float64 ones")
