@@ -43,6 +43,7 @@ import numpy as np
 
 import loom.numpy as lnp
 from loom import lax
+from loom.backend.kernels_numpy import LOW_FLOATS
 from loom.devices import ShardedArray
 from loom.frontend.jit import jit
 from loom.frontend.shapes import ShapeDtypeStruct
@@ -97,34 +98,47 @@ def shard_pieces(database: ShardedArray) -> tuple[Mesh, tuple[str, ...], list[np
 
 class ShardedDatabase:
     """A database as row shards over `axes` of `mesh`, prepared for the search program: each
-    shard padded to the longest (`rows` rows), with its bias (+inf on padding).
+    shard padded to `rows` rows (the longest by default), with its bias (+inf on padding).
 
     `pieces[s]` holds shard s's vectors (normalised for "cos") in its first `sizes[s]` rows (all
     of them by default); rows after those are spare capacity, finite values (an Index's arrays),
     used as padding where there are enough of them (no copy). `norms[s]`: the half squared norms
-    of the vectors for "l2" (computed when None)."""
+    of the vectors for "l2" (computed when None).
 
-    def __init__(self, mesh: Mesh, axes: tuple[str, ...], pieces: Sequence[np.ndarray], metric: str,
-                 norms: Sequence[np.ndarray] | None = None, sizes: Sequence[int] | None = None) -> None:
+    Over processes (loom.distributed, one partition per process, the mesh's devices the ranks),
+    `pieces` (and `norms`, `sizes`) are mappings holding only this process's shards, `count` the
+    number of shards and `rows` their padded length: `search` runs this process's partition of
+    the program (`loom.distributed.run_partitioned`) and every process gets the answer."""
+
+    def __init__(self, mesh: Mesh, axes: tuple[str, ...], pieces: Sequence[np.ndarray] | dict[int, np.ndarray],
+                 metric: str, norms: Sequence[np.ndarray] | dict[int, np.ndarray] | None = None,
+                 sizes: Sequence[int] | dict[int, int] | None = None, count: int | None = None,
+                 rows: int | None = None) -> None:
         self.mesh, self.axes, self.metric = mesh, tuple(axes), metric
-        self.count = len(pieces)
-        self.sizes = [int(p.shape[0]) for p in pieces] if sizes is None else [int(n) for n in sizes]
-        self.dim = int(pieces[0].shape[1])
-        self.dtype = pieces[0].dtype
-        self.rows = max(1, max(self.sizes))
+        self.distributed = isinstance(pieces, dict)
+        held = dict(pieces) if isinstance(pieces, dict) else dict(enumerate(pieces))
+        self.count = len(held) if count is None else int(count)
+        sizes = {s: int(p.shape[0]) for s, p in held.items()} if sizes is None else dict(
+            sizes if isinstance(sizes, dict) else enumerate(sizes))
+        first = next(iter(held.values()))
+        self.dim, self.dtype = int(first.shape[1]), first.dtype
+        # scores (and the merge) in float32 for a float16 / bfloat16 database, as the single-device
+        # search computes them: the fused op reads the database as it is, widening it block by block
+        self.compute_dtype = np.dtype(np.float32) if first.dtype in LOW_FLOATS else first.dtype
+        self.rows = max(1, max(sizes.values())) if rows is None else int(rows)
         if self.count * self.rows >= 2 ** 31:
             raise ValueError(f"a sharded database of {self.count} x {self.rows} rows exceeds the int32 positions of "
                              "the search program")
-        self.pieces = [self._padded(p[:n] if p.shape[0] < self.rows else p[:self.rows], 0)
-                       for p, n in zip(pieces, self.sizes)]
-        biases = []
-        for s, (p, n) in enumerate(zip(pieces, self.sizes)):
+        self.sizes = sizes
+        self.pieces, self.biases = {}, {}
+        for s, p in held.items():
+            n = sizes[s]
+            self.pieces[s] = self._padded(p[:n] if p.shape[0] < self.rows else p[:self.rows], 0)
             if metric == "l2":
                 h = half_squared_norms(p[:n]) if norms is None else np.asarray(norms[s])[:n]
-                biases.append(self._padded(h.astype(self.dtype), np.inf))
             else:
-                biases.append(self._padded(np.zeros(n, self.dtype), np.inf))
-        self.biases = biases
+                h = np.zeros(n, self.compute_dtype)
+            self.biases[s] = self._padded(h.astype(self.compute_dtype), np.inf)
         sharding = NamedSharding(mesh, P(self.axes or None))
         # the row shard each device holds (its position along the database's axes)
         self.position = [int(i[0].start or 0) for i in sharding.devices_indices_map((self.count,)).values()]
@@ -139,11 +153,11 @@ class ShardedDatabase:
 
     def global_arrays(self) -> tuple[ShardedArray, ShardedArray]:
         """(database, bias) as global arrays of count x rows rows, each device holding its shard."""
-        def assemble(pieces: list[np.ndarray], sharding: NamedSharding) -> ShardedArray:
+        def assemble(pieces: dict[int, np.ndarray], sharding: NamedSharding) -> ShardedArray:
             shape = (self.count * self.rows,) + pieces[0].shape[1:]
             indices = list(sharding.devices_indices_map(shape).values())
             return ShardedArray.from_shard_data(shape, sharding, indices, [pieces[p] for p in self.position],
-                                                self.dtype)
+                                                pieces[0].dtype)
         return assemble(self.pieces, self.db_sharding), assemble(self.biases, self.bias_sharding)
 
     def search(self, queries: np.ndarray, k: int, recall_target: float,
@@ -153,31 +167,58 @@ class ShardedDatabase:
         nq = queries.shape[0]
         if self.metric == "cos":
             queries = normalize(queries, "queries")
+        dtype = queries.dtype
+        queries = queries.astype(self.compute_dtype, copy=False)
         split = math.prod(self.mesh.shape[a] for a in query_axes)
         padded_q = max(split, -(-nq // split) * split)
         if padded_q != nq:
             queries = np.concatenate([queries, np.zeros((padded_q - nq, self.dim), queries.dtype)])
-        run = _program(self.mesh, self.axes, tuple(query_axes), padded_q, self.dim, self.count * self.rows,
-                       np.dtype(self.dtype).name, min(k, self.rows), k, float(recall_target))
-        database, bias = self.global_arrays()
+        run = search_program(self.mesh, self.axes, tuple(query_axes), padded_q, self.dim, self.count * self.rows,
+                             np.dtype(self.compute_dtype).name, np.dtype(self.dtype).name, min(k, self.rows), k,
+                             float(recall_target))
         with np.errstate(over="ignore", invalid="ignore"):
-            best, positions = run(queries, database, bias)
+            if self.distributed:
+                best, positions = self._run_here(run.module, queries, query_axes, k)
+            else:
+                best, positions = run(queries, *self.global_arrays())
         best, positions = np.asarray(best)[:nq], np.asarray(positions)[:nq].astype(np.int64)
-        if self.metric == "l2":  # best = q.x - h: the squared distance, as the single-device search computes it
+        # in the queries' type, then (l2: best = q.x - h) the squared distance, as the
+        # single-device search computes them
+        best = best.astype(dtype) if self.metric != "l2" else (-best).astype(dtype)
+        if self.metric == "l2":
             qn = (queries[:nq].astype(np.float64) ** 2).sum(1)[:, None]
             with np.errstate(over="ignore", invalid="ignore"):
-                best = np.maximum(qn - 2.0 * best.astype(np.float64), 0.0).astype(queries.dtype)
+                best = np.maximum(qn + 2.0 * best.astype(np.float64), 0.0).astype(dtype)
         if not np.isfinite(best).all():
-            largest = max(float(np.abs(p[:n]).max()) if n else 0.0 for p, n in zip(self.pieces, self.sizes))
-            raise ValueError(f"knn search scores overflow {np.dtype(queries.dtype).name} (metric {self.metric!r}): "
+            largest = max(float(np.abs(p[:self.sizes[s]]).max()) if self.sizes[s] else 0.0
+                          for s, p in self.pieces.items())
+            raise ValueError(f"knn search scores overflow {np.dtype(dtype).name} (metric {self.metric!r}): "
                              f"the largest elements are {float(np.abs(queries).max()):.3g} in queries and "
-                             f"{largest:.3g} in database; scale the vectors down or search float64 ones")
+                             f"{largest:.3g} in database (this process's shards); scale the vectors down or search "
+                             "float64 ones")
         return best, positions // self.rows, positions % self.rows
+
+    def _run_here(self, module: Any, queries: np.ndarray, query_axes: tuple[str, ...],
+                  k: int) -> tuple[np.ndarray, np.ndarray]:
+        """This process's partition of the program (its rank); the global results."""
+        from loom.runtime.distributed import assemble, local_shard, process_index, run_partitioned
+        rank = process_index()
+        shard = self.position[rank]
+        if shard not in self.pieces:
+            raise ValueError(f"rank {rank} runs partition {rank}, which searches shard {shard}, but this process "
+                             f"holds shards {sorted(self.pieces)}")
+        q_sharding = NamedSharding(self.mesh, P(query_axes or None, None))
+        best, positions = run_partitioned(module, [local_shard(queries, q_sharding, rank), self.pieces[shard],
+                                                   self.biases[shard]])
+        if not query_axes:
+            return best, positions
+        shape = (queries.shape[0], k)
+        return assemble(best, q_sharding, shape), assemble(positions, q_sharding, shape)
 
 
 @functools.lru_cache(maxsize=32)
-def _program(mesh: Mesh, axes: tuple[str, ...], query_axes: tuple[str, ...], nq: int, dim: int, n: int,
-             dtype: str, k_local: int, k: int, recall_target: float) -> Any:
+def search_program(mesh: Mesh, axes: tuple[str, ...], query_axes: tuple[str, ...], nq: int, dim: int, n: int,
+                   dtype: str, database_dtype: str, k_local: int, k: int, recall_target: float) -> Any:
     """The compiled search program (see the module docstring) for these shapes: a callable of
     (queries, database, bias) global arrays returning (q . x - bias, position) of the k best."""
     shared = tuple(a for a in query_axes if a in axes)
@@ -204,7 +245,7 @@ def _program(mesh: Mesh, axes: tuple[str, ...], query_axes: tuple[str, ...], nq:
     mapped = shard_map(body, mesh=mesh, in_specs=(q_spec, P(axes or None, None), P(axes or None)),
                        out_specs=(q_spec, q_spec))
     lowered = jit(mapped).lower(ShapeDtypeStruct((nq, dim), np.dtype(dtype)),
-                                     ShapeDtypeStruct((n, dim), np.dtype(dtype)),
+                                     ShapeDtypeStruct((n, dim), np.dtype(database_dtype)),
                                      ShapeDtypeStruct((n,), np.dtype(dtype)))
     return lowered.compile().executable
 
@@ -234,4 +275,4 @@ def search_sharded(queries: Any, database: ShardedArray, k: int, metric: str,
     return scores, np.asarray(starts, np.int64)[shard] + row
 
 
-__all__ = ["ShardedDatabase", "check_shard_finite", "search_sharded", "shard_pieces"]
+__all__ = ["ShardedDatabase", "check_shard_finite", "search_program", "search_sharded", "shard_pieces"]

@@ -125,11 +125,11 @@ def test_bad_input_names_the_shard_and_row(bad):
 
 
 def test_the_search_is_one_partitioned_program():
-    from loom.knn.sharded import ShardedDatabase, _program
+    from loom.knn.sharded import ShardedDatabase, search_program
     mesh = mesh_of((4,), ("x",))
     db = ShardedDatabase(mesh, ("x",), [RNG.standard_normal((10, 8)).astype(np.float32)] * 4, "ip")
     db.search(RNG.standard_normal((3, 8)).astype(np.float32), 2, 1.0)
-    exe = _program(mesh, ("x",), (), 3, 8, 40, "float32", 2, 2, 1.0)
+    exe = search_program(mesh, ("x",), (), 3, 8, 40, "float32", "float32", 2, 2, 1.0)
     assert type(exe).__name__ == "MeshExecutable"
     ops = [op.name for op in exe.module.walk()]
     assert ops.count("knn.fused_score_top_k") == 1 and ops.count("stablehlo.all_gather") == 2
@@ -299,3 +299,78 @@ def test_a_corrupted_shard_file_is_rejected_naming_it(tmp_path):
     manifest.write_bytes(manifest.read_bytes().replace(b'"next_id": 200', b'"next_id": 201'))
     with pytest.raises(loom.knn.IndexFileError, match=r"MANIFEST.json: the manifest's CRC-32 does not match"):
         loom.knn.ShardedIndex.load(path, mesh)
+
+
+# An f16 database searched by f32 queries: one fused op, no widened copy -------------------------------
+
+def test_a_narrow_database_under_wider_queries_is_fused_without_a_widened_copy():
+    from loom import lax
+    q = RNG.standard_normal((6, 8)).astype(np.float32)
+    db = RNG.standard_normal((300, 8)).astype(np.float16)
+    forms = {
+        "ip": lambda q, db, h: lax.approx_max_k(q @ db.T.astype(np.float32), 4, recall_target=1.0),
+        "ip, converted then transposed": lambda q, db, h: lax.approx_max_k(q @ db.astype(np.float32).T, 4,
+                                                                            recall_target=1.0),
+        "l2": lambda q, db, h: lax.approx_min_k(h[None, :] - q @ db.T, 4, recall_target=1.0),
+    }
+    wide = db.astype(np.float32)
+    h = 0.5 * (wide ** 2).sum(1)
+    for name, f in forms.items():
+        jitted = loom.jit(f)
+        ops = [op for op in jitted.lower(q, db, h).compile().module.walk()]
+        fused = [op for op in ops if op.name == "knn.fused_score_top_k"]
+        assert len(fused) == 1 and "f16" in str(fused[0].operands[1].type), name
+        assert not any(op.name == "stablehlo.convert" and op.results[0].type.shape == (300, 8) for op in ops), name
+        scores = q @ wide.T if name.startswith("ip") else -(h[None, :] - q @ wide.T)
+        want = np.argsort(-scores, axis=1, kind="stable")[:, :4]
+        np.testing.assert_array_equal(np.asarray(jitted(q, db, h)[1]), want)
+
+
+def test_the_fused_op_takes_f32_queries_with_an_f16_or_bf16_database_only():
+    from loom.dialects import knn
+    from loom.dialects.stablehlo import ShapeError
+    from loom.ir.types import RankedTensorType, bf16, f16, f32, f64
+    props = knn._attrs(2, 0.95, True, -1, True)
+    props["metric"] = knn.StringAttr("ip")
+    for q, db in ((f32, f16), (f32, bf16), (f32, f32)):
+        knn.FusedScoreTopKOp.infer_result_types([RankedTensorType((4, 8), q), RankedTensorType((10, 8), db)], props)
+    for q, db in ((f16, f32), (f32, f64), (bf16, f16)):
+        with pytest.raises(ShapeError, match="queries and database must have one element type"):
+            knn.FusedScoreTopKOp.infer_result_types([RankedTensorType((4, 8), q), RankedTensorType((10, 8), db)],
+                                                    props)
+
+
+# Over processes: examples/knn_sharded.py under torchrun -----------------------------------------------
+
+@pytest.mark.slow  # several processes under torchrun: 15-30 s on a loaded 2-core machine
+@pytest.mark.parametrize("world, recall_target", [(2, 0.9), (4, 1.0)])
+def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world, recall_target):
+    """examples/knn_sharded.py: each of `world` processes maps its rows of a float16 database file;
+    exact search gives the single-process search's ids, approximate search at least its recall."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from support.paths import EXAMPLES, ROOT
+    sizes = ["--database", str(tmp_path / "db.npy"), "--rows", "3001", "--dim", "16", "--queries", "60",
+             "--batch", "20", "--k", "5", "--timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    ids = {}
+    for mode, launcher, recall in [
+            ("single", [sys.executable], 1.0),
+            ("torchrun", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+                          str(world)], recall_target)]:
+        out = tmp_path / f"{mode}.json"
+        cmd = [*launcher, str(EXAMPLES / "knn_sharded.py"), *sizes, "--recall", str(recall), "--ids-out", str(out)]
+        done = subprocess.run(cmd + (["--single"] if mode == "single" else ["--memory-limit-mb", "4096"]), env=env,
+                              capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "60 queries, k=5" in done.stdout and "queries/s" in done.stdout
+        ids[mode] = np.array(json.loads(out.read_text()))
+    assert ids["torchrun"].shape == ids["single"].shape == (60, 5)
+    if recall_target == 1.0:
+        np.testing.assert_array_equal(ids["torchrun"], ids["single"])
+    else:
+        found = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(ids["torchrun"].tolist(), ids["single"].tolist())])
+        assert found >= recall_target, found
