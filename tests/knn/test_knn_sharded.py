@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from crashing_file import CrashingFile
 
 import loom
 import loom.knn
@@ -221,30 +222,6 @@ def test_a_save_killed_midway_leaves_the_previous_index(tmp_path, monkeypatch):
     before = {p.name: p.read_bytes() for p in path.iterdir()}
     new, _ = index_pair("l2", n=300)
     real_fdopen, real_replace = os.fdopen, os.replace
-    writes = []
-
-    class CrashingFile:
-        """Writes half of its second write, then the process 'dies'."""
-
-        def __init__(self, f):
-            self.f = f
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.f.close()
-
-        def write(self, data):
-            writes.append(len(data))
-            if len(writes) == 2:
-                self.f.write(data[: len(data) // 2])
-                self.f.flush()
-                raise SystemExit("simulated crash mid-write")
-            return self.f.write(data)
-
-        def __getattr__(self, name):
-            return getattr(self.f, name)
 
     def check_old_index_intact():
         reopened = loom.knn.ShardedIndex.load(path, mesh_of((4,), ("x",)))
@@ -252,8 +229,8 @@ def test_a_save_killed_midway_leaves_the_previous_index(tmp_path, monkeypatch):
         assert_same_search(reopened, old, np.ones((2, 16), np.float32), 3)
         assert {p.name: p.read_bytes() for p in path.iterdir() if p.name in before} == before
 
-    # killed while writing a shard file
-    monkeypatch.setattr(os, "fdopen", lambda fd, mode: CrashingFile(real_fdopen(fd, mode)))
+    # killed while writing a shard file (its second write: the ids)
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: CrashingFile(real_fdopen(fd, mode), crash_at=2))
     with pytest.raises(SystemExit):
         new.save(path)
     monkeypatch.setattr(os, "fdopen", real_fdopen)
