@@ -228,7 +228,8 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     A `database` that is a `loom.Array` sharded by rows over a mesh (`loom.device_put(x,
     NamedSharding(mesh, P("x", None)))`) is searched by one SPMD program over its shards, with the
     queries replicated or split by rows (see loom.knn.sharded, which also states the recall bound
-    over the whole database); the indices are global database rows."""
+    over the whole database); the indices are global database rows. `batch_size`, `progress` and
+    `database_batch` do not apply to it (each device sweeps its own shard once)."""
     metric = check_metric(metric)
     recall_target = check_recall_target(recall_target)
     from loom.frontend.tracing import Tracer
