@@ -444,6 +444,9 @@ def sharded_worker(mode: str, n: int, d: int, nq: int, k: int, recall_target: fl
         times.append(time.perf_counter() - t0)
     if rank == 0:
         print(json.dumps({"mode": mode, "seconds": times}))
+    if mode != "single":
+        import loom.distributed
+        loom.distributed.shutdown()
 
 
 def merge_share(n: int, d: int, nq: int, k: int, recall_target: float, shards: int, rounds: int, seed: int,
