@@ -72,7 +72,8 @@ class ShardedIndex:
     ("ip", "l2" or "cos") by one SPMD program (fused op per shard, all_gather, exact top-k; recall
     as loom.knn.sharded states it). `add`, `remove`, `search`, `save` and `load` as `Index`'s (see
     the module docstring for routing, the saved form and reopening on another shard count).
-    Threads: searches run in parallel; `add` and `remove` one at a time, waiting for them."""
+    Threads: one call at a time (a lock); a search sees the index between whole `add` / `remove`
+    calls."""
 
     def __init__(self, dim: int, mesh: Mesh, metric: str = "ip", dtype: Any = np.float32,
                  axis: str | Sequence[str] | None = None) -> None:
