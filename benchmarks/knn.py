@@ -303,10 +303,10 @@ def timed_case(record: Record, case: str, contenders: Contenders, results: dict[
 
 
 def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, rounds: int,
-              seed: int, numpy_row: bool = True, storage: str = "float16") -> None:
+              seed: int, numpy_row: bool = True, storage: str = "float16", exact_only: bool = False) -> None:
     import loom.knn
     settings = {"n": n, "d": d, "q": nq, "k": k, "metric": metric, "recall_target": recall_target,
-                "rounds": rounds, "seed": seed, "half_storage": storage}
+                "rounds": rounds, "seed": seed, "half_storage": storage, "exact_only": exact_only}
     print(f"CPU: N={n} D={d} Q={nq} k={k} float32 queries, metric={metric}; {machine()}")
     record = Record("knn", settings)
     flops = 2.0 * nq * n * d
@@ -321,6 +321,9 @@ def bench_cpu(n: int, d: int, nq: int, k: int, metric: str, recall_target: float
     timed_case(record, case, contenders, results, truth, rounds, flops)
     print(f"faiss / loom (medians): {record.ratio(case, loom_exact, faiss_name):.2f}x; "
           f"GEMM / loom: {record.ratio(case, loom_exact, GEMM):.2f}x")
+    if exact_only:
+        record.write()
+        return
 
     case = f"approximate, N={n}"
     loom_name = f"loom knn.search r={recall_target}"
@@ -388,6 +391,150 @@ def run_one(n: int, d: int, nq: int, k: int, metric: str, recall_target: float, 
     t0 = time.perf_counter()
     fn()
     print(json.dumps({"name": name, "seconds": time.perf_counter() - t0}))
+
+
+# Sharded (--sharded) ----------------------------------------------------------------------------------
+
+def rows_of(seed: int, lo: int, hi: int, d: int) -> np.ndarray:
+    """Rows [lo, hi) of the sharded cases' database (float32 Gaussian, made 65536 rows at a time from
+    their own seeds, so a process makes only its shard)."""
+    out = np.empty((hi - lo, d), np.float32)
+    block = 65536
+    for a in range(lo - lo % block, hi, block):
+        piece = np.random.default_rng((seed, a)).standard_normal((block, d), np.float32)
+        s, e = max(a, lo), min(a + block, hi)
+        out[s - lo:e - lo] = piece[s - a:e - a]
+    return out
+
+
+def sharded_worker(mode: str, n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int) -> None:
+    """`--sharded-worker MODE`: one warm-up and `rounds` timed searches; prints JSON (rank 0).
+    "single": the whole database in this process (BLAS with every core); "processes": this
+    process's shard under torchrun (one BLAS thread), the sharded search program over gloo."""
+    import json
+
+    import loom.knn
+    q = np.random.default_rng((seed, 1 << 40)).standard_normal((nq, d), np.float32)
+    if mode == "single":
+        db = rows_of(seed, 0, n, d)
+
+        def search() -> None:
+            loom.knn.search(q, db, k, recall_target=recall_target)
+        rank = 0
+    else:
+        import loom.distributed
+        from loom.knn.sharded import ShardedDatabase
+        from loom.runtime.distributed import communicator, shard_index
+        from loom.sharding import NamedSharding, P
+        loom.distributed.initialize(timeout_s=600)
+        world, rank = loom.distributed.process_count(), loom.distributed.process_index()
+        mesh = loom.make_mesh((world,), ("x",), devices=list(range(world)))
+        mine = range(n)[shard_index(NamedSharding(mesh, P("x", None)), (n, d), rank)[0]]
+        shard = ShardedDatabase(mesh, ("x",), {rank: rows_of(seed, mine.start, mine.stop, d)}, "ip", count=world,
+                                rows=-(-n // world))
+
+        def search() -> None:
+            shard.search(q, k, recall_target)
+            communicator().barrier()  # every process done: the time of the slowest
+    search()
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        search()
+        times.append(time.perf_counter() - t0)
+    if rank == 0:
+        print(json.dumps({"mode": mode, "seconds": times}))
+    if mode != "single":
+        import loom.distributed
+        loom.distributed.shutdown()
+
+
+def merge_share(n: int, d: int, nq: int, k: int, recall_target: float, shards: int, rounds: int, seed: int,
+                record: Record) -> None:
+    """The merge's share of a sharded search in one process (a mesh of `shards` CPU devices, one
+    thread each): the whole search program against a program of its merge alone (all_gather of
+    every shard's k candidates per query, exact top-k), on the same shapes and runtime."""
+    import loom.numpy as lnp
+    from loom import lax
+    from loom.devices import Device, device_put
+    from loom.frontend.jit import jit
+    from loom.frontend.shapes import ShapeDtypeStruct
+    from loom.frontend.shard_map import shard_map
+    from loom.knn.sharded import ShardedDatabase
+    from loom.sharding import NamedSharding, P, make_mesh
+    mesh = make_mesh((shards,), ("x",), devices=[Device("cpu", i, "numpy") for i in range(shards)])
+    q = np.random.default_rng((seed, 1 << 40)).standard_normal((nq, d), np.float32)
+    rows = -(-n // shards)
+    db = ShardedDatabase(mesh, ("x",), [rows_of(seed, s * rows, min(n, (s + 1) * rows), d) for s in range(shards)],
+                         "ip")
+
+    def body(v, i):
+        v = lax.all_gather(v, "x", axis=1, tiled=True)
+        i = lax.all_gather(i, "x", axis=1, tiled=True)
+        best, j = lax.top_k(-v, k)
+        return best, lnp.take_along_axis(i, j, axis=1)
+
+    mapped = shard_map(body, mesh=mesh, in_specs=(P(None, "x"), P(None, "x")), out_specs=(P(), P()))
+    merge = jit(mapped).lower(ShapeDtypeStruct((nq, shards * k), np.float32),
+                              ShapeDtypeStruct((nq, shards * k), np.int32)).compile().executable
+    rng = np.random.default_rng(seed)
+    v = device_put(rng.standard_normal((nq, shards * k)).astype(np.float32), NamedSharding(mesh, P(None, "x")))
+    i = device_put(rng.integers(0, n, (nq, shards * k)).astype(np.int32), NamedSharding(mesh, P(None, "x")))
+    contenders = {f"sharded search ({shards} shards, in-process)": lambda: db.search(q, k, recall_target),
+                  "its merge alone (all_gather + top_k)": lambda: merge(v, i)}
+    for fn in contenders.values():
+        fn()
+    times = run_rounds(contenders, rounds)
+    case = f"merge share, N={n}, Q={nq}, k={k}, {shards} shards"
+    record.add_all(case, times)
+    whole, part = contenders
+    share = 1.0 / record.ratio(case, part, whole)
+    print(f"\n{case}")
+    for name, ts in times.items():
+        print(f"{name:44s} median {statistics.median(ts):.4f} s (min {min(ts):.4f}, max {max(ts):.4f})")
+    print(f"merge / search (medians): {share:.2%} (target <= 5%)")
+
+
+def bench_sharded(n: int, d: int, nq: int, k: int, recall_target: float, rounds: int, seed: int) -> None:
+    """`--sharded`: 2 processes x 1 BLAS thread on a sharded database against one process with every
+    core on the whole one (each in its own processes, alternating, twice), then the merge's share
+    at 4 shards in one process."""
+    import json
+    import subprocess
+    print(f"CPU, sharded: N={n} D={d} Q={nq} k={k} recall_target={recall_target}; {machine()}")
+    record = Record("knn_sharded", {"n": n, "d": d, "q": nq, "k": k, "recall_target": recall_target,
+                                    "rounds": rounds, "seed": seed})
+    flags = ["--n", str(n), "--d", str(d), "--q", str(nq), "--k", str(k), "--recall-target", str(recall_target),
+             "--rounds", str(rounds), "--seed", str(seed)]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the sizes travel in the environment: torchrun would take --n for one of its own flags
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "KNN_SHARDED_FLAGS": " ".join(flags)}
+    launchers = {
+        "one process, every core": ([sys.executable, __file__, "--sharded-worker", "single"], env),
+        "2 processes x 1 thread (gloo)": (
+            [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", __file__,
+             "--sharded-worker", "processes"], {**env, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}),
+    }
+    times: dict[str, list[float]] = {name: [] for name in launchers}
+    for _ in range(2):
+        for name, (cmd, cmd_env) in launchers.items():
+            out = subprocess.run(cmd, env=cmd_env, capture_output=True, text=True, timeout=3600)
+            if out.returncode:
+                raise SystemExit(f"{name} failed:\n{out.stdout[-2000:]}{out.stderr[-3000:]}")
+            line = next(x for x in reversed(out.stdout.splitlines()) if x.startswith("{"))
+            times[name] += json.loads(line)["seconds"]
+    case = f"processes, N={n}"
+    record.add_all(case, times)
+    single, sharded = launchers
+    print(f"\n{case}")
+    for name, ts in times.items():
+        print(f"{name:44s} median {statistics.median(ts):.3f} s (min {min(ts):.3f}, max {max(ts):.3f}), "
+              f"{nq / statistics.median(ts):,.0f} queries/s")
+    print(f"sharded throughput / single's (single time / sharded time, medians): "
+          f"{record.ratio(case, sharded, single):.2f} (target >= 0.90)")
+    merge_share(n, d, 1000 if nq >= 1000 else nq, k, recall_target, 4, rounds, seed, record)
+    record.write()
 
 
 # GPU ------------------------------------------------------------------------------------------------
@@ -606,22 +753,35 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="CPU: leave out the numpy row (20 s per round at N=1M), so more rounds fit")
     p.add_argument("--storage", choices=("float32", "float16", "bfloat16"), default="float16",
                    help="CPU: the database type of the half-precision case (float32: no such case)")
+    p.add_argument("--sharded", action="store_true",
+                   help="CPU: 2 processes x 1 thread on a sharded database against one process (default N=2M), "
+                        "and the merge's share of a search over 4 shards")
+    p.add_argument("--sharded-worker", help=argparse.SUPPRESS)  # one side of --sharded, in its own process(es)
+    p.add_argument("--exact-only", action="store_true", help="CPU: the exact case alone (loom, faiss, GEMM)")
     p.add_argument("--only", help=argparse.SUPPRESS)  # one contender in this process (used by --isolated)
     p.add_argument("--gpu-suite", action="store_true",
                    help="GPU: N=1M Q=10k k=10 and k=100, and N=10M Q=10k k=10 (the headline sizes)")
     p.add_argument("--gpu-tune", action="store_true",
                    help="GPU: first check and time every kernel variant at several bin counts (N=1M Q=10k k=10)")
+    if argv is None and os.environ.get("KNN_SHARDED_FLAGS") and "--sharded-worker" in sys.argv:
+        argv = sys.argv[1:] + os.environ["KNN_SHARDED_FLAGS"].split()
     args = p.parse_args(argv)
     if args.quick:
         args.n, args.q, args.rounds = 20_000, args.q or 100, 5
-    if args.only:
+    if args.sharded_worker:
+        sharded_worker(args.sharded_worker, args.n, args.d, args.q or 1000, args.k, args.recall_target, args.rounds,
+                       args.seed)
+    elif args.sharded:
+        bench_sharded(2_000_000 if args.n == 1_000_000 and not args.quick else args.n, args.d, args.q or 1000,
+                      args.k, args.recall_target, args.rounds, args.seed)
+    elif args.only:
         run_one(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.seed, args.only)
     elif args.device == "cpu" and args.isolated:
         bench_cpu_isolated(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.rounds,
                            args.seed)
     elif args.device == "cpu":
         bench_cpu(args.n, args.d, args.q or 1000, args.k, args.metric, args.recall_target, args.rounds, args.seed,
-                  numpy_row=not args.no_numpy, storage=args.storage)
+                  numpy_row=not args.no_numpy, storage=args.storage, exact_only=args.exact_only)
     else:
         sizes = [(1_000_000, 10_000, 10), (1_000_000, 10_000, 100), (10_000_000, 10_000, 10)] if args.gpu_suite else ()
         bench_gpu(args.n, args.d, args.q or 10_000, args.k, args.recall_target, args.rounds, args.seed, sizes,

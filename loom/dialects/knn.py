@@ -10,7 +10,9 @@
   `queries . database^T` (`metric = "ip"`), or `half_squared_norms - queries . database^T`
   (`metric = "l2"`, with the optional third operand of shape N), followed by the approximate
   top-k of each row, with the same attributes. The Q x N score matrix is never materialised by
-  its kernels. The `knn-fusion` pass (loom.transforms.knn_fusion) produces it.
+  its kernels. An f16 / bf16 database may be searched by f32 queries (scored in f32, the
+  database widened block by block by the kernels, never whole); the results take the queries'
+  type. The `knn-fusion` pass (loom.transforms.knn_fusion) produces it.
 
 For exact top-k loom reuses `chlo.top_k`.
 """
@@ -27,7 +29,7 @@ from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.opdef import Constraint, Dialect, Pure, opt_operand, prop, register_dialect, result_def
 from loom.ir.opdef import operand as operand_def
-from loom.ir.types import DYNAMIC, RankedTensorType, f32, i1, i32, i64
+from loom.ir.types import DYNAMIC, RankedTensorType, bf16, f16, f32, i1, i32, i64
 
 # TPU tiling constants of XLA's approx_topk_shape.cc: the reduction works on 128-lane tiles for
 # rank >= 2 and on 1024-element chunks for rank 1.
@@ -217,8 +219,9 @@ class FusedScoreTopKOp(StableHLOOp):
         for what, t in (("queries", q), ("database", db)):
             if not isinstance(t, RankedTensorType) or t.rank != 2:
                 raise ShapeError(f"{what} must be a 2D ranked tensor, but got '{t}'")
-        if q.element_type is not db.element_type:
-            raise ShapeError(f"queries and database must have one element type, but got '{q}' and '{db}'")
+        if q.element_type is not db.element_type and not (q.element_type is f32 and db.element_type in (f16, bf16)):
+            raise ShapeError(f"queries and database must have one element type (or f32 queries and an f16 / bf16 "
+                             f"database), but got '{q}' and '{db}'")
         if DYNAMIC not in (q.shape[1], db.shape[1]) and q.shape[1] != db.shape[1]:
             raise ShapeError(f"queries and database must have the same dimension (shape[1]), but got '{q}' and "
                              f"'{db}'")

@@ -248,6 +248,25 @@ class Index:
             self._next_id = max(self._next_id, int(ascending[-1]) + 1)
         return new_ids
 
+    def contains(self, ids: Any) -> np.ndarray:
+        """Whether each of `ids` (ints) is in the index: a bool array of their shape."""
+        wanted = np.asarray(ids, dtype=np.int64)
+        with self._lock.reading():
+            known = self._sorted_ids[:self._size]
+            if not self._size:
+                return np.zeros(wanted.shape, bool)
+            return known[np.minimum(np.searchsorted(known, wanted), self._size - 1)] == wanted
+
+    @classmethod
+    def from_stored(cls, dim: int, metric: str, dtype: Any, vectors: np.ndarray, ids: np.ndarray,
+                    next_id: int) -> Index:
+        """An index of vectors as another index stores them (checked, and normalised for "cos":
+        taken bit for bit), with these ids and id counter."""
+        index = cls(dim, metric, dtype)
+        index._add(np.asarray(vectors, index.dtype), np.asarray(ids, np.int64))
+        index._next_id = max(index._next_id, int(next_id))
+        return index
+
     def remove(self, ids: Any) -> None:
         """Delete the vectors with these ids; an id not in the index is an error (nothing is
         removed then)."""
@@ -301,7 +320,9 @@ class Index:
         n = self._size
 
         def moved(a: np.ndarray) -> np.ndarray:
-            b = np.empty((capacity, *a.shape[1:]), a.dtype)
+            # zeros (pages the system maps as they are touched, so no slower than empty): the
+            # spare rows hold finite values, which a sharded search pads with (loom.knn.sharded)
+            b = np.zeros((capacity, *a.shape[1:]), a.dtype)
             b[:n] = a[:n]
             return b
 
@@ -387,35 +408,7 @@ class Index:
         complete on disk. A symbolic link is written through (its target replaced); an existing
         file keeps its permission bits. Temporary files left by killed saves in the same directory
         are removed (module docstring)."""
-        path = os.path.realpath(os.fspath(path))
-        directory = os.path.dirname(path)
-        _remove_stale_temporaries(directory)
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        fd, tmp = tempfile.mkstemp(prefix=f".loomknn-{_HOST}-{os.getpid()}-", suffix=".tmp", dir=directory)
-        try:
-            os.fchmod(fd, mode)
-            with os.fdopen(fd, "wb") as f:
-                self.write(f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        try:  # make the rename itself durable
-            dir_fd = os.open(directory, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dir_fd)
-        except OSError:
-            pass
-        finally:
-            os.close(dir_fd)
+        atomic_write(path, self.write)
 
     @classmethod
     def read(cls, f: BinaryIO, source: str = "<stream>", verify: bool = True, mmap: bool = False) -> Index:
@@ -518,6 +511,41 @@ class Index:
             return cls.read(f, path, verify, mmap)
 
 
+def atomic_write(path: str | os.PathLike, write: Any) -> None:
+    """`write(f)` into a temporary file beside `path` (flushed and fsync'ed), renamed over `path`,
+    then the directory fsync'ed: `path` holds the old content or the new, never a part (see the
+    module docstring: permission bits, symbolic links, temporaries of killed saves)."""
+    path = os.path.realpath(os.fspath(path))
+    directory = os.path.dirname(path)
+    _remove_stale_temporaries(directory)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=f".loomknn-{_HOST}-{os.getpid()}-", suffix=".tmp", dir=directory)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
 def _pieces(*arrays: np.ndarray) -> Iterator[np.ndarray]:
     """The bytes of the (contiguous) arrays in order, as uint8 views of at most _PIECE bytes.
     On another thread, hashlib releases the GIL for each piece, as file reads and writes do: hashing one
@@ -584,4 +612,4 @@ def _checksum_matches(f: BinaryIO, total: int) -> bool:
     return f.read(32) == digest.digest()
 
 
-__all__ = ["Index", "IndexFileError"]
+__all__ = ["Index", "IndexFileError", "atomic_write"]

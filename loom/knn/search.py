@@ -223,12 +223,22 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     torch tensors give torch tensors back. On a GPU (CUDA queries) the search is the Triton kernel
     (`loom.backend.triton_knn`); a database left in host memory, larger than the GPU's, streams
     through it in batches (`database_batch` rows; by default as many as fit in a quarter of the
-    free GPU memory). CPU tensors are searched by the CPU kernel on their own memory."""
+    free GPU memory). CPU tensors are searched by the CPU kernel on their own memory.
+
+    A `database` that is a `loom.Array` sharded by rows over a mesh (`loom.device_put(x,
+    NamedSharding(mesh, P("x", None)))`) is searched by one SPMD program over its shards, with the
+    queries replicated or split by rows (see loom.knn.sharded, which also states the recall bound
+    over the whole database); the indices are global database rows. `batch_size`, `progress` and
+    `database_batch` do not apply to it (each device sweeps its own shard once)."""
     metric = check_metric(metric)
     recall_target = check_recall_target(recall_target)
     from loom.frontend.tracing import Tracer
     if isinstance(queries, Tracer) or isinstance(database, Tracer):
         return _search_traced(queries, database, k, metric, recall_target)
+    from loom.devices import ShardedArray
+    if isinstance(database, ShardedArray):
+        from loom.knn.sharded import search_sharded
+        return search_sharded(queries, database, k, metric, recall_target)
     database_batch = check_database_batch(database_batch)
     if is_tensor(queries) or is_tensor(database):
         return _search_torch(queries, database, k, metric, recall_target, batch_size, progress, database_batch)

@@ -11,13 +11,16 @@ Matched forms (Q x D queries `q`, database `x` as N x D, or as D x N, e.g. `db.T
 The dot must contract the feature axis of both sides with no batch dimensions, keep the operands'
 element type, and have no other user (otherwise the scores are needed anyway). A database given
 as D x N is used through its transpose's operand when it is a `stablehlo.transpose`, else
-transposed once (the size of the database, not of the scores).
+transposed once (the size of the database, not of the scores). An f16 / bf16 database widened to
+f32 by a `stablehlo.convert` (e.g. `q @ db.T` with f32 queries) is taken before the convert: the
+fused op scores it in f32 without a widened copy of it.
 """
 
 from __future__ import annotations
 
 from loom.dialects import knn, stablehlo
 from loom.ir.core import Operation, Value
+from loom.ir.types import bf16, f16, f32
 from loom.rewrite.greedy import apply_patterns_greedily
 from loom.rewrite.passes import Pass, register_pass
 from loom.rewrite.pattern import RewritePattern
@@ -61,6 +64,42 @@ def _match_dot(v: Value) -> tuple[Operation, Value, Value | None, bool] | None:
             return dot, lhs, t.operands[0], False
         return dot, lhs, rhs, True
     return None
+
+
+def _widened(v: Value) -> Operation | None:
+    """The `stablehlo.convert` from f16 / bf16 to f32 defining `v`, if it is one."""
+    convert = _defining(v, "stablehlo.convert")
+    if convert is None or convert.operands[0].type.element_type not in (f16, bf16) or v.type.element_type is not f32:
+        return None
+    return convert
+
+
+def _transposed(v: Value) -> Operation | None:
+    t = _defining(v, "stablehlo.transpose")
+    return t if t is not None and _ints(t, "permutation") == (1, 0) else None
+
+
+def _stored(db: Value, transposed: bool, dead: list[Operation]) -> tuple[Value, bool]:
+    """The database as the program holds it, (value, whether it is D x N): through a widening
+    `stablehlo.convert` from f16 / bf16 to f32 (and the transposes around it, as `q @ db.T` of a
+    narrower `db` traces), whose ops join `dead` (erased when nothing else uses them). The fused
+    op's kernels widen such a database a block at a time, where the convert materialised it."""
+    chain: list[Operation] = []
+    outer = _transposed(db)
+    if outer is not None:
+        chain.append(outer)
+        db, transposed = outer.operands[0], not transposed
+    convert = _widened(db)
+    if convert is None:
+        return (chain[0].results[0], not transposed) if chain else (db, transposed)
+    chain.append(convert)
+    db = convert.operands[0]
+    inner = _transposed(db)
+    if inner is not None:
+        chain.append(inner)
+        db, transposed = inner.operands[0], not transposed
+    dead.extend(chain)
+    return db, transposed
 
 
 def _match_norms(v: Value, n: int) -> Value | None:
@@ -109,6 +148,7 @@ class FuseScoreTopK(RewritePattern):
             dead.append(t)
         rewriter.set_insertion_point_before(op)
         rewriter.location = op.location
+        database, transpose = _stored(database, transpose, dead)
         if transpose:
             database = stablehlo.transpose(rewriter, database, [1, 0])
         if norms is not None and len(norms.type.shape) == 2:

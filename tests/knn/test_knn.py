@@ -9,6 +9,7 @@ import sys
 import ml_dtypes
 import numpy as np
 import pytest
+from crashing_file import CrashingFile
 
 import loom.knn
 from loom.knn import Index, IndexFileError
@@ -440,23 +441,6 @@ def test_crash_during_save_leaves_the_old_file(tmp_path, monkeypatch):
     new.add(RNG.standard_normal((1000, 4)).astype(np.float32))
 
     real_fdopen = os.fdopen
-
-    class CrashingFile:
-        """Writes half the data, then the process 'dies'."""
-
-        def __init__(self, f):
-            self.f = f
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.f.close()
-
-        def write(self, data):
-            self.f.write(data[: len(data) // 2])
-            self.f.flush()
-            raise SystemExit("simulated crash mid-write")
 
     monkeypatch.setattr(os, "fdopen", lambda fd, mode: CrashingFile(real_fdopen(fd, mode)))
     with pytest.raises(SystemExit):
