@@ -51,16 +51,9 @@ class FutureType(Type):
 
 def parse_type(text: str) -> Type | None:
     """`!comm.future<T>` from its text (the dialect's type parser); None for any other text."""
-    prefix = "!comm.future<"
-    if not (text.startswith(prefix) and text.endswith(">")):
-        return None
-    from loom.ir.parser import Parser
-    p = Parser(text[len(prefix):-1])
-    inner = p.parse_type()
-    p.ws()
-    if p.pos != len(p.src):
-        return None
-    return FutureType(inner)
+    from loom.ir.parser import parse_wrapped_type
+    inner = parse_wrapped_type(text, "!comm.future<")
+    return None if inner is None else FutureType(inner)
 
 
 IsFuture = Constraint(lambda t: isinstance(t, FutureType), "!comm.future")

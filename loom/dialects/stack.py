@@ -52,16 +52,9 @@ class StackType(Type):
 
 def parse_type(text: str) -> Type | None:
     """`!stack.stack<T>` from its text (the dialect's type parser); None for any other text."""
-    prefix = "!stack.stack<"
-    if not (text.startswith(prefix) and text.endswith(">")):
-        return None
-    from loom.ir.parser import Parser
-    p = Parser(text[len(prefix):-1])
-    inner = p.parse_type()
-    p.ws()
-    if p.pos != len(p.src):
-        return None
-    return StackType(inner)
+    from loom.ir.parser import parse_wrapped_type
+    inner = parse_wrapped_type(text, "!stack.stack<")
+    return None if inner is None else StackType(inner)
 
 
 IsStack = Constraint(lambda t: isinstance(t, StackType), "stack")

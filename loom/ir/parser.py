@@ -1607,6 +1607,17 @@ def decode_source(data: bytes, filename: str = "-") -> str:
                          data.count(b"\n", 0, e.start) + 1, e.start - start + 1, line) from None
 
 
+def parse_wrapped_type(text: str, prefix: str) -> Type | None:
+    """The `T` of a dialect type that wraps one type, `<prefix>T>` (`!stack.stack<T>` with prefix
+    `!stack.stack<`): what a dialect's type parser needs; None when `text` is not one."""
+    if not (text.startswith(prefix) and text.endswith(">")):
+        return None
+    p = Parser(text[len(prefix):-1])
+    inner = p.parse_type()
+    p.ws()
+    return inner if p.pos == len(p.src) else None
+
+
 def parse(text: str | bytes, allow_unregistered: bool = False, filename: str = "-", verify: bool = True) -> Operation:
     """Parse MLIR text (or UTF-8 bytes) into a top-level `builtin.module` (added when the text has
     no single module op, as MLIR does). Raises ParseError (located) or VerifyError."""
