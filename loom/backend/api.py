@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.common import ExecutionError, argument_names, check_arguments
+from loom.backend.common import ExecutionError, Token, argument_names, check_arguments
 from loom.backend.compiled import LIBRARIES, Executable
 from loom.backend.interpreter import Interpreter
 from loom.ir.core import Operation
@@ -39,7 +39,7 @@ class Interpreted:
         args = check_arguments(args, self.input_types, self._names, self.entry)
         with np.errstate(all="ignore"):
             out = self.interpreter.call(self.entry, args)
-        out = [np.array(o) if not isinstance(o, tuple) else o for o in out]
+        out = [o if isinstance(o, (tuple, Token)) else np.array(o) for o in out]
         return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from loom.dialects.stablehlo.types import is_token
 from loom.ir.attributes import (
     ArrayAttr,
     Attribute,
@@ -149,7 +150,23 @@ def check_arguments(args: Sequence[Any], types: Sequence[Type], names: Sequence[
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}
 
 
+class Token:
+    """The run-time value of `!stablehlo.token`: no data, only an order."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "TOKEN"
+
+
+TOKEN = Token()
+
+
 def check_argument(i: int, a: Any, t: Type, name: str | None, function: str) -> np.ndarray:
+    if is_token(t):
+        if not isinstance(a, Token):
+            raise ArgumentError(f"@{function}: {_who(i, name)} expected {t} (loom.host.TOKEN), got {array_text(a)}")
+        return a
     if isinstance(t, TupleType):
         if not isinstance(a, (tuple, list)) or len(a) != len(t.types):
             raise _arg_error(i, name, function, t, a)

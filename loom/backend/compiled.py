@@ -1678,7 +1678,8 @@ class Executable:
         self._build(ModuleCodegen(module, kernels), entry, donate)
         # arguments of sub-byte types always take the full check (their values' range)
         self._fast = tuple((dtype_of(t), shape_of(t)) if not isinstance(t, common.TupleType) and
-                           common.subbyte_integer(t) is None else (None, None) for t in self.input_types)
+                           not common.is_token(t) and common.subbyte_integer(t) is None else (None, None)
+                           for t in self.input_types)
 
     def _build(self, mod: ModuleCodegen, entry: str, donate: Sequence[int] = ()) -> None:
         if entry not in mod.functions:
@@ -1762,8 +1763,9 @@ class TorchExecutable(Executable):
         self._build(mod, entry, donate)
         # (op name, why) of each op that runs on numpy values, in program order
         self.numpy_ops: tuple[tuple[str, str], ...] = tuple(mod.numpy_ops)
-        self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t)) if not isinstance(t, common.TupleType)
-                           else (None, None) for t in self.input_types)
+        self._fast = tuple((kt.torch_dtype(dtype_of(t)), shape_of(t))
+                           if not isinstance(t, common.TupleType) and not common.is_token(t) else (None, None)
+                           for t in self.input_types)
         self._tensor = torch.Tensor
         # Module constants returned as results are copied, so callers cannot change them.
         self._constants = frozenset(id(v) for v in self.globals.values() if isinstance(v, torch.Tensor))
@@ -1790,6 +1792,9 @@ class TorchExecutable(Executable):
                           f"[{','.join(map(str, a.shape))}]"
                     raise common.ArgumentError(f"@{self.entry}: {who} expected {t}, got torch tensor {got}")
                 out.append(a)
+                continue
+            if common.is_token(t):  # no data: the token itself
+                out.append(check_arguments([a], [t], [name], self.entry)[0])
                 continue
             if hasattr(a, "__dlpack__") and not isinstance(a, (np.ndarray, np.generic)):
                 a = np.asarray(a)  # other array types (jax, loom arrays) through their host values
@@ -1948,6 +1953,8 @@ def _own_tensor(x: Any, args: Sequence[Any], constants: frozenset) -> Any:
     and no constant of the program."""
     if isinstance(x, tuple):
         return tuple(_own_tensor(v, args, constants) for v in x)
+    if type(x) is common.Token:
+        return x
     if x._base is not None or not x.is_contiguous() or id(x) in constants or any(x is a for a in args):
         return x.clone(memory_format=_contiguous())
     return x
@@ -1973,6 +1980,8 @@ def _own(x: Any, args: Sequence[Any]) -> Any:
     """A result the caller may keep and modify: a fresh, writeable ndarray."""
     if isinstance(x, tuple):
         return tuple(_own(v, args) for v in x)
+    if type(x) is common.Token:
+        return x
     if type(x) is not np.ndarray or x.base is not None or not x.flags.writeable:
         return np.array(x)
     for a in args:  # a loop, not any(genexpr): this runs for every result of every call

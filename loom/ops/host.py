@@ -28,22 +28,10 @@ from typing import Any
 import numpy as np
 
 from loom.backend import kernels_numpy as kn
-from loom.backend.common import TORCH_KERNELS, ExecutionError, shape_of
+from loom.backend.common import TOKEN, TORCH_KERNELS, ExecutionError, Token, shape_of
 from loom.backend.kernels_numpy import KERNELS, Kernel
 from loom.ir.core import Operation
 from loom.ops.registry import declare, register, unsupported
-
-
-class Token:
-    """The run-time value of `!stablehlo.token`: no data, only an order."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "TOKEN"
-
-
-TOKEN = Token()
 
 Spec = tuple[tuple[int, ...], np.dtype]
 InfeedFn = Callable[[list[Spec], str], Sequence[Any]]

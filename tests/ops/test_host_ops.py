@@ -11,7 +11,7 @@ from ops.spec_support import EXECUTORS, module, to_numpy
 
 import loom
 import loom.host
-from loom.backend.common import ExecutionError
+from loom.backend.common import ArgumentError, ExecutionError
 
 KINDS = ("infeed", "outfeed", "send", "recv")
 
@@ -129,3 +129,23 @@ def test_registration_returns_the_previous_callback():
     assert loom.host.register_infeed(None) is first
     with pytest.raises(TypeError, match="register_outfeed"):
         loom.host.register_outfeed("not a function")
+
+
+def test_a_token_passes_through_the_entry_function():
+    """`@main` may take and return `!stablehlo.token` (JAX's ordered effects thread one through):
+    the caller passes `loom.host.TOKEN` and gets it back; anything else is refused, naming the
+    argument."""
+    text = module("""func.func @main(%t: !stablehlo.token, %x: tensor<2xf32>) -> (!stablehlo.token, tensor<2xf32>) {
+  %t1 = "stablehlo.outfeed"(%x, %t) {outfeed_config = ""} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+  %y = stablehlo.add %x, %x : tensor<2xf32>
+  return %t1, %y : !stablehlo.token, tensor<2xf32>
+}""")
+    for ex, be in EXECUTORS:
+        written = []
+        loom.host.register_outfeed(lambda arrays, config, written=written: written.append(arrays))
+        token, y = loom.execute(text, loom.host.TOKEN, np.array([1.0, 2.0], np.float32), executor=ex, backend=be)
+        assert token is loom.host.TOKEN, (ex, be)
+        np.testing.assert_array_equal(to_numpy(y), [2.0, 4.0])
+        np.testing.assert_array_equal(written[0][0], [1.0, 2.0])
+        with pytest.raises(ArgumentError, match=r"argument 0 .*expected !stablehlo.token"):
+            loom.execute(text, np.zeros(2), np.zeros(2, np.float32), executor=ex, backend=be)
