@@ -68,6 +68,8 @@ SLOW = frozenset({
     "test_dtypes_sets_and_index_tricks.py", "test_numpy_kernel_edge_cases.py", "test_properties.py", "test_random.py",
     "test_rules_indexing.py", "test_scipy.py", "test_torch_gather_scatter.py", "test_torch_native.py",
     # single tests
+    "test_collective_reduce.py::test_over_processes_with_gloo",
+    "test_linalg_solve.py::test_lax_cholesky_values_grad_jvp",
     "test_approx_topk.py::test_fused_kernel_equals_reference_across_tilings",
     "test_approx_topk.py::test_fused_kernel_uses_no_more_threads_than_blas_was_given",
     "test_approx_topk.py::test_recall_on_random_data",
