@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ops.spec_support import assert_all_close, module
+from support.executors import assert_all_close, module
 from support.oracles import run_xla
 
 pytestmark = pytest.mark.usefixtures("jax_x64")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ops.spec_support import EXECUTORS, assert_all_close, module
+from support.executors import EXECUTORS, assert_all_close, module
 from support.oracles import run_xla
 
 import loom

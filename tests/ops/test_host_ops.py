@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ops.spec_support import EXECUTORS, module, to_numpy
+from support.executors import EXECUTORS, module, to_numpy
 
 import loom
 import loom.host

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from ops.spec_support import assert_all_close, module
+from support.executors import assert_all_close, module
 from support.oracles import finite_differences, run_xla
 
 import loom

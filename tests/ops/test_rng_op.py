@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 import scipy.stats
-from ops.spec_support import EXECUTORS, module, run_all, to_numpy
+from support.executors import EXECUTORS, module, run_all, to_numpy
 
 import loom
 from loom.backend.common import ExecutionError
