@@ -1,0 +1,182 @@
+"""The examples of the StableHLO specification, op by op, in every executor against the spec's own
+results. The examples are data (tests/data/stablehlo_spec_examples/spec_examples.json, extracted
+from docs/spec.md of openxla/stablehlo by extract.py there, which names the spec's commit)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from support.executors import EXECUTORS, module, to_numpy
+
+from loom.backend.api import execute
+from loom.backend.common import dtype_of
+from loom.ir.parser import Parser, parse
+from loom.ir.types import TupleType, Type
+
+DATA = Path(__file__).parent.parent / "data" / "stablehlo_spec_examples" / "spec_examples.json"
+RECORD = json.loads(DATA.read_text())
+CASES = [e for e in RECORD["examples"] if "program" in e]
+
+# Ops whose every spec example is no single-device program with inputs and a result: each named
+# with the reason (test_not_runnable_lists_exactly_the_ops_without_a_program checks the list).
+NOT_RUNNABLE = {
+    "after_all": "the example gives tokens as inputs and shows no result value",
+    "all_gather": "values per process: needs several replicas",
+    "all_reduce": "values per process: needs several replicas",
+    "all_to_all": "values per process: needs several replicas",
+    "async_start": "the example (an async all_gather on 8 devices) shows no values",
+    "async_done": "the example (async_start + async_done of an all_gather on 8 devices) shows no values",
+    "collective_broadcast": "values per process: needs several replicas",
+    "collective_permute": "values per process: needs several replicas",
+    "collective_reduce": "values per process: needs several replicas",
+    "reduce_scatter": "values per process: needs several replicas",
+    "composite": "the example calls a decomposition @my_op it does not define, and shows no values",
+    "custom_call": "the example calls a target `foo` it does not define, and shows no values",
+    "infeed": "the example needs a host feed and a token, and shows no values",
+    "outfeed": "the example needs a host feed and a token, and shows no values",
+    "send": "the example needs a channel peer and a token, and shows no values",
+    "recv": "the example needs a channel peer and a token, and shows no values",
+    "partition_id": "the example shows no result value (one per partition)",
+    "replica_id": "the example shows no result value (one per replica)",
+}
+
+# Ops whose result the spec leaves to the implementation: its example's values are one possible
+# outcome, so the result is checked for its type and range [low, high) instead.
+IMPLEMENTATION_DEFINED = {
+    "rng": ("UNIFORM draws are implementation-defined; the example draws from [0, 2)", (0, 2)),
+}
+
+TOKEN = re.compile(r"\s*(\[|\]|\(|\)|,|true|false|[-+]?0x[0-9A-Fa-f]+|[-+]?(?:inf|nan)"
+                   r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
+
+
+class Bits(int):
+    """A hexadecimal literal: the bit pattern of a float element."""
+
+
+def parse_value(text: str) -> Any:
+    """A spec value comment as nested lists of Python scalars: `[[1, 2], [3, 4]]`, `true`, `-inf`,
+    `nan`, `0x7FF0000000000000` (bits); parentheses give a Python tuple, which the value's type
+    reads as a complex number `(re, im)` or a tuple value `([1.0, 2.0], (3))`."""
+    tokens, pos = [], 0
+    while pos < len(text.rstrip()):
+        m = TOKEN.match(text, pos)
+        if not m:
+            raise ValueError(f"bad value at column {pos + 1}: {text!r}")
+        tokens.append(m.group(1))
+        pos = m.end()
+    value, rest = parse_tokens(tokens)
+    if rest:
+        raise ValueError(f"trailing {rest} in {text!r}")
+    return value
+
+
+def parse_tokens(tokens: list[str]) -> tuple[Any, list[str]]:
+    head, rest = tokens[0], tokens[1:]
+    if head in "[(":
+        items = []
+        while rest[0] != ("]" if head == "[" else ")"):
+            item, rest = parse_tokens(rest)
+            items.append(item)
+            rest = rest[1:] if rest[0] == "," else rest
+        return (tuple(items) if head == "(" else items), rest[1:]
+    if head in ("true", "false"):
+        return head == "true", rest
+    if "0x" in head.lower():
+        return Bits(int(head, 16)), rest
+    if re.fullmatch(r"[-+]?\d+", head):
+        return int(head), rest
+    return float(head), rest
+
+
+def to_value(value: Any, t: Type) -> Any:
+    """`value` (from parse_value) as a value of type `t`: a numpy array, or a tuple for a tuple type."""
+    if isinstance(t, TupleType):
+        items = value if isinstance(value, tuple) else (value,)
+        return tuple(to_value(v, et) for v, et in zip(items, t.types, strict=True))
+    dtype = dtype_of(t)
+    if dtype.kind == "c":
+        value = complex_leaves(value)
+    flat = np.asarray(value, dtype=object).ravel()
+    if any(isinstance(v, Bits) for v in flat):  # a bit pattern: the element with those bits
+        bits = np.dtype(f"u{dtype.itemsize}")
+        flat = np.array([np.array(v, bits).view(dtype) if isinstance(v, Bits) else dtype.type(v) for v in flat], dtype)
+    array = np.array(flat.tolist(), dtype=dtype).reshape(np.shape(value))
+    # The spec writes a one-element tensor as its element (`(2.5, 0.0)` for tensor<1xcomplex<f32>>).
+    return array.reshape(t.shape) if array.size == int(np.prod(t.shape)) else array
+
+
+def complex_leaves(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return complex(*value)
+    return [complex_leaves(v) for v in value] if isinstance(value, list) else value
+
+
+def parse_type(text: str) -> Type:
+    return Parser(text).parse_type()
+
+
+def case_id(case: dict) -> str:
+    same = [c for c in CASES if c["op"] == case["op"]]
+    return case["op"] if len(same) == 1 else f"{case['op']}-{same.index(case)}"
+
+
+def test_examples_name_the_spec_commit() -> None:
+    assert re.fullmatch(r"[0-9a-f]{40}", RECORD["spec"]["commit"])
+    assert RECORD["spec"]["repository"] == "openxla/stablehlo"
+
+
+def test_not_runnable_lists_exactly_the_ops_without_a_program() -> None:
+    ops = {e["op"] for e in RECORD["examples"]}
+    with_program = {c["op"] for c in CASES}
+    assert set(NOT_RUNNABLE) == ops - with_program
+    assert set(IMPLEMENTATION_DEFINED) <= with_program
+
+
+def test_value_parser() -> None:
+    assert parse_value("[[1, -2], [3, 4]]") == [[1, -2], [3, 4]]
+    assert parse_value("[true, false]") == [True, False]
+    assert to_value(parse_value("[(1.5, -2.0)]"), parse_type("tensor<1xcomplex<f32>>"))[0] == 1.5 - 2j
+    assert parse_value("([1.0], (3))") == ([1.0], (3,))
+    got = to_value(parse_value("[0xFFF0000000000000, -0.0, nan, inf]"), parse_type("tensor<4xf64>"))
+    assert got[0] == -np.inf and np.signbit(got[1]) and np.isnan(got[2]) and got[3] == np.inf
+    with pytest.raises(ValueError, match="column"):
+        parse_value("[1, ?]")
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("executor,backend", EXECUTORS)
+def test_spec_example(case: dict, executor: str, backend: str) -> None:
+    text = module(case["program"])
+    main = next(iter(parse(text).regions[0].blocks[0].ops))
+    arg_types = [a.type for a in main.regions[0].blocks[0].args]
+    args = [to_value(parse_value(a["value"]), t) for a, t in zip(case["args"], arg_types)]
+    got = to_numpy(execute(text, *args, executor=executor, backend=backend))
+    result_types = main.function_type.value.results
+    got = got if len(result_types) > 1 else (got,)
+    assert len(got) == len(case["results"])
+    for g, want_spec, t in zip(got, case["results"], result_types):
+        assert_matches(g, to_value(parse_value(want_spec["value"]), t),
+                       f"{case['op']} {want_spec['name']} in {executor}/{backend}", case["op"])
+
+
+def assert_matches(got: Any, want: Any, where: str, op: str) -> None:
+    """`got` equals the spec's `want`: exactly for integers and booleans, closely for floats."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), where
+        for g, w in zip(got, want):
+            assert_matches(g, w, where, op)
+        return
+    assert got.shape == want.shape and got.dtype == want.dtype, (where, got.shape, got.dtype, want.shape, want.dtype)
+    if op in IMPLEMENTATION_DEFINED:
+        low, high = IMPLEMENTATION_DEFINED[op][1]
+        assert ((low <= got) & (got < high)).all(), (where, got)
+    elif want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, equal_nan=True, err_msg=where)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=where)
