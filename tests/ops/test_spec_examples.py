@@ -108,7 +108,7 @@ def to_value(value: Any, t: Type) -> Any:
         flat = np.array([np.array(v, bits).view(dtype) if isinstance(v, Bits) else dtype.type(v) for v in flat], dtype)
     array = np.array(flat.tolist(), dtype=dtype).reshape(np.shape(value))
     # The spec writes a one-element tensor as its element (`(2.5, 0.0)` for tensor<1xcomplex<f32>>).
-    return array.reshape(t.shape) if array.size == int(np.prod(t.shape)) else array
+    return array.reshape(t.shape) if array.ndim == 0 and array.size == int(np.prod(t.shape)) else array
 
 
 def complex_leaves(value: Any) -> Any:

@@ -16,7 +16,6 @@ from pathlib import Path
 VALUE_COMMENT = re.compile(r"^// ?% ?([\w#]+) ?[:=] (.*)$")  # `%x: v`, `%x = v`, `% x: v`
 DEFINED = re.compile(r"^(%[\w]+(?::\d+)?(?:\s*,\s*%[\w]+)*)\s*=")
 USE = re.compile(r"%[A-Za-z_][\w]*(?:#\d+)?")
-CLOSE = {")": "(", "]": "[", "}": "{", ">": "<"}
 
 
 def example_blocks(spec: str) -> list[tuple[str, str]]:
@@ -82,6 +81,7 @@ def signature(stmt: str) -> tuple[list[str], list[str], list[str]] | None:
 
 
 def result_names(stmt: str) -> list[str]:
+    """The values an op defines: `%a, %b = ...` or `%r:2 = ...` (as %r#0, %r#1)."""
     m = DEFINED.match(" ".join(stmt.split()))
     if not m:
         return []
@@ -150,10 +150,10 @@ def operand_types(code: list[str]) -> dict[str, str]:
             continue
         m = re.match(r"^(?:%[\w, %:]+=\s*)?stablehlo\.\w+ (.*)$", tail[-2])
         ts = top_level_split(tail[-1], ",")
-        if m:
-            used = [u for u in USE.findall(m.group(1))]
-            for u in used:
-                types.setdefault(u, ts[0] if len(ts) == 1 else ts[used.index(u)] if len(ts) == len(used) else ts[0])
+        if m:  # one type for all operands, or one per operand
+            used = USE.findall(m.group(1))
+            for u, t in zip(used, ts if len(ts) == len(used) else ts[:1] * len(used)):
+                types.setdefault(u, t)
         names = result_names(stmt)
         if len(names) == 1:
             types[names[0]] = ts[-1]
@@ -161,6 +161,7 @@ def operand_types(code: list[str]) -> dict[str, str]:
 
 
 def fix_typos(op: str, line: str) -> str:
+    """`line` of an example of `op` with the spec's typos there corrected (SPEC_TYPOS)."""
     for typo_op, typo, fixed, _ in SPEC_TYPOS:
         line = line.replace(typo, fixed) if typo_op == op else line
     return line
@@ -200,8 +201,6 @@ SPEC_ERRATA = [
 
 def build(op: str, per_process: bool, inputs: dict[str, str], code: list[str], outputs: dict[str, str]) -> dict:
     """One example as data; `program` is absent and `why_not` says why when it is no program."""
-    code = [fix_typos(op, line) for line in code]
-    inputs = {n: fix_typos(op, v) for n, v in inputs.items()}
     case: dict = {"op": op, "source": "\n".join(code)}
     if per_process:
         case["why_not"] = "values per process (replica, partition)"
@@ -235,7 +234,13 @@ def main() -> None:
     spec_path, commit = sys.argv[1], sys.argv[2]
     examples = [build(op, "@(" in block, *seg) for op, block in example_blocks(Path(spec_path).read_text())
                 for seg in segments("\n".join(fix_typos(op, line) for line in block.splitlines()))]
+    applied = {(e["op"], r["name"]) for e in examples for r in e.get("results", []) if "erratum" in r}
+    stale = [e[:2] for e in SPEC_ERRATA if e[:2] not in applied]
+    if stale:  # the spec changed there: each correction is to be checked again
+        raise SystemExit(f"errata that match no printed result: {stale}")
     record = {"spec": {"repository": "openxla/stablehlo", "path": "docs/spec.md", "commit": commit},
+              "corrections": [{"op": op, "written": typo, "corrected": fixed, "why": why}
+                              for op, typo, fixed, why in SPEC_TYPOS],
               "examples": examples}
     out = Path(__file__).with_name("spec_examples.json")
     out.write_text(json.dumps(record, indent=1) + "\n")
