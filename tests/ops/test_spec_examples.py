@@ -15,6 +15,7 @@ from support.executors import EXECUTORS, module, to_numpy
 
 from loom.backend.api import execute
 from loom.backend.common import dtype_of
+from loom.host import TOKEN, register_infeed
 from loom.ir.parser import Parser, parse
 from loom.ir.types import TupleType, Type
 
@@ -25,7 +26,6 @@ CASES = [e for e in RECORD["examples"] if "program" in e]
 # Ops whose every spec example is no single-device program with inputs and a result: each named
 # with the reason (test_not_runnable_lists_exactly_the_ops_without_a_program checks the list).
 NOT_RUNNABLE = {
-    "after_all": "the example gives tokens as inputs and shows no result value",
     "all_gather": "values per process: needs several replicas",
     "all_reduce": "values per process: needs several replicas",
     "all_to_all": "values per process: needs several replicas",
@@ -37,10 +37,9 @@ NOT_RUNNABLE = {
     "reduce_scatter": "values per process: needs several replicas",
     "composite": "the example calls a decomposition @my_op it does not define, and shows no values",
     "custom_call": "the example calls a target `foo` it does not define, and shows no values",
-    "infeed": "the example needs a host feed and a token, and shows no values",
-    "outfeed": "the example needs a host feed and a token, and shows no values",
-    "send": "the example needs a channel peer and a token, and shows no values",
-    "recv": "the example needs a channel peer and a token, and shows no values",
+    "outfeed": "the example gives neither its operand nor its token, and shows no values",
+    "send": "the example gives neither its operand nor its token, and shows no values (it needs a peer)",
+    "recv": "the example gives no token and shows no values (it needs a peer)",
     "partition_id": "the example shows no result value (one per partition)",
     "replica_id": "the example shows no result value (one per replica)",
 }
@@ -51,7 +50,7 @@ IMPLEMENTATION_DEFINED = {
     "rng": ("UNIFORM draws are implementation-defined; the example draws from [0, 2)", (0, 2)),
 }
 
-TOKEN = re.compile(r"\s*(\[|\]|\(|\)|,|true|false|[-+]?0x[0-9A-Fa-f]+|[-+]?(?:inf|nan)"
+VALUE_TOKEN = re.compile(r"\s*(\[|\]|\(|\)|,|true|false|[-+]?0x[0-9A-Fa-f]+|[-+]?(?:inf|nan)"
                    r"|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)")
 
 
@@ -65,7 +64,7 @@ def parse_value(text: str) -> Any:
     reads as a complex number `(re, im)` or a tuple value `([1.0, 2.0], (3))`."""
     tokens, pos = [], 0
     while pos < len(text.rstrip()):
-        m = TOKEN.match(text, pos)
+        m = VALUE_TOKEN.match(text, pos)
         if not m:
             raise ValueError(f"bad value at column {pos + 1}: {text!r}")
         tokens.append(m.group(1))
@@ -92,6 +91,11 @@ def parse_tokens(tokens: list[str]) -> tuple[Any, list[str]]:
     if re.fullmatch(r"[-+]?\d+", head):
         return int(head), rest
     return float(head), rest
+
+
+def spec_value(text: str, t: Type) -> Any:
+    """A value comment of the spec as a value of type `t` (a token is written as its type)."""
+    return TOKEN if text == "!stablehlo.token" else to_value(parse_value(text), t)
 
 
 def to_value(value: Any, t: Type) -> Any:
@@ -155,18 +159,32 @@ def test_spec_example(case: dict, executor: str, backend: str) -> None:
     text = module(case["program"])
     main = next(iter(parse(text).regions[0].blocks[0].ops))
     arg_types = [a.type for a in main.regions[0].blocks[0].args]
-    args = [to_value(parse_value(a["value"]), t) for a, t in zip(case["args"], arg_types)]
-    got = to_numpy(execute(text, *args, executor=executor, backend=backend))
+    args = [spec_value(a["value"], t) for a, t in zip(case["args"], arg_types)]
+    queue = [parse_value(v) for v in case.get("infeed", [])]  # the host's feed, one per infeed op
+
+    def feed(specs: Any, config: str) -> list[np.ndarray]:
+        value = queue.pop(0)
+        return [np.array(value, dtype=dtype).reshape(shape) for shape, dtype in specs]
+
+    previous = register_infeed(feed)
+    try:
+        got = execute(text, *args, executor=executor, backend=backend)
+    finally:
+        register_infeed(previous)
+    got = to_numpy(got) if got is not TOKEN else got
     result_types = main.function_type.value.results
     got = got if len(result_types) > 1 else (got,)
     assert len(got) == len(case["results"])
     for g, want_spec, t in zip(got, case["results"], result_types):
-        assert_matches(g, to_value(parse_value(want_spec["value"]), t),
+        assert_matches(g, spec_value(want_spec["value"], t),
                        f"{case['op']} {want_spec['name']} in {executor}/{backend}", case["op"])
 
 
 def assert_matches(got: Any, want: Any, where: str, op: str) -> None:
     """`got` equals the spec's `want`: exactly for integers and booleans, closely for floats."""
+    if want is TOKEN:
+        assert got is TOKEN, where
+        return
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want), where
         for g, w in zip(got, want):

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 VALUE_COMMENT = re.compile(r"^// ?% ?([\w#]+) ?[:=] (.*)$")  # `%x: v`, `%x = v`, `% x: v`
+INFEED_COMMENT = re.compile(r"^// (infeed_queue\[\d+\]): (.*)$")  # what the host feeds, in order
 DEFINED = re.compile(r"^(%[\w]+(?::\d+)?(?:\s*,\s*%[\w]+)*)\s*=")
 USE = re.compile(r"%[A-Za-z_][\w]*(?:#\d+)?")
 
@@ -92,6 +93,10 @@ def result_names(stmt: str) -> list[str]:
     return names
 
 
+def defined_by(code: list[str]) -> set[str]:
+    return {n for stmt in statements(code) for n in result_names(stmt)}
+
+
 def strip_note(value: str) -> str:
     """A value without its trailing note (`[0.0, 1.57] // [0, pi/2]`)."""
     return value.split("//")[0].strip()
@@ -104,9 +109,16 @@ def segments(block: str) -> list[tuple[dict[str, str], list[str], dict[str, str]
     last: dict[str, str] | None = None
     for line in block.splitlines():
         m = VALUE_COMMENT.match(line.strip())
-        if m:
+        feed = INFEED_COMMENT.match(line.strip())
+        if feed:
+            last = segs[-1][0] if segs else None
+            if last is None:
+                segs.append(({}, [], {}))
+                last = segs[-1][0]
+            last[feed.group(1)] = strip_note(feed.group(2))
+        elif m:
             name = "%" + m.group(1)
-            defined = {n.split("#")[0] for s in statements(segs[-1][1]) for n in result_names(s)} if segs else set()
+            defined = {n.split("#")[0] for n in defined_by(segs[-1][1])} if segs else set()
             if not segs or (segs[-1][1] and name.split("#")[0] not in defined):
                 segs.append(({}, [], {}))
             last = segs[-1][2] if segs[-1][1] else segs[-1][0]
@@ -115,7 +127,8 @@ def segments(block: str) -> list[tuple[dict[str, str], list[str], dict[str, str]
             key = list(last)[-1]
             last[key] += " " + strip_note(line.strip()[2:].strip())
         elif line.strip() and not line.lstrip().startswith("//"):
-            if not segs or segs[-1][2]:
+            # code after the results starts the next example where it defines a value again
+            if not segs or (segs[-1][2] and set(result_names(line.strip())) & defined_by(segs[-1][1])):
                 segs.append(({}, [], {}))
             segs[-1][1].append(line)
             last = None
@@ -173,6 +186,8 @@ SPEC_TYPOS = [
     ("collective_broadcast", "(tensor1x2xi64>)", "(tensor<1x2xi64>)", "an unopened type"),
     ("cholesky", "-> tensor<3x3xf64>", "-> tensor<3x3xf32>", "the result's element type must be the operand's"),
     ("sign", "// operand:", "// %operand:", "the input comment lacks its `%`"),
+    ("infeed", "// results0#0:", "// %results0#0:", "the result comment lacks its `%`"),
+    ("infeed", "// results1#0:", "// %results1#0:", "the result comment lacks its `%`"),
     ("dynamic_conv", "input_spatial_dimensions = [0, 1]", "input_spatial_dimensions = [1, 2]",
      "the spatial dimensions repeat the batch dimension 0 (the convolution example has [1, 2])"),
     ("tuple", "memref<2xf32>", "tensor<2xf32>", "memref is no StableHLO type"),
@@ -199,18 +214,31 @@ SPEC_ERRATA = [
 ]
 
 
+TOKEN = "!stablehlo.token"
+
+
 def build(op: str, per_process: bool, inputs: dict[str, str], code: list[str], outputs: dict[str, str]) -> dict:
     """One example as data; `program` is absent and `why_not` says why when it is no program."""
     case: dict = {"op": op, "source": "\n".join(code)}
     if per_process:
         case["why_not"] = "values per process (replica, partition)"
         return case
+    types = operand_types(code)
+    types.update({n: v for n, v in inputs.items() if v.startswith("!")})  # `// %t: !stablehlo.token`
+    if not outputs:  # an example of tokens only: the tokens its last op makes
+        outputs = {n: TOKEN for n in result_names(statements(code)[-1]) if types.get(n) == TOKEN}
     if not outputs:
         case["why_not"] = "no result comment"
         return case
-    types = operand_types(code)
-    defined = {n for s in statements(code) for n in result_names(s)}
-    defined |= {n.split("#")[0] for n in defined}
+    operands = {n for stmt in statements(code) for n in (signature(stmt) or ([],))[0]}
+    given = set(inputs) | defined_by(code)
+    if operands - given:
+        case["why_not"] = f"no value for {', '.join(sorted(operands - given))}"
+        return case
+    feeds = [inputs.pop(n) for n in list(inputs) if n.startswith("infeed_queue")]
+    if feeds:
+        case["infeed"] = feeds
+    defined = defined_by(code) | {n.split("#")[0] for n in defined_by(code)}
     params = [n for n in inputs if n not in defined]
     missing = [n for n in params + list(outputs) if n not in types]
     if missing:
