@@ -18,23 +18,32 @@ from loom.backend.common import dtype_of
 from loom.host import TOKEN, register_infeed
 from loom.ir.parser import Parser, parse
 from loom.ir.types import TupleType, Type
+from loom.runtime.communicator import PartitionError
+from loom.runtime.local import run_spmd
 
 DATA = Path(__file__).parent.parent / "data" / "stablehlo_spec_examples" / "spec_examples.json"
 RECORD = json.loads(DATA.read_text())
 CASES = [e for e in RECORD["examples"] if "program" in e]
+ONE_PROCESS = [c for c in CASES if "processes" not in c]
+# Examples with values per process (replica, partition): all of them run several replicas of one
+# partition, and their ops are cross-replica (no channel, or channel handle 0). loom runs one
+# replica of several partitions (loom.runtime.local.run_spmd), so there they are an error naming
+# the replica (test_per_process_examples_need_replicas), and their ops are in NOT_RUNNABLE.
+PER_PROCESS = [c for c in CASES if "processes" in c]
+NEEDS_REPLICAS = "values per replica (several replicas, one partition); loom runs one replica"
 
 # Ops whose every spec example is no single-device program with inputs and a result: each named
 # with the reason (test_not_runnable_lists_exactly_the_ops_without_a_program checks the list).
 NOT_RUNNABLE = {
-    "all_gather": "values per process: needs several replicas",
-    "all_reduce": "values per process: needs several replicas",
-    "all_to_all": "values per process: needs several replicas",
     "async_start": "the example (an async all_gather on 8 devices) shows no values",
     "async_done": "the example (async_start + async_done of an all_gather on 8 devices) shows no values",
-    "collective_broadcast": "values per process: needs several replicas",
-    "collective_permute": "values per process: needs several replicas",
-    "collective_reduce": "values per process: needs several replicas",
-    "reduce_scatter": "values per process: needs several replicas",
+    "all_gather": NEEDS_REPLICAS,
+    "all_reduce": NEEDS_REPLICAS,
+    "all_to_all": NEEDS_REPLICAS,
+    "collective_broadcast": NEEDS_REPLICAS,
+    "collective_permute": NEEDS_REPLICAS,
+    "reduce_scatter": NEEDS_REPLICAS,
+    "collective_reduce": "the example is no valid op: it lacks its reduction body, a comma and a `<`",
     "composite": "the example calls a decomposition @my_op it does not define, and shows no values",
     "custom_call": "the example calls a target `foo` it does not define, and shows no values",
     "outfeed": "the example gives neither its operand nor its token, and shows no values",
@@ -137,9 +146,10 @@ def test_examples_name_the_spec_commit() -> None:
 
 def test_not_runnable_lists_exactly_the_ops_without_a_program() -> None:
     ops = {e["op"] for e in RECORD["examples"]}
-    with_program = {c["op"] for c in CASES}
-    assert set(NOT_RUNNABLE) == ops - with_program
-    assert set(IMPLEMENTATION_DEFINED) <= with_program
+    runnable = {c["op"] for c in ONE_PROCESS}
+    assert set(NOT_RUNNABLE) == ops - runnable
+    assert {c["op"] for c in PER_PROCESS} == {op for op, why in NOT_RUNNABLE.items() if why == NEEDS_REPLICAS}
+    assert set(IMPLEMENTATION_DEFINED) <= runnable
 
 
 def test_value_parser() -> None:
@@ -153,7 +163,7 @@ def test_value_parser() -> None:
         parse_value("[1, ?]")
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("case", ONE_PROCESS, ids=case_id)
 @pytest.mark.parametrize("executor,backend", EXECUTORS)
 def test_spec_example(case: dict, executor: str, backend: str) -> None:
     text = module(case["program"])
@@ -178,6 +188,19 @@ def test_spec_example(case: dict, executor: str, backend: str) -> None:
     for g, want_spec, t in zip(got, case["results"], result_types):
         assert_matches(g, spec_value(want_spec["value"], t),
                        f"{case['op']} {want_spec['name']} in {executor}/{backend}", case["op"])
+
+
+@pytest.mark.parametrize("case", PER_PROCESS, ids=case_id)
+@pytest.mark.parametrize("executor", ["compiled", "interpreter"])
+def test_per_process_examples_need_replicas(case: dict, executor: str) -> None:
+    """Run with one process per replica as partitions, the example is refused, naming a replica."""
+    text = module(case["program"])
+    main = next(iter(parse(text).regions[0].blocks[0].ops))
+    arg_types = [a.type for a in main.regions[0].blocks[0].args]
+    per_device_args = [[spec_value(a["values"][p], t) for a, t in zip(case["args"], arg_types)]
+                       for p in range(len(case["processes"]))]
+    with pytest.raises(PartitionError, match=r"replica (id )?\d+.*but there is one replica"):
+        run_spmd(text, per_device_args, executor=executor, timeout=30)
 
 
 def assert_matches(got: Any, want: Any, where: str, op: str) -> None:

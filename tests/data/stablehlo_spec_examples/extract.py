@@ -12,8 +12,10 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
-VALUE_COMMENT = re.compile(r"^// ?% ?([\w#]+) ?[:=] (.*)$")  # `%x: v`, `%x = v`, `% x: v`
+# `%x: v`, `%x = v`, `% x: v`, `%x@(replica, partition): v`
+VALUE_COMMENT = re.compile(r"^// ?% ?([\w#]+)(@\(\d+, \d+\))? ?[:=] (.*)$")
 INFEED_COMMENT = re.compile(r"^// (infeed_queue\[\d+\]): (.*)$")  # what the host feeds, in order
 DEFINED = re.compile(r"^(%[\w]+(?::\d+)?(?:\s*,\s*%[\w]+)*)\s*=")
 USE = re.compile(r"%[A-Za-z_][\w]*(?:#\d+)?")
@@ -122,7 +124,7 @@ def segments(block: str) -> list[tuple[dict[str, str], list[str], dict[str, str]
             if not segs or (segs[-1][1] and name.split("#")[0] not in defined):
                 segs.append(({}, [], {}))
             last = segs[-1][2] if segs[-1][1] else segs[-1][0]
-            last[name] = strip_note(m.group(2))
+            last[name + (m.group(2) or "")] = strip_note(m.group(3))
         elif re.match(r"^//\s{2,}\S", line.strip()) and last:
             key = list(last)[-1]
             last[key] += " " + strip_note(line.strip()[2:].strip())
@@ -190,6 +192,10 @@ SPEC_TYPOS = [
     ("infeed", "// results1#0:", "// %results1#0:", "the result comment lacks its `%`"),
     ("dynamic_conv", "input_spatial_dimensions = [0, 1]", "input_spatial_dimensions = [1, 2]",
      "the spatial dimensions repeat the batch dimension 0 (the convolution example has [1, 2])"),
+    ("all_gather", "%result:2 =", "%result0, %result1 =", "the results are named %result0, %result1 below"),
+    ("all_reduce", "%result:2 =", "%result0, %result1 =", "the results are named %result0, %result1 below"),
+    ("all_reduce", '"stablehlo.all_reduce"(%operand0, %operand0)', '"stablehlo.all_reduce"(%operand0, %operand1)',
+     "the results reduce %operand0 and %operand1"),
     ("tuple", "memref<2xf32>", "tensor<2xf32>", "memref is no StableHLO type"),
     ("tuple", "memref[1.0, 2.0]", "[1.0, 2.0]", "memref is no StableHLO type"),
 ]
@@ -217,14 +223,24 @@ SPEC_ERRATA = [
 TOKEN = "!stablehlo.token"
 
 
-def build(op: str, per_process: bool, inputs: dict[str, str], code: list[str], outputs: dict[str, str]) -> dict:
+def per_process_values(values: dict[str, str], processes: list[str]) -> dict[str, Any]:
+    grouped: dict[str, dict[str, str]] = {}
+    for key, value in values.items():
+        name, _, process = key.partition("@")
+        grouped.setdefault(name, {})[process] = value
+    return {name: [by_process[p] for p in processes] for name, by_process in grouped.items()}
+
+
+def build(op: str, inputs: dict[str, str], code: list[str], outputs: dict[str, str]) -> dict:
     """One example as data; `program` is absent and `why_not` says why when it is no program."""
     case: dict = {"op": op, "source": "\n".join(code)}
-    if per_process:
-        case["why_not"] = "values per process (replica, partition)"
-        return case
+    processes = sorted({n.partition("@")[2] for n in list(inputs) + list(outputs)} - {""})
+    if processes:  # one value per process: each name's values in the order of `processes`
+        case["processes"] = processes
+        inputs, outputs = per_process_values(inputs, processes), per_process_values(outputs, processes)
     types = operand_types(code)
-    types.update({n: v for n, v in inputs.items() if v.startswith("!")})  # `// %t: !stablehlo.token`
+    # a token's value is written as its type: `// %t: !stablehlo.token`
+    types.update({n: v for n, v in inputs.items() if isinstance(v, str) and v.startswith("!")})
     if not outputs:  # an example of tokens only: the tokens its last op makes
         outputs = {n: TOKEN for n in result_names(statements(code)[-1]) if types.get(n) == TOKEN}
     if not outputs:
@@ -249,18 +265,19 @@ def build(op: str, per_process: bool, inputs: dict[str, str], code: list[str], o
     sig_out = ", ".join(types[n] for n in outputs)
     case["program"] = (f"func.func @main({sig_in}) -> ({sig_out}) {{\n{body}\n"
                        f"  func.return {', '.join(outputs)} : {sig_out}\n}}")
-    case["args"] = [{"name": n, "type": types[n], "value": inputs[n]} for n in params]
-    case["results"] = [{"name": n, "type": types[n], "value": v} for n, v in outputs.items()]
+    key = "values" if processes else "value"
+    case["args"] = [{"name": n, "type": types[n], key: inputs[n]} for n in params]
+    case["results"] = [{"name": n, "type": types[n], key: v} for n, v in outputs.items()]
     for erratum_op, name, printed, corrected, why in SPEC_ERRATA:
         for result in case["results"]:
-            if erratum_op == op and result["name"] == name and result["value"] == printed:
+            if erratum_op == op and result["name"] == name and result.get("value") == printed:
                 result.update(value=corrected, spec_value=printed, erratum=why)
     return case
 
 
 def main() -> None:
     spec_path, commit = sys.argv[1], sys.argv[2]
-    examples = [build(op, "@(" in block, *seg) for op, block in example_blocks(Path(spec_path).read_text())
+    examples = [build(op, *seg) for op, block in example_blocks(Path(spec_path).read_text())
                 for seg in segments("\n".join(fix_typos(op, line) for line in block.splitlines()))]
     applied = {(e["op"], r["name"]) for e in examples for r in e.get("results", []) if "erratum" in r}
     stale = [e[:2] for e in SPEC_ERRATA if e[:2] not in applied]
