@@ -297,6 +297,10 @@ def _all_to_all(op: Operation) -> Kernel:
 def collective_permute(groups: ProcessGroups, pairs: tuple[tuple[int, int], ...], x: np.ndarray) -> np.ndarray:
     ctx = current()
     if groups.mode == "cross_replica":  # pairs of replica ids: with one replica, (0, 0) or nothing
+        beyond = [i for pair in pairs for i in pair if i != 0]
+        if beyond:
+            raise ExecutionError(f"{groups.where}: source_target_pairs names replica {beyond[0]}, but there is "
+                                 "one replica (cross_replica pairs: no channel_handle)")
         return np.array(x) if (0, 0) in pairs else np.zeros_like(x)
     for pair in pairs:
         if any(i >= ctx.num_partitions for i in pair):
