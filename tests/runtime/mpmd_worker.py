@@ -1,5 +1,5 @@
 """What each process of tests/runtime/test_mpmd.py runs: placed programs partitioned by device,
-one device per process (the rank), transfers through the process group's store; and a process
+one device per process (the rank), point-to-point transfers; and a process
 that dies in the middle of a partitioned loop. Started by tests/runtime/distributed_worker.py's
 launcher, which bounds every wait."""
 
@@ -45,14 +45,14 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: in
     how their receive failed."""
     from loom.runtime import mpmd
     if rank == victim:
-        sends, send = [0], mpmd.StoreCommunicator.send
+        sends, send = [0], mpmd.P2PCommunicator.send
 
         def dying(self: Any, *args: Any) -> None:
             sends[0] += 1
             if sends[0] == at_send:
                 os._exit(17)
             send(self, *args)
-        mpmd.StoreCommunicator.send = dying  # type: ignore[method-assign]
+        mpmd.P2PCommunicator.send = dying  # type: ignore[method-assign]
     x, _ = operands()
     start = time.monotonic()
     try:
