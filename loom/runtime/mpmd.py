@@ -29,6 +29,7 @@ The kernels reach a runtime through the `Transfers` protocol.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -217,6 +218,7 @@ class MPMDProgram:
 _DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                                  np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)]
 _DTYPES += [np.dtype(getattr(ml_dtypes, t)) for t in ("bfloat16", "float8_e4m3fn", "float8_e5m2")]
+_RUNS = itertools.count()  # every rank runs its programs in the same order: a run's number is the same
 _HEADER = 16  # int64s: dtype index, rank, dims
 _WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
 _PAYLOAD, _SHAPE, _STARTED = range(3)  # what a tag carries
@@ -247,6 +249,7 @@ class P2PCommunicator:
         self.rank = distributed.process_index()
         self.num_partitions = distributed.process_count()
         self.timeout = float(timeout)
+        self.failed_key = f"loom/mpmd/{next(_RUNS)}/failed/{{}}"  # a run's failure notes
         self._sent: dict[tuple, int] = {}  # (peer, kind, channel) -> messages sent
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
         self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...]]] = {}  # (peer, channel) -> what it sends
@@ -257,7 +260,7 @@ class P2PCommunicator:
     def fail(self, reason: str) -> None:
         """Tell the peers this rank stopped with an error."""
         try:
-            self.store.set(f"loom/mpmd/failed/{self.rank}", reason)
+            self.store.set(self.failed_key.format(self.rank), reason)
         except Exception:  # noqa: BLE001 - the store is gone: the peers see the heartbeat stop
             pass
 
@@ -291,7 +294,7 @@ class P2PCommunicator:
         others.sort(key=lambda p: p != peer)  # the peer waited on first
         try:
             for p in others:
-                key = f"loom/mpmd/failed/{p}"
+                key = self.failed_key.format(p)
                 if self.store.check([key]):
                     return p, f"rank {p} failed: {self.store.get(key).decode()}"
             liveness = distributed._STATE.liveness
