@@ -234,9 +234,9 @@ class P2PCommunicator:
     in the same order (program order: the dead-token rule makes both skip the same ones), so the
     n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides. A channel's
     first message is preceded by its dtype and shape (its later ones have the same: the IR's types
-    are static); every message travels as bytes. An iteration started is a one-byte message to
-    every other device of the loop, consumed when a wait needs it and drained at the end of the
-    run. Every wait is bounded by the timeout; when one fails (the peer's connection closed, or
+    are static); every message travels as bytes. Every `parallel // 2`-th iteration started is a
+    one-byte message to every other device of the loop, consumed when a wait needs it and drained
+    at the end of the run. Every wait is bounded by the timeout; when one fails (the peer's connection closed, or
     the time ran out) the peers' heartbeats (loom.runtime.distributed) and failure notes in the
     store name the rank that stopped or failed."""
 
@@ -254,8 +254,8 @@ class P2PCommunicator:
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
         self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...]]] = {}  # (peer, channel) -> what it sends
         self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
-        self._begun: dict[int, int] = {}  # loop -> iterations this device started, over all its instances
-        self._loop_devices: dict[int, Sequence[int]] = {}
+        self._first: dict[int, int] = {}  # loop -> tokens sent for it before its current instance
+        self._loop_peers: dict[int, list[int]] = {}
 
     def fail(self, reason: str) -> None:
         """Tell the peers this rank stopped with an error."""
@@ -329,18 +329,26 @@ class P2PCommunicator:
         return data.numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
-        loop_id = loop[0]
-        # every device of the loop starts the same iterations of it in the same order, so a peer has
-        # started `need` of this instance once it has sent `first + need + 1` tokens for the loop
-        first = self._begun.get(loop_id, 0) - iteration
-        self._begun[loop_id] = first + iteration + 1
-        self._loop_devices[loop_id] = devices
-        peers = [p for p in devices if p != me]
-        for peer in peers:
-            self._isend(peer, _STARTED, loop_id, self.torch.ones(1, dtype=self.torch.uint8))
+        loop_id, peers = loop[0], [p for p in devices if p != me]
+        # A device says it started every `every`-th iteration (half the window: fewer messages).
+        # Every device of the loop starts the same iterations in the same order, so both sides count
+        # the same tokens: a peer has started iteration `k * every` of this instance once it sent
+        # `first + k + 1` tokens for the loop. Waiting for the first token at or after `need` is
+        # stricter than the window asks (at most `every - 1` iterations), and never waits for an
+        # iteration later than the one this device starts, so it cannot deadlock.
+        every = max(1, parallel // 2)
+        if iteration == 0:
+            self._first[loop_id] = self._sent.get((peers[0], _STARTED, loop_id), 0) if peers else 0
+            self._loop_peers[loop_id] = peers
+        if iteration % every == 0:
+            for peer in peers:
+                self._isend(peer, _STARTED, loop_id, self.torch.ones(1, dtype=self.torch.uint8))
         need = iteration - parallel + 1
+        if need < 0:
+            return
+        tokens = self._first[loop_id] + -(-need // every) + 1
         for peer in peers:
-            while self._received.get((peer, _STARTED, loop_id), 0) < first + need + 1:
+            while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
                 self._recv_into(peer, _STARTED, loop_id, self.torch.zeros(1, dtype=self.torch.uint8),
                                 f"mpmd.iteration {iteration} of loop {loop_id} (waiting for rank {peer} to start "
                                 f"iteration {need})")
@@ -348,9 +356,9 @@ class P2PCommunicator:
     def finish(self) -> None:
         """Take the peers' iteration tokens no wait needed, and wait until every send was taken:
         the next run starts with no message in flight."""
-        for loop_id, devices in self._loop_devices.items():
-            for peer in devices:
-                while peer != self.rank and self._received.get((peer, _STARTED, loop_id), 0) < self._begun[loop_id]:
+        for loop_id, peers in self._loop_peers.items():
+            for peer in peers:  # a peer sent as many tokens for the loop as this device did
+                while self._received.get((peer, _STARTED, loop_id), 0) < self._sent[(peer, _STARTED, loop_id)]:
                     self._recv_into(peer, _STARTED, loop_id, self.torch.zeros(1, dtype=self.torch.uint8),
                                     f"the end of the run (loop {loop_id}'s iterations started by rank {peer})")
         for peer, work in self._sends:
