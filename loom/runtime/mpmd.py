@@ -10,14 +10,14 @@ results are gathered from the devices that hold them (`mpmd.results`). Transfers
 it, so a device may run ahead into later iterations; `mpmd.iteration` bounds how far (at most
 `parallel` iterations of a loop in flight).
 
-In process, `MPMDThreadCommunicator` extends the SPMD runtime's `ThreadCommunicator` (the
-per-device programs may hold collectives too) with mailboxes on the same lock; threads run through
-`loom.runtime.local`. Over processes (`loom.distributed.initialize`, gloo or NCCL process groups),
-`P2PCommunicator` sends every message point to point (`isend` / `irecv`), tagged by its channel and
-its place among the channel's messages, so matching by iteration needs no ordering across channels.
-Every wait is bounded: a receive whose sender failed, finished, or (over processes) stopped beating
-in the store raises an error naming the device and the op (channel and iteration) it waited at;
-the runtime then raises a
+In process, `MPMDThreadCommunicator` extends the SPMD runtime's `ThreadCommunicator` (the per-device
+programs may hold collectives too) with mailboxes on the same lock; threads run through
+`loom.runtime.local`. Over processes (`loom.distributed.initialize`, a gloo process group: the
+messages are host tensors, and NCCL would ignore their tags), `P2PCommunicator` sends every message
+point to point (`isend` / `irecv`), tagged by its channel and its place among the channel's
+messages, so matching by iteration needs no ordering across channels. Every wait is bounded: a
+receive whose sender failed, finished, or (over processes) stopped beating in the store raises an
+error naming the device and the op (channel and iteration) it waited at; the runtime then raises a
 `PartitionError` naming the device that failed first.
 
 `events` (in process) is the order in which the devices sent, received and opened iterations:
@@ -229,16 +229,16 @@ def _tag(kind: int, channel: int, sequence: int) -> int:
 
 
 class P2PCommunicator:
-    """Transfers between processes with torch.distributed point-to-point messages (`isend` /
-    `irecv`; gloo or NCCL). Sender and receiver count the messages of each channel between them
-    in the same order (program order: the dead-token rule makes both skip the same ones), so the
-    n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides. A channel's
-    first message is preceded by its dtype and shape (its later ones have the same: the IR's types
-    are static); every message travels as bytes. Every `parallel // 2`-th iteration started is a
-    one-byte message to every other device of the loop, consumed when a wait needs it and drained
-    at the end of the run. Every wait is bounded by the timeout; when one fails (the peer's connection closed, or
-    the time ran out) the peers' heartbeats (loom.runtime.distributed) and failure notes in the
-    store name the rank that stopped or failed."""
+    """Transfers between processes with torch.distributed point-to-point messages (`isend` / `irecv`
+    of host tensors, on a gloo process group). Sender and receiver count the messages of each
+    channel between them in the same order (program order: the dead-token rule makes both skip the
+    same ones), so the n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides.
+    A channel's first message is preceded by its dtype and shape (its later ones have the same: the
+    IR's types are static); every message travels as bytes. Every `parallel // 2`-th iteration
+    started is a one-byte message to every other device of the loop, consumed when a wait needs it
+    and drained at the end of the run. Every wait is bounded by the timeout; when one fails (the
+    peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
+    and failure notes in the store name the rank that stopped or failed."""
 
     def __init__(self, timeout: float) -> None:
         import torch
