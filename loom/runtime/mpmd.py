@@ -10,13 +10,14 @@ results are gathered from the devices that hold them (`mpmd.results`). Transfers
 it, so a device may run ahead into later iterations; `mpmd.iteration` bounds how far (at most
 `parallel` iterations of a loop in flight).
 
-In process, `MPMDThreadCommunicator` extends the SPMD runtime's `ThreadCommunicator` (the
-per-device programs may hold collectives too) with mailboxes on the same lock; threads run through
-`loom.runtime.local`. Over processes (`loom.distributed.initialize`, gloo or NCCL process groups),
-`StoreCommunicator` passes the messages through the process group's key-value store (TCPStore):
-a message is a key, so matching by iteration needs no ordering. Every wait is bounded: a receive
-whose sender failed, finished, or (over processes) stopped beating in the store raises an error
-naming the device and the op (channel and iteration) it waited at; the runtime then raises a
+In process, `MPMDThreadCommunicator` extends the SPMD runtime's `ThreadCommunicator` (the per-device
+programs may hold collectives too) with mailboxes on the same lock; threads run through
+`loom.runtime.local`. Over processes (`loom.distributed.initialize`, a gloo process group: the
+messages are host tensors, and NCCL would ignore their tags), `P2PCommunicator` sends every message
+point to point (`isend` / `irecv`), tagged by its channel and its place among the channel's
+messages, so matching by iteration needs no ordering across channels. Every wait is bounded: a
+receive whose sender failed, finished, or (over processes) stopped beating in the store raises an
+error naming the device and the op (channel and iteration) it waited at; the runtime then raises a
 `PartitionError` naming the device that failed first.
 
 `events` (in process) is the order in which the devices sent, received and opened iterations:
@@ -29,11 +30,11 @@ The kernels reach a runtime through the `Transfers` protocol.
 from __future__ import annotations
 
 import itertools
-import pickle
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+import ml_dtypes
 import numpy as np
 
 from loom.backend.api import Interpreted
@@ -134,7 +135,7 @@ class MPMDThreadCommunicator(ThreadCommunicator):
             self._cond.notify_all()
             for peer in devices:
                 if peer != me:
-                    self._wait_for(me, peer, lambda p=peer: started.get(p, -1) >= need,
+                    self._wait_for(me, peer, lambda: started.get(peer, -1) >= need,  # noqa: B023 - called at once
                                    f"mpmd.iteration {iteration} of loop {loop[0]} (waiting for device {peer} to "
                                    f"start iteration {need})")
         self._event((me, "iteration", loop[0], (*loop[1], iteration)))
@@ -191,10 +192,11 @@ class MPMDProgram:
         if world != self.num_devices:
             raise distributed.DistributedError(f"the program runs on {self.num_devices} devices, but there are {world} "
                                                "processes")
-        comm = StoreCommunicator(timeout)
+        comm = P2PCommunicator(timeout)
         try:
-            with spmd_context(rank, comm):
+            with spmd_context(rank, comm):  # type: ignore[arg-type]  # the mpmd kernels ask for `Transfers`
                 out = self._runners[rank](*args)
+            comm.finish()
         except BaseException as e:
             comm.fail(f"{type(e).__name__}: {e}")
             raise
@@ -212,92 +214,156 @@ class MPMDProgram:
         return tuple(merged[k] for k in range(self.num_results))
 
 
-_RUNS = itertools.count()
+# The dtypes a message may hold: a header names one by its index here.
+_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                 np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)]
+_DTYPES += [np.dtype(getattr(ml_dtypes, t)) for t in ("bfloat16", "float8_e4m3fn", "float8_e5m2")]
+_RUNS = itertools.count()  # every rank runs its programs in the same order: a run's number is the same
+_HEADER = 16  # int64s: dtype index, rank, dims
+_WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
+_PAYLOAD, _SHAPE, _STARTED = range(3)  # what a tag carries
 
 
-class StoreCommunicator:
-    """Transfers between processes through the process group's store: a message is the key
-    `loom/mpmd/<run>/<sender>-><receiver>/<channel>/<iterations>`, deleted once received; an
-    iteration started is the key `.../it/<loop>/<device>/<iterations>`. Waits are bounded and
-    watch the peer's heartbeat (loom.runtime.distributed), so a dead rank is named."""
+def _tag(kind: int, channel: int, sequence: int) -> int:
+    return (channel * _WINDOW + sequence % _WINDOW) * 3 + kind
+
+
+class P2PCommunicator:
+    """Transfers between processes with torch.distributed point-to-point messages (`isend` / `irecv`
+    of host tensors, on a gloo process group). Sender and receiver count the messages of each
+    channel between them in the same order (program order: the dead-token rule makes both skip the
+    same ones), so the n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides.
+    A channel's first message is preceded by its dtype and shape (its later ones have the same: the
+    IR's types are static); every message travels as bytes. Every `parallel // 2`-th iteration
+    started is a one-byte message to every other device of the loop, consumed when a wait needs it
+    and drained at the end of the run. Every wait is bounded by the timeout; when one fails (the
+    peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
+    and failure notes in the store name the rank that stopped or failed."""
 
     def __init__(self, timeout: float) -> None:
+        import torch
         import torch.distributed as dist
 
+        self.torch, self.dist = torch, dist
         self.store = dist.distributed_c10d._get_default_store()
         self.rank = distributed.process_index()
         self.num_partitions = distributed.process_count()
         self.timeout = float(timeout)
-        self.prefix = f"loom/mpmd/{next(_RUNS)}"
+        self.failed_key = f"loom/mpmd/{next(_RUNS)}/failed/{{}}"  # a run's failure notes
+        self._sent: dict[tuple, int] = {}  # (peer, kind, channel) -> messages sent
+        self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
+        self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...]]] = {}  # (peer, channel) -> what it sends
+        self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
+        self._first: dict[int, int] = {}  # loop -> tokens sent for it before its current instance
+        self._loop_peers: dict[int, list[int]] = {}
 
     def fail(self, reason: str) -> None:
         """Tell the peers this rank stopped with an error."""
         try:
-            self.store.set(f"{self.prefix}/failed/{self.rank}", reason)
+            self.store.set(self.failed_key.format(self.rank), reason)
         except Exception:  # noqa: BLE001 - the store is gone: the peers see the heartbeat stop
             pass
 
-    def _wait(self, peer: int, key: str, what: str) -> None:
-        """Wait until `key` is in the store, polling it (backing off to 2 ms between looks: a
-        blocking store wait that times out logs a warning each time), and every quarter second
-        looking whether `peer` failed or stopped beating."""
-        liveness = distributed._STATE.liveness
-        deadline = time.monotonic() + self.timeout
-        beat, beat_seen = None, time.monotonic()
-        delay, next_look = 5e-5, time.monotonic() + distributed.HEARTBEAT_S
-        while not self.store.check([key]):
-            time.sleep(delay)
-            delay = min(2 * delay, 2e-3)
-            now = time.monotonic()
-            if now < next_look:
-                continue
-            next_look = now + distributed.HEARTBEAT_S
-            failed = f"{self.prefix}/failed/{peer}"
-            if self.store.check([failed]):
-                raise CollectiveError(f"rank {self.rank} at {what}: rank {peer} failed: "
-                                      f"{self.store.get(failed).decode()}", peer)
-            if liveness is not None:
-                current = liveness._read(peer)[0]
-                if current != beat:
-                    beat, beat_seen = current, now
-                elif now - beat_seen > 8 * distributed.HEARTBEAT_S:
-                    raise CollectiveError(f"rank {self.rank} at {what}: rank {peer} stopped (exited or frozen: its "
-                                          "heartbeat stopped)", peer)
-            if now > deadline:
-                raise CollectiveError(f"rank {self.rank} at {what}: rank {peer} did not send within "
-                                      f"{self.timeout:g} s", peer)
+    def _isend(self, peer: int, kind: int, channel: int, data: Any) -> None:
+        n = self._sent.get((peer, kind, channel), 0)
+        self._sent[(peer, kind, channel)] = n + 1
+        self._sends.append((peer, self.dist.isend(data, peer, tag=_tag(kind, channel, n))))
 
-    def _message(self, sender: int, receiver: int, key: tuple) -> str:
-        channel, iterations = key
-        return f"{self.prefix}/{sender}->{receiver}/{channel}/{'.'.join(map(str, iterations))}"
+    def _recv_into(self, peer: int, kind: int, channel: int, buffer: Any, what: str) -> Any:
+        n = self._received.get((peer, kind, channel), 0)
+        self._received[(peer, kind, channel)] = n + 1
+        self._wait(peer, self.dist.irecv(buffer, peer, tag=_tag(kind, channel, n)), what)
+        return buffer
+
+    def _wait(self, peer: int, work: Any, what: str) -> None:
+        """Wait for `work` within the timeout (gloo's works report completion only through a
+        wait); if it fails, say which rank is to blame."""
+        from datetime import timedelta
+
+        try:
+            work.wait(timeout=timedelta(seconds=max(self.timeout, 1e-3)))
+        except Exception as e:  # noqa: BLE001 - the transport's errors: connection closed, timed out
+            blamed, why = self._blame(peer)
+            raise CollectiveError(f"rank {self.rank} at {what}: {why} ({type(e).__name__}: {str(e)[:200]})",
+                                  blamed) from None
+
+    def _blame(self, peer: int) -> tuple[int, str]:
+        """The rank to blame for a failed wait on `peer`, and why: one that reported a failure,
+        one whose heartbeat stopped (watched for 4 periods), else `peer` for not sending in time."""
+        others = [p for p in range(self.num_partitions) if p != self.rank]
+        others.sort(key=lambda p: p != peer)  # the peer waited on first
+        try:
+            for p in others:
+                key = self.failed_key.format(p)
+                if self.store.check([key]):
+                    return p, f"rank {p} failed: {self.store.get(key).decode()}"
+            liveness = distributed._STATE.liveness
+            if liveness is not None:
+                before = {p: liveness._read(p)[0] for p in others}
+                time.sleep(4 * distributed.HEARTBEAT_S)
+                for p in others:
+                    if liveness._read(p)[0] == before[p]:
+                        return p, f"rank {p} stopped (exited or frozen: its heartbeat stopped)"
+        except Exception:  # noqa: BLE001 - the store's host is gone with it
+            return peer, f"rank {peer} stopped (the store is gone)"
+        return peer, f"rank {peer} did not send within {self.timeout:g} s"
 
     def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
-        self.store.set(self._message(me, peer, key), pickle.dumps(np.asarray(value)))
+        channel = key[0]
+        array = np.ascontiguousarray(value)
+        if (peer, _PAYLOAD, channel) not in self._sent:
+            header = np.zeros(_HEADER, np.int64)
+            header[:2 + array.ndim] = [_DTYPES.index(array.dtype), array.ndim, *array.shape]
+            self._isend(peer, _SHAPE, channel, self.torch.from_numpy(header))
+        self._isend(peer, _PAYLOAD, channel, self.torch.from_numpy(array.reshape(-1).view(np.uint8).copy()))
 
     def recv(self, me: int, peer: int, key: tuple) -> Any:
-        k = self._message(peer, me, key)
-        self._wait(peer, k, f"mpmd.recv from rank {peer} {_what(key)}")
-        value = pickle.loads(self.store.get(k))
-        self.store.delete_key(k)
-        return value
-
-    def _started(self, loop: tuple, device: int, iteration: int) -> str:
-        return f"{self.prefix}/it/{loop[0]}/{device}/{'.'.join(map(str, (*loop[1], iteration)))}"
+        channel, what = key[0], f"mpmd.recv from rank {peer} {_what(key)}"
+        if (peer, channel) not in self._shapes:
+            header = self._recv_into(peer, _SHAPE, channel, self.torch.zeros(_HEADER, dtype=self.torch.int64),
+                                     what).numpy()
+            self._shapes[(peer, channel)] = _DTYPES[header[0]], tuple(int(d) for d in header[2:2 + header[1]])
+        dtype, shape = self._shapes[(peer, channel)]
+        nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+        data = self._recv_into(peer, _PAYLOAD, channel, self.torch.empty(nbytes, dtype=self.torch.uint8), what)
+        return data.numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
-        self.store.set(self._started(loop, me, iteration), "1")
+        loop_id, peers = loop[0], [p for p in devices if p != me]
+        # A device says it started every `every`-th iteration (half the window: fewer messages).
+        # Every device of the loop starts the same iterations in the same order, so both sides count
+        # the same tokens: a peer has started iteration `k * every` of this instance once it sent
+        # `first + k + 1` tokens for the loop. Waiting for the first token at or after `need` is
+        # stricter than the window asks (at most `every - 1` iterations), and never waits for an
+        # iteration later than the one this device starts, so it cannot deadlock.
+        every = max(1, parallel // 2)
+        if iteration == 0:
+            self._first[loop_id] = self._sent.get((peers[0], _STARTED, loop_id), 0) if peers else 0
+            self._loop_peers[loop_id] = peers
+        if iteration % every == 0:
+            for peer in peers:
+                self._isend(peer, _STARTED, loop_id, self.torch.ones(1, dtype=self.torch.uint8))
         need = iteration - parallel + 1
         if need < 0:
             return
-        for peer in devices:
-            if peer != me:
-                self._wait(peer, self._started(loop, peer, need),
-                           f"mpmd.iteration {iteration} of loop {loop[0]} (waiting for rank {peer} to start iteration "
-                           f"{need})")
-        # every peer has started iteration `need`, so has passed the waits of its iterations
-        # before it, which looked for this device's keys up to need - parallel: those go
-        if need - parallel >= 0:
-            self.store.delete_key(self._started(loop, me, need - parallel))
+        tokens = self._first[loop_id] + -(-need // every) + 1
+        for peer in peers:
+            while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
+                self._recv_into(peer, _STARTED, loop_id, self.torch.zeros(1, dtype=self.torch.uint8),
+                                f"mpmd.iteration {iteration} of loop {loop_id} (waiting for rank {peer} to start "
+                                f"iteration {need})")
+
+    def finish(self) -> None:
+        """Take the peers' iteration tokens no wait needed, and wait until every send was taken:
+        the next run starts with no message in flight."""
+        for loop_id, peers in self._loop_peers.items():
+            for peer in peers:  # a peer sent as many tokens for the loop as this device did
+                while self._received.get((peer, _STARTED, loop_id), 0) < self._sent[(peer, _STARTED, loop_id)]:
+                    self._recv_into(peer, _STARTED, loop_id, self.torch.zeros(1, dtype=self.torch.uint8),
+                                    f"the end of the run (loop {loop_id}'s iterations started by rank {peer})")
+        for peer, work in self._sends:
+            self._wait(peer, work, f"the end of the run (a message not yet received by rank {peer})")
+        self._sends.clear()
 
 
 def run(module: Operation | str, *args: Any, executor: str = "compiled", timeout: float = DEFAULT_TIMEOUT) -> tuple:
@@ -305,4 +371,4 @@ def run(module: Operation | str, *args: Any, executor: str = "compiled", timeout
     return MPMDProgram(module, executor)(*args, timeout=timeout)
 
 
-__all__ = ["MPMDProgram", "MPMDThreadCommunicator", "StoreCommunicator", "Transfers", "run"]
+__all__ = ["MPMDProgram", "MPMDThreadCommunicator", "P2PCommunicator", "Transfers", "run"]

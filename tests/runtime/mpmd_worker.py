@@ -1,7 +1,7 @@
 """What each process of tests/runtime/test_mpmd.py runs: placed programs partitioned by device,
-one device per process (the rank), transfers through the process group's store; and a process
-that dies in the middle of a partitioned loop. Started by tests/runtime/distributed_worker.py's
-launcher, which bounds every wait."""
+one device per process (the rank), point-to-point transfers; a loop whose second rank stalls (the
+parallel-iterations window); and a process that dies in the middle of a partitioned loop. Started
+by tests/runtime/distributed_worker.py's launcher, which bounds every wait."""
 
 from __future__ import annotations
 
@@ -45,14 +45,14 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: in
     how their receive failed."""
     from loom.runtime import mpmd
     if rank == victim:
-        sends, send = [0], mpmd.StoreCommunicator.send
+        sends, send = [0], mpmd.P2PCommunicator.send
 
         def dying(self: Any, *args: Any) -> None:
             sends[0] += 1
             if sends[0] == at_send:
                 os._exit(17)
             send(self, *args)
-        mpmd.StoreCommunicator.send = dying  # type: ignore[method-assign]
+        mpmd.P2PCommunicator.send = dying  # type: ignore[method-assign]
     x, _ = operands()
     start = time.monotonic()
     try:
@@ -62,7 +62,36 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: in
     return {"seconds": time.monotonic() - start, "message": "no error", "blamed": None}
 
 
-SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop}
+def scenario_window(rank: int, world: int, stall_s: float = 1.5) -> dict[int, Any]:
+    """Rank 1 stalls before its first receive; for parallel_iterations 2 and 4, rank 0 reports when
+    (wall clock) it started each iteration of the loop, rank 1 when its stall ended."""
+    from loom.runtime import mpmd
+    x, _ = operands()
+    out: dict[int, Any] = {}
+    recv, begin = mpmd.P2PCommunicator.recv, mpmd.P2PCommunicator.begin_iteration
+    for parallel in (2, 4):
+        prog = program(pipeline, x, np.int32(8), parallel_iterations=parallel)
+        out[parallel] = [] if rank == 0 else None
+
+        def stalled(self: Any, *args: Any, parallel: int = parallel) -> Any:
+            if out[parallel] is None:
+                time.sleep(stall_s)
+                out[parallel] = time.time()
+            return recv(self, *args)
+
+        def noting(self: Any, *args: Any, parallel: int = parallel) -> None:
+            begin(self, *args)
+            out[parallel].append(time.time())
+        mpmd.P2PCommunicator.recv = stalled if rank == 1 else recv  # type: ignore[method-assign]
+        mpmd.P2PCommunicator.begin_iteration = noting if rank == 0 else begin  # type: ignore[method-assign]
+        try:
+            prog.run_process(x, np.int32(8), timeout=20)
+        finally:
+            mpmd.P2PCommunicator.recv, mpmd.P2PCommunicator.begin_iteration = recv, begin  # type: ignore[method-assign]
+    return out
+
+
+SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop, "window": scenario_window}
 
 
 def launch(scenario: str, world: int, **kwargs: Any) -> dict[int, tuple]:

@@ -316,3 +316,15 @@ def test_a_process_killed_mid_loop_makes_the_others_fail_naming_it() -> None:
         assert "mpmd.recv" in message or "mpmd.iteration" in message, message
         assert value["seconds"] < 30, value
     assert any(f"rank {victim} stopped" in outcomes[r][1]["message"] for r in set(range(world)) - {victim})
+
+
+def test_on_gloo_processes_a_device_runs_at_most_parallel_iterations_ahead() -> None:
+    from mpmd_worker import launch
+    outcomes = launch("window", 2, deadline_s=90)
+    assert all(outcomes[r][0] == "ok" for r in range(2)), outcomes
+    for parallel in (2, 4):
+        begun, stall_end = outcomes[0][1][parallel], outcomes[1][1][parallel]
+        assert len(begun) > parallel, begun
+        # iteration i waits for the peer to start i - parallel + 1: the first parallel - 1 go ahead
+        assert all(t < stall_end for t in begun[:parallel - 1]), (parallel, begun, stall_end)
+        assert all(t >= stall_end for t in begun[parallel - 1:]), (parallel, begun, stall_end)
