@@ -420,9 +420,10 @@ def _prints(_expected, *args, **kwargs):
 """
 
 
-def test_readme_python_examples_run() -> None:
-    """Every ```python block of README.md runs (each in a fresh namespace, in a child process), and
-    every output its comments state is what it prints."""
+def test_readme_python_examples_run(tmp_path) -> None:
+    """Every ```python block of README.md runs (each in a fresh namespace, in a child process, in an
+    empty folder: the files the blocks save stay out of the checkout), and every output its
+    comments state is what it prints."""
     readme = (ROOT / "README.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
     assert len(blocks) >= 4
@@ -431,7 +432,7 @@ def test_readme_python_examples_run() -> None:
     checked = [_STATED_OUTPUT.sub(lambda m: f"{m[1]}_prints({m[3].strip()!r}, {m[2]})", b) for b in blocks]
     script = "\n".join(f"exec(compile({_CHECKER + b!r}, 'README block {i}', 'exec'), {{'__name__': '__readme__'}})"
                        for i, b in enumerate(checked))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "LOOM_NUM_CPU_DEVICES": "8"})  # the mesh example's 8 devices
     assert proc.returncode == 0, proc.stderr
     assert "bad.mlir:1:11: error: use of undeclared SSA value name '%x'" in proc.stdout
