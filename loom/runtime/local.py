@@ -372,7 +372,8 @@ class ThreadCommunicator:
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("reduce_scatter", reduction, dim, x.shape, x.dtype))
         pos = list(group).index(me)
-        out = _reduce(ufunc, [np.split(o, len(operands), axis=dim)[pos] for o in operands])
+        pieces = [_piece(o, dim, len(operands), pos) for o in operands]  # views: no copies before the reduction
+        out = _reduce(ufunc, pieces, np.empty(pieces[0].shape, x.dtype))
         self._ring(me, "reduce_scatter", len(group) - 1, out.nbytes)
         self._leave(me)
         return out
@@ -382,7 +383,7 @@ class ThreadCommunicator:
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("all_to_all", split_dim, concat_dim, x.shape, x.dtype))
         pos = list(group).index(me)
-        out = np.concatenate([np.split(o, len(operands), axis=split_dim)[pos] for o in operands], axis=concat_dim)
+        out = np.concatenate([_piece(o, split_dim, len(operands), pos) for o in operands], axis=concat_dim)
         self._ring(me, "all_to_all", len(group) - 1, x.nbytes // len(group))
         self._leave(me)
         return out
@@ -478,14 +479,30 @@ def _transfer_loop(jobs: queue.SimpleQueue) -> None:
         transfer.done.set()
 
 
-def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """The elementwise reduction of `arrays` in order, into a new array."""
+def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+    """The elementwise reduction of `arrays` in order, into `out` (an array of their shape and
+    dtype) or a new array."""
     if len(arrays) == 1:
-        return np.array(arrays[0])
-    out = np.asarray(ufunc(arrays[0], arrays[1]))  # 0-d operands give a numpy scalar: an array again
+        if out is None:
+            return np.array(arrays[0])
+        out[...] = arrays[0]
+        return out
+    if out is None:
+        out = np.asarray(ufunc(arrays[0], arrays[1]))  # 0-d operands give a numpy scalar: an array again
+    else:
+        ufunc(arrays[0], arrays[1], out=out)
     for a in arrays[2:]:
         ufunc(out, a, out=out)
     return out
+
+
+def _piece(x: np.ndarray, dim: int, n: int, pos: int) -> np.ndarray:
+    """Piece `pos` of `x` cut into `n` equal pieces along `dim` (a view)."""
+    dim %= x.ndim
+    size, rest = divmod(x.shape[dim], n)
+    if rest:
+        raise ValueError(f"dimension {dim} of the operand, of size {x.shape[dim]}, does not split into {n} pieces")
+    return x[(slice(None),) * dim + (slice(pos * size, (pos + 1) * size),)]
 
 
 # Running a per-device program on every partition ----------------------------------------------
