@@ -16,7 +16,7 @@ Each partition's operand is a float32 array of the given size. Contenders, per s
   for all_gather, N copies of 1/N of an operand for reduce_scatter). The bar: the collective takes
   no longer than this copy (its ratio <= 1).
 - `numpy copy, reused`: the same copy into arrays allocated once (no page faults): the copy
-  alone, a stricter bar than the issue's.
+  alone, a stricter bar than the target's.
 - `run_spmd all_reduce`: the all_reduce as a per-device program run by run_spmd (compiled
   executor; the round includes starting the threads and the call into the program).
 The medians (and spreads) are printed and written to benchmarks/results/.
