@@ -3,10 +3,9 @@ the program still holds is never overwritten, and reused arrays carry the new va
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
+from runtime.test_local_mesh import in_threads
 
 from loom.runtime.local import REUSE_MIN_BYTES, ThreadCommunicator
 
@@ -38,27 +37,17 @@ def test_held_results_keep_their_values_and_dropped_ones_are_reused(call):
         operands = [[np.concatenate([x, x + 1]) for x in xs] for xs in rounds]
     else:
         operands = rounds
-    checks: dict[int, list] = {}
-    errors: dict[int, BaseException] = {}
 
-    def body(p: int) -> None:
-        try:
-            first = run(comm, call, p, rounds[0][p])
-            second = run(comm, call, p, rounds[1][p])  # `first` is held: a new array
-            held = [first.copy(), second.copy(), np.shares_memory(first, second)]
-            address = second.__array_interface__["data"][0]
-            del second
-            third = run(comm, call, p, rounds[2][p])  # `second`'s array, free again
-            checks[p] = [first, held, third, third.__array_interface__["data"][0] == address]
-        except BaseException as e:  # noqa: BLE001
-            errors[p] = e
+    def body(p: int) -> list:
+        first = run(comm, call, p, rounds[0][p])
+        second = run(comm, call, p, rounds[1][p])  # `first` is held: a new array
+        held = [first.copy(), second.copy(), np.shares_memory(first, second)]
+        address = second.__array_interface__["data"][0]
+        del second
+        third = run(comm, call, p, rounds[2][p])  # `second`'s array, free again
+        return [first, held, third, third.__array_interface__["data"][0] == address]
 
-    threads = [threading.Thread(target=body, args=(p,)) for p in range(N)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
-        assert not t.is_alive(), "a partition hung"
+    checks, errors = in_threads(N, body, timeout=30)
     assert not errors, errors
     for p, (first, (first_then, second_then, shared), third, reused) in checks.items():
         np.testing.assert_array_equal(first_then, oracle(call, operands[0], p))
