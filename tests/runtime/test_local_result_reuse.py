@@ -3,6 +3,8 @@ the program still holds is never overwritten, and reused arrays carry the new va
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from runtime.test_local_mesh import in_threads
@@ -37,6 +39,9 @@ def test_held_results_keep_their_values_and_dropped_ones_are_reused(call):
         operands = [[np.concatenate([x, x + 1]) for x in xs] for xs in rounds]
     else:
         operands = rounds
+    # passed once every partition's second call has returned: a peer still inside its all_reduce
+    # holds this partition's result, which is then (rightly) not reused
+    returned = threading.Barrier(N, timeout=10)
 
     def body(p: int) -> list:
         first = run(comm, call, p, rounds[0][p])
@@ -44,6 +49,7 @@ def test_held_results_keep_their_values_and_dropped_ones_are_reused(call):
         held = [first.copy(), second.copy(), np.shares_memory(first, second)]
         address = second.__array_interface__["data"][0]
         del second
+        returned.wait()
         third = run(comm, call, p, rounds[2][p])  # `second`'s array, free again
         return [first, held, third, third.__array_interface__["data"][0] == address]
 
