@@ -2,6 +2,7 @@
 
     python benchmarks/spmd_collectives_distributed.py                       # 2 and 4 processes, 1 and 16 MiB
     python benchmarks/spmd_collectives_distributed.py --processes 2 --sizes-mib 1 --repeat 5
+    python benchmarks/spmd_collectives_distributed.py --quick               # 2 processes, 1 MiB, 5 rounds
 
 loom's path is a per-device program with one collective (`stablehlo.all_reduce` with an add
 reducer, `stablehlo.all_gather`, `stablehlo.reduce_scatter`, over all partitions, as JAX's
@@ -148,11 +149,15 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--no-record", action="store_true", help="print only; write no JSON record")
+    ap.add_argument("--quick", action="store_true", help="2 processes, 1 MiB, 5 rounds after 1 warm-up")
     args = ap.parse_args()
+    if args.quick:
+        args.processes, args.sizes_mib, args.repeat, args.warmup = [2], [1.0], 5, 1
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     rows = []
     payload: dict[str, Any] = {"setup": {"repeat": args.repeat, "warmup": args.warmup, "backend": "gloo",
-                                         "dtype": "float32", "operand_mib_per_process": args.sizes_mib},
+                                         "dtype": "float32", "operand_mib_per_process": args.sizes_mib,
+                                         "quick": args.quick},
                                "results": {}}
     print(f"{'processes':>9} {'collective':>14} {'size':>7} {'loom median':>12} {'torch median':>13} "
           f"{'ratio':>6}  spread loom / torch")

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import queue
+import sys
 import threading
 import time
 from collections import Counter
@@ -61,6 +62,10 @@ DEFAULT_TIMEOUT = 120.0
 # operand, written into every member's result): each member reads ~2x its operand, not
 # group-size x, at the cost of a second rendezvous.
 SLICED_REDUCE_MIN = 1 << 15
+# Results of at least this many bytes come from arrays the partition's earlier results of the same
+# shape and dtype left behind once nothing holds them: a fresh large array costs a page fault (and
+# the kernel's zeroing) per page, since the allocator gives freed ones back to the system.
+REUSE_MIN_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,8 @@ class ThreadCommunicator:
         self._failed: dict[int, str] = {}
         self._finished: set[int] = set()
         self._waiting: dict[int, tuple[_Round, tuple[int, ...], str]] = {}
+        # per partition (touched by its own thread only): (shape, dtype) -> the last two large results
+        self._spare: list[dict[tuple, list[np.ndarray]]] = [{} for _ in range(num_partitions)]
 
     # Partition life cycle ----------------------------------------------------------------------
     def fail(self, partition: int, reason: str) -> None:
@@ -322,6 +329,22 @@ class ThreadCommunicator:
         return "link-" if target == (source - 1) % n and target != (source + 1) % n else "link+"
 
     # The collectives ----------------------------------------------------------------------------
+    def _result(self, me: int, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """An uninitialized array for partition `me`'s result: a large one is an earlier result of
+        the same shape and dtype that nothing else holds any more, if there is one (two are kept:
+        a program may still hold the last result when it asks for the next)."""
+        dtype = np.dtype(dtype)
+        if math.prod(shape) * dtype.itemsize < REUSE_MIN_BYTES:
+            return np.empty(shape, dtype)
+        kept = self._spare[me].setdefault((shape, dtype), [])
+        for out in kept:
+            if sys.getrefcount(out) == 3:  # held by nothing else (3: the list, `out`, the call)
+                return out
+        out = np.empty(shape, dtype)
+        kept.insert(0, out)
+        del kept[2:]
+        return out
+
     def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
         self._enter(me)
         x = np.asarray(x)
@@ -339,7 +362,7 @@ class ThreadCommunicator:
         # Each member reduces one slice of every operand straight into every member's result,
         # then all wait until every slice is written (nobody reads an operand or writes a result
         # after that): each member reads about 2x its operand and writes 1x, whatever the group size.
-        out = np.empty_like(x)
+        out = self._result(me, x.shape, x.dtype)
         deposits = self.exchange(me, group, (x, out), signature)
         n, pos = len(deposits), list(group).index(me)
         lo, hi = x.size * pos // n, x.size * (pos + 1) // n
@@ -361,7 +384,9 @@ class ThreadCommunicator:
         self._enter(me)
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("all_gather", dim, x.dtype))
-        out = np.concatenate(operands, axis=dim)
+        shape = list(x.shape)
+        shape[dim] = sum(o.shape[dim] for o in operands)
+        out = np.concatenate(operands, axis=dim, out=self._result(me, tuple(shape), x.dtype))
         self._ring(me, "all_gather", len(group) - 1, x.nbytes)
         self._leave(me)
         return out
@@ -372,7 +397,8 @@ class ThreadCommunicator:
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("reduce_scatter", reduction, dim, x.shape, x.dtype))
         pos = list(group).index(me)
-        out = _reduce(ufunc, [np.split(o, len(operands), axis=dim)[pos] for o in operands])
+        pieces = [_piece(o, dim, len(operands), pos) for o in operands]  # views: no copies before the reduction
+        out = _reduce(ufunc, pieces, self._result(me, pieces[0].shape, x.dtype))
         self._ring(me, "reduce_scatter", len(group) - 1, out.nbytes)
         self._leave(me)
         return out
@@ -382,7 +408,7 @@ class ThreadCommunicator:
         x = np.asarray(x)
         operands = self.exchange(me, group, x, ("all_to_all", split_dim, concat_dim, x.shape, x.dtype))
         pos = list(group).index(me)
-        out = np.concatenate([np.split(o, len(operands), axis=split_dim)[pos] for o in operands], axis=concat_dim)
+        out = np.concatenate([_piece(o, split_dim, len(operands), pos) for o in operands], axis=concat_dim)
         self._ring(me, "all_to_all", len(group) - 1, x.nbytes // len(group))
         self._leave(me)
         return out
@@ -478,14 +504,30 @@ def _transfer_loop(jobs: queue.SimpleQueue) -> None:
         transfer.done.set()
 
 
-def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """The elementwise reduction of `arrays` in order, into a new array."""
+def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+    """The elementwise reduction of `arrays` in order, into `out` (an array of their shape and
+    dtype) or a new array."""
     if len(arrays) == 1:
-        return np.array(arrays[0])
-    out = np.asarray(ufunc(arrays[0], arrays[1]))  # 0-d operands give a numpy scalar: an array again
+        if out is None:
+            return np.array(arrays[0])
+        out[...] = arrays[0]
+        return out
+    if out is None:
+        out = np.asarray(ufunc(arrays[0], arrays[1]))  # 0-d operands give a numpy scalar: an array again
+    else:
+        ufunc(arrays[0], arrays[1], out=out)
     for a in arrays[2:]:
         ufunc(out, a, out=out)
     return out
+
+
+def _piece(x: np.ndarray, dim: int, n: int, pos: int) -> np.ndarray:
+    """Piece `pos` of `x` cut into `n` equal pieces along `dim` (a view)."""
+    dim %= x.ndim
+    size, rest = divmod(x.shape[dim], n)
+    if rest:
+        raise ValueError(f"dimension {dim} of the operand, of size {x.shape[dim]}, does not split into {n} pieces")
+    return x[(slice(None),) * dim + (slice(pos * size, (pos + 1) * size),)]
 
 
 # Running a per-device program on every partition ----------------------------------------------
