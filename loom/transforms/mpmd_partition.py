@@ -32,7 +32,10 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
   nest their copies; a device with ops only in the outer loop gets no copy of the inner one.
 - **Iterations.** Transfers inside loops are tagged with the counters of the enclosing loops, so
   devices may be in different iterations; each body opens with `mpmd.iteration`, which bounds how
-  far ahead a device may run (`parallel_iterations`).
+  far ahead a device may run: the loop's own `mpmd.parallel_iterations` when it has one
+  (`lax.while_loop(parallel_iterations=)`), else the pass's `parallel_iterations`.
+- **Loop devices.** A loop with `mpmd.devices` (`lax.while_loop(devices=)`) may hold ops placed
+  on those devices only: one placed elsewhere is an error naming it.
 
 The single-device program is the oracle: the per-device programs compute the same values.
 """
@@ -45,7 +48,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from loom.dialects import func, mpmd, stablehlo
-from loom.dialects.mpmd import DEVICE_ATTRIBUTE, DEVICE_OF_FUNCTION, RESULTS_OF_FUNCTION, device_of, i64
+from loom.dialects.mpmd import (
+    DEVICE_ATTRIBUTE,
+    DEVICE_OF_FUNCTION,
+    LOOP_DEVICES_ATTRIBUTE,
+    PARALLEL_ITERATIONS_ATTRIBUTE,
+    RESULTS_OF_FUNCTION,
+    device_of,
+    i64,
+)
 from loom.ir.attributes import DenseArrayAttr, location_line_col
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Operation, OpResult, Region, Value
@@ -58,6 +69,7 @@ TERMINATORS = ("stablehlo.return", "func.return")
 COPIED_OPS = ("stablehlo.constant",)  # made again on every device that reads them, never sent
 DEFAULT_PARALLEL_ITERATIONS = 10  # as TensorFlow's while_loop
 COUNTER_TYPE = RankedTensorType((), IntegerType(32), None)
+LOOP_ATTRIBUTES = (DEVICE_ATTRIBUTE, PARALLEL_ITERATIONS_ATTRIBUTE, LOOP_DEVICES_ATTRIBUTE)  # used up by the pass
 
 
 class MPMDError(ValueError):
@@ -333,7 +345,7 @@ class _DeviceProgram:
             here = [*iterations, counter]
             if which == 1:
                 mpmd.iteration(inner, here, self.p.placement.loop_id[op], self.p.placement.participants[op],
-                               self.p.parallel_iterations)
+                               self.p.parallel[op])
             for a in src.entry.args:
                 self.transfers(inner, a, here)
             self.block(src.entry, inner, here)
@@ -347,7 +359,7 @@ class _DeviceProgram:
                 stablehlo.return_(inner, [nxt] + [self.mapping[yields[k]] for k in mine])
             regions.append(Region([block]))
         operands = [zero] + [self.mapping[op.operands[k]] for k in mine]
-        attributes = {k: v for k, v in op.attributes.items() if k != DEVICE_ATTRIBUTE}
+        attributes = {k: v for k, v in op.attributes.items() if k not in LOOP_ATTRIBUTES}
         new = b.insert(Operation.create(op.name, operands, types, dict(op.properties), attributes, regions, (),
                                         op.location))
         for k, r in zip(mine, new.results[1:]):
@@ -372,6 +384,25 @@ class MPMDPartitioner:
         self.num_devices = num_devices if num_devices is not None else used
         self.needs = _needs(self.placement, function)
         self._channels: dict[tuple[Value, int], int] = {}
+        self.parallel = {op: self._loop_settings(op) for op in self.placement.loop_id}
+
+    def _loop_settings(self, loop: Operation) -> int:
+        """The loop's bound on iterations in flight; checks its body's placements against its devices."""
+        devices = loop.attributes.get(LOOP_DEVICES_ATTRIBUTE)
+        if devices is not None:
+            allowed = [int(d) for d in devices.values]
+            for inner in _body_ops(loop):
+                d = device_of(inner)
+                if d is not None and d not in allowed:
+                    raise MPMDError(f"{inner.name} at {_where(inner)} is placed on device {d}, but the loop at "
+                                    f"{_where(loop)} runs on devices {allowed}")
+        bound = loop.attributes.get(PARALLEL_ITERATIONS_ATTRIBUTE)
+        if bound is None:
+            return self.parallel_iterations
+        if int(bound.value) < 1:
+            raise MPMDError(f"the loop at {_where(loop)} has {PARALLEL_ITERATIONS_ATTRIBUTE} = {bound.value}; it must "
+                            "be >= 1")
+        return int(bound.value)
 
     def channel(self, v: Value, peer: int) -> int:
         return self._channels.setdefault((v, peer), len(self._channels))
@@ -426,7 +457,8 @@ class MPMDPartitionPass(Pass):
     name = "mpmd-partition"
     summary = "Cut a program placed on devices (mpmd.device) into one function per device with send / recv"
     entry = Option(str, "main", "The function to partition")
-    parallel_iterations = Option(int, DEFAULT_PARALLEL_ITERATIONS, "Iterations of a loop in flight at once")
+    parallel_iterations = Option(int, DEFAULT_PARALLEL_ITERATIONS,
+                                 "Iterations of a loop in flight at once (for loops without mpmd.parallel_iterations)")
 
     def run(self, op: Operation) -> None:
         try:
