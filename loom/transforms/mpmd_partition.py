@@ -10,9 +10,14 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
   differentiate, so the backward pass of a placed line runs on its device); a loop or conditional
   without one goes where its first placed op inside is; any other op goes with the values it reads
   (the device of its first operand whose device is known), else with its first user, repeated
-  until nothing changes; what is left goes where the enclosing op is, or on device 0. Stack ops
-  thereby stay with their stack and the values pushed on it (the stacks of a gradient are on the
-  devices that hold the saved values).
+  until nothing changes; what is left goes where the enclosing op is (a loop or conditional
+  still without a device: where the first op inside with a device runs, stack ops and constants
+  aside, so that the predicate of a gradient's backward loop is made on the device its body
+  starts on, not after the whole backward chain of an iteration), or on device 0. Stack ops
+  stay with their stack and the values pushed on it (the stacks of a gradient are on the devices
+  that hold the saved values), and an op reading a value popped from a stack goes with the first
+  such value: the backward pass of a line placed on several devices (one Python line making every
+  layer) runs where each layer's saved values are, and receives the cotangents.
 - **Owners.** A value lives on the device of the op that makes it. A loop carry lives on the
   device that computes its next value in the body (one the body passes through, with its first
   reader in the body, else on the loop's device); a result of `if` / `case` lives where branch 0 computes it.
@@ -115,6 +120,7 @@ class _Placement:
                 d = next(iter(on_line)) if len(on_line) == 1 and location_line_col(op.location) else None
             if d is not None:
                 self.device[op] = d
+        self._colocate_handles(ops, early=True)
         self._infer(ops)
         self._fill_leftovers(function.regions[0].entry, 0)
         self._colocate_handles(ops)
@@ -132,40 +138,61 @@ class _Placement:
                 self.loop_id[op] = next(loops)
 
     def _value_device(self, v: Value) -> int | None:
-        """While inferring: a result lives on its op's device, a loop's or conditional's where the
-        value it yields is made, if known; a block argument of a region on the region's op's
+        """While inferring: a result lives on its op's device (a constant nowhere: every reader
+        makes its own), a loop's or conditional's where the
+        value it yields is made (None while that is not known); a block argument of a region on the region's op's
         device, a loop carry's as that loop's result (None for the function's arguments)."""
         if isinstance(v, OpResult):
             op, k = v.owner_op, v.index
+            if op.name in COPIED_OPS:  # made again wherever it is read: it says nothing about where
+                return None
         else:
             op, k = v.parent_block.parent_op, v.index
             if op is None or op.name == "func.func":
                 return None
         if op.name in CONTROL_OPS and (isinstance(v, OpResult) or op.name == "stablehlo.while"):
             yielded = op.regions[-1 if op.name == "stablehlo.while" else 0].entry.terminator.operands[k]
-            if isinstance(yielded, OpResult) and self._inside(op, yielded) and yielded.owner_op in self.device:
-                return self.device[yielded.owner_op]
+            if isinstance(yielded, OpResult) and self._inside(op, yielded):  # not known yet: ask another operand
+                return self.device.get(yielded.owner_op)
         return self.device.get(op)
 
     def _infer(self, ops: list[Operation]) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for op in ops:
-                if op in self.device:
-                    continue
-                d = next((x for x in map(self._value_device, op.operands) if x is not None), None)
-                if d is None:
-                    users = [u for r in op.results for u in r.users]
-                    d = next((self.device[u] for u in users if u in self.device), None)
-                if d is not None:
-                    self.device[op] = d
-                    changed = True
+        """Devices of unplaced ops, from their operands (a value popped from a stack first), else
+        their users, repeated until nothing changes: first only for ops none of whose operands
+        still waits for a device (so that an op does not follow one operand for want of knowing
+        another's), then for every op."""
+        for patient in (True, False):
+            changed = True
+            while changed:
+                changed = False
+                for op in ops:
+                    if op in self.device or op.name in CONTROL_OPS:  # control goes with its body: see _fill_leftovers
+                        continue
+                    saved = [v for v in op.operands if isinstance(v, OpResult) and v.owner_op.name == "stack.pop"]
+                    known = [self._value_device(v) for v in op.operands]
+                    d = next((x for x in map(self._value_device, saved) if x is not None), None)
+                    if d is None and patient and any(x is None and self._waits(v) for x, v in zip(known, op.operands)):
+                        continue
+                    d = next((x for x in known if x is not None), None) if d is None else d
+                    if d is None:
+                        users = [u for r in op.results for u in r.users]
+                        d = next((self.device[u] for u in users if u in self.device), None)
+                    if d is not None:
+                        self.device[op] = d
+                        changed = True
 
-    def _colocate_handles(self, ops: list[Operation]) -> None:
+    def _waits(self, v: Value) -> bool:
+        """Whether `v`'s device is not known yet but will be (it is made by an op inside the function
+        that is neither a constant nor a function argument's)."""
+        if isinstance(v, OpResult):
+            return v.owner_op.name not in COPIED_OPS
+        parent = v.parent_block.parent_op
+        return parent is not None and parent.name == "stablehlo.while"
+
+    def _colocate_handles(self, ops: list[Operation], early: bool = False) -> None:
         """Values that are not tensors (stacks) never travel: the ops sharing one (a stack's new,
         push, pop and companion ops, and the outer stacks its handle is pushed on) all go where
-        the first value pushed on them is made."""
+        the first value pushed on them is made (`early`: only where that is known yet)."""
         group: dict[Operation, Operation] = {op: op for op in ops}
 
         def root(op: Operation) -> Operation:
@@ -186,6 +213,8 @@ class _Placement:
             pushed = [v for op in together if op.name == "stack.push" for v in op.operands[1:]
                       if isinstance(v.type, RankedTensorType)]
             d = self._value_device(pushed[0]) if pushed else None
+            if d is None and early:
+                continue
             d = self.device[together[0]] if d is None else d
             for op in together:
                 self.device[op] = d
@@ -194,6 +223,9 @@ class _Placement:
         for op in block.ops:
             if op.name in TERMINATORS:
                 continue
+            if op not in self.device and op.name in CONTROL_OPS:  # where its first op that has a device runs
+                enclosing = next((self.device[o] for o in _body_ops(op) if o in self.device
+                                  and not o.name.startswith("stack.") and o.name not in COPIED_OPS), enclosing)
             d = self.device.setdefault(op, enclosing)
             for region in op.regions:
                 for b in region.blocks:
