@@ -26,7 +26,9 @@ Each device runs its own copy of every loop and conditional it takes part in. Th
 It tells the runtime that this device starts iteration `%i` of loop `loop` (the counters of the
 enclosing loops first), and waits until every device in `devices` has started iteration
 `%i - parallel + 1`: at most `parallel` iterations of the loop are in flight at once
-(`parallel_iterations`, as TensorFlow's while_loop).
+(`parallel_iterations`, as TensorFlow's while_loop). `devices` lists the device that decides the
+loop (computes its predicate) first: it sends the predicate of iteration %i to the others after
+its iteration %i - 1, so a runtime may take that message as word of its progress.
 """
 
 from __future__ import annotations

@@ -376,8 +376,7 @@ class _DeviceProgram:
             inner = Builder(InsertionPoint.at_end(block), op.location)
             here = [*iterations, counter]
             if which == 1:
-                mpmd.iteration(inner, here, self.p.placement.loop_id[op], self.p.placement.participants[op],
-                               self.p.parallel[op])
+                mpmd.iteration(inner, here, self.p.placement.loop_id[op], self.p.loop_devices(op), self.p.parallel[op])
             for a in src.entry.args:
                 self.transfers(inner, a, here)
             self.block(src.entry, inner, here)
@@ -435,6 +434,12 @@ class MPMDPartitioner:
             raise MPMDError(f"the loop at {_where(loop)} has {PARALLEL_ITERATIONS_ATTRIBUTE} = {bound.value}; it must "
                             "be >= 1")
         return int(bound.value)
+
+    def loop_devices(self, loop: Operation) -> list[int]:
+        """The participants of a loop, the one that decides it (computes its predicate) first."""
+        decider = self.placement.owner.get(loop.regions[0].entry.terminator.operands[0])
+        devices = self.placement.participants[loop]
+        return sorted(devices, key=lambda d: d != decider)
 
     def channel(self, v: Value, peer: int) -> int:
         return self._channels.setdefault((v, peer), len(self._channels))
