@@ -102,3 +102,50 @@ def four_stages(x, n):
     with loom.placement(0):
         i0 = lnp.int32(0)
     return lax.while_loop(cond, body, (i0, x))
+
+
+def homed(x, n):
+    """A loop whose home is device 0 (`devices=(0, 1)`): its predicate and its unplaced body ops
+    run there; only the accumulator is placed, explicitly, on device 1."""
+    def body(c):
+        i, h, acc = c
+        h = lnp.tanh(h * 1.1 + 0.1)
+        i = i + 1
+        with loom.placement(1):
+            acc = acc + lnp.sin(h) * h
+        return i, h, acc
+    with loom.placement(1):
+        acc0 = lnp.zeros_like(x)
+    return lax.while_loop(lambda c: (c[0] < n) & (c[1].sum() < 4.0), body, (lnp.int32(0), x, acc0),
+                          parallel_iterations=2, devices=(0, 1))
+
+
+def homed_loss(x, n):
+    _, h, acc = homed(x, n)
+    with loom.placement(1):
+        return (acc * acc).sum() + 0.5 * (h * h).sum()
+
+
+def nested(x, n):
+    """An outer loop with `parallel_iterations=4` over devices 0 (its predicate and a recurrence),
+    1 and 2, holding an inner loop with `parallel_iterations=1` homed on device 2 (its predicate
+    and counter) whose carry is updated on device 1."""
+    def outer(c):
+        i, h, acc = c
+        with loom.placement(0):
+            h = lnp.tanh(h * 1.1 + 0.1)
+            i = i + 1
+
+        def inner(s):
+            j, g = s
+            j = j + 1
+            with loom.placement(1):
+                g = lnp.sin(g) * 0.5 + h
+            return j, g
+        _, g = lax.while_loop(lambda s: s[0] < 3, inner, (lnp.int32(0), h), parallel_iterations=1, devices=(2, 1))
+        with loom.placement(1):
+            acc = acc + g
+        return i, h, acc
+    with loom.placement(1):
+        acc0 = lnp.zeros_like(x)
+    return lax.while_loop(lambda c: _on(0, lambda: c[0] < n), outer, (lnp.int32(0), x, acc0), parallel_iterations=4)

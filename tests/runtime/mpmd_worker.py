@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from distributed_worker import launch as distributed_launch
-from mpmd_programs import four_stages, operands, pipeline, pipeline_loss, three_devices
+from mpmd_programs import four_stages, nested, operands, pipeline, pipeline_loss, three_devices
 
 
 def program(f: Any, *args: Any, parallel_iterations: int = 10) -> Any:
@@ -91,7 +91,17 @@ def scenario_window(rank: int, world: int, stall_s: float = 1.5) -> dict[int, An
     return out
 
 
-SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop, "window": scenario_window}
+def scenario_loop_settings(rank: int, world: int) -> dict[str, Any]:
+    """`nested` (a loop with parallel_iterations=4 holding one with parallel_iterations=1 and
+    devices=(2, 1)) over three processes, with the program's default bound 1 and 10."""
+    x = np.linspace(-1, 1, 8).astype(np.float32)
+    return {f"nested{p}": program(nested, x, np.int32(3), parallel_iterations=p).run_processes(x, np.int32(3),
+                                                                                              timeout=20)
+            for p in (1, 10)}
+
+
+SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop, "window": scenario_window,
+             "loop_settings": scenario_loop_settings}
 
 
 def launch(scenario: str, world: int, **kwargs: Any) -> dict[int, tuple]:

@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pytest
+from mpmd_programs import homed, homed_loss, nested
 from test_mpmd import assert_bitwise_equal
 
 import loom
@@ -18,58 +19,6 @@ from loom.dialects.mpmd import LOOP_DEVICES_ATTRIBUTE, PARALLEL_ITERATIONS_ATTRI
 from loom.ir import parse
 from loom.runtime.mpmd import MPMDProgram
 from loom.transforms.mpmd_partition import MPMDError, device_functions, partition
-
-
-def _on(device, f):
-    with loom.placement(device):
-        return f()
-
-
-def homed(x, n):
-    """A loop whose home is device 0 (`devices=(0, 1)`): its predicate and its unplaced body ops
-    run there; only the accumulator is placed, explicitly, on device 1."""
-    def body(c):
-        i, h, acc = c
-        h = lnp.tanh(h * 1.1 + 0.1)
-        i = i + 1
-        with loom.placement(1):
-            acc = acc + lnp.sin(h) * h
-        return i, h, acc
-    with loom.placement(1):
-        acc0 = lnp.zeros_like(x)
-    return lax.while_loop(lambda c: (c[0] < n) & (c[1].sum() < 4.0), body, (lnp.int32(0), x, acc0),
-                          parallel_iterations=2, devices=(0, 1))
-
-
-def homed_loss(x, n):
-    _, h, acc = homed(x, n)
-    with loom.placement(1):
-        return (acc * acc).sum() + 0.5 * (h * h).sum()
-
-
-def nested(x, n):
-    """An outer loop with `parallel_iterations=4` over devices 0 (its predicate and a recurrence),
-    1 and 2, holding an inner loop with `parallel_iterations=1` homed on device 2 (its predicate
-    and counter) whose carry is updated on device 1."""
-    def outer(c):
-        i, h, acc = c
-        with loom.placement(0):
-            h = lnp.tanh(h * 1.1 + 0.1)
-            i = i + 1
-
-        def inner(s):
-            j, g = s
-            j = j + 1
-            with loom.placement(1):
-                g = lnp.sin(g) * 0.5 + h
-            return j, g
-        _, g = lax.while_loop(lambda s: s[0] < 3, inner, (lnp.int32(0), h), parallel_iterations=1, devices=(2, 1))
-        with loom.placement(1):
-            acc = acc + g
-        return i, h, acc
-    with loom.placement(1):
-        acc0 = lnp.zeros_like(x)
-    return lax.while_loop(lambda c: _on(0, lambda: c[0] < n), outer, (lnp.int32(0), x, acc0), parallel_iterations=4)
 
 
 def _x() -> np.ndarray:
@@ -186,3 +135,14 @@ def test_a_nested_loop_with_one_parallel_iteration_in_a_loop_with_four() -> None
             assert opened.index((2, 1, (i, j - 1))) < opened.index((1, 1, (i, j)))
     assert {(d, e) for d, loop, e in opened if loop == 1} == {(d, (i, j)) for d in (1, 2) for i in range(3)
                                                               for j in range(3)}
+
+
+def test_on_gloo_processes_nested_loops_with_their_own_bounds_match_one_device() -> None:
+    pytest.importorskip("torch")
+    from mpmd_worker import launch
+    x, n = _x(), np.int32(3)
+    outcomes = launch("loop_settings", 3, deadline_s=120)
+    for rank in range(3):
+        assert outcomes[rank][0] == "ok", outcomes[rank]
+        for p in (1, 10):
+            assert_bitwise_equal(outcomes[rank][1][f"nested{p}"], loom.jit(nested)(x, n))
