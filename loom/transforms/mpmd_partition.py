@@ -9,7 +9,9 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
   they are all on one device: reverse mode gives a derivative's ops the line of the op they
   differentiate, so the backward pass of a placed line runs on its device); a loop or conditional
   without one goes where its first placed op inside is; any other op goes with the values it reads
-  (the device of its first operand whose device is known), else with its first user, repeated
+  (the device of its first operand whose device is known: a saved value popped from a stack first,
+  so a derivative runs where its forward op did even when its line is placed on several devices,
+  a loop carry last), else with its first user, repeated
   until nothing changes; what is left goes where the enclosing op is, or on device 0. Stack ops
   thereby stay with their stack and the values pushed on it (the stacks of a gradient are on the
   devices that hold the saved values).
@@ -103,6 +105,7 @@ class _Placement:
                 d = next(iter(on_line)) if len(on_line) == 1 and location_line_col(op.location) else None
             if d is not None:
                 self.device[op] = d
+        self._colocate_handles(ops, known_only=True)  # saved values' stacks first: their readers follow them
         self._infer(ops)
         self._fill_leftovers(function.regions[0].entry, 0)
         self._colocate_handles(ops)
@@ -142,7 +145,10 @@ class _Placement:
             for op in ops:
                 if op in self.device:
                     continue
-                d = next((x for x in map(self._value_device, op.operands) if x is not None), None)
+                # a derivative reading a saved value (a pop) runs where the op that made it ran; an
+                # op reading a carry (on its loop's device until known) goes with its other operands
+                d = next((x for x in map(self._value_device, sorted(op.operands, key=self._preference))
+                          if x is not None), None)
                 if d is None:
                     users = [u for r in op.results for u in r.users]
                     d = next((self.device[u] for u in users if u in self.device), None)
@@ -150,10 +156,14 @@ class _Placement:
                     self.device[op] = d
                     changed = True
 
-    def _colocate_handles(self, ops: list[Operation]) -> None:
+    @staticmethod
+    def _preference(v: Value) -> int:
+        return 0 if isinstance(v, OpResult) and v.owner_op.name == "stack.pop" else 1 if isinstance(v, OpResult) else 2
+
+    def _colocate_handles(self, ops: list[Operation], known_only: bool = False) -> None:
         """Values that are not tensors (stacks) never travel: the ops sharing one (a stack's new,
         push, pop and companion ops, and the outer stacks its handle is pushed on) all go where
-        the first value pushed on them is made."""
+        the first value pushed on them is made (`known_only`: only where that is known yet)."""
         group: dict[Operation, Operation] = {op: op for op in ops}
 
         def root(op: Operation) -> Operation:
@@ -174,6 +184,8 @@ class _Placement:
             pushed = [v for op in together if op.name == "stack.push" for v in op.operands[1:]
                       if isinstance(v.type, RankedTensorType)]
             d = self._value_device(pushed[0]) if pushed else None
+            if d is None and known_only:
+                continue
             d = self.device[together[0]] if d is None else d
             for op in together:
                 self.device[op] = d
