@@ -10,8 +10,9 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
   differentiate, so the backward pass of a placed line runs on its device); a loop or conditional
   without one goes where its first placed op inside is; any other op goes with the values it reads
   (the device of its first operand whose device is known: a saved value popped from a stack first,
-  so a derivative runs where its forward op did even when its line is placed on several devices,
-  a loop carry last), else with its first user, repeated
+  so a derivative runs where its forward op did even when its line is placed on several devices;
+  a carry whose next value this op makes, last; an op reading a carry whose next value another op
+  makes waits until that op is placed), else with its first user, repeated
   until nothing changes; what is left goes where the enclosing op is, or on device 0. Stack ops
   thereby stay with their stack and the values pushed on it (the stacks of a gradient are on the
   devices that hold the saved values).
@@ -139,14 +140,16 @@ class _Placement:
         return self.device.get(op)
 
     def _infer(self, ops: list[Operation]) -> None:
-        changed = True
-        while changed:
-            changed = False
+        # First an op reading a carry whose next value another op makes waits until that op is
+        # placed (the carry then lives there); then every op goes.
+        waiting, changed = True, True
+        while changed or waiting:
+            waiting, changed = waiting and changed, False
             for op in ops:
-                if op in self.device:
+                if op in self.device or (waiting and any(self._carry_unplaced(v, op) for v in op.operands)):
                     continue
                 # a derivative reading a saved value (a pop) runs where the op that made it ran; an
-                # op reading a carry (on its loop's device until known) goes with its other operands
+                # accumulator (a carry whose next value this op makes) goes with its other operands
                 d = next((x for x in map(self._value_device, sorted(op.operands, key=self._preference))
                           if x is not None), None)
                 if d is None:
@@ -156,9 +159,24 @@ class _Placement:
                     self.device[op] = d
                     changed = True
 
-    @staticmethod
-    def _preference(v: Value) -> int:
-        return 0 if isinstance(v, OpResult) and v.owner_op.name == "stack.pop" else 1 if isinstance(v, OpResult) else 2
+    def _carry_yield(self, v: Value) -> Operation | None:
+        """The op making the next value of `v` if it is a loop carry made in the loop's body."""
+        if isinstance(v, OpResult) or v.parent_block.parent_op is None or \
+                v.parent_block.parent_op.name != "stablehlo.while":
+            return None
+        loop = v.parent_block.parent_op
+        yielded = loop.regions[-1].entry.terminator.operands[v.index]
+        return yielded.owner_op if isinstance(yielded, OpResult) and self._inside(loop, yielded) else None
+
+    def _carry_unplaced(self, v: Value, reader: Operation) -> bool:
+        made_by = self._carry_yield(v)
+        return made_by is not None and made_by is not reader and made_by not in self.device
+
+    def _preference(self, v: Value) -> int:
+        if isinstance(v, OpResult):
+            return 0 if v.owner_op.name == "stack.pop" else 1
+        made_by = self._carry_yield(v)
+        return 2 if made_by is not None and made_by not in self.device else 1  # else: on its loop's device for now
 
     def _colocate_handles(self, ops: list[Operation], known_only: bool = False) -> None:
         """Values that are not tensors (stacks) never travel: the ops sharing one (a stack's new,
