@@ -65,33 +65,39 @@ def sequence_loss(params: Params, xs: Any, ys: Any, lengths: Any, devices: int) 
 
     def cond(carry):
         with loom.placement(0):
-            return carry[0] < steps
+            return carry[0][0] < steps
 
     def body(carry):
-        t, states, total = carry
+        counters, states, total = carry
+        live, next_counters = [], []
+        for d, t in enumerate(counters):  # every device counts the steps itself: only h crosses
+            with loom.placement(d):
+                live.append((t < lengths)[:, None])
+                next_counters.append(t + 1)
         with loom.placement(0):
-            live = (t < lengths)[:, None]
-            inputs = xs[t]
-            t = t + 1
+            inputs = xs[counters[0]]
         new_states = []
         for k, (layer, (h, c)) in enumerate(zip(layers, states)):
             with loom.placement(place[k]):
                 h_new, c_new = lstm_cell(layer, inputs, h, c)
-                h, c = lnp.where(live, h_new, h), lnp.where(live, c_new, c)
+                h, c = lnp.where(live[place[k]], h_new, h), lnp.where(live[place[k]], c_new, c)
             new_states.append((h, c))
             inputs = h
         with loom.placement(last):
-            err = (inputs @ readout - ys[t - 1]) * live
+            err = (inputs @ readout - ys[counters[last]]) * live[last]
             total = total + (err * err).sum()
-        return t, tuple(new_states), total
+        return tuple(next_counters), tuple(new_states), total
 
-    states = []
+    counters, states = [], []
+    for d in range(devices):
+        with loom.placement(d):
+            counters.append(lnp.int32(0))
     for k in range(len(layers)):
         with loom.placement(place[k]):
             states.append((lnp.zeros((batch, hidden), xs.dtype), lnp.zeros((batch, hidden), xs.dtype)))
     with loom.placement(last):
         total0 = lnp.zeros((), xs.dtype)
-    _, _, total = lax.while_loop(cond, body, (lnp.int32(0), tuple(states), total0))
+    _, _, total = lax.while_loop(cond, body, (tuple(counters), tuple(states), total0))
     with loom.placement(last):
         return total / (lengths.sum() * ys.shape[-1]).astype(xs.dtype)
 
