@@ -126,7 +126,7 @@ def finite_difference_gap(loss: Any, a: np.ndarray, b: np.ndarray, c: np.ndarray
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=64, help="the matrix's size (a multiple of the devices)")
+    ap.add_argument("--size", type=int, default=64, help="the matrix's size n (a multiple of the devices)")
     ap.add_argument("--condition", type=float, default=100.0, help="the matrix's condition number")
     ap.add_argument("--tol", type=float, default=1e-10, help="stop when |r| <= tol |b|")
     ap.add_argument("--max-iter", type=int, default=1000)
@@ -139,9 +139,9 @@ def main() -> None:
     if distributed:
         loom.distributed.initialize(timeout_s=args.timeout)
     devices = loom.distributed.process_count() if distributed else len(loom.devices("numpy"))
-    if args.n % devices:
-        raise SystemExit(f"--n {args.n} rows do not split evenly over {devices} devices")
-    a, b, c = problem(args.n, args.condition, args.seed)
+    if args.size % devices:
+        raise SystemExit(f"--size {args.size} rows do not split evenly over {devices} devices")
+    a, b, c = problem(args.size, args.condition, args.seed)
     solve_and_grad, loss = make_functions(args.tol, args.max_iter)
     start = time.perf_counter()
     x, k, grad = run_distributed(solve_and_grad, a, b, c) if distributed else \
@@ -165,8 +165,8 @@ def main() -> None:
     }
     if rank == 0 or not all(checks.values()):
         where = f"{devices} processes (gloo)" if distributed else f"{devices} threads"
-        print(f"conjugate gradient, n={args.n}, condition {args.condition:g}, rows over {where}: {int(k)} iterations, "
-              f"solve and gradient in {seconds:.2f} s (compiling included)")
+        print(f"conjugate gradient, n={args.size}, condition {args.condition:g}, rows over {where}: "
+              f"{int(k)} iterations, solve and gradient in {seconds:.2f} s (compiling included)")
         print(f"|Ax - b| / |b| = {gap(a @ x, b):.1e}; relative gaps to one device: {gap(x, single_x):.1e} (x), "
               f"{gap(grad, single_grad):.1e} (gradient); to A^-1 c: {gap(grad, analytic):.1e}")
         for what, ok in checks.items():
