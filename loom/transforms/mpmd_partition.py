@@ -8,12 +8,14 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
 - **Placement.** An op without a device goes where the placed ops of its source line are (when
   they are all on one device: reverse mode gives a derivative's ops the line of the op they
   differentiate, so the backward pass of a placed line runs on its device); a loop or conditional
-  without one goes where its first placed op inside is; any other op goes with the values it reads
-  (the device of its first operand whose device is known: a saved value popped from a stack first,
-  so a derivative runs where its forward op did even when its line is placed on several devices;
-  a carry whose next value this op makes, last; an op reading a carry whose next value another op
-  makes waits until that op is placed), else with its first user, repeated
-  until nothing changes; what is left goes where the enclosing op is, or on device 0. Stack ops
+  without one goes where its first placed op inside is (a backward loop: its first op inside whose
+  device is inferred, so its control runs where the backward pass starts); any other op goes with
+  the values it reads (the device of its first operand whose device is known: a saved value
+  popped from a stack first, so a derivative runs where its forward op did even when its line is
+  placed on several devices; a carry whose next value this op makes, then constants, last; an op
+  reading a carry whose next value another op makes waits until that op is placed), else with its
+  first user, repeated until nothing changes; what is left goes where the enclosing op is, or on
+  device 0. Stack ops
   thereby stay with their stack and the values pushed on it (the stacks of a gradient are on the
   devices that hold the saved values).
 - **Owners.** A value lives on the device of the op that makes it. A loop carry lives on the
@@ -148,6 +150,12 @@ class _Placement:
             for op in ops:
                 if op in self.device or (waiting and any(self._carry_unplaced(v, op) for v in op.operands)):
                     continue
+                if op.name in CONTROL_OPS:  # a loop a pass made (a backward loop) goes with its body
+                    inside = next((self.device[o] for o in _body_ops(op) if o in self.device), None)
+                    if inside is not None or waiting:
+                        if inside is not None:
+                            self.device[op], changed = inside, True
+                        continue
                 # a derivative reading a saved value (a pop) runs where the op that made it ran; an
                 # accumulator (a carry whose next value this op makes) goes with its other operands
                 d = next((x for x in map(self._value_device, sorted(op.operands, key=self._preference))
@@ -173,8 +181,8 @@ class _Placement:
         return made_by is not None and made_by is not reader and made_by not in self.device
 
     def _preference(self, v: Value) -> int:
-        if isinstance(v, OpResult):
-            return 0 if v.owner_op.name == "stack.pop" else 1
+        if isinstance(v, OpResult):  # a constant is made again wherever it is read: it places nothing
+            return 0 if v.owner_op.name == "stack.pop" else 3 if v.owner_op.name in COPIED_OPS else 1
         made_by = self._carry_yield(v)
         return 2 if made_by is not None and made_by not in self.device else 1  # else: on its loop's device for now
 
