@@ -26,7 +26,9 @@ Each device runs its own copy of every loop and conditional it takes part in. Th
 It tells the runtime that this device starts iteration `%i` of loop `loop` (the counters of the
 enclosing loops first), and waits until every device in `devices` has started iteration
 `%i - parallel + 1`: at most `parallel` iterations of the loop are in flight at once
-(`parallel_iterations`, as TensorFlow's while_loop).
+(`parallel_iterations`, as TensorFlow's while_loop). `devices` lists the device that decides the
+loop (computes its predicate) first: it sends the predicate of iteration %i to the others after
+its iteration %i - 1, so a runtime may take that message as word of its progress.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ from loom.ir.types import i64 as i64_type
 DEVICE_ATTRIBUTE = "mpmd.device"  # the device an op is placed on (i64), on ops of a placed program
 DEVICE_OF_FUNCTION = "mpmd.device"  # on each per-device func.func: the device it runs on
 RESULTS_OF_FUNCTION = "mpmd.results"  # on each per-device func.func: which results of the program it returns
+# on a stablehlo.while of a placed program (`lax.while_loop(parallel_iterations=, devices=)`):
+PARALLEL_ITERATIONS_ATTRIBUTE = "mpmd.parallel_iterations"  # this loop's bound on iterations in flight (i64)
+LOOP_DEVICES_ATTRIBUTE = "mpmd.devices"  # the devices its body may be placed on, its home first (i64 array)
 
 
 def _is_counter(t: object) -> bool:
@@ -143,5 +148,6 @@ def iteration(builder: Builder, counters: Sequence[Value], loop: int, devices: S
 
 DIALECT = register_dialect(Dialect("mpmd", [SendOp, RecvOp, IterationOp]))
 
-__all__ = ["DEVICE_ATTRIBUTE", "DEVICE_OF_FUNCTION", "DIALECT", "RESULTS_OF_FUNCTION", "IterationOp", "RecvOp",
-           "SendOp", "TransferOp", "device_of", "iteration", "recv", "send"]
+__all__ = ["DEVICE_ATTRIBUTE", "DEVICE_OF_FUNCTION", "DIALECT", "LOOP_DEVICES_ATTRIBUTE",
+           "PARALLEL_ITERATIONS_ATTRIBUTE", "RESULTS_OF_FUNCTION", "IterationOp", "RecvOp", "SendOp", "TransferOp",
+           "device_of", "iteration", "recv", "send"]

@@ -54,6 +54,7 @@ import numpy as np
 from loom.backend.stack_kernels import peak_saved_bytes, reset_saved_bytes, saved_bytes
 from loom.dialects import stablehlo
 from loom.frontend.jit import Jitted
+from loom.frontend.placement import loop_settings
 from loom.frontend.pytree import keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from loom.frontend.tracing import Tracer, current_trace, ir_element_type, lift, np_dtype, user_line, user_location
 from loom.ir.attributes import StringAttr
@@ -308,7 +309,7 @@ def _promote_weak_carries(leaves: list[Tracer], outs: list[Tracer]) -> tuple[lis
 
 
 def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], leaves: list[Tracer], tree: Any,
-           policy: str, user_carry: int | None = None) -> list[Tracer]:
+           policy: str, user_carry: int | None = None, attributes: dict | None = None) -> list[Tracer]:
     """The while loop over `leaves`; `user_carry`, when the state is `(counter, carry, ...)`,
     makes error messages name paths inside the user's carry (element `user_carry` of the state)."""
     trace = current_trace()
@@ -340,22 +341,29 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], leave
     op = b.insert(stablehlo.WhileOp.create([t.value for t in leaves], regions=regions, location=b.location))
     if policy != "save_all":
         op.attributes[POLICY_ATTRIBUTE] = StringAttr(policy)
+    op.attributes.update(attributes or {})
     return [Tracer(v, trace, t.weak) for v, t in zip(op.results, leaves)]
 
 
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any, *,
-               policy: str | Checkpoint | None = None) -> Any:
+               policy: str | Checkpoint | None = None, parallel_iterations: int | None = None,
+               devices: Sequence[Any] | None = None) -> Any:
     """Repeat `val = body_fun(val)` while `cond_fun(val)` holds, from `init_val`; traced into one
     `stablehlo.while`. The carry keeps its pytree structure, shapes and dtypes. Reverse-mode
     differentiable even when the trip count depends on data; `policy` chooses what its gradient
-    saves (see the module docstring)."""
+    saves (see the module docstring). For a program placed on devices (`loom.placement`):
+    `parallel_iterations` bounds the iterations of this loop in flight at once once it is
+    partitioned, and `devices` places its control and unplaced ops on `devices[0]` and lets its
+    body be placed only on `devices` (see `loom.frontend.placement.loop_settings`)."""
     text = policy_text(policy)
     if current_trace() is None:
-        return _eager(lambda v: while_loop(cond_fun, body_fun, v, policy=text), init_val)
+        return _eager(lambda v: while_loop(cond_fun, body_fun, v, policy=text, parallel_iterations=parallel_iterations,
+                                           devices=devices), init_val)
     trace = current_trace()
     leaves, tree = tree_flatten(init_val)
     leaves = [lift(trace, x) for x in leaves]
-    return tree_unflatten(tree, _while(cond_fun, body_fun, leaves, tree, text))
+    with loop_settings(parallel_iterations, devices) as attributes:
+        return tree_unflatten(tree, _while(cond_fun, body_fun, leaves, tree, text, attributes=attributes))
 
 
 def _index_dtype(*xs: Any) -> np.dtype:

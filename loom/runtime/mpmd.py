@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any, Protocol
 
 import ml_dtypes
@@ -235,8 +236,9 @@ class P2PCommunicator:
     same ones), so the n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides.
     A channel's first message is preceded by its dtype and shape (its later ones have the same: the
     IR's types are static); every message travels as bytes. Every `parallel // 2`-th iteration
-    started is a one-byte message to every other device of the loop, consumed when a wait needs it
-    and drained at the end of the run. Every wait is bounded by the timeout; when one fails (the
+    started is a one-byte message to every other device of the loop that waits for it (not from
+    the loop's decider when `parallel >= 2`: its predicate says as much), consumed when a wait
+    needs it and drained at the end of the run. Every wait is bounded by the timeout; when one fails (the
     peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
     and failure notes in the store name the rank that stopped or failed."""
 
@@ -254,8 +256,11 @@ class P2PCommunicator:
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
         self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...]]] = {}  # (peer, channel) -> what it sends
         self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
-        self._first: dict[int, int] = {}  # loop -> tokens sent for it before its current instance
-        self._loop_peers: dict[int, list[int]] = {}
+        self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
+        self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
+        self._token = torch.ones(1, dtype=torch.uint8)  # what every token carries (isend only reads it)
+        self._token_in = torch.empty(1, dtype=torch.uint8)  # where tokens land (each waited for at once)
+        self._patience = timedelta(seconds=max(self.timeout, 1e-3))
 
     def fail(self, reason: str) -> None:
         """Tell the peers this rank stopped with an error."""
@@ -278,10 +283,8 @@ class P2PCommunicator:
     def _wait(self, peer: int, work: Any, what: str) -> None:
         """Wait for `work` within the timeout (gloo's works report completion only through a
         wait); if it fails, say which rank is to blame."""
-        from datetime import timedelta
-
         try:
-            work.wait(timeout=timedelta(seconds=max(self.timeout, 1e-3)))
+            work.wait(timeout=self._patience)
         except Exception as e:  # noqa: BLE001 - the transport's errors: connection closed, timed out
             blamed, why = self._blame(peer)
             raise CollectiveError(f"rank {self.rank} at {what}: {why} ({type(e).__name__}: {str(e)[:200]})",
@@ -329,38 +332,45 @@ class P2PCommunicator:
         return data.numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
-        loop_id, peers = loop[0], [p for p in devices if p != me]
-        # A device says it started every `every`-th iteration (half the window: fewer messages).
-        # Every device of the loop starts the same iterations in the same order, so both sides count
-        # the same tokens: a peer has started iteration `k * every` of this instance once it sent
-        # `first + k + 1` tokens for the loop. Waiting for the first token at or after `need` is
-        # stricter than the window asks (at most `every - 1` iterations), and never waits for an
-        # iteration later than the one this device starts, so it cannot deadlock.
+        # A device says it started every `every`-th iteration (half the window: fewer messages) to
+        # the devices that wait for it. Every device of the loop starts the same iterations in the
+        # same order, so both sides count the same tokens: a peer has started iteration `k * every`
+        # of this instance once it sent `first + k + 1` tokens for the loop. Waiting for the first
+        # token at or after `need` is stricter than the window asks (at most `every - 1`
+        # iterations), and never waits for an iteration later than the one this device starts, so
+        # it cannot deadlock. The device that decides the loop (devices[0]) sends every other one
+        # its predicate for iteration i after its iteration i - 1: with a window of 2 or more, that
+        # message is all the others need to hear from it, so it sends them no tokens.
+        loop_id, decider = loop[0], devices[0]
+        implied = parallel >= 2
+        tell = [p for p in devices if p != me and not (implied and me == decider)]
+        hear = [p for p in devices if p != me and not (implied and p == decider)]
         every = max(1, parallel // 2)
         if iteration == 0:
-            self._first[loop_id] = self._sent.get((peers[0], _STARTED, loop_id), 0) if peers else 0
-            self._loop_peers[loop_id] = peers
+            for peer in hear:
+                self._first[(peer, loop_id)] = self._due.get((peer, loop_id), 0)
         if iteration % every == 0:
-            for peer in peers:
-                self._isend(peer, _STARTED, loop_id, self.torch.ones(1, dtype=self.torch.uint8))
+            for peer in tell:
+                self._isend(peer, _STARTED, loop_id, self._token)
+            for peer in hear:
+                self._due[(peer, loop_id)] = self._due.get((peer, loop_id), 0) + 1
         need = iteration - parallel + 1
         if need < 0:
             return
-        tokens = self._first[loop_id] + -(-need // every) + 1
-        for peer in peers:
+        for peer in hear:
+            tokens = self._first[(peer, loop_id)] + -(-need // every) + 1
             while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
-                self._recv_into(peer, _STARTED, loop_id, self.torch.zeros(1, dtype=self.torch.uint8),
+                self._recv_into(peer, _STARTED, loop_id, self._token_in,
                                 f"mpmd.iteration {iteration} of loop {loop_id} (waiting for rank {peer} to start "
                                 f"iteration {need})")
 
     def finish(self) -> None:
         """Take the peers' iteration tokens no wait needed, and wait until every send was taken:
         the next run starts with no message in flight."""
-        for loop_id, peers in self._loop_peers.items():
-            for peer in peers:  # a peer sent as many tokens for the loop as this device did
-                while self._received.get((peer, _STARTED, loop_id), 0) < self._sent[(peer, _STARTED, loop_id)]:
-                    self._recv_into(peer, _STARTED, loop_id, self.torch.zeros(1, dtype=self.torch.uint8),
-                                    f"the end of the run (loop {loop_id}'s iterations started by rank {peer})")
+        for (peer, loop_id), due in self._due.items():
+            while self._received.get((peer, _STARTED, loop_id), 0) < due:
+                self._recv_into(peer, _STARTED, loop_id, self._token_in,
+                                f"the end of the run (loop {loop_id}'s iterations started by rank {peer})")
         for peer, work in self._sends:
             self._wait(peer, work, f"the end of the run (a message not yet received by rank {peer})")
         self._sends.clear()

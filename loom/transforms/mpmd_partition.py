@@ -8,16 +8,16 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
 - **Placement.** An op without a device goes where the placed ops of its source line are (when
   they are all on one device: reverse mode gives a derivative's ops the line of the op they
   differentiate, so the backward pass of a placed line runs on its device); a loop or conditional
-  without one goes where its first placed op inside is (a backward loop: its first op inside whose
-  device is inferred, so its control runs where the backward pass starts); any other op goes with
-  the values it reads (the device of its first operand whose device is known: a saved value
-  popped from a stack first, so a derivative runs where its forward op did even when its line is
-  placed on several devices; a carry whose next value this op makes, then constants, last; an op
-  reading a carry whose next value another op makes waits until that op is placed), else with its
-  first user, repeated until nothing changes; what is left goes where the enclosing op is, or on
-  device 0. Stack ops
-  thereby stay with their stack and the values pushed on it (the stacks of a gradient are on the
-  devices that hold the saved values).
+  without one goes where its first placed op inside is; any other op goes with the values it reads
+  (the device of its first operand whose device is known), else with its first user, repeated
+  until nothing changes; what is left goes where the enclosing op is (a loop or conditional
+  still without a device: where the first op inside with a device runs, stack ops and constants
+  aside, so that the predicate of a gradient's backward loop is made on the device its body
+  starts on, not after the whole backward chain of an iteration), or on device 0. Stack ops
+  stay with their stack and the values pushed on it (the stacks of a gradient are on the devices
+  that hold the saved values), and an op reading a value popped from a stack goes with the first
+  such value: the backward pass of a line placed on several devices (one Python line making every
+  layer) runs where each layer's saved values are, and receives the cotangents.
 - **Owners.** A value lives on the device of the op that makes it. A loop carry lives on the
   device that computes its next value in the body (one the body passes through, with its first
   reader in the body, else on the loop's device); a result of `if` / `case` lives where branch 0 computes it.
@@ -37,7 +37,10 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
   nest their copies; a device with ops only in the outer loop gets no copy of the inner one.
 - **Iterations.** Transfers inside loops are tagged with the counters of the enclosing loops, so
   devices may be in different iterations; each body opens with `mpmd.iteration`, which bounds how
-  far ahead a device may run (`parallel_iterations`).
+  far ahead a device may run: the loop's own `mpmd.parallel_iterations` when it has one
+  (`lax.while_loop(parallel_iterations=)`), else the pass's `parallel_iterations`.
+- **Loop devices.** A loop with `mpmd.devices` (`lax.while_loop(devices=)`) may hold ops placed
+  on those devices only: one placed elsewhere is an error naming it.
 
 The single-device program is the oracle: the per-device programs compute the same values.
 """
@@ -50,7 +53,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from loom.dialects import func, mpmd, stablehlo
-from loom.dialects.mpmd import DEVICE_ATTRIBUTE, DEVICE_OF_FUNCTION, RESULTS_OF_FUNCTION, device_of, i64
+from loom.dialects.mpmd import (
+    DEVICE_ATTRIBUTE,
+    DEVICE_OF_FUNCTION,
+    LOOP_DEVICES_ATTRIBUTE,
+    PARALLEL_ITERATIONS_ATTRIBUTE,
+    RESULTS_OF_FUNCTION,
+    device_of,
+    i64,
+)
 from loom.ir.attributes import DenseArrayAttr, location_line_col
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Operation, OpResult, Region, Value
@@ -63,6 +74,7 @@ TERMINATORS = ("stablehlo.return", "func.return")
 COPIED_OPS = ("stablehlo.constant",)  # made again on every device that reads them, never sent
 DEFAULT_PARALLEL_ITERATIONS = 10  # as TensorFlow's while_loop
 COUNTER_TYPE = RankedTensorType((), IntegerType(32), None)
+LOOP_ATTRIBUTES = (DEVICE_ATTRIBUTE, PARALLEL_ITERATIONS_ATTRIBUTE, LOOP_DEVICES_ATTRIBUTE)  # used up by the pass
 
 
 class MPMDError(ValueError):
@@ -108,7 +120,7 @@ class _Placement:
                 d = next(iter(on_line)) if len(on_line) == 1 and location_line_col(op.location) else None
             if d is not None:
                 self.device[op] = d
-        self._colocate_handles(ops, known_only=True)  # saved values' stacks first: their readers follow them
+        self._colocate_handles(ops, early=True)
         self._infer(ops)
         self._fill_leftovers(function.regions[0].entry, 0)
         self._colocate_handles(ops)
@@ -126,70 +138,61 @@ class _Placement:
                 self.loop_id[op] = next(loops)
 
     def _value_device(self, v: Value) -> int | None:
-        """While inferring: a result lives on its op's device, a loop's or conditional's where the
-        value it yields is made, if known; a block argument of a region on the region's op's
+        """While inferring: a result lives on its op's device (a constant nowhere: every reader
+        makes its own), a loop's or conditional's where the
+        value it yields is made (None while that is not known); a block argument of a region on the region's op's
         device, a loop carry's as that loop's result (None for the function's arguments)."""
         if isinstance(v, OpResult):
             op, k = v.owner_op, v.index
+            if op.name in COPIED_OPS:  # made again wherever it is read: it says nothing about where
+                return None
         else:
             op, k = v.parent_block.parent_op, v.index
             if op is None or op.name == "func.func":
                 return None
         if op.name in CONTROL_OPS and (isinstance(v, OpResult) or op.name == "stablehlo.while"):
             yielded = op.regions[-1 if op.name == "stablehlo.while" else 0].entry.terminator.operands[k]
-            if isinstance(yielded, OpResult) and self._inside(op, yielded) and yielded.owner_op in self.device:
-                return self.device[yielded.owner_op]
+            if isinstance(yielded, OpResult) and self._inside(op, yielded):  # not known yet: ask another operand
+                return self.device.get(yielded.owner_op)
         return self.device.get(op)
 
     def _infer(self, ops: list[Operation]) -> None:
-        # First an op reading a carry whose next value another op makes waits until that op is
-        # placed (the carry then lives there); then every op goes.
-        waiting, changed = True, True
-        while changed or waiting:
-            waiting, changed = waiting and changed, False
-            for op in ops:
-                if op in self.device or (waiting and any(self._carry_unplaced(v, op) for v in op.operands)):
-                    continue
-                if op.name in CONTROL_OPS:  # a loop a pass made (a backward loop) goes with its body
-                    inside = next((self.device[o] for o in _body_ops(op) if o in self.device), None)
-                    if inside is not None or waiting:
-                        if inside is not None:
-                            self.device[op], changed = inside, True
+        """Devices of unplaced ops, from their operands (a value popped from a stack first), else
+        their users, repeated until nothing changes: first only for ops none of whose operands
+        still waits for a device (so that an op does not follow one operand for want of knowing
+        another's), then for every op."""
+        for patient in (True, False):
+            changed = True
+            while changed:
+                changed = False
+                for op in ops:
+                    if op in self.device or op.name in CONTROL_OPS:  # control goes with its body: see _fill_leftovers
                         continue
-                # a derivative reading a saved value (a pop) runs where the op that made it ran; an
-                # accumulator (a carry whose next value this op makes) goes with its other operands
-                d = next((x for x in map(self._value_device, sorted(op.operands, key=self._preference))
-                          if x is not None), None)
-                if d is None:
-                    users = [u for r in op.results for u in r.users]
-                    d = next((self.device[u] for u in users if u in self.device), None)
-                if d is not None:
-                    self.device[op] = d
-                    changed = True
+                    saved = [v for v in op.operands if isinstance(v, OpResult) and v.owner_op.name == "stack.pop"]
+                    known = [self._value_device(v) for v in op.operands]
+                    d = next((x for x in map(self._value_device, saved) if x is not None), None)
+                    if d is None and patient and any(x is None and self._waits(v) for x, v in zip(known, op.operands)):
+                        continue
+                    d = next((x for x in known if x is not None), None) if d is None else d
+                    if d is None:
+                        users = [u for r in op.results for u in r.users]
+                        d = next((self.device[u] for u in users if u in self.device), None)
+                    if d is not None:
+                        self.device[op] = d
+                        changed = True
 
-    def _carry_yield(self, v: Value) -> Operation | None:
-        """The op making the next value of `v` if it is a loop carry made in the loop's body."""
-        if isinstance(v, OpResult) or v.parent_block.parent_op is None or \
-                v.parent_block.parent_op.name != "stablehlo.while":
-            return None
-        loop = v.parent_block.parent_op
-        yielded = loop.regions[-1].entry.terminator.operands[v.index]
-        return yielded.owner_op if isinstance(yielded, OpResult) and self._inside(loop, yielded) else None
+    def _waits(self, v: Value) -> bool:
+        """Whether `v`'s device is not known yet but will be (it is made by an op inside the function
+        that is neither a constant nor a function argument's)."""
+        if isinstance(v, OpResult):
+            return v.owner_op.name not in COPIED_OPS
+        parent = v.parent_block.parent_op
+        return parent is not None and parent.name == "stablehlo.while"
 
-    def _carry_unplaced(self, v: Value, reader: Operation) -> bool:
-        made_by = self._carry_yield(v)
-        return made_by is not None and made_by is not reader and made_by not in self.device
-
-    def _preference(self, v: Value) -> int:
-        if isinstance(v, OpResult):  # a constant is made again wherever it is read: it places nothing
-            return 0 if v.owner_op.name == "stack.pop" else 3 if v.owner_op.name in COPIED_OPS else 1
-        made_by = self._carry_yield(v)
-        return 2 if made_by is not None and made_by not in self.device else 1  # else: on its loop's device for now
-
-    def _colocate_handles(self, ops: list[Operation], known_only: bool = False) -> None:
+    def _colocate_handles(self, ops: list[Operation], early: bool = False) -> None:
         """Values that are not tensors (stacks) never travel: the ops sharing one (a stack's new,
         push, pop and companion ops, and the outer stacks its handle is pushed on) all go where
-        the first value pushed on them is made (`known_only`: only where that is known yet)."""
+        the first value pushed on them is made (`early`: only where that is known yet)."""
         group: dict[Operation, Operation] = {op: op for op in ops}
 
         def root(op: Operation) -> Operation:
@@ -210,7 +213,7 @@ class _Placement:
             pushed = [v for op in together if op.name == "stack.push" for v in op.operands[1:]
                       if isinstance(v.type, RankedTensorType)]
             d = self._value_device(pushed[0]) if pushed else None
-            if d is None and known_only:
+            if d is None and early:
                 continue
             d = self.device[together[0]] if d is None else d
             for op in together:
@@ -220,6 +223,9 @@ class _Placement:
         for op in block.ops:
             if op.name in TERMINATORS:
                 continue
+            if op not in self.device and op.name in CONTROL_OPS:  # where its first op that has a device runs
+                enclosing = next((self.device[o] for o in _body_ops(op) if o in self.device
+                                  and not o.name.startswith("stack.") and o.name not in COPIED_OPS), enclosing)
             d = self.device.setdefault(op, enclosing)
             for region in op.regions:
                 for b in region.blocks:
@@ -370,8 +376,7 @@ class _DeviceProgram:
             inner = Builder(InsertionPoint.at_end(block), op.location)
             here = [*iterations, counter]
             if which == 1:
-                mpmd.iteration(inner, here, self.p.placement.loop_id[op], self.p.placement.participants[op],
-                               self.p.parallel_iterations)
+                mpmd.iteration(inner, here, self.p.placement.loop_id[op], self.p.loop_devices(op), self.p.parallel[op])
             for a in src.entry.args:
                 self.transfers(inner, a, here)
             self.block(src.entry, inner, here)
@@ -385,7 +390,7 @@ class _DeviceProgram:
                 stablehlo.return_(inner, [nxt] + [self.mapping[yields[k]] for k in mine])
             regions.append(Region([block]))
         operands = [zero] + [self.mapping[op.operands[k]] for k in mine]
-        attributes = {k: v for k, v in op.attributes.items() if k != DEVICE_ATTRIBUTE}
+        attributes = {k: v for k, v in op.attributes.items() if k not in LOOP_ATTRIBUTES}
         new = b.insert(Operation.create(op.name, operands, types, dict(op.properties), attributes, regions, (),
                                         op.location))
         for k, r in zip(mine, new.results[1:]):
@@ -410,6 +415,31 @@ class MPMDPartitioner:
         self.num_devices = num_devices if num_devices is not None else used
         self.needs = _needs(self.placement, function)
         self._channels: dict[tuple[Value, int], int] = {}
+        self.parallel = {op: self._loop_settings(op) for op in self.placement.loop_id}
+
+    def _loop_settings(self, loop: Operation) -> int:
+        """The loop's bound on iterations in flight; checks its body's placements against its devices."""
+        devices = loop.attributes.get(LOOP_DEVICES_ATTRIBUTE)
+        if devices is not None:
+            allowed = [int(d) for d in devices.values]
+            for inner in _body_ops(loop):
+                d = device_of(inner)
+                if d is not None and d not in allowed:
+                    raise MPMDError(f"{inner.name} at {_where(inner)} is placed on device {d}, but the loop at "
+                                    f"{_where(loop)} runs on devices {allowed}")
+        bound = loop.attributes.get(PARALLEL_ITERATIONS_ATTRIBUTE)
+        if bound is None:
+            return self.parallel_iterations
+        if int(bound.value) < 1:
+            raise MPMDError(f"the loop at {_where(loop)} has {PARALLEL_ITERATIONS_ATTRIBUTE} = {bound.value}; it must "
+                            "be >= 1")
+        return int(bound.value)
+
+    def loop_devices(self, loop: Operation) -> list[int]:
+        """The participants of a loop, the one that decides it (computes its predicate) first."""
+        decider = self.placement.owner.get(loop.regions[0].entry.terminator.operands[0])
+        devices = self.placement.participants[loop]
+        return sorted(devices, key=lambda d: d != decider)
 
     def channel(self, v: Value, peer: int) -> int:
         return self._channels.setdefault((v, peer), len(self._channels))
@@ -464,7 +494,8 @@ class MPMDPartitionPass(Pass):
     name = "mpmd-partition"
     summary = "Cut a program placed on devices (mpmd.device) into one function per device with send / recv"
     entry = Option(str, "main", "The function to partition")
-    parallel_iterations = Option(int, DEFAULT_PARALLEL_ITERATIONS, "Iterations of a loop in flight at once")
+    parallel_iterations = Option(int, DEFAULT_PARALLEL_ITERATIONS,
+                                 "Iterations of a loop in flight at once (for loops without mpmd.parallel_iterations)")
 
     def run(self, op: Operation) -> None:
         try:
