@@ -13,8 +13,9 @@ predicate to the others), every device runs its layers on the hidden state its p
 and the last device accumulates the loss. One training step is `loom.value_and_grad` of that loss
 followed by SGD, traced once and cut into one program per device
 (`loom.frontend.placement.mpmd_program`): the gradient's loop runs backward on the same devices,
-with each layer's saved values on its own device. With `--parallel-iterations` above 1, a device
-runs ahead into later iterations while its successors are on earlier ones (a pipeline).
+each layer's derivative next to its saved values, the last device deciding and sending the
+cotangent of its input back. With `--parallel-iterations` above 1, a device runs ahead into later
+iterations while the next one down the pipeline (up it, backward) is on earlier ones.
 
 The same steps run whole on one device too (`loom.jit`); the example prints the loss curve, the
 steps/s and tokens/s of the partitioned run, and whether its losses and trained weights equal the
