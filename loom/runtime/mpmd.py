@@ -313,7 +313,7 @@ class P2PCommunicator:
 
     def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
         channel = key[0]
-        array = np.ascontiguousarray(value)
+        array = np.ascontiguousarray(value).reshape(np.shape(value))  # ascontiguousarray makes a scalar 1-d
         if (peer, _PAYLOAD, channel) not in self._sent:
             header = np.zeros(_HEADER, np.int64)
             header[:2 + array.ndim] = [_DTYPES.index(array.dtype), array.ndim, *array.shape]

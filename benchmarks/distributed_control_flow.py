@@ -1,0 +1,161 @@
+"""A pipelined 2-stage LSTM trained through its partitioned loop, on 2 gloo processes, in one run:
+
+    python benchmarks/distributed_control_flow.py             # 2 layers, 256 inputs and hidden, batch 64, 32 steps
+    python benchmarks/distributed_control_flow.py --quick     # hidden 64, batch 16, 12 steps, 3 rounds
+
+The model is examples/pipeline_rnn.py's (imported from it): one LSTM layer per device, a loop over
+the batch's longest sequence, one training step = loss, its gradient through the loop, SGD.
+Contenders, on the same batch and weights, timed per training step in the same two processes
+(one BLAS thread each), round-robin, between barriers:
+
+- one process (the peer): the whole step, `loom.jit`, on rank 0 while rank 1 waits;
+- 2 processes, `parallel_iterations=1`: the partitioned step, the devices in step (no device
+  starts iteration i + 1 before both opened iteration i);
+- 2 processes, `parallel_iterations=P` (default 8): device 0 runs up to P iterations ahead in the
+  forward loop, device 1 up to P ahead in the backward loop (a pipeline).
+
+Targets: P iterations at least 1.7x the steps/s of one process and 1.5x those of
+`parallel_iterations=1`. Ratios are peer time / contender time (above 1: the contender is faster);
+the median of the rounds is reported with its spread. Writes
+benchmarks/results/distributed_control_flow-DATE.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import sys
+import time
+from pathlib import Path
+
+if __name__ == "__main__":  # one BLAS thread per device
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
+
+import numpy as np  # noqa: E402
+from bench_common import Record, cpu_name  # noqa: E402
+
+import loom  # noqa: E402
+from loom.frontend.placement import mpmd_program  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from pipeline_rnn import batch, flat, init, make_step  # noqa: E402
+
+LR = 0.1
+ONE, SINGLE = "2 processes, parallel_iterations=1", "one process"
+
+
+def workload(args: argparse.Namespace) -> tuple[list, tuple]:
+    """The flat weights and one batch (its longest sequence max_len long: the same trip count every round)."""
+    params = flat(init(2, args.inputs, args.hidden, args.outputs, 0))
+    xs, ys, lengths = batch(0, args.batch, args.max_len, args.inputs, args.outputs, 0)
+    lengths[0] = args.max_len
+    return params, (xs, ys, lengths)
+
+
+def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
+    import torch
+
+    import loom.distributed
+    from loom.runtime.distributed import communicator
+    torch.set_num_threads(1)
+    loom.distributed.initialize(f"127.0.0.1:{port}", 2, rank, timeout_s=300)
+    try:
+        params, data = workload(args)
+        tree = init(2, args.inputs, args.hidden, args.outputs, 0)
+        step = make_step(LR, 2)
+        single = loom.jit(step)
+        programs = {p: mpmd_program(step, tree, *data, parallel_iterations=p, num_devices=2)
+                    for p in (1, args.parallel)}
+        fns = {f"2 processes, parallel_iterations={p}": (lambda prog=prog: prog.run_process(*params, *data,
+                                                                                           timeout=300))
+               for p, prog in programs.items()}
+        fns[SINGLE] = (lambda: single(tree, *data)) if rank == 0 else (lambda: None)
+        times: dict[str, list[float]] = {name: [] for name in fns}
+        for fn in fns.values():  # warm-up
+            communicator().barrier()
+            fn()
+        for _ in range(args.rounds):
+            for name, fn in fns.items():
+                communicator().barrier()
+                t0 = time.perf_counter()
+                fn()
+                communicator().barrier()
+                times[name].append(time.perf_counter() - t0)
+        if rank == 0:
+            results.put(times)
+    finally:
+        loom.distributed.shutdown()
+
+
+def run_processes(args: argparse.Namespace) -> dict[str, list[float]]:
+    import socket
+
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_process, args=(r, port, args, results)) for r in range(2)]
+    for p in procs:
+        p.start()
+    end = time.monotonic() + args.deadline
+    try:
+        while time.monotonic() < end:
+            try:
+                return results.get(timeout=1.0)
+            except queue.Empty:
+                if any(p.exitcode not in (None, 0) for p in procs):
+                    raise SystemExit(f"a benchmark process failed (exit codes {[p.exitcode for p in procs]})") from None
+        raise SystemExit(f"the benchmark processes reported nothing within {args.deadline:g} s")
+    finally:
+        for p in procs:
+            p.join(timeout=60)
+            if p.is_alive():
+                p.kill()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--inputs", type=int, default=256, help="input features (= hidden: the two stages weigh the same)")
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--outputs", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--max-len", type=int, default=32, help="the batch's longest sequence: the loop's trip count")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--parallel", type=int, default=8, help="parallel_iterations of the pipelined contender")
+    ap.add_argument("--deadline", type=float, default=1200.0, help="seconds the processes may take in all")
+    ap.add_argument("--quick", action="store_true", help="hidden 64, batch 16, 12 steps, 3 rounds")
+    args = ap.parse_args()
+    if args.quick:
+        args.inputs, args.hidden, args.batch, args.max_len, args.rounds = 64, 64, 16, 12, 3
+    params, data = workload(args)
+    tree = init(2, args.inputs, args.hidden, args.outputs, 0)
+    want = loom.jit(make_step(LR, 2))(tree, *data)
+    want = [np.asarray(v) for v in (*flat(want[0]), want[1])]
+    for p in (1, args.parallel):  # the partitioned step (threads here) gives the single-device values
+        got = mpmd_program(make_step(LR, 2), tree, *data, parallel_iterations=p, num_devices=2)(*params, *data)
+        assert all(np.asarray(g).tobytes() == w.tobytes() for g, w in zip(got, want)), f"parallel_iterations={p}"
+
+    tokens = int(data[2].sum())
+    print(f"2-layer LSTM training step, hidden {args.hidden}, batch {args.batch}, {args.max_len} iterations, "
+          f"{tokens} tokens; machine: {cpu_name()}, {os.cpu_count()} cores")
+    record = Record("distributed_control_flow", {
+        "layers": 2, "inputs": args.inputs, "hidden": args.hidden, "outputs": args.outputs, "batch": args.batch,
+        "iterations": args.max_len, "tokens": tokens, "rounds": args.rounds, "parallel_iterations": args.parallel})
+    case, many = "2 gloo processes vs one process", f"2 processes, parallel_iterations={args.parallel}"
+    times = run_processes(args)
+    record.add_all(case, {name: times[name] for name in (SINGLE, ONE, many)})
+    for name in (SINGLE, ONE, many):
+        ts = times[name]
+        print(f"  {name:<36} {1 / np.median(ts):8.2f} steps/s {tokens / np.median(ts):9.0f} tokens/s  "
+              f"(step {np.median(ts) * 1e3:.1f} ms, min {min(ts) * 1e3:.1f}, max {max(ts) * 1e3:.1f})")
+    over_single, over_one = record.ratio(case, many, SINGLE), record.ratio(case, many, ONE)
+    print(f"  parallel_iterations={args.parallel} vs one process: {over_single:.2f}x (target 1.7x); "
+          f"vs parallel_iterations=1: {over_one:.2f}x (target 1.5x)")
+    record.write()
+
+
+if __name__ == "__main__":
+    main()
