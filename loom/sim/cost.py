@@ -258,15 +258,16 @@ def windowed_einsum_decision(kind: str, dot_flops: float, full_bytes: int, n: in
                     t_before, t_after)
 
 
-def collective_matmul_decision(collective: Operation, dot: Operation, machine: Machine,
-                               bidirectional: bool = False) -> Decision:
-    """windowed_einsum_decision for an all_gather feeding `dot` or a reduce_scatter fed by it,
-    with the dot's and the loop's compute priced by the roofline rather than by FLOPs alone: each of
-    the N steps multiplies a 1/N piece (the window, or the slice of the reduce-scatter's operand)
-    by the other operand (whole, or its matching 1/N slice when the window is on a contracting or
-    batch dimension) and writes a 1/N block (dynamic_update_slice) or adds into an accumulator
-    (the reduce-scatter's shard; the full result when the window is contracting). Thin partial
-    dots are memory-bound where the whole dot was not, which XLA's FLOP-only inequality misses."""
+def closed_form_decision(collective: Operation, dot: Operation, machine: Machine,
+                         bidirectional: bool = False) -> Decision:
+    """windowed_einsum_decision (XLA's closed form) for an all_gather feeding `dot` or a
+    reduce_scatter fed by it, with the dot's and the loop's compute priced by the roofline
+    rather than by FLOPs alone: each of the N steps multiplies a 1/N piece (the window, or the
+    slice of the reduce-scatter's operand) by the other operand (whole, or its matching 1/N
+    slice when the window is on a contracting or batch dimension) and writes a 1/N block
+    (dynamic_update_slice) or adds into an accumulator (the reduce-scatter's shard; the full
+    result when the window is contracting). Thin partial dots are memory-bound where the whole
+    dot was not, which XLA's FLOP-only inequality misses."""
     kind = collective.name.split(".", 1)[-1]
     groups = collective.properties["replica_groups"].to_numpy()
     n = int((groups[0] != -1).sum())
@@ -296,13 +297,65 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
         sizes = [tensor_bytes(v.type) for v in dot.operands]
         step_bytes = 3 * sizes[side] / n + sizes[1 - side] + out / n + 3 * out / n
     else:
-        raise ValueError(f"collective_matmul_decision: {collective.name} is not an all_gather or a reduce_scatter")
+        raise ValueError(f"closed_form_decision: {collective.name} is not an all_gather or a reduce_scatter")
     dot_time = roofline_time(flops, op_bytes(dot), machine)
     loop = n * roofline_time(flops / n, step_bytes, machine)
     return windowed_einsum_decision(kind, flops, full, n, machine, bidirectional, dot_time=dot_time,
                                     loop_compute_time=loop)
 
 
-__all__ = ["COLLECTIVES", "Decision", "collective_matmul_decision", "collective_of", "collective_time",
-           "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
-           "roofline_time", "tensor_bytes", "windowed_einsum_decision"]
+def ring_positions(groups: Sequence[Sequence[int]], machine: Machine) -> list[int]:
+    """One device of each kind of ring position in `groups`: the same hops to the previous and to
+    the next position of its group, and its group spanning the same torus axes. The simulator
+    times a device's collectives and transfers from these alone, so devices of one kind take the
+    same time on the same program."""
+    kinds: dict[tuple, int] = {}
+    for g in groups:
+        axes = tuple(group_axes(g, machine))
+        for j, d in enumerate(g):
+            kinds.setdefault((hops(d, g[j - 1], machine), hops(d, g[(j + 1) % len(g)], machine), axes), d)
+    return sorted(kinds.values())
+
+
+def collective_matmul_decision(collective: Operation, dot: Operation, machine: Machine,
+                               bidirectional: bool = False, unroll: bool = False) -> Decision:
+    """Whether to decompose an all_gather feeding `dot` or a reduce_scatter fed by it: XLA's
+    inequality in closed form (closed_form_decision), then the same inequality simulated,
+    T_loop < T_comp + T_comm with all three times from loom.sim's simulator. It runs the pair
+    alone and the loop decompose-collective-matmul writes for it with these options, scheduled by
+    schedule-latency-hiding (loom.transforms.collective_matmul.isolated_pair), on one device of
+    each kind of ring position (ring_positions): the loop is priced with the simulator's own
+    per-step model (each partial dot's roofline, each step's transfers with their hops' latency,
+    the two-way step structure, the prologue and epilogue), where the closed form assumes even
+    steps, one hop and one prologue transfer. Both must find the loop faster on every kind of
+    position. The simulator runs a program's ops one after another, and every transfer of a loop
+    ends within it, so replacing the pair by a loop chosen here cannot make a simulated device
+    slower. `t_before` / `t_after`: the simulated sides, on the device where the loop gains least
+    (the closed form's when it refuses first)."""
+    from loom.sim.simulate import device_times
+    from loom.transforms.collective_matmul import isolated_pair
+
+    closed = closed_form_decision(collective, dot, machine, bidirectional)
+    if not closed.decompose:
+        return closed
+    groups = [[i for i in g if i != -1] for g in collective.properties["replica_groups"].to_numpy().tolist()]
+    devices = ring_positions(groups, machine)
+    partitions = max(max(g) for g in groups) + 1
+    before = device_times(isolated_pair(collective, False), machine, partitions, devices)
+    after = device_times(isolated_pair(collective, True, bidirectional, unroll), machine, partitions, devices)
+    d = max(devices, key=lambda d: after[d].step - before[d].step)
+    t_before, t_after = before[d].step, after[d].step
+    figures = (f"T_comp {before[d].compute * 1e6:.3g} us, T_comm {before[d].communication * 1e6:.3g} us, "
+               f"T_loop {t_after * 1e6:.3g} us (compute {after[d].compute * 1e6:.3g} us, transfers "
+               f"{after[d].communication * 1e6:.3g} us) on {machine.name}, device {d} of {len(devices)} kinds of "
+               f"ring position")
+    if t_after >= t_before:
+        return Decision(False, f"the simulated loop would not be faster: {figures}: T_loop >= T_comp + T_comm = "
+                               f"{t_before * 1e6:.3g} us (XLA's closed form: {closed.reason})", t_before, t_after)
+    return Decision(True, f"{closed.reason}; simulated: {figures}: T_loop < T_comp + T_comm = "
+                          f"{t_before * 1e6:.3g} us", t_before, t_after)
+
+
+__all__ = ["COLLECTIVES", "Decision", "closed_form_decision", "collective_matmul_decision", "collective_of",
+           "collective_time", "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
+           "ring_positions", "roofline_time", "tensor_bytes", "windowed_einsum_decision"]

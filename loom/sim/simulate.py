@@ -280,6 +280,27 @@ def _default_devices(n: int) -> list[int]:
     return list(range(n)) if n <= 64 else sorted({int(d) for d in np.linspace(0, n - 1, 16)})
 
 
+@dataclass(frozen=True)
+class DeviceTime:
+    """One device's time to run a block from idle lanes (`step`: until its last op and transfer
+    end), and its busy time on compute and on its links."""
+
+    step: float
+    compute: float
+    communication: float
+
+
+def device_times(block: Block, machine: Machine, num_partitions: int, devices: Sequence[int]) -> dict[int, DeviceTime]:
+    """Run `block` alone on each of `devices`, as `simulate` runs a function body."""
+    cache: dict = {}
+    times = {}
+    for d in devices:
+        state = _Device(d, machine, num_partitions, None, cache)
+        state.run_block(block)
+        times[d] = DeviceTime(max(state.clock, *state.lanes.values()), state.compute, state.communication)
+    return times
+
+
 def simulate(module: Operation, machine: Machine, *, num_partitions: int | None = None,
              devices: Sequence[int] | None = None, trace_devices: int = 8) -> Prediction:
     """Predict the step time of a partitioned program (its `main` function, or its only one) on
@@ -304,4 +325,4 @@ def simulate(module: Operation, machine: Machine, *, num_partitions: int | None 
                       op_time_by_name=slowest.by_name, timeline=timeline)
 
 
-__all__ = ["Prediction", "SimulationError", "simulate", "trip_count"]
+__all__ = ["DeviceTime", "Prediction", "SimulationError", "device_times", "simulate", "trip_count"]

@@ -60,11 +60,11 @@ from loom.dialects.stablehlo.attributes import ChannelHandle
 from loom.dialects.stablehlo.collectives import AllGatherOp, CollectivePermuteOp, PartitionIdOp, ReduceScatterOp
 from loom.ir.attributes import numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Operation, Value
+from loom.ir.core import Block, Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
-from loom.sim.cost import collective_matmul_decision
+from loom.sim.cost import Decision, collective_matmul_decision
 from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
@@ -392,6 +392,59 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
     dot.erase()
 
 
+def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False,
+              channels: Iterator[int] | None = None, hoisted: dict[tuple, Value] | None = None) -> None:
+    """Rewrite candidate `coll` (an all_gather feeding a dot_general, or a reduce_scatter fed by
+    one, as the module's doc matches them) and its dot into the loop, in place. `channels`: the
+    permutes' channel ids (by default from 1 past the largest in `coll`'s module); `hoisted`: the
+    constants shared with other loops of the same blocks. Raises ValueError for a non-candidate."""
+    match = _match_all_gather(coll) if isinstance(coll, AllGatherOp) else _match_reduce_scatter(coll)
+    groups = _groups(coll)
+    if match is None or isinstance(match, str) or groups is None:
+        raise ValueError(f"{coll.name} at {coll.location} is not a collective matmul candidate: "
+                         f"{match or 'no dot_general next to it'}")
+    if channels is None:
+        root = coll
+        while root.parent_op is not None:
+            root = root.parent_op
+        channels = itertools.count(_max_channel(root) + 1)
+    anchor = match[0] if isinstance(coll, AllGatherOp) else coll
+    e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, unroll,
+                 {} if hoisted is None else hoisted)
+    if isinstance(coll, AllGatherOp):
+        _decompose_all_gather(coll, *match, e, bidirectional)
+    else:
+        _decompose_reduce_scatter(coll, *match, e, bidirectional)
+
+
+def isolated_pair(coll: Operation, decomposed: bool, bidirectional: bool = False, unroll: bool = False) -> Block:
+    """A detached block holding a copy of candidate `coll` and its dot alone (their other operands
+    its arguments): as they are, or as this pass with these options and schedule-latency-hiding
+    would leave them (the cost model simulates both). Raises ValueError for a non-candidate."""
+    from loom.transforms.latency_hiding import split_permute
+
+    match = _match_all_gather(coll) if isinstance(coll, AllGatherOp) else _match_reduce_scatter(coll)
+    if match is None or isinstance(match, str):
+        raise ValueError(f"{coll.name} at {coll.location} is not a collective matmul candidate: {match}")
+    pair = [coll, match[0]] if isinstance(coll, AllGatherOp) else [match[0], coll]
+    outside = list(dict.fromkeys(v for op in pair for v in op.operands if v.owner_op not in pair))
+    block = Block([v.type for v in outside])
+    mapping: dict = dict(zip(outside, block.args))
+    copies = [op.clone(mapping) for op in pair]
+    for op in copies:
+        block.append(op)
+    if decomposed:
+        decompose(copies[0] if isinstance(coll, AllGatherOp) else copies[1], bidirectional, unroll,
+                  itertools.count(1))
+        for p in [op for op in _walk(block) if isinstance(op, CollectivePermuteOp)]:
+            split_permute(p)
+    return block
+
+
+def _walk(block: Block) -> list[Operation]:
+    return [nested for op in block.ops for nested in op.walk()]
+
+
 def _max_channel(module: Operation) -> int:
     handles = [h.handle for op in module.walk()
                if isinstance(h := op.properties.get("channel_handle"), ChannelHandle)]
@@ -417,6 +470,7 @@ class DecomposeCollectiveMatmulPass(Pass):
             self.mark_all_analyses_preserved()
             return
         self._machine: Machine | None = None
+        self._decisions: dict[tuple, Decision] = {}
         if self.mode == "auto":
             try:
                 self._machine = Machine.named(self.machine)
@@ -444,12 +498,7 @@ class DecomposeCollectiveMatmulPass(Pass):
             if reason is not None or isinstance(match, str) or groups is None:
                 emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
-            anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll, hoisted)
-            if isinstance(coll, AllGatherOp):
-                _decompose_all_gather(coll, *match, e, self.bidirectional)
-            else:
-                _decompose_reduce_scatter(coll, *match, e, self.bidirectional)
+            decompose(coll, self.bidirectional, self.unroll, channels, hoisted)
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()
@@ -463,8 +512,17 @@ class DecomposeCollectiveMatmulPass(Pass):
         full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
         if _nbytes(full) < self.threshold_bytes:
             return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
-        decision = collective_matmul_decision(coll, match[0], self._machine, self.bidirectional)
+        dot = match[0]
+        # equal pairs get equal decisions: priced once (a program repeats its blocks)
+        key = (coll.name, str(coll.operands[0].type), str(full), str(coll.properties["replica_groups"]),
+               str(coll.properties.get("all_gather_dim", coll.properties.get("scatter_dimension"))),
+               *(str(v.type) for v in dot.operands), str(dot.properties["dot_dimension_numbers"]),
+               tuple(v is coll.results[0] for v in dot.operands))
+        if key not in self._decisions:
+            self._decisions[key] = collective_matmul_decision(coll, dot, self._machine, self.bidirectional,
+                                                              self.unroll)
+        decision = self._decisions[key]
         return None if decision.decompose else decision.reason
 
 
-__all__ = ["DecomposeCollectiveMatmulPass"]
+__all__ = ["DecomposeCollectiveMatmulPass", "decompose", "isolated_pair"]

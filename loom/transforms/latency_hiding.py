@@ -6,7 +6,9 @@ latency-hiding scheduler).
 In the permute's block, the start goes as early as its operand allows: right after the op that
 defines the operand (or the op of this block that holds that definition), or at the top of the
 block when the operand comes from outside it (a block argument, a value of an enclosing region);
-behind the starts already placed there, so starts keep their program order. The done goes right
+but never above a synchronous collective (or an op holding one) that came before the permute, which
+would wait for the links the transfer occupies and so expose it; behind the starts already placed
+there, so starts keep their program order. The done goes right
 before the first op of the block that uses the result (directly or inside its regions), or before
 the terminator when nothing uses it. Everything else keeps its order.
 
@@ -32,16 +34,36 @@ def _in_block(op: Operation, block: Block) -> Operation | None:
     return op
 
 
-def _earliest(operand: Value, block: Block) -> Operation | None:
-    """The op after which a start of `operand` may go in `block` (None: at the block's top)."""
+_SYNC_COLLECTIVES = {f"stablehlo.{k}" for k in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+                                                  "collective_permute", "collective_broadcast")}
+
+
+def _waits_for_links(op: Operation) -> bool:
+    """Whether `op` is (or holds) a synchronous collective: one that would wait for the links a
+    transfer started before it occupies."""
+    nested = (o for r in op.regions for top in r.ops for o in top.walk())
+    return op.name in _SYNC_COLLECTIVES or any(o.name in _SYNC_COLLECTIVES for o in nested)
+
+
+def _earliest(operand: Value, block: Block, before: Operation) -> Operation | None:
+    """The op after which a start of `operand` may go in `block`, to run before `before` (None: at
+    the block's top): after its operand's definition and after every synchronous collective
+    between the two (a transfer issued ahead of one would delay it, and hide behind nothing)."""
     owner = operand.owner_op
-    return _in_block(owner, block) if owner is not None else None
+    defined = _in_block(owner, block) if owner is not None else None
+    op = before.prev_op
+    while op is not None and op is not defined:
+        if _waits_for_links(op):
+            return op
+        op = op.prev_op
+    return defined
 
 
 def split_permute(permute: Operation) -> tuple[Operation, Operation]:
     """Replace one `stablehlo.collective_permute` by a start placed as early as its operand allows
     and a done right before the first use of its result; return (start, done)."""
     block = permute.parent
+    after = _earliest(permute.operands[0], block, permute)
     b = Builder(InsertionPoint.before(permute), permute.location)
     channel = permute.properties.get("channel_handle")
     start = CollectivePermuteStartOp.build(b, permute.operands[0], permute.pairs, channel)
@@ -49,7 +71,6 @@ def split_permute(permute: Operation) -> tuple[Operation, Operation]:
     permute.results[0].replace_all_uses_with(done.results[0])
     permute.erase()
 
-    after = _earliest(start.operands[0], block)
     anchor = after.next_op if after is not None else block.first_op
     while anchor is not None and anchor is not start and isinstance(anchor, CollectivePermuteStartOp):
         anchor = anchor.next_op  # behind the starts already hoisted here: program order

@@ -20,6 +20,7 @@ from loom.rewrite.pass_manager import PassManager
 from loom.sharding import Mesh, NamedSharding, P
 from loom.sharding.partitioning import partition
 from loom.sim.cost import (
+    closed_form_decision,
     collective_matmul_decision,
     collective_time,
     op_bytes,
@@ -180,17 +181,23 @@ def test_a_decomposition_the_cost_model_chooses_never_slows_the_step(ratio, topo
         machine = machine.with_(memory_bandwidth=op_bytes(dot) * machine.peak_flops / op_flops(dot))
     gather, dot = _pair(before)
     decision = collective_matmul_decision(gather, dot, machine, bidirectional)
+    closed = closed_form_decision(gather, dot, machine, bidirectional)
     t_before = simulate(before, machine).step_time
     t_after = simulate(_asynchronous(_decompose(before, options)), machine).step_time
-    assert decision.t_before == pytest.approx(t_before, rel=1e-2)  # the dot and the gather dominate
-    if decision.decompose:
+    assert closed.t_before == pytest.approx(t_before, rel=1e-2)  # the dot and the gather dominate
+    assert decision.decompose <= closed.decompose
+    if decision.decompose:  # its sides are the simulated steps (the program is the pair and scalar ops)
         assert t_after <= t_before
+        assert (decision.t_before, decision.t_after) == (pytest.approx(t_before, rel=1e-2),
+                                                         pytest.approx(t_after, rel=1e-2))
+    elif closed.decompose:  # refused by the simulated inequality: the loop does not pay
+        assert t_after >= t_before * (1 - 1e-9) and "the simulated loop would not be faster" in decision.reason
     # XLA's FLOP-only form prices the loop's compute as the whole dot's
     xla = windowed_einsum_decision("all_gather", op_flops(dot), tensor_bytes(gather.results[0].type), n, machine,
                                    bidirectional)
     if not memory_bound:
-        assert (xla.decompose, xla.t_after) == (decision.decompose, pytest.approx(decision.t_after))
-    elif xla.decompose and not decision.decompose:  # what the FLOP-only form would have chosen does not pay
+        assert (xla.decompose, xla.t_after) == (closed.decompose, pytest.approx(closed.t_after))
+    elif xla.decompose and not closed.decompose:  # what the FLOP-only form would have chosen does not pay
         assert t_after >= t_before * (1 - 1e-9)
 
 
@@ -203,7 +210,7 @@ def test_the_loop_compute_is_priced_by_the_roofline_of_its_steps():
     machine = Machine("slow-memory", 1e12, 1e9, 1e9, 0.0, "ring", (n,))
     window, lhs, block = 4 * k * c, 4 * m * k, 4 * m * c
     t_loop = n * roofline_time(2 * m * k * c, window + lhs + 3 * block, machine)
-    decision = collective_matmul_decision(gather, dot, machine)
+    decision = closed_form_decision(gather, dot, machine)
     assert f"T_loop {t_loop * 1e6:.3g} us" in decision.reason
     assert f"T_comp {roofline_time(2 * m * k * c * n, 4 * (m * k + k * c * n + m * c * n), machine) * 1e6:.3g} us" \
         in decision.reason
