@@ -463,7 +463,8 @@ class DecomposeCollectiveMatmulPass(Pass):
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
     unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
-    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path")
+    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path "
+                     "(from Python, a loom.sim Machine too)")
 
     def run(self, op: Operation) -> None:
         if self.mode == "off":
