@@ -26,7 +26,9 @@ from loom.sim.cost import (
     op_bytes,
     op_flops,
     op_time,
+    permute_loads,
     roofline_time,
+    route,
     tensor_bytes,
     windowed_einsum_decision,
 )
@@ -308,3 +310,61 @@ def test_a_transfer_overlaps_the_compute_between_its_start_and_done(link_bandwid
     assert p.device_times == {0: p.step_time, 1: p.step_time}
     (send,) = p.timeline.spans(0, "link+")
     assert send.start == 0.0 and send.end == pytest.approx(t_send)
+
+
+def _ring_pairs(n: int, shift: int) -> str:
+    pairs = ", ".join(f"[{j}, {(j + shift) % n}]" for j in range(n))
+    return f"dense<[{pairs}]> : tensor<{n}x2xi64>"
+
+
+def _transfers(shifts: list[int], n: int = 4, compute: int = 0) -> Operation:
+    """Permutes of a 1024-float tensor issued one after another (each device sending `shift`
+    positions around a ring of n), `compute` floats of exponential after the first start, then
+    every done."""
+    lines = []
+    for i, shift in enumerate(shifts):
+        lines.append(f"  %f{i} = comm.collective_permute_start %x {{source_target_pairs = {_ring_pairs(n, shift)}}}"
+                     f" : tensor<1024xf32>")
+        if i == 0 and compute:
+            lines.append(f"  %e = stablehlo.exponential %c : tensor<{compute}xf32>")
+    lines += [f"  %y{i} = comm.collective_permute_done %f{i} : !comm.future<tensor<1024xf32>>"
+              for i in range(len(shifts))]
+    return loom.ir.parse(f"func.func @main(%x: tensor<1024xf32>, %c: tensor<{compute or 1}xf32>) -> tensor<1024xf32> "
+                         "{\n" + "\n".join(lines) + "\n  return %y0 : tensor<1024xf32>\n}")
+
+
+def test_transfers_on_one_link_direction_share_its_bandwidth():
+    """On a ring, transfers in flight on one link direction split its bandwidth; the two
+    directions do not contend; a later transfer slows the earlier one only from its start."""
+    latency, bandwidth = 1e-6, 1e9
+    machine = Machine("ring", 1e15, 1e9, bandwidth, latency, "ring", (4,))
+    one = latency + 4096 / bandwidth
+    assert simulate(_transfers([1]), machine).step_time == pytest.approx(one)
+    together = simulate(_transfers([1, 1]), machine)
+    assert together.step_time == pytest.approx(latency + 2 * 4096 / bandwidth)
+    assert [s.end for s in together.timeline.spans(0, "link+")] == pytest.approx([together.step_time] * 2)
+    assert simulate(_transfers([1, -1]), machine).step_time == pytest.approx(one)  # opposite directions
+    # the second transfer starts after t of exponential (8 bytes per float at 1e9 B/s): the first has
+    # V/W - t left, done at half speed; then the second's remaining t alone
+    t = 8 * 200 / 1e9
+    staggered = simulate(_transfers([1, 1], compute=200), machine)
+    first, second = staggered.timeline.spans(0, "link+")
+    assert first.end == pytest.approx(t + 2 * (4096 / bandwidth - t) + latency)
+    assert second.start == pytest.approx(t) and second.end == pytest.approx(2 * 4096 / bandwidth + latency)
+
+
+def test_pairs_of_one_permute_share_the_links_their_routes_cross():
+    """Each device of a ring of 8 sending two positions ahead: every link carries two of the
+    permute's transfers (from j and from j - 1), so each takes two hops' latency and twice the
+    bytes' time; one position ahead, one each. Routes are dimension-ordered on a torus."""
+    latency, bandwidth = 1e-6, 1e9
+    machine = Machine("ring", 1e15, 1e9, bandwidth, latency, "ring", (8,))
+    assert simulate(_transfers([1], n=8), machine).step_time == pytest.approx(latency + 4096 / bandwidth)
+    assert simulate(_transfers([2], n=8), machine).step_time == pytest.approx(2 * latency + 2 * 4096 / bandwidth)
+    assert permute_loads([(0, 2), (1, 3), (5, 4)], machine) == {0: 2, 1: 2, 5: 1}
+    torus = Machine("torus", 1e15, 1e9, bandwidth, latency, "torus2d", (4, 4))
+    # from (0, 1) to (3, 3): axis 0 the short way back (0 -> 3), then axis 1 forward (1 -> 2 -> 3)
+    assert route(1, 15, torus) == ((1, 0, -1), (13, 1, 1), (14, 1, 1))
+    switch = Machine("switch", 1e15, 1e9, bandwidth, latency, "switch", (8,))
+    assert route(0, 5, switch) == ((0, 0, 1), (5, 0, -1))
+    assert permute_loads([(0, 5), (1, 5)], switch) == {0: 2, 1: 2}  # one downlink into device 5
