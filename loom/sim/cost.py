@@ -129,7 +129,7 @@ def group_axes(group: Sequence[int], machine: Machine) -> list[int]:
     row-major coordinate of d in topology_shape); a switch or a ring: [len(group)]."""
     if machine.topology == "switch" or len(group) <= 1:
         return [len(group)]
-    shape = _shape(machine, max(group))
+    shape = torus_shape(machine, max(group))
     coords = np.array(np.unravel_index(np.asarray(group), shape)).T
     return [len(set(coords[:, a].tolist())) for a in range(len(shape)) if len(set(coords[:, a].tolist())) > 1]
 
@@ -145,12 +145,12 @@ def hops(source: int, target: int, machine: Machine) -> int:
     """Links between two devices: 1 through a switch, the torus (wraparound) distance otherwise."""
     if machine.topology == "switch" or source == target:
         return int(source != target)
-    shape = _shape(machine, max(source, target))
+    shape = torus_shape(machine, max(source, target))
     a, b = np.unravel_index(source, shape), np.unravel_index(target, shape)
     return int(sum(min(abs(int(x) - int(y)), s - abs(int(x) - int(y))) for x, y, s in zip(a, b, shape)))
 
 
-def _shape(machine: Machine, largest: int) -> tuple[int, ...]:
+def torus_shape(machine: Machine, largest: int) -> tuple[int, ...]:
     """The torus (or ring) extents device ids lie in: topology_shape, or one ring of all ids when
     it holds fewer devices than named."""
     return machine.topology_shape if math.prod(machine.topology_shape or (0,)) > largest else (largest + 1,)
@@ -166,7 +166,7 @@ def route(source: int, target: int, machine: Machine) -> tuple[tuple[int, int, i
         return ()
     if machine.topology == "switch":
         return ((source, 0, 1), (target, 0, -1))
-    shape = _shape(machine, max(source, target))
+    shape = torus_shape(machine, max(source, target))
     here, there = list(np.unravel_index(source, shape)), np.unravel_index(target, shape)
     links = []
     for axis, size in enumerate(shape):
@@ -224,8 +224,10 @@ def collective_time(kind: str, nbytes: float, group_size: int, machine: Machine)
 
 def collective_of(op: Operation, num_partitions: int) -> tuple[str, float, list[list[int]]] | None:
     """(kind, bytes per device as collective_time counts them, the groups of device ids) of a
-    collective op (stablehlo's, or comm.collective_permute_start), else None."""
+    collective op (stablehlo's, comm.collective_permute_start or comm.all_gather_start), else
+    None."""
     name = op.name.split(".", 1)[1] if op.name.startswith("stablehlo.") else op.name
+    name = {"comm.all_gather_start": "all_gather"}.get(name, name)
     if name in ("collective_permute", "comm.collective_permute_start"):
         pairs = op.properties["source_target_pairs"].to_numpy().reshape(-1, 2).tolist()
         return "collective_permute", float(tensor_bytes(op.operands[0].type)), [list(p) for p in pairs]
@@ -407,4 +409,5 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
 
 __all__ = ["COLLECTIVES", "Decision", "closed_form_decision", "collective_matmul_decision", "collective_of",
            "collective_time", "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
-           "permute_loads", "ring_positions", "route", "roofline_time", "tensor_bytes", "windowed_einsum_decision"]
+           "permute_loads", "ring_positions", "route", "roofline_time", "tensor_bytes", "torus_shape",
+           "windowed_einsum_decision"]

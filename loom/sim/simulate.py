@@ -10,7 +10,8 @@ axis, all drawn on the direction's lane).
   (compute resumes then); a permute uses the link of its direction, the others both.
 - `comm.collective_permute_start` issues its transfer on its direction's link lane and costs
   compute nothing; `comm.collective_permute_done` waits for it. Compute between the two runs
-  while the data travels.
+  while the data travels. `comm.all_gather_start` / `_done` likewise, the gather's time (cost's
+  algorithm) on both directions of each torus axis its group spans.
 - Link contention. A link direction is shared equally by the transfers in flight on it
   (processor sharing): two equal transfers issued together both end after twice the time of
   one; the two directions never contend. A transfer's bytes take bytes / bandwidth of the whole
@@ -42,7 +43,17 @@ import numpy as np
 
 from loom.ir.core import Block, Operation, Value
 from loom.ir.diagnostics import VerifyError
-from loom.sim.cost import collective_of, collective_time_on, group_axes, hops, op_flops, op_time, permute_loads, route
+from loom.sim.cost import (
+    collective_of,
+    collective_time_on,
+    group_axes,
+    hops,
+    op_flops,
+    op_time,
+    permute_loads,
+    route,
+    torus_shape,
+)
 from loom.sim.machine import Machine
 from loom.sim.timeline import Timeline
 
@@ -188,19 +199,26 @@ class _Device:
             self.run_branches(op)
         elif name == "func.call":
             self.run_block(_callee(op).regions[0].entry)
-        elif name == "comm.collective_permute_start":
-            (latency, work), key = self.permute(op)
-            self.link(key).add(op.results[0], self.clock, work)
-            self.in_flight[op.results[0]] = (key, self.clock, latency, op)
+        elif name in ("comm.collective_permute_start", "comm.all_gather_start"):
+            if name == "comm.all_gather_start":  # both directions of every torus axis its group spans
+                latency, work = 0.0, self.collective(op)
+                keys = [(lane, axis) for lane in ("link+", "link-") for axis in self.group_axes(op)]
+            else:
+                (latency, work), key = self.permute(op)
+                keys = [key]
+            for key in keys:
+                self.link(key).add((op.results[0], key), self.clock, work)
+            self.in_flight[op.results[0]] = (keys, self.clock, latency, op)
             self.communication += latency + work
             self.charge(op, latency + work)
-        elif name == "comm.collective_permute_done":
+        elif name in ("comm.collective_permute_done", "comm.all_gather_done"):
             future = op.operands[0]
             if future not in self.in_flight:
                 raise SimulationError(op, "waits for a transfer this program never started")
-            key, start, latency, started = self.in_flight.pop(future)
-            end = self.link(key).finish(future) + latency
-            self.span(key[0], started, start, end)
+            keys, start, latency, started = self.in_flight.pop(future)
+            end = max(self.link(key).finish((future, key)) for key in keys) + latency
+            for lane in dict.fromkeys(key[0] for key in keys):
+                self.span(lane, started, start, end)
             self.clock = max(self.clock, end)
         elif name in _SYNC_COLLECTIVES:
             if name == "stablehlo.collective_permute":
@@ -236,10 +254,21 @@ class _Device:
             self.cache[key] = _permute_routes(op, self.machine)
         return self.cache[key].get(self.device, ((0.0, 0.0), ("link+", 0)))
 
+    def group(self, op: Operation) -> list[int]:
+        groups = collective_of(op, self.num_partitions)[2]
+        return next((g for g in groups if self.device in g), groups[0])
+
     def collective(self, op: Operation) -> float:
-        kind, nbytes, groups = collective_of(op, self.num_partitions)
-        group = next((g for g in groups if self.device in g), groups[0])
-        return collective_time_on(kind, nbytes, group_axes(group, self.machine), self.machine)
+        kind, nbytes, _ = collective_of(op, self.num_partitions)
+        return collective_time_on(kind, nbytes, group_axes(self.group(op), self.machine), self.machine)
+
+    def group_axes(self, op: Operation) -> list[int]:
+        """The torus axes this device's group of `op` spans (axis 0 of a switch or a ring)."""
+        group = self.group(op)
+        if self.machine.topology == "switch" or len(group) <= 1:
+            return [0]
+        coords = np.array(np.unravel_index(np.asarray(group), torus_shape(self.machine, max(group))))
+        return [a for a in range(len(coords)) if len(set(coords[a].tolist())) > 1]
 
     def run_while(self, op: Operation) -> None:
         cond, body = op.regions[0].entry, op.regions[1].entry

@@ -368,3 +368,30 @@ def test_pairs_of_one_permute_share_the_links_their_routes_cross():
     switch = Machine("switch", 1e15, 1e9, bandwidth, latency, "switch", (8,))
     assert route(0, 5, switch) == ((0, 0, 1), (5, 0, -1))
     assert permute_loads([(0, 5), (1, 5)], switch) == {0: 2, 1: 2}  # one downlink into device 5
+
+
+GATHERED = """func.func @main(%x: tensor<256x64xf32>, %w: tensor<64x64xf32>) -> tensor<1024x64xf32> {
+  %f = comm.all_gather_start %x {all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1,
+         type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}
+         : tensor<256x64xf32> -> !comm.future<tensor<1024x64xf32>>
+  %b = stablehlo.dot_general %w, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) ->
+         tensor<64x64xf32>
+  %g = comm.all_gather_done %f : !comm.future<tensor<1024x64xf32>>
+  %d = stablehlo.dot_general %g, %b, contracting_dims = [1] x [0] : (tensor<1024x64xf32>, tensor<64x64xf32>) ->
+         tensor<1024x64xf32>
+  return %d : tensor<1024x64xf32>
+}"""
+
+
+@pytest.mark.parametrize("link_bandwidth", [1e6, 1e12])
+def test_an_asynchronous_all_gather_overlaps_the_compute_before_its_done(link_bandwidth):
+    module = loom.ir.parse(GATHERED)
+    machine = Machine("ring", 1e9, 1e11, link_bandwidth, 1e-6, "ring", (4,))
+    ops = [op for op in module.walk() if op.name == "stablehlo.dot_general"]
+    t_gather = collective_time("all_gather", 1024 * 64 * 4, 4, machine)
+    p = simulate(module, machine)
+    assert p.step_time == pytest.approx(max(t_gather, op_time(ops[0], machine)) + op_time(ops[1], machine))
+    assert p.communication_time == pytest.approx(t_gather)
+    for lane in ("link+", "link-"):  # the gather holds both directions of the ring
+        (span,) = p.timeline.spans(0, lane)
+        assert span.start == 0.0 and span.end == pytest.approx(t_gather)
