@@ -400,7 +400,7 @@ def _distributed_worker(rank: int, world: int, port: int, programs: list[tuple[s
 def test_decomposed_program_runs_with_a_gloo_process_per_device():
     """Both loops (bidirectional), and the contracting (unrolled) and batch windows, over
     torch.distributed, one partition per process: the values the undecomposed programs give on
-    threads."""
+    threads; and the undecomposed program with an asynchronous all-gather."""
     import queue
     import socket
     import time
@@ -423,8 +423,14 @@ def test_decomposed_program_runs_with_a_gloo_process_per_device():
     programs = [(str(out), args),
                 (str(_decompose(contracting, "mode=on unroll=true")), _values(contracting_shapes, seed=1)),
                 (str(_decompose(batch, "mode=on bidirectional=true")), _values(batch_shapes, seed=2))]
-    want = [*run_global(module, *args), *run_global(contracting, *programs[1][1]), *run_global(batch, *programs[2][1])]
-    exact = [True, False, False, True]
+    # the undecomposed program with its all-gather asynchronous (an async_op work handle)
+    gathers = loom.ir.parse(str(module))
+    PassManager.parse("builtin.module(schedule-latency-hiding{all-gathers=true})").run(gathers)
+    assert "comm.all_gather_start" in _names(gathers)
+    programs.append((str(gathers), args))
+    want = [*run_global(module, *args), *run_global(contracting, *programs[1][1]), *run_global(batch, *programs[2][1]),
+            *run_global(module, *args)]
+    exact = [True, False, False, True, True, False]  # reduce-scatters sum in gloo's order
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
