@@ -113,29 +113,11 @@ class CollectivePermuteStartOp(OpBase):
         return builder.insert(op) if builder is not None else op
 
 
-def _verify_done(done: OpBase, start_class: type[OpBase]) -> None:
-    """A done waits for the future of a start of `start_class` in its own block, the only use of
-    that future, and gives the type the future carries."""
-    future = done.operands[0]
-    if done.results[0].type is not future.type.value_type:
-        done.emit_error(f"result type '{done.results[0].type}' should be '{future.type.value_type}', the type "
-                        f"the future carries")
-    start = future.owner_op
-    if not isinstance(start, start_class):
-        done.emit_error(f"waits for a future that no {start_class.name} in its block made")
-    elif start.parent is not done.parent:
-        done.emit_error(f"waits for a future started in another block (at {start.location})")
-    if len(future.uses) != 1:
-        done.emit_error(f"a future must be waited for by exactly one {done.name} and used by nothing else")
+class _Done:
+    """What a done op does: wait for the future of a start of `starts` in its own block, its only
+    use, and give the type the future carries."""
 
-
-class CollectivePermuteDoneOp(OpBase):
-    """Waits for the transfer `future` and gives the tensor this partition received."""
-
-    name = "comm.collective_permute_done"
-    future = operand_def(IsFuture)
-    result = result_def(AnyTensor)
-    assembly_format = "$future attr-dict `:` type($future)"
+    starts: str  # the name of the start op
 
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
@@ -143,13 +125,32 @@ class CollectivePermuteDoneOp(OpBase):
         return [t.value_type] if isinstance(t, FutureType) else None
 
     def verify_(self) -> None:
-        _verify_done(self, CollectivePermuteStartOp)
+        future = self.operands[0]
+        if self.results[0].type is not future.type.value_type:
+            self.emit_error(f"result type '{self.results[0].type}' should be '{future.type.value_type}', the type "
+                            f"the future carries")
+        start = future.owner_op
+        if start is None or start.name != self.starts:
+            self.emit_error(f"waits for a future that no {self.starts} in its block made")
+        elif start.parent is not self.parent:
+            self.emit_error(f"waits for a future started in another block (at {start.location})")
+        if len(future.uses) != 1:
+            self.emit_error(f"a future must be waited for by exactly one {self.name} and used by nothing else")
 
     @classmethod
     def build(cls, builder: Builder | None, future: Value, location: Location | None = None) -> Operation:
-        op = Operation.create(cls.name, [future], [future.type.value_type],
-                              location=_location(builder, location))
+        op = Operation.create(cls.name, [future], [future.type.value_type], location=_location(builder, location))
         return builder.insert(op) if builder is not None else op
+
+
+class CollectivePermuteDoneOp(_Done, OpBase):
+    """Waits for the transfer `future` and gives the tensor this partition received."""
+
+    name = "comm.collective_permute_done"
+    starts = "comm.collective_permute_start"
+    future = operand_def(IsFuture)
+    result = result_def(AnyTensor)
+    assembly_format = "$future attr-dict `:` type($future)"
 
 
 class AllGatherStartOp(OpBase):
@@ -183,26 +184,14 @@ class AllGatherStartOp(OpBase):
         return builder.insert(op) if builder is not None else op
 
 
-class AllGatherDoneOp(OpBase):
+class AllGatherDoneOp(_Done, OpBase):
     """Waits for the gather `future` and gives the gathered tensor."""
 
     name = "comm.all_gather_done"
+    starts = "comm.all_gather_start"
     future = operand_def(IsFuture)
     result = result_def(AnyTensor)
     assembly_format = "$future attr-dict `:` type($future)"
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties, regions=()):
-        t = operand_types[0] if operand_types else None
-        return [t.value_type] if isinstance(t, FutureType) else None
-
-    def verify_(self) -> None:
-        _verify_done(self, AllGatherStartOp)
-
-    @classmethod
-    def build(cls, builder: Builder | None, future: Value, location: Location | None = None) -> Operation:
-        op = Operation.create(cls.name, [future], [future.type.value_type], location=_location(builder, location))
-        return builder.insert(op) if builder is not None else op
 
 
 DIALECT = register_dialect(Dialect("comm", [CollectivePermuteStartOp, CollectivePermuteDoneOp, AllGatherStartOp,
