@@ -369,7 +369,8 @@ def ring_positions(groups: Sequence[Sequence[int]], machine: Machine) -> list[in
 
 
 def collective_matmul_decision(collective: Operation, dot: Operation, machine: Machine,
-                               bidirectional: bool = False, unroll: bool = False) -> Decision:
+                               bidirectional: bool = False, unroll: bool = False,
+                               concatenate: bool = False) -> Decision:
     """Whether to decompose an all_gather feeding `dot` or a reduce_scatter fed by it: XLA's
     inequality in closed form (closed_form_decision), then the same inequality simulated,
     T_loop < T_comp + T_comm with all three times from loom.sim's simulator. It runs the pair
@@ -393,7 +394,8 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
     devices = ring_positions(groups, machine)
     partitions = max(max(g) for g in groups) + 1
     before = device_times(isolated_pair(collective, False), machine, partitions, devices)
-    after = device_times(isolated_pair(collective, True, bidirectional, unroll), machine, partitions, devices)
+    after = device_times(isolated_pair(collective, True, bidirectional, unroll, concatenate), machine, partitions,
+                         devices)
     d = max(devices, key=lambda d: after[d].step - before[d].step)
     t_before, t_after = before[d].step, after[d].step
     figures = (f"T_comp {before[d].compute * 1e6:.3g} us, T_comm {before[d].communication * 1e6:.3g} us, "

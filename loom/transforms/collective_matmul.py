@@ -32,7 +32,12 @@ round i = 1 .. h = (N - 1) // 2 (and, N even, k + N/2 last); the reduce-scatter 
 over N // 2 + 1 positions going up and the other N - 1 - N // 2 going down, adding the two at the
 end. The middle rounds (all but the first and the last one or two) run in a `stablehlo.while`
 when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
-splitting each shard in halves is not done).
+splitting each shard in halves is not done). With `concatenate` too, each round of the
+all-gather loop concatenates its two shards along the gathered dimension (and, on a contracting or
+batch window, the other operand's two matching blocks) and runs one dot (XLA's scheme: one larger
+dot, the other operand read once), then writes the result's two halves as the two blocks, or adds
+it whole (contracting: the two partial products summed inside the dot, so float sums may differ
+in the last bits).
 
 With `unroll`, each loop iteration runs two steps (XLA's unroll_windowed_einsum: two permutes and
 two partial dots per iteration, fewer loop-carried round trips), an odd last step written out after
@@ -274,7 +279,7 @@ def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | str | N
 
 
 def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int | None, other_dim: int | None,
-                          e: _Emitter, bidirectional: bool) -> None:
+                          e: _Emitter, bidirectional: bool, concatenate: bool = False) -> None:
     b = e.b
     shard = ag.operands[0]
     other = dot.operands[1 - side]
@@ -300,6 +305,32 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
             return sb.add(bb, acc, part)
         return sb.dynamic_update_slice(bb, acc, part, starts(out_t.rank, out_dim))
 
+    def compute_both(bb: Builder, x_up: Value, x_down: Value, w: Value, acc: Value, kk: Value, i: Value) -> Value:
+        """`acc` with round i's two shards (k + i up, k - i down); with `concatenate`, from one dot
+        of the two concatenated along the gathered dimension (XLA's two-way windowed einsum: one
+        dot reads the other operand once), its result split into the two blocks or, contracting,
+        the partial sum of both."""
+        if not concatenate:
+            return compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True)
+        d = ag.properties["all_gather_dim"].value
+        offsets = [e.block_offset(bb, kk, i, 0, c), e.block_offset(bb, kk, i, 0, c, down=True)]
+        x = sb.concatenate(bb, [x_up, x_down], d)
+        if other_dim is not None:  # the other operand's two matching blocks, side by side as the shards
+            zero = e.const(bb, 0)
+            size = list(_with_dim(w.type, other_dim, c).shape)
+            w = sb.concatenate(bb, [sb.dynamic_slice(bb, w, [o if k == other_dim else zero for k in range(w.type.rank)],
+                                                     size) for o in offsets], other_dim)
+        if out_dim is None:
+            return sb.add(bb, acc, _dot(bb, dot, *((x, w) if side == 0 else (w, x)), out_t))
+        both = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), _with_dim(out_t, out_dim, 2 * c))
+        zero = e.const(bb, 0)
+        for half, offset in enumerate(offsets):
+            start = [half * c if k == out_dim else 0 for k in range(out_t.rank)]
+            limit = [start[k] + c if k == out_dim else n for k, n in enumerate(out_t.shape)]
+            block = sb.slice_(bb, both, start, limit)
+            acc = sb.dynamic_update_slice(bb, acc, block, [offset if k == out_dim else zero for k in range(out_t.rank)])
+        return acc
+
     def const(v: int) -> Value:
         return e.const(b, v)
 
@@ -321,13 +352,13 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
             x_up, x_down, w, acc, kk = vals
             sent = [e.permute(bb, x_up), e.permute(bb, x_down, down=True)]  # issued before the dots
-            return [*sent, w, compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True), kk]
+            return [*sent, w, compute_both(bb, x_up, x_down, w, acc, kk, i), kk]
 
         if h >= 2:
             up, down, w, out, kk = e.loop([up, down, other, out, k], 1, h, step2)
         if h >= 1:
             last_up = e.permute(b, up) if e.n % 2 == 0 else up
-            out = compute(b, down, w, compute(b, up, w, out, kk, const(h)), kk, const(h), down=True)
+            out = compute_both(b, up, down, w, out, kk, const(h))
             up = last_up
         if e.n % 2 == 0:
             out = compute(b, up, w, out, kk, const(e.n // 2))
@@ -393,7 +424,8 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
 
 
 def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False,
-              channels: Iterator[int] | None = None, hoisted: dict[tuple, Value] | None = None) -> None:
+              channels: Iterator[int] | None = None, hoisted: dict[tuple, Value] | None = None,
+              concatenate: bool = False) -> None:
     """Rewrite candidate `coll` (an all_gather feeding a dot_general, or a reduce_scatter fed by
     one, as the module's doc matches them) and its dot into the loop, in place. `channels`: the
     permutes' channel ids (by default from 1 past the largest in `coll`'s module); `hoisted`: the
@@ -412,12 +444,13 @@ def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False
     e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, unroll,
                  {} if hoisted is None else hoisted)
     if isinstance(coll, AllGatherOp):
-        _decompose_all_gather(coll, *match, e, bidirectional)
+        _decompose_all_gather(coll, *match, e, bidirectional, concatenate)
     else:
         _decompose_reduce_scatter(coll, *match, e, bidirectional)
 
 
-def isolated_pair(coll: Operation, decomposed: bool, bidirectional: bool = False, unroll: bool = False) -> Block:
+def isolated_pair(coll: Operation, decomposed: bool, bidirectional: bool = False, unroll: bool = False,
+                  concatenate: bool = False) -> Block:
     """A detached block holding a copy of candidate `coll` and its dot alone (their other operands
     its arguments): as they are, or as this pass with these options and schedule-latency-hiding
     would leave them (the cost model simulates both). Raises ValueError for a non-candidate."""
@@ -435,7 +468,7 @@ def isolated_pair(coll: Operation, decomposed: bool, bidirectional: bool = False
         block.append(op)
     if decomposed:
         decompose(copies[0] if isinstance(coll, AllGatherOp) else copies[1], bidirectional, unroll,
-                  itertools.count(1))
+                  itertools.count(1), concatenate=concatenate)
         for p in [op for op in _walk(block) if isinstance(op, CollectivePermuteOp)]:
             split_permute(p)
     return block
@@ -462,6 +495,8 @@ class DecomposeCollectiveMatmulPass(Pass):
                   "cost model of `machine` finds faster", choices=("on", "off", "auto"))
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
     unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
+    concatenate = Option(bool, False, "bidirectional all-gather loops: one dot per round of the two shards "
+                         "concatenated")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
     machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path "
                      "(from Python, a loom.sim Machine too)")
@@ -499,7 +534,7 @@ class DecomposeCollectiveMatmulPass(Pass):
             if reason is not None or isinstance(match, str) or groups is None:
                 emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
-            decompose(coll, self.bidirectional, self.unroll, channels, hoisted)
+            decompose(coll, self.bidirectional, self.unroll, channels, hoisted, self.concatenate)
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()
@@ -521,7 +556,7 @@ class DecomposeCollectiveMatmulPass(Pass):
                tuple(v is coll.results[0] for v in dot.operands))
         if key not in self._decisions:
             self._decisions[key] = collective_matmul_decision(coll, dot, self._machine, self.bidirectional,
-                                                              self.unroll)
+                                                              self.unroll, self.concatenate)
         decision = self._decisions[key]
         return None if decision.decompose else decision.reason
 
