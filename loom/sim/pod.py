@@ -246,14 +246,16 @@ def layer_program(model: GPT, batch: int, dx: int, dy: int) -> Operation:
     return loom.ir.parse(w.text(dx * dy, [out, d_x, d_wqkv, d_wo, d_w1, d_w2]))
 
 
-def decompose(module: Operation, machine: Machine, bidirectional: bool = False) -> Operation:
+def decompose(module: Operation, machine: Machine, bidirectional: bool = False,
+              concatenate: bool = False) -> Operation:
     """`module` after decompose-collective-matmul (mode=auto, priced on `machine`) and
     schedule-latency-hiding."""
     out = loom.ir.parse(str(module))
     with tempfile.TemporaryDirectory() as tmp:
         path = machine.save(Path(tmp) / "machine.json")
         PassManager.parse(f"builtin.module(decompose-collective-matmul{{mode=auto machine={path} "
-                          f"bidirectional={str(bidirectional).lower()}}}, schedule-latency-hiding)").run(out)
+                          f"bidirectional={str(bidirectional).lower()} concatenate={str(concatenate).lower()}}}, "
+                          "schedule-latency-hiding)").run(out)
     return out
 
 
@@ -273,14 +275,14 @@ class PodRun:
 
 
 def run(model: GPT, chips: int, dy: int, decomposed: bool, batch: int | None = None,
-        bidirectional: bool = False) -> PodRun:
+        bidirectional: bool = False, concatenate: bool = False) -> PodRun:
     """Simulate one layer of `model` on `chips` chips, a (chips / dy) x dy mesh, `batch` sequences
     (2 per chip by default), before or after the passes."""
     machine = pod_machine(chips)
     dx = chips // dy
     module = layer_program(model, batch or 2 * chips, dx, dy)
     if decomposed:
-        module = decompose(module, machine, bidirectional)
+        module = decompose(module, machine, bidirectional, concatenate)
     # every chip runs the same program; chips differ only in where their rings' hops go
     layer = simulate(module, machine, devices=sorted({0, chips // 2 + dy // 2, chips - 1}), trace_devices=1)
     transfers = sum(op.name == "comm.collective_permute_start" for op in module.walk())
@@ -299,9 +301,10 @@ def model_axis_sizes(model: GPT, chips: int) -> list[int]:
 
 
 def compare(model: GPT, chips: int, sizes: Sequence[int] | None = None,
-            bidirectional: bool = False) -> list[tuple[PodRun, PodRun]]:
+            bidirectional: bool = False, concatenate: bool = False) -> list[tuple[PodRun, PodRun]]:
     """(undecomposed, decomposed) for each model-axis size."""
-    return [(run(model, chips, dy, False), run(model, chips, dy, True, bidirectional=bidirectional))
+    return [(run(model, chips, dy, False),
+             run(model, chips, dy, True, bidirectional=bidirectional, concatenate=concatenate))
             for dy in (sizes or model_axis_sizes(model, chips))]
 
 
