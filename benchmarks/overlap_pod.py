@@ -6,6 +6,7 @@ loom.sim.simulate), before and after decomposition, for every model-axis size th
     python benchmarks/overlap_pod.py            # every model (about a minute on 2 cores)
     python benchmarks/overlap_pod.py --quick    # 10B and 500B, two model-axis sizes
     python benchmarks/overlap_pod.py --bidirectional --trace pod.json
+    python benchmarks/overlap_pod.py --bidirectional --concatenate
 
 Per model it prints the step time (layers x the layer's time), the utilisation of peak FLOP/s
 (the program's FLOPs over that time) and the speedup, next to the paper's headline figures
@@ -34,11 +35,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="10B and 500B, model axes of 8 and 16 only")
     ap.add_argument("--bidirectional", action="store_true", help="decompose into two-way ring loops")
+    ap.add_argument("--concatenate", action="store_true",
+                    help="with --bidirectional: one dot per round of the two shards concatenated")
     ap.add_argument("--trace", help="write the 500B layer's predicted timeline (decomposed) as a Chrome trace")
     opts = ap.parse_args()
     models = [m for m in pod.MODELS if not opts.quick or m.name in ("10B", "500B")]
     record = Record("overlap_pod", {"machine": "tpu-v4 preset shaped per slice", "sequence": 2048,
                                     "batch": "2 sequences per chip", "bidirectional": opts.bidirectional,
+                                    "concatenate": opts.concatenate,
                                     "quick": opts.quick, "paper": PAPER})
     summary, slower = [], []
     print(f"{'model':>5} {'chips':>5} {'mesh':>8} {'step before':>12} {'step after':>12} {'speedup':>8} "
@@ -46,7 +50,7 @@ def main() -> int:
     for model in models:
         chips = pod.CHIPS[model.name]
         sizes = [dy for dy in pod.model_axis_sizes(model, chips) if not opts.quick or dy in (8, 16)]
-        pairs = pod.compare(model, chips, sizes, opts.bidirectional)
+        pairs = pod.compare(model, chips, sizes, opts.bidirectional, opts.concatenate)
         for before, after in pairs:
             case = f"{model.name} on {chips} ({before.dx}x{before.dy})"
             for r, name in ((before, "undecomposed"), (after, "decomposed")):

@@ -26,8 +26,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from loom.dialects.stablehlo.attributes import ChannelHandle
-from loom.dialects.stablehlo.collectives import ChannelHandleAttr, CollectivePermuteOp, I64Matrix, channel_handle_attr
-from loom.dialects.stablehlo.types import AnyTensor
+from loom.dialects.stablehlo.collectives import (
+    AllGatherOp,
+    ChannelHandleAttr,
+    CollectivePermuteOp,
+    I64Matrix,
+    Unit,
+    channel_handle_attr,
+)
+from loom.dialects.stablehlo.types import AnyTensor, I64Attr, ShapeError
 from loom.ir.attributes import UNKNOWN_LOC, DenseElementsAttr, Location
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
@@ -85,7 +92,6 @@ class CollectivePermuteStartOp(OpBase):
         return [FutureType(operand_types[0])] if operand_types else None
 
     def verify_(self) -> None:
-        from loom.dialects.stablehlo.types import ShapeError
         try:  # the permute's own checks of the pairs
             CollectivePermuteOp.infer_result_types([self.operands[0].type], dict(self.properties))
         except ShapeError as e:
@@ -107,13 +113,11 @@ class CollectivePermuteStartOp(OpBase):
         return builder.insert(op) if builder is not None else op
 
 
-class CollectivePermuteDoneOp(OpBase):
-    """Waits for the transfer `future` and gives the tensor this partition received."""
+class _Done:
+    """What a done op does: wait for the future of a start of `starts` in its own block, its only
+    use, and give the type the future carries."""
 
-    name = "comm.collective_permute_done"
-    future = operand_def(IsFuture)
-    result = result_def(AnyTensor)
-    assembly_format = "$future attr-dict `:` type($future)"
+    starts: str  # the name of the start op
 
     @classmethod
     def infer_result_types(cls, operand_types, properties, regions=()):
@@ -126,23 +130,72 @@ class CollectivePermuteDoneOp(OpBase):
             self.emit_error(f"result type '{self.results[0].type}' should be '{future.type.value_type}', the type "
                             f"the future carries")
         start = future.owner_op
-        if not isinstance(start, CollectivePermuteStartOp):
-            self.emit_error("waits for a future that no comm.collective_permute_start in its block made")
+        if start is None or start.name != self.starts:
+            self.emit_error(f"waits for a future that no {self.starts} in its block made")
         elif start.parent is not self.parent:
             self.emit_error(f"waits for a future started in another block (at {start.location})")
         if len(future.uses) != 1:
-            self.emit_error("a future must be waited for by exactly one comm.collective_permute_done and used by "
-                            "nothing else")
+            self.emit_error(f"a future must be waited for by exactly one {self.name} and used by nothing else")
 
     @classmethod
     def build(cls, builder: Builder | None, future: Value, location: Location | None = None) -> Operation:
-        op = Operation.create(cls.name, [future], [future.type.value_type],
-                              location=_location(builder, location))
+        op = Operation.create(cls.name, [future], [future.type.value_type], location=_location(builder, location))
         return builder.insert(op) if builder is not None else op
 
 
-DIALECT = register_dialect(Dialect("comm", [CollectivePermuteStartOp, CollectivePermuteDoneOp],
-                                   type_parser=parse_type))
+class CollectivePermuteDoneOp(_Done, OpBase):
+    """Waits for the transfer `future` and gives the tensor this partition received."""
 
-__all__ = ["DIALECT", "CollectivePermuteDoneOp", "CollectivePermuteStartOp", "FutureType", "IsFuture",
-           "parse_type"]
+    name = "comm.collective_permute_done"
+    starts = "comm.collective_permute_start"
+    future = operand_def(IsFuture)
+    result = result_def(AnyTensor)
+    assembly_format = "$future attr-dict `:` type($future)"
+
+
+class AllGatherStartOp(OpBase):
+    """Issues `stablehlo.all_gather` of one `operand` without waiting: the result is the gather in
+    flight, a future of the gathered tensor."""
+
+    name = "comm.all_gather_start"
+    operand = operand_def(AnyTensor)
+    all_gather_dim = prop(I64Attr)
+    replica_groups = prop(I64Matrix)
+    channel_handle = opt_prop(ChannelHandleAttr)
+    use_global_device_ids = opt_prop(Unit)
+    result = result_def(IsFuture)
+    assembly_format = "$operand attr-dict `:` type($operand) `->` type($result)"
+
+    def verify_(self) -> None:
+        try:  # the all_gather's own checks
+            gathered = AllGatherOp.infer_result_types([self.operands[0].type], dict(self.properties))
+        except ShapeError as e:
+            self.emit_error(str(e))
+            return
+        if gathered is not None and self.results[0].type is not FutureType(gathered[0]):
+            self.emit_error(f"result type '{self.results[0].type}' should be '{FutureType(gathered[0])}' (the future "
+                            f"of the gathered operand)")
+
+    @classmethod
+    def build(cls, builder: Builder | None, gather: Operation, location: Location | None = None) -> Operation:
+        """The start of all_gather `gather` (its operand and properties; not inserted for it)."""
+        op = Operation.create(cls.name, [gather.operands[0]], [FutureType(gather.results[0].type)],
+                              dict(gather.properties), location=_location(builder, location or gather.location))
+        return builder.insert(op) if builder is not None else op
+
+
+class AllGatherDoneOp(_Done, OpBase):
+    """Waits for the gather `future` and gives the gathered tensor."""
+
+    name = "comm.all_gather_done"
+    starts = "comm.all_gather_start"
+    future = operand_def(IsFuture)
+    result = result_def(AnyTensor)
+    assembly_format = "$future attr-dict `:` type($future)"
+
+
+DIALECT = register_dialect(Dialect("comm", [CollectivePermuteStartOp, CollectivePermuteDoneOp, AllGatherStartOp,
+                                            AllGatherDoneOp], type_parser=parse_type))
+
+__all__ = ["DIALECT", "AllGatherDoneOp", "AllGatherStartOp", "CollectivePermuteDoneOp", "CollectivePermuteStartOp",
+           "FutureType", "IsFuture", "parse_type"]

@@ -191,8 +191,10 @@ class Lowered:
                 from loom.sharding.partitioning import partition
                 partitioned = partition(module)
                 if jitted.overlap != "off":
-                    PassManager.parse(f"builtin.module(decompose-collective-matmul{{mode={jitted.overlap}}})"
-                                      ).run(partitioned)
+                    from loom.transforms.collective_matmul import DecomposeCollectiveMatmulPass
+                    overlap = PassManager()
+                    overlap.add(DecomposeCollectiveMatmulPass(mode=jitted.overlap, machine=jitted.machine))
+                    overlap.run(partitioned)
                 compiled = self._jitted._cache[self._key] = Compiled(MeshExecutable(partitioned, self.mesh),
                                                                     self, device, module)
                 return compiled
@@ -263,9 +265,14 @@ class Jitted:
                  static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
                  device: Any = None, cuda_graph: bool = False, pipeline: str | None = None,
                  fuse: bool = False, in_shardings: Any = None, out_shardings: Any = None,
-                 overlap: str = "off") -> None:
+                 overlap: str = "off", machine: Any = "h200") -> None:
         if overlap not in ("auto", "on", "off"):
             raise ValueError(f"jit: overlap must be 'auto', 'on' or 'off', got {overlap!r}")
+        from loom.sim.machine import Machine
+        try:
+            self.machine = Machine.named(machine)
+        except (OSError, ValueError, TypeError) as err:
+            raise ValueError(f"jit: machine={machine!r}: {err}") from None
         self.overlap = overlap
         functools.update_wrapper(self, fun)  # first: it copies fun's __dict__, which may hold a `fun` too
         self.fun = fun
@@ -790,7 +797,7 @@ def _symbol_name(name: str) -> str:
 def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
         device: Any = None, cuda_graph: bool = False, fuse: bool = False, in_shardings: Any = None,
-        out_shardings: Any = None, overlap: str = "off") -> Any:
+        out_shardings: Any = None, overlap: str = "off", machine: Any = "h200") -> Any:
     """Compile `fun` with loom: usable as `jit(f, ...)` or as a decorator `@jit` / `@jit(...)`.
 
     `device` pins the function to a device ("cpu", "torch:cpu", "cuda", "cuda:N"; by default it
@@ -806,10 +813,12 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     arguments / of the output of them; None: unconstrained) annotate the program with its
     shardings as `jax.jit`'s do: `lower(...).as_text()` prints the global program with its
     `sdy.mesh` and `sdy.sharding` attributes, and the call runs it on the mesh. `overlap` ("on",
-    "auto" or "off") runs the partitioned program through decompose-collective-matmul in that mode."""
+    "auto" or "off") runs the partitioned program through decompose-collective-matmul in that mode;
+    `machine` (a loom.sim Machine, a preset name such as "h100", or a saved Machine's JSON path)
+    is the one auto mode's cost model prices."""
     def make(f: Callable[..., Any]) -> Jitted:
         return Jitted(f, static_argnums, static_argnames, donate_argnums, device, cuda_graph, fuse=fuse,
-                      in_shardings=in_shardings, out_shardings=out_shardings, overlap=overlap)
+                      in_shardings=in_shardings, out_shardings=out_shardings, overlap=overlap, machine=machine)
     if fun is None:
         return make
     return make(fun)

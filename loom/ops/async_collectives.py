@@ -1,5 +1,8 @@
 """The kernels of the comm dialect's asynchronous collectives (loom.dialects.comm).
 
+`comm.all_gather_start` gathers as `stablehlo.all_gather` does, through the communicator's
+`all_gather_start` (a `Transfer`); `comm.all_gather_done` waits for it.
+
 `comm.collective_permute_start` checks its pairs as `stablehlo.collective_permute` does and hands
 the operand to the communicator's `collective_permute_start`, which returns at once with a
 `Transfer`; `comm.collective_permute_done` waits for it. A communicator without asynchronous
@@ -14,7 +17,7 @@ import numpy as np
 from loom.backend.common import ExecutionError
 from loom.backend.kernels_numpy import ALL, Kernel, kernel
 from loom.ir.core import Operation
-from loom.ops.collectives import ProcessGroups, _collective_permute, collective_permute, describe
+from loom.ops.collectives import ProcessGroups, _collective_permute, all_gather, collective_permute, describe, int_attr
 from loom.runtime.communicator import Completed, Transfer, current
 
 
@@ -44,3 +47,22 @@ def _collective_permute_start(op: Operation) -> Kernel:
 @kernel("comm.collective_permute_done")
 def _collective_permute_done(op: Operation) -> Kernel:
     return Kernel(collective_permute_done, describe(op), ALL)
+
+
+def all_gather_start(groups: ProcessGroups, dim: int, x: np.ndarray) -> Transfer:
+    ctx = current()
+    group = groups.group_of(ctx)
+    start = getattr(ctx.communicator, "all_gather_start", None)
+    if len(group) == 1 or start is None:
+        return Completed(all_gather(groups, dim, x))
+    return start(ctx.partition_id, x, group, dim)
+
+
+@kernel("comm.all_gather_start")
+def _all_gather_start(op: Operation) -> Kernel:
+    return Kernel(all_gather_start, ProcessGroups.of(op), int_attr(op, "all_gather_dim"), ALL)
+
+
+@kernel("comm.all_gather_done")
+def _all_gather_done(op: Operation) -> Kernel:
+    return Kernel(collective_permute_done, describe(op), ALL)  # the same wait

@@ -612,6 +612,26 @@ class TorchCommunicator:
             transfer.traced = (self.timeline, lane, f"collective_permute {me}->{targets[0]}", self._entered)
         return transfer
 
+    def all_gather_start(self, me: int, x: Any, group: Sequence[int], dim: int) -> Any:
+        """Post the gather (`all_gather_into_tensor(..., async_op=True)`, a work handle) and return
+        at once; the transfer's `wait()` waits for it (bounded by the timeout) and gives the result."""
+        import torch.distributed as dist
+        self._enter("all_gather", me, group)
+        x_np, back = _operand(x)
+        if len(group) == 1:
+            return communicator_module.Completed(back(np.array(x_np)))
+        moved = np.ascontiguousarray(np.moveaxis(x_np, dim, 0) if dim else x_np)  # along dim, moved first
+        out = self._result((len(group) * moved.shape[0],) + moved.shape[1:], moved.dtype)
+        t_in, t = self._tensor(moved), self._tensor(out, filled=False)
+        pg = self._group(group)
+        work = self._run(group, lambda: _all_gather_single(dist)(t, t_in, group=pg, async_op=True), lane=None)
+
+        def result() -> Any:
+            gathered = self._written(out, t)
+            return back(np.ascontiguousarray(np.moveaxis(gathered, 0, dim)) if dim else gathered)
+
+        return _TorchTransfer(self, [work], (t_in, t), result, group)
+
     def collective_broadcast(self, me: int, x: Any, group: Sequence[int]) -> Any:
         import torch.distributed as dist
         self._enter("collective_broadcast", me, group)
@@ -640,7 +660,8 @@ class TorchCommunicator:
 
 
 class _TorchTransfer:
-    """A collective_permute in flight: gloo's (or NCCL's) work handles, waited for at the done."""
+    """A collective_permute or all_gather in flight: gloo's (or NCCL's) work handles, waited for at
+    the done."""
 
     def __init__(self, comm: TorchCommunicator, works: Sequence[Any], tensors: tuple[Any, ...],
                  result: Callable[[], Any], peers: Sequence[int]) -> None:

@@ -432,6 +432,36 @@ class ThreadCommunicator:
         self._leave(me)
         return transfer
 
+    def all_gather_start(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> Transfer:
+        """Deposit the operand now and return; this partition's transfer thread waits for the
+        group, takes the synchronous all_gather's link time, and concatenates."""
+        self._enter(me)
+        x, group = np.asarray(x), tuple(int(p) for p in group)
+        with self._cond:
+            try:
+                key, rnd, what = self._deposit(me, group, x, ("all_gather", dim, x.dtype))
+            except CollectiveError as e:
+                self._failed.setdefault(me, str(e))
+                self._cond.notify_all()
+                raise
+        hops = len(group) - 1
+        link_time = hops * self.link.seconds(x.nbytes) if self.link is not None else 0.0
+        transfer = _ThreadTransfer(self, me, 2 * self.timeout + link_time, (rnd, group, what))
+
+        def move() -> np.ndarray:
+            with self._cond:
+                values = self._collect(me, group, key, rnd, what, transfer_thread=True)
+            if self.link is not None:  # the ring's hops one after another on link+, as _ring books them
+                end = rnd.full_at - self.origin
+                for _ in range(hops):
+                    end = self._occupy(me, "link+", end, x.nbytes, "all_gather")
+                self._sleep_until(end)
+            return np.concatenate(values, axis=dim)
+
+        self._transfer_queue(me).put((move, transfer))
+        self._leave(me)
+        return transfer
+
     def _permute(self, me: int, x: np.ndarray, pairs: Sequence[tuple[int, int]]) -> _ThreadTransfer:
         """Deposit the operand now and return; this partition's transfer thread waits for the
         round, takes the link model's time, and copies what this partition receives."""

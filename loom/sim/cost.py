@@ -2,8 +2,9 @@
 FLOPs and bytes counted from the op's types) and the standard algorithms' times for collectives
 on the machine's topology (bandwidth term + per-hop latency), plus XLA's windowed-einsum
 profitability inequality (Wang et al., ASPLOS'23; `GetWindowedEinsumConfiguration` in XLA's
-dot_handler.cc). A roofline, not a cycle model: no caches, no launch overheads, no contention
-between collectives on shared links.
+dot_handler.cc). A roofline, not a cycle model: no caches, no launch overheads; a permute's
+pairs share the links their routes have in common, other collectives are priced alone (the
+simulator shares a device's link directions between the transfers in flight on them).
 
 Collective sizes (`nbytes`) are per device: for all_gather the gathered (result) size, for
 reduce_scatter and all_reduce the unreduced (operand) size, for all_to_all the operand, for
@@ -17,14 +18,17 @@ along axis a (N = prod n_a); each axis is a ring whose links carry data both way
 - all_reduce = reduce_scatter + all_gather of the same size.
 - all_to_all: each device sends V/N to each other device along shortest paths; the busiest link
   carries V·sum_a n_a / (8·D) per direction.
-- collective_permute: the farthest pair's hops · latency + V / W (one message per link
-  direction, cut-through).
+- collective_permute: a pair's hops · latency + V · load / W, cut-through along its route
+  (`route`: dimension-order routing on a torus; uplink and downlink through a switch), where
+  load is the most of the permute's pairs that cross one link of that route (they share its
+  bandwidth: every device issues the permute at once); the op's time is its slowest pair's.
 - switch: each device has one link of W per direction to a crossbar; ring algorithms over it,
   (N - 1) steps of latency, V·(N-1)/N / W for all_gather / reduce_scatter.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -125,7 +129,7 @@ def group_axes(group: Sequence[int], machine: Machine) -> list[int]:
     row-major coordinate of d in topology_shape); a switch or a ring: [len(group)]."""
     if machine.topology == "switch" or len(group) <= 1:
         return [len(group)]
-    shape = machine.topology_shape if math.prod(machine.topology_shape or (0,)) > max(group) else (max(group) + 1,)
+    shape = torus_shape(machine, max(group))
     coords = np.array(np.unravel_index(np.asarray(group), shape)).T
     return [len(set(coords[:, a].tolist())) for a in range(len(shape)) if len(set(coords[:, a].tolist())) > 1]
 
@@ -136,18 +140,58 @@ def compact_axes(group_size: int, machine: Machine) -> list[int]:
     return group_axes(list(range(group_size)), machine)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def hops(source: int, target: int, machine: Machine) -> int:
     """Links between two devices: 1 through a switch, the torus (wraparound) distance otherwise."""
     if machine.topology == "switch" or source == target:
         return int(source != target)
-    shape = machine.topology_shape if math.prod(machine.topology_shape or (0,)) > max(source, target) \
-        else (max(source, target) + 1,)
+    shape = torus_shape(machine, max(source, target))
     a, b = np.unravel_index(source, shape), np.unravel_index(target, shape)
     return int(sum(min(abs(int(x) - int(y)), s - abs(int(x) - int(y))) for x, y, s in zip(a, b, shape)))
 
 
+def torus_shape(machine: Machine, largest: int) -> tuple[int, ...]:
+    """The torus (or ring) extents device ids lie in: topology_shape, or one ring of all ids when
+    it holds fewer devices than named."""
+    return machine.topology_shape if math.prod(machine.topology_shape or (0,)) > largest else (largest + 1,)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # rings repeat: every step of a loop permutes the same pairs
+def route(source: int, target: int, machine: Machine) -> tuple[tuple[int, int, int], ...]:
+    """The directed links (device, axis, +1 / -1) a transfer crosses: through a switch, the
+    source's uplink and the target's downlink (axis 0, +1 and -1); on a ring or torus, dimension
+    order routing: axis by axis, first to last, the shorter way around each (the + way at a tie),
+    each link named by the device it leaves."""
+    if source == target:
+        return ()
+    if machine.topology == "switch":
+        return ((source, 0, 1), (target, 0, -1))
+    shape = torus_shape(machine, max(source, target))
+    here, there = list(np.unravel_index(source, shape)), np.unravel_index(target, shape)
+    links = []
+    for axis, size in enumerate(shape):
+        ahead = (int(there[axis]) - int(here[axis])) % size
+        sign = 1 if ahead <= size - ahead else -1
+        for _ in range(ahead if sign > 0 else size - ahead):
+            links.append((int(np.ravel_multi_index(here, shape)), axis, sign))
+            here[axis] = (here[axis] + sign) % size
+    return tuple(links)
+
+
+def permute_loads(pairs: Sequence[tuple[int, int]], machine: Machine) -> dict[int, int]:
+    """For each source of a collective_permute: the most of the permute's transfers (all issued
+    together, as every device runs the same program) that cross one link of its route; its
+    transfer gets that share of the link's bandwidth."""
+    routes = {s: route(s, t, machine) for s, t in pairs}
+    crossing: dict[tuple[int, int, int], int] = {}
+    for links in routes.values():
+        for link in links:
+            crossing[link] = crossing.get(link, 0) + 1
+    return {s: max((crossing[link] for link in links), default=1) for s, links in routes.items()}
+
+
 def collective_time_on(kind: str, nbytes: float, axes: Sequence[int], machine: Machine,
-                       permute_hops: int = 1) -> float:
+                       permute_hops: int = 1, permute_load: int = 1) -> float:
     """The time of collective `kind` over a group spanning `axes` (devices per torus axis; one
     entry for a ring or a switch), `nbytes` per device as the module's doc defines it."""
     if kind not in COLLECTIVES:
@@ -155,7 +199,7 @@ def collective_time_on(kind: str, nbytes: float, axes: Sequence[int], machine: M
     n = math.prod(axes)
     w, lat = machine.link_bandwidth, machine.link_latency
     if kind == "collective_permute":
-        return permute_hops * lat + nbytes / w if permute_hops else 0.0
+        return permute_hops * lat + nbytes * permute_load / w if permute_hops else 0.0
     if n <= 1:
         return 0.0
     if kind == "all_reduce":
@@ -180,8 +224,10 @@ def collective_time(kind: str, nbytes: float, group_size: int, machine: Machine)
 
 def collective_of(op: Operation, num_partitions: int) -> tuple[str, float, list[list[int]]] | None:
     """(kind, bytes per device as collective_time counts them, the groups of device ids) of a
-    collective op (stablehlo's, or comm.collective_permute_start), else None."""
+    collective op (stablehlo's, comm.collective_permute_start or comm.all_gather_start), else
+    None."""
     name = op.name.split(".", 1)[1] if op.name.startswith("stablehlo.") else op.name
+    name = {"comm.all_gather_start": "all_gather"}.get(name, name)
     if name in ("collective_permute", "comm.collective_permute_start"):
         pairs = op.properties["source_target_pairs"].to_numpy().reshape(-1, 2).tolist()
         return "collective_permute", float(tensor_bytes(op.operands[0].type)), [list(p) for p in pairs]
@@ -205,8 +251,9 @@ def op_time(op: Operation, machine: Machine, num_partitions: int = 1) -> float:
         return roofline_time(flops, nbytes, machine) + (machine.op_overhead if flops or nbytes else 0.0)
     kind, nbytes, groups = coll
     if kind == "collective_permute":
-        far = max((hops(s, t, machine) for s, t in groups), default=0)
-        return collective_time_on(kind, nbytes, [2], machine, permute_hops=far)
+        loads = permute_loads(groups, machine)
+        return max((collective_time_on(kind, nbytes, [2], machine, hops(s, t, machine), loads[s]) for s, t in groups),
+                   default=0.0)
     return collective_time_on(kind, nbytes, group_axes(groups[0], machine), machine)
 
 
@@ -258,15 +305,16 @@ def windowed_einsum_decision(kind: str, dot_flops: float, full_bytes: int, n: in
                     t_before, t_after)
 
 
-def collective_matmul_decision(collective: Operation, dot: Operation, machine: Machine,
-                               bidirectional: bool = False) -> Decision:
-    """windowed_einsum_decision for an all_gather feeding `dot` or a reduce_scatter fed by it,
-    with the dot's and the loop's compute priced by the roofline rather than by FLOPs alone: each of
-    the N steps multiplies a 1/N piece (the window, or the slice of the reduce-scatter's operand)
-    by the other operand (whole, or its matching 1/N slice when the window is on a contracting or
-    batch dimension) and writes a 1/N block (dynamic_update_slice) or adds into an accumulator
-    (the reduce-scatter's shard; the full result when the window is contracting). Thin partial
-    dots are memory-bound where the whole dot was not, which XLA's FLOP-only inequality misses."""
+def closed_form_decision(collective: Operation, dot: Operation, machine: Machine,
+                         bidirectional: bool = False) -> Decision:
+    """windowed_einsum_decision (XLA's closed form) for an all_gather feeding `dot` or a
+    reduce_scatter fed by it, with the dot's and the loop's compute priced by the roofline
+    rather than by FLOPs alone: each of the N steps multiplies a 1/N piece (the window, or the
+    slice of the reduce-scatter's operand) by the other operand (whole, or its matching 1/N
+    slice when the window is on a contracting or batch dimension) and writes a 1/N block
+    (dynamic_update_slice) or adds into an accumulator (the reduce-scatter's shard; the full
+    result when the window is contracting). Thin partial dots are memory-bound where the whole
+    dot was not, which XLA's FLOP-only inequality misses."""
     kind = collective.name.split(".", 1)[-1]
     groups = collective.properties["replica_groups"].to_numpy()
     n = int((groups[0] != -1).sum())
@@ -296,13 +344,72 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
         sizes = [tensor_bytes(v.type) for v in dot.operands]
         step_bytes = 3 * sizes[side] / n + sizes[1 - side] + out / n + 3 * out / n
     else:
-        raise ValueError(f"collective_matmul_decision: {collective.name} is not an all_gather or a reduce_scatter")
+        raise ValueError(f"closed_form_decision: {collective.name} is not an all_gather or a reduce_scatter")
     dot_time = roofline_time(flops, op_bytes(dot), machine)
     loop = n * roofline_time(flops / n, step_bytes, machine)
     return windowed_einsum_decision(kind, flops, full, n, machine, bidirectional, dot_time=dot_time,
                                     loop_compute_time=loop)
 
 
-__all__ = ["COLLECTIVES", "Decision", "collective_matmul_decision", "collective_of", "collective_time",
-           "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
-           "roofline_time", "tensor_bytes", "windowed_einsum_decision"]
+def ring_positions(groups: Sequence[Sequence[int]], machine: Machine) -> list[int]:
+    """One device of each kind of ring position in `groups`: the same hops to the previous and to
+    the next position of its group, the same share of its routes' links (permute_loads) each way,
+    and its group spanning the same torus axes. The simulator
+    times a device's collectives and transfers from these alone, so devices of one kind take the
+    same time on the same program."""
+    up = permute_loads([(d, g[j - 1]) for g in groups for j, d in enumerate(g)], machine)
+    down = permute_loads([(d, g[(j + 1) % len(g)]) for g in groups for j, d in enumerate(g)], machine)
+    kinds: dict[tuple, int] = {}
+    for g in groups:
+        axes = tuple(group_axes(g, machine))
+        for j, d in enumerate(g):
+            kinds.setdefault((hops(d, g[j - 1], machine), hops(d, g[(j + 1) % len(g)], machine), up[d], down[d],
+                              axes), d)
+    return sorted(kinds.values())
+
+
+def collective_matmul_decision(collective: Operation, dot: Operation, machine: Machine,
+                               bidirectional: bool = False, unroll: bool = False,
+                               concatenate: bool = False) -> Decision:
+    """Whether to decompose an all_gather feeding `dot` or a reduce_scatter fed by it: XLA's
+    inequality in closed form (closed_form_decision), then the same inequality simulated,
+    T_loop < T_comp + T_comm with all three times from loom.sim's simulator. It runs the pair
+    alone and the loop decompose-collective-matmul writes for it with these options, scheduled by
+    schedule-latency-hiding (loom.transforms.collective_matmul.isolated_pair), on one device of
+    each kind of ring position (ring_positions): the loop is priced with the simulator's own
+    per-step model (each partial dot's roofline, each step's transfers with their hops' latency,
+    the two-way step structure, the prologue and epilogue), where the closed form assumes even
+    steps, one hop and one prologue transfer. Both must find the loop faster on every kind of
+    position. The simulator runs a program's ops one after another, and every transfer of a loop
+    ends within it, so replacing the pair by a loop chosen here cannot make a simulated device
+    slower. `t_before` / `t_after`: the simulated sides, on the device where the loop gains least
+    (the closed form's when it refuses first)."""
+    from loom.sim.simulate import device_times
+    from loom.transforms.collective_matmul import isolated_pair
+
+    closed = closed_form_decision(collective, dot, machine, bidirectional)
+    if not closed.decompose:
+        return closed
+    groups = [[i for i in g if i != -1] for g in collective.properties["replica_groups"].to_numpy().tolist()]
+    devices = ring_positions(groups, machine)
+    partitions = max(max(g) for g in groups) + 1
+    before = device_times(isolated_pair(collective, False), machine, partitions, devices)
+    after = device_times(isolated_pair(collective, True, bidirectional, unroll, concatenate), machine, partitions,
+                         devices)
+    d = max(devices, key=lambda d: after[d].step - before[d].step)
+    t_before, t_after = before[d].step, after[d].step
+    figures = (f"T_comp {before[d].compute * 1e6:.3g} us, T_comm {before[d].communication * 1e6:.3g} us, "
+               f"T_loop {t_after * 1e6:.3g} us (compute {after[d].compute * 1e6:.3g} us, transfers "
+               f"{after[d].communication * 1e6:.3g} us) on {machine.name}, device {d} of {len(devices)} kinds of "
+               f"ring position")
+    if t_after >= t_before:
+        return Decision(False, f"the simulated loop would not be faster: {figures}: T_loop >= T_comp + T_comm = "
+                               f"{t_before * 1e6:.3g} us (XLA's closed form: {closed.reason})", t_before, t_after)
+    return Decision(True, f"{closed.reason}; simulated: {figures}: T_loop < T_comp + T_comm = "
+                          f"{t_before * 1e6:.3g} us", t_before, t_after)
+
+
+__all__ = ["COLLECTIVES", "Decision", "closed_form_decision", "collective_matmul_decision", "collective_of",
+           "collective_time", "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
+           "permute_loads", "ring_positions", "route", "roofline_time", "tensor_bytes", "torus_shape",
+           "windowed_einsum_decision"]

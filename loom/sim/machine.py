@@ -80,10 +80,13 @@ class Machine:
         return Machine.from_json(json.loads(Path(path).read_text()), str(path))
 
     @staticmethod
-    def named(spec: str | Machine) -> Machine:
+    def named(spec: str | Path | Machine) -> Machine:
         """A Machine, a preset's name, or the path of a saved Machine JSON."""
         if isinstance(spec, Machine):
             return spec
+        if not isinstance(spec, (str, Path)) or (spec not in PRESETS and not Path(spec).is_file()):
+            raise ValueError(f"{spec!r} is neither a machine preset ({', '.join(sorted(PRESETS))}) nor the path of "
+                             f"a saved Machine's JSON")
         return Machine.preset(spec) if spec in PRESETS else Machine.load(spec)
 
 

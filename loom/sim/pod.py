@@ -6,9 +6,10 @@ How the per-device program is made: an analytic per-layer program, written here 
 of the per-device program an SPMD partitioner emits for the sharding below (loom.jit and the
 sharding front end sit above loom.sim, and writing it out keeps every collective where the
 paper's scheme puts it). It is then given to loom's own passes, `decompose-collective-matmul`
-(mode=auto: XLA's 256 MiB gate, then XLA's inequality with the loop's steps priced by the roofline,
-loom.sim.cost.collective_matmul_decision, on this machine) and `schedule-latency-hiding`, and both
-programs, before and after, are simulated by loom.sim.simulate through the same cost functions.
+(mode=auto: XLA's 256 MiB gate, then XLA's inequality in closed form and simulated on the loop
+the pass writes, loom.sim.cost.collective_matmul_decision, on this machine) and
+`schedule-latency-hiding`, and both programs, before and after, are simulated by loom.sim.simulate
+through the same cost functions.
 
 The sharding (2-D, model x data, on a mesh of dx x dy chips; chip id = x * dy + y, so a model
 group is dy consecutive chips along the torus's last axes):
@@ -27,11 +28,10 @@ not available, only its abstract: 1.14-1.38x, 72% of peak for 500B on 1024 chips
   and the model-axis sizes tried are this module's choices; memory capacity is not checked (the
   small model axes would not hold their activations without rematerialisation);
 - a roofline: every dot at peak FLOP/s, every other op at HBM bandwidth, unfused (softmax and
-  GELU touch memory separately), no launch overheads; ICI links at 4.5e10 B/s per direction, no
-  contention between transfers; so utilisations come out above what hardware reaches;
-- the loops go one way around the ring by default: with `bidirectional`, the reduce-scatter loop
-  as scheduled waits for one direction's transfer before the other direction's partial dot, and
-  the simulated layer can get slower than the cost model predicted;
+  GELU touch memory separately), no launch overheads; ICI links at 4.5e10 B/s per direction,
+  shared only by the transfers of one chip's link direction and by one permute's pairs whose
+  routes cross (loom.sim.simulate's doc); so utilisations come out above what hardware reaches;
+- the loops go one way around the ring by default, both ways with `bidirectional`;
 - weight all-gathers over X are synchronous (XLA would prefetch them asynchronously); the weight
   gradient's reduce-scatter is decomposed when the cost model chooses it, else synchronous;
 - activations saved for the backward pass are kept (no rematerialisation), and the weight
@@ -246,14 +246,16 @@ def layer_program(model: GPT, batch: int, dx: int, dy: int) -> Operation:
     return loom.ir.parse(w.text(dx * dy, [out, d_x, d_wqkv, d_wo, d_w1, d_w2]))
 
 
-def decompose(module: Operation, machine: Machine, bidirectional: bool = False) -> Operation:
+def decompose(module: Operation, machine: Machine, bidirectional: bool = False,
+              concatenate: bool = False) -> Operation:
     """`module` after decompose-collective-matmul (mode=auto, priced on `machine`) and
     schedule-latency-hiding."""
     out = loom.ir.parse(str(module))
     with tempfile.TemporaryDirectory() as tmp:
         path = machine.save(Path(tmp) / "machine.json")
         PassManager.parse(f"builtin.module(decompose-collective-matmul{{mode=auto machine={path} "
-                          f"bidirectional={str(bidirectional).lower()}}}, schedule-latency-hiding)").run(out)
+                          f"bidirectional={str(bidirectional).lower()} concatenate={str(concatenate).lower()}}}, "
+                          "schedule-latency-hiding)").run(out)
     return out
 
 
@@ -273,14 +275,14 @@ class PodRun:
 
 
 def run(model: GPT, chips: int, dy: int, decomposed: bool, batch: int | None = None,
-        bidirectional: bool = False) -> PodRun:
+        bidirectional: bool = False, concatenate: bool = False) -> PodRun:
     """Simulate one layer of `model` on `chips` chips, a (chips / dy) x dy mesh, `batch` sequences
     (2 per chip by default), before or after the passes."""
     machine = pod_machine(chips)
     dx = chips // dy
     module = layer_program(model, batch or 2 * chips, dx, dy)
     if decomposed:
-        module = decompose(module, machine, bidirectional)
+        module = decompose(module, machine, bidirectional, concatenate)
     # every chip runs the same program; chips differ only in where their rings' hops go
     layer = simulate(module, machine, devices=sorted({0, chips // 2 + dy // 2, chips - 1}), trace_devices=1)
     transfers = sum(op.name == "comm.collective_permute_start" for op in module.walk())
@@ -299,9 +301,10 @@ def model_axis_sizes(model: GPT, chips: int) -> list[int]:
 
 
 def compare(model: GPT, chips: int, sizes: Sequence[int] | None = None,
-            bidirectional: bool = False) -> list[tuple[PodRun, PodRun]]:
+            bidirectional: bool = False, concatenate: bool = False) -> list[tuple[PodRun, PodRun]]:
     """(undecomposed, decomposed) for each model-axis size."""
-    return [(run(model, chips, dy, False), run(model, chips, dy, True, bidirectional=bidirectional))
+    return [(run(model, chips, dy, False),
+             run(model, chips, dy, True, bidirectional=bidirectional, concatenate=concatenate))
             for dy in (sizes or model_axis_sizes(model, chips))]
 
 

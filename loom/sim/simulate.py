@@ -1,15 +1,27 @@
 """The step-time simulator: runs a partitioned (per-device) program's schedule against the cost
 model, op by op in program order, on three lanes per device: "compute" (one in-order stream) and
-"link+" / "link-" (the two directions of the device's ring links).
+"link+" / "link-" (the two directions of the device's ring links; on a torus, one link each way per
+axis, all drawn on the direction's lane).
 
 - Every op but a collective takes its roofline time (loom.sim.cost.op_time) on the compute lane.
 - A synchronous collective (all_gather, reduce_scatter, all_reduce, all_to_all,
-  collective_broadcast, collective_permute) blocks compute: it starts when compute and its links
-  are free and compute resumes when it ends; a permute uses the link of its direction, the others
-  both.
-- `comm.collective_permute_start` issues its transfer on its direction's link lane (after the
-  transfers already queued there) and costs compute nothing; `comm.collective_permute_done` waits
-  for it. Compute between the two runs while the data travels.
+  collective_broadcast, collective_permute) blocks compute: it starts when compute is free and
+  the transfers in flight on its links have finished, and holds them alone until it ends
+  (compute resumes then); a permute uses the link of its direction, the others both.
+- `comm.collective_permute_start` issues its transfer on its direction's link lane and costs
+  compute nothing; `comm.collective_permute_done` waits for it. Compute between the two runs
+  while the data travels. `comm.all_gather_start` / `_done` likewise, the gather's time (cost's
+  algorithm) on both directions of each torus axis its group spans.
+- Link contention. A link direction is shared equally by the transfers in flight on it
+  (processor sharing): two equal transfers issued together both end after twice the time of
+  one; the two directions never contend. A transfer's bytes take bytes / bandwidth of the whole
+  link, its hops' latency comes on top after its last byte. Across devices, the pairs of one
+  permute (issued by every device at once) whose routes cross a common link split that link's
+  bandwidth (loom.sim.cost.permute_loads). Routes assumed: dimension-order routing on a ring or
+  torus (axis by axis, the shorter way around each, the + way at a tie); through a switch, the
+  source's uplink and the target's downlink. Transfers of different ops on different devices do
+  not contend, and the synchronous collectives are priced alone (cost's ring and torus
+  algorithms on their group's axes).
 - `stablehlo.while` runs its condition and body once per iteration, the trip count read from
   constant bounds (an induction variable compared against a constant, started from a constant,
   stepped by a constant); `stablehlo.case` / `stablehlo.if` take their slowest branch;
@@ -18,7 +30,6 @@ model, op by op in program order, on three lanes per device: "compute" (one in-o
 The program is SPMD: every device runs the same ops, but a permute's direction and hops and a
 group's placement on the topology depend on the device, so each device in `devices` is simulated
 on its own (all of them by default, up to 64; beyond, an even sample including the first and last).
-Transfers of different devices do not contend: each device's link lanes are its own.
 """
 
 from __future__ import annotations
@@ -32,7 +43,17 @@ import numpy as np
 
 from loom.ir.core import Block, Operation, Value
 from loom.ir.diagnostics import VerifyError
-from loom.sim.cost import collective_of, collective_time_on, group_axes, hops, op_flops, op_time
+from loom.sim.cost import (
+    collective_of,
+    collective_time_on,
+    group_axes,
+    hops,
+    op_flops,
+    op_time,
+    permute_loads,
+    route,
+    torus_shape,
+)
 from loom.sim.machine import Machine
 from loom.sim.timeline import Timeline
 
@@ -67,24 +88,95 @@ _SYNC_COLLECTIVES = {f"stablehlo.{k}" for k in ("all_gather", "reduce_scatter", 
                                                   "collective_permute", "collective_broadcast")}
 
 
+class _Link:
+    """One link direction of a device, shared equally by the transfers in flight on it (processor
+    sharing): each transfer is `work` seconds of the whole link's bandwidth, and while k are in
+    flight each gets 1/k of it. `now`: the time up to which `active` (remaining work by key) is
+    brought; `sent`: when each finished transfer's last byte left."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.active: dict[object, float] = {}
+        self.sent: dict[object, float] = {}
+
+    def copy(self) -> _Link:
+        link = _Link()
+        link.now, link.active, link.sent = self.now, dict(self.active), dict(self.sent)
+        return link
+
+    def _advance(self, until: float) -> bool:
+        """Bring the transfers to `until` or to the first one finishing before it; whether one
+        finished."""
+        if not self.active:
+            self.now = max(self.now, until)
+            return False
+        share = len(self.active)
+        key, least = min(self.active.items(), key=lambda kv: kv[1])
+        finish = self.now + least * share
+        step = min(finish, until) - self.now
+        for k in self.active:
+            self.active[k] -= step / share
+        self.now += step
+        if finish <= until:
+            del self.active[key]
+            self.sent[key] = finish
+            return True
+        return False
+
+    def add(self, key: object, at: float, work: float) -> None:
+        """A transfer of `work` seconds issued at `at` (no earlier than `now`: the device issues in
+        time order)."""
+        while self._advance(at):
+            pass
+        self.active[key] = work
+
+    def finish(self, key: object) -> float:
+        """When transfer `key` has sent its last byte (no later transfer can be issued before it:
+        the device is waiting for it)."""
+        while key not in self.sent:
+            self._advance(math.inf)
+        return self.sent.pop(key)
+
+    def free(self) -> float:
+        """When every transfer in flight has finished."""
+        while self.active:
+            self._advance(math.inf)
+        return self.now
+
+    def occupy(self, start: float, end: float) -> None:
+        """A synchronous collective holds the link alone (from `start`, after `free()`)."""
+        self.sent.clear()
+        self.now = max(end, start)
+
+
 class _Device:
-    """One device's clocks: the compute stream, the free time of each link lane, and the end of
-    every transfer in flight (by its future)."""
+    """One device's clocks: the compute stream, its two link directions, and every transfer in
+    flight (by its future: its link, its start and its latency)."""
 
     def __init__(self, device: int, machine: Machine, num_partitions: int, timeline: Timeline | None,
                  cache: dict) -> None:
         self.device, self.machine, self.num_partitions = device, machine, num_partitions
         self.timeline, self.cache = timeline, cache  # op times shared by the devices
         self.clock = 0.0
-        self.lanes = {"link+": 0.0, "link-": 0.0}
-        self.in_flight: dict[Value, float] = {}
+        self.links: dict[tuple[str, int], _Link] = {}  # by lane and the torus axis of the first hop
+        self.in_flight: dict[Value, tuple[tuple[str, int], float, float, Operation]] = {}
         self.compute = self.communication = self.flops = 0.0
         self.by_name: dict[str, float] = {}
 
     def copy(self) -> _Device:
         d = copy.copy(self)
-        d.lanes, d.in_flight, d.by_name = dict(self.lanes), dict(self.in_flight), dict(self.by_name)
+        d.links = {key: link.copy() for key, link in self.links.items()}
+        d.in_flight, d.by_name = dict(self.in_flight), dict(self.by_name)
         return d
+
+    def idle(self) -> float:
+        """When the device's compute and both links are done."""
+        return max([self.clock, *(link.free() for link in self.links.values())])
+
+    def link(self, key: tuple[str, int]) -> _Link:
+        if key not in self.links:
+            self.links[key] = _Link()
+        return self.links[key]
 
     def span(self, lane: str, op: Operation, start: float, end: float) -> None:
         if self.timeline is not None and end > start:
@@ -107,27 +199,42 @@ class _Device:
             self.run_branches(op)
         elif name == "func.call":
             self.run_block(_callee(op).regions[0].entry)
-        elif name == "comm.collective_permute_start":
-            seconds, lane = self.permute(op)
-            start = max(self.clock, self.lanes[lane])
-            self.lanes[lane] = self.in_flight[op.results[0]] = start + seconds
-            self.transfer(op, [lane], start, seconds)
-        elif name == "comm.collective_permute_done":
+        elif name in ("comm.collective_permute_start", "comm.all_gather_start"):
+            if name == "comm.all_gather_start":  # both directions of every torus axis its group spans
+                latency, work = 0.0, self.collective(op)
+                keys = [(lane, axis) for lane in ("link+", "link-") for axis in self.group_axes(op)]
+            else:
+                (latency, work), key = self.permute(op)
+                keys = [key]
+            for key in keys:
+                self.link(key).add((op.results[0], key), self.clock, work)
+            self.in_flight[op.results[0]] = (keys, self.clock, latency, op)
+            self.communication += latency + work
+            self.charge(op, latency + work)
+        elif name in ("comm.collective_permute_done", "comm.all_gather_done"):
             future = op.operands[0]
             if future not in self.in_flight:
                 raise SimulationError(op, "waits for a transfer this program never started")
-            self.clock = max(self.clock, self.in_flight.pop(future))
+            keys, start, latency, started = self.in_flight.pop(future)
+            end = max(self.link(key).finish((future, key)) for key in keys) + latency
+            for lane in dict.fromkeys(key[0] for key in keys):
+                self.span(lane, started, start, end)
+            self.clock = max(self.clock, end)
         elif name in _SYNC_COLLECTIVES:
             if name == "stablehlo.collective_permute":
-                seconds, lane = self.permute(op)
-                lanes = [lane]
+                (latency, work), key = self.permute(op)
+                seconds, lanes = latency + work, [key[0]]
             else:
                 seconds, lanes = self.collective(op), ["link+", "link-"]
-            start = max(self.clock, *(self.lanes[lane] for lane in lanes))
+            held = [link for key, link in self.links.items() if key[0] in lanes]  # every axis: it waits for all
+            start = max([self.clock, *(link.free() for link in held)])
             self.clock = start + seconds
+            for link in held:
+                link.occupy(start, self.clock)
             for lane in lanes:
-                self.lanes[lane] = self.clock
-            self.transfer(op, lanes, start, seconds)
+                self.span(lane, op, start, self.clock)
+            self.communication += seconds
+            self.charge(op, seconds)
         else:
             key = id(op)
             if key not in self.cache:
@@ -139,23 +246,29 @@ class _Device:
             self.flops += op_flops(op)
             self.charge(op, seconds)
 
-    def transfer(self, op: Operation, lanes: list[str], start: float, seconds: float) -> None:
-        for lane in lanes:
-            self.span(lane, op, start, start + seconds)
-        self.communication += seconds
-        self.charge(op, seconds)
-
-    def permute(self, op: Operation) -> tuple[float, str]:
-        """This device's transfer time and link lane (the permute's direction around its ring)."""
+    def permute(self, op: Operation) -> tuple[tuple[float, float], tuple[str, int]]:
+        """This device's transfer ((latency, seconds of its link's whole bandwidth)) and link (the
+        lane of the permute's direction around its ring, the torus axis of its first hop)."""
         key = (id(op), "permute")
         if key not in self.cache:
             self.cache[key] = _permute_routes(op, self.machine)
-        return self.cache[key].get(self.device, (0.0, "link+"))
+        return self.cache[key].get(self.device, ((0.0, 0.0), ("link+", 0)))
+
+    def group(self, op: Operation) -> list[int]:
+        groups = collective_of(op, self.num_partitions)[2]
+        return next((g for g in groups if self.device in g), groups[0])
 
     def collective(self, op: Operation) -> float:
-        kind, nbytes, groups = collective_of(op, self.num_partitions)
-        group = next((g for g in groups if self.device in g), groups[0])
-        return collective_time_on(kind, nbytes, group_axes(group, self.machine), self.machine)
+        kind, nbytes, _ = collective_of(op, self.num_partitions)
+        return collective_time_on(kind, nbytes, group_axes(self.group(op), self.machine), self.machine)
+
+    def group_axes(self, op: Operation) -> list[int]:
+        """The torus axes this device's group of `op` spans (axis 0 of a switch or a ring)."""
+        group = self.group(op)
+        if self.machine.topology == "switch" or len(group) <= 1:
+            return [0]
+        coords = np.array(np.unravel_index(np.asarray(group), torus_shape(self.machine, max(group))))
+        return [a for a in range(len(coords)) if len(set(coords[a].tolist())) > 1]
 
     def run_while(self, op: Operation) -> None:
         cond, body = op.regions[0].entry, op.regions[1].entry
@@ -170,26 +283,39 @@ class _Device:
             branch = self.copy()
             branch.run_block(region.entry)
             outcomes.append(branch)
-        slowest = max(outcomes, key=lambda d: (d.clock, max(d.lanes.values())))
+        slowest = max(outcomes, key=lambda d: (d.clock, d.copy().idle()))
         self.__dict__.update(slowest.__dict__)
 
 
-def _permute_routes(op: Operation, machine: Machine) -> dict[int, tuple[float, str]]:
-    """For each source device of a collective_permute: its transfer time, and "link+" when its
-    target is ahead of it on its ring (the cycle of the permutation through it, its devices in id
-    order; within half the ring), else "link-"."""
+def _permute_routes(op: Operation, machine: Machine) -> dict[int, tuple[tuple[float, float], tuple[str, int]]]:
+    """For each source device of a collective_permute: its transfer's latency (hops · latency) and
+    its seconds at the link's whole bandwidth (bytes · load / bandwidth: the permute's pairs that
+    share a link of its route share its bandwidth, loom.sim.cost.permute_loads), and "link+" when
+    its target is ahead of it on its ring (the cycle of the permutation through it, its devices in
+    id order; within half the ring), else "link-", with the torus axis of its route's first hop
+    (a device's links along different axes are different links)."""
     _, nbytes, pairs = collective_of(op, 0)
+    loads = permute_loads([tuple(p) for p in pairs], machine)
     target = {s: t for s, t in pairs}
-    routes = {}
-    for s, t in pairs:
+    rings: dict[int, dict[int, int]] = {}  # device -> its ring's devices by position
+    for s, _ in pairs:
+        if s in rings:
+            continue
         cycle, d = [s], target.get(s)
         while d is not None and d != s and len(cycle) <= len(target):
             cycle.append(d)
             d = target.get(d)
-        ring = sorted(cycle)
-        ahead = (ring.index(t) - ring.index(s)) % len(ring) if t in ring else 1
-        seconds = collective_time_on("collective_permute", nbytes, [2], machine, permute_hops=hops(s, t, machine))
-        routes[s] = (seconds, "link+" if ahead <= len(ring) // 2 else "link-")
+        ring = {v: i for i, v in enumerate(sorted(cycle))}
+        rings.update(dict.fromkeys(cycle if d == s else [s], ring))  # a cycle is every member's ring
+    routes = {}
+    for s, t in pairs:
+        ring = rings[s]
+        ahead = (ring[t] - ring[s]) % len(ring) if t in ring else 1
+        far = hops(s, t, machine)
+        latency = far * machine.link_latency
+        work = collective_time_on("collective_permute", nbytes, [2], machine, far, loads[s]) - latency
+        axis = next(iter(route(s, t, machine)), (0, 0, 0))[1]
+        routes[s] = ((latency, work), ("link+" if ahead <= len(ring) // 2 else "link-", axis))
     return routes
 
 
@@ -280,6 +406,27 @@ def _default_devices(n: int) -> list[int]:
     return list(range(n)) if n <= 64 else sorted({int(d) for d in np.linspace(0, n - 1, 16)})
 
 
+@dataclass(frozen=True)
+class DeviceTime:
+    """One device's time to run a block from idle lanes (`step`: until its last op and transfer
+    end), and its busy time on compute and on its links."""
+
+    step: float
+    compute: float
+    communication: float
+
+
+def device_times(block: Block, machine: Machine, num_partitions: int, devices: Sequence[int]) -> dict[int, DeviceTime]:
+    """Run `block` alone on each of `devices`, as `simulate` runs a function body."""
+    cache: dict = {}
+    times = {}
+    for d in devices:
+        state = _Device(d, machine, num_partitions, None, cache)
+        state.run_block(block)
+        times[d] = DeviceTime(state.idle(), state.compute, state.communication)
+    return times
+
+
 def simulate(module: Operation, machine: Machine, *, num_partitions: int | None = None,
              devices: Sequence[int] | None = None, trace_devices: int = 8) -> Prediction:
     """Predict the step time of a partitioned program (its `main` function, or its only one) on
@@ -296,7 +443,7 @@ def simulate(module: Operation, machine: Machine, *, num_partitions: int | None 
     for i, d in enumerate(chosen):
         state = _Device(d, machine, n, timeline if i < trace_devices else None, cache)
         state.run_block(entry)
-        state.clock = max(state.clock, *state.lanes.values())
+        state.clock = state.idle()
         states.append(state)
     slowest = max(states, key=lambda s: s.clock)
     return Prediction(step_time=slowest.clock, device_times={s.device: s.clock for s in states},
@@ -304,4 +451,4 @@ def simulate(module: Operation, machine: Machine, *, num_partitions: int | None 
                       op_time_by_name=slowest.by_name, timeline=timeline)
 
 
-__all__ = ["Prediction", "SimulationError", "simulate", "trip_count"]
+__all__ = ["DeviceTime", "Prediction", "SimulationError", "device_times", "simulate", "trip_count"]

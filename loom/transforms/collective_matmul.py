@@ -32,7 +32,12 @@ round i = 1 .. h = (N - 1) // 2 (and, N even, k + N/2 last); the reduce-scatter 
 over N // 2 + 1 positions going up and the other N - 1 - N // 2 going down, adding the two at the
 end. The middle rounds (all but the first and the last one or two) run in a `stablehlo.while`
 when there are any; the others are written out. Whole shards travel each way (XLA's scheme;
-splitting each shard in halves is not done).
+splitting each shard in halves is not done). With `concatenate` too, each round of the
+all-gather loop concatenates its two shards along the gathered dimension (and, on a contracting or
+batch window, the other operand's two matching blocks) and runs one dot (XLA's scheme: one larger
+dot, the other operand read once), then writes the result's two halves as the two blocks, or adds
+it whole (contracting: the two partial products summed inside the dot, so float sums may differ
+in the last bits).
 
 With `unroll`, each loop iteration runs two steps (XLA's unroll_windowed_einsum: two permutes and
 two partial dots per iteration, fewer loop-carried round trips), an odd last step written out after
@@ -60,11 +65,11 @@ from loom.dialects.stablehlo.attributes import ChannelHandle
 from loom.dialects.stablehlo.collectives import AllGatherOp, CollectivePermuteOp, PartitionIdOp, ReduceScatterOp
 from loom.ir.attributes import numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Operation, Value
+from loom.ir.core import Block, Operation, Value
 from loom.ir.diagnostics import emit_remark
 from loom.ir.types import DYNAMIC, RankedTensorType, i32
 from loom.rewrite.passes import Option, Pass, register_pass
-from loom.sim.cost import collective_matmul_decision
+from loom.sim.cost import Decision, collective_matmul_decision
 from loom.sim.machine import Machine
 from loom.transforms.spmd_partition import byte_width
 
@@ -274,7 +279,7 @@ def _match_reduce_scatter(rs: Operation) -> tuple[Operation, int, int] | str | N
 
 
 def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int | None, other_dim: int | None,
-                          e: _Emitter, bidirectional: bool) -> None:
+                          e: _Emitter, bidirectional: bool, concatenate: bool = False) -> None:
     b = e.b
     shard = ag.operands[0]
     other = dot.operands[1 - side]
@@ -300,6 +305,32 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
             return sb.add(bb, acc, part)
         return sb.dynamic_update_slice(bb, acc, part, starts(out_t.rank, out_dim))
 
+    def compute_both(bb: Builder, x_up: Value, x_down: Value, w: Value, acc: Value, kk: Value, i: Value) -> Value:
+        """`acc` with round i's two shards (k + i up, k - i down); with `concatenate`, from one dot
+        of the two concatenated along the gathered dimension (XLA's two-way windowed einsum: one
+        dot reads the other operand once), its result split into the two blocks or, contracting,
+        the partial sum of both."""
+        if not concatenate:
+            return compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True)
+        d = ag.properties["all_gather_dim"].value
+        offsets = [e.block_offset(bb, kk, i, 0, c), e.block_offset(bb, kk, i, 0, c, down=True)]
+        x = sb.concatenate(bb, [x_up, x_down], d)
+        if other_dim is not None:  # the other operand's two matching blocks, side by side as the shards
+            zero = e.const(bb, 0)
+            size = list(_with_dim(w.type, other_dim, c).shape)
+            w = sb.concatenate(bb, [sb.dynamic_slice(bb, w, [o if k == other_dim else zero for k in range(w.type.rank)],
+                                                     size) for o in offsets], other_dim)
+        if out_dim is None:
+            return sb.add(bb, acc, _dot(bb, dot, *((x, w) if side == 0 else (w, x)), out_t))
+        both = _dot(bb, dot, *((x, w) if side == 0 else (w, x)), _with_dim(out_t, out_dim, 2 * c))
+        zero = e.const(bb, 0)
+        for half, offset in enumerate(offsets):
+            start = [half * c if k == out_dim else 0 for k in range(out_t.rank)]
+            limit = [start[k] + c if k == out_dim else n for k, n in enumerate(out_t.shape)]
+            block = sb.slice_(bb, both, start, limit)
+            acc = sb.dynamic_update_slice(bb, acc, block, [offset if k == out_dim else zero for k in range(out_t.rank)])
+        return acc
+
     def const(v: int) -> Value:
         return e.const(b, v)
 
@@ -321,13 +352,13 @@ def _decompose_all_gather(ag: Operation, dot: Operation, side: int, out_dim: int
         def step2(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
             x_up, x_down, w, acc, kk = vals
             sent = [e.permute(bb, x_up), e.permute(bb, x_down, down=True)]  # issued before the dots
-            return [*sent, w, compute(bb, x_down, w, compute(bb, x_up, w, acc, kk, i), kk, i, down=True), kk]
+            return [*sent, w, compute_both(bb, x_up, x_down, w, acc, kk, i), kk]
 
         if h >= 2:
             up, down, w, out, kk = e.loop([up, down, other, out, k], 1, h, step2)
         if h >= 1:
             last_up = e.permute(b, up) if e.n % 2 == 0 else up
-            out = compute(b, down, w, compute(b, up, w, out, kk, const(h)), kk, const(h), down=True)
+            out = compute_both(b, up, down, w, out, kk, const(h))
             up = last_up
         if e.n % 2 == 0:
             out = compute(b, up, w, out, kk, const(e.n // 2))
@@ -392,6 +423,61 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
     dot.erase()
 
 
+def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False,
+              channels: Iterator[int] | None = None, hoisted: dict[tuple, Value] | None = None,
+              concatenate: bool = False) -> None:
+    """Rewrite candidate `coll` (an all_gather feeding a dot_general, or a reduce_scatter fed by
+    one, as the module's doc matches them) and its dot into the loop, in place. `channels`: the
+    permutes' channel ids (by default from 1 past the largest in `coll`'s module); `hoisted`: the
+    constants shared with other loops of the same blocks. Raises ValueError for a non-candidate."""
+    match = _match_all_gather(coll) if isinstance(coll, AllGatherOp) else _match_reduce_scatter(coll)
+    groups = _groups(coll)
+    if match is None or isinstance(match, str) or groups is None:
+        raise ValueError(f"{coll.name} at {coll.location} is not a collective matmul candidate: "
+                         f"{match or 'no dot_general next to it'}")
+    if channels is None:
+        root = coll
+        while root.parent_op is not None:
+            root = root.parent_op
+        channels = itertools.count(_max_channel(root) + 1)
+    anchor = match[0] if isinstance(coll, AllGatherOp) else coll
+    e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, unroll,
+                 {} if hoisted is None else hoisted)
+    if isinstance(coll, AllGatherOp):
+        _decompose_all_gather(coll, *match, e, bidirectional, concatenate)
+    else:
+        _decompose_reduce_scatter(coll, *match, e, bidirectional)
+
+
+def isolated_pair(coll: Operation, decomposed: bool, bidirectional: bool = False, unroll: bool = False,
+                  concatenate: bool = False) -> Block:
+    """A detached block holding a copy of candidate `coll` and its dot alone (their other operands
+    its arguments): as they are, or as this pass with these options and schedule-latency-hiding
+    would leave them (the cost model simulates both). Raises ValueError for a non-candidate."""
+    from loom.transforms.latency_hiding import split_permute
+
+    match = _match_all_gather(coll) if isinstance(coll, AllGatherOp) else _match_reduce_scatter(coll)
+    if match is None or isinstance(match, str):
+        raise ValueError(f"{coll.name} at {coll.location} is not a collective matmul candidate: {match}")
+    pair = [coll, match[0]] if isinstance(coll, AllGatherOp) else [match[0], coll]
+    outside = list(dict.fromkeys(v for op in pair for v in op.operands if v.owner_op not in pair))
+    block = Block([v.type for v in outside])
+    mapping: dict = dict(zip(outside, block.args))
+    copies = [op.clone(mapping) for op in pair]
+    for op in copies:
+        block.append(op)
+    if decomposed:
+        decompose(copies[0] if isinstance(coll, AllGatherOp) else copies[1], bidirectional, unroll,
+                  itertools.count(1), concatenate=concatenate)
+        for p in [op for op in _walk(block) if isinstance(op, CollectivePermuteOp)]:
+            split_permute(p)
+    return block
+
+
+def _walk(block: Block) -> list[Operation]:
+    return [nested for op in block.ops for nested in op.walk()]
+
+
 def _max_channel(module: Operation) -> int:
     handles = [h.handle for op in module.walk()
                if isinstance(h := op.properties.get("channel_handle"), ChannelHandle)]
@@ -409,14 +495,18 @@ class DecomposeCollectiveMatmulPass(Pass):
                   "cost model of `machine` finds faster", choices=("on", "off", "auto"))
     bidirectional = Option(bool, False, "send shards both ways around the ring: about half the steps")
     unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
+    concatenate = Option(bool, False, "bidirectional all-gather loops: one dot per round of the two shards "
+                         "concatenated")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
-    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path")
+    machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path "
+                     "(from Python, a loom.sim Machine too)")
 
     def run(self, op: Operation) -> None:
         if self.mode == "off":
             self.mark_all_analyses_preserved()
             return
         self._machine: Machine | None = None
+        self._decisions: dict[tuple, Decision] = {}
         if self.mode == "auto":
             try:
                 self._machine = Machine.named(self.machine)
@@ -444,12 +534,7 @@ class DecomposeCollectiveMatmulPass(Pass):
             if reason is not None or isinstance(match, str) or groups is None:
                 emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
-            anchor = match[0] if isinstance(coll, AllGatherOp) else coll
-            e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, self.unroll, hoisted)
-            if isinstance(coll, AllGatherOp):
-                _decompose_all_gather(coll, *match, e, self.bidirectional)
-            else:
-                _decompose_reduce_scatter(coll, *match, e, self.bidirectional)
+            decompose(coll, self.bidirectional, self.unroll, channels, hoisted, self.concatenate)
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()
@@ -463,8 +548,17 @@ class DecomposeCollectiveMatmulPass(Pass):
         full = coll.results[0].type if kind == "all_gather" else coll.operands[0].type
         if _nbytes(full) < self.threshold_bytes:
             return f"its full-size operand has {_nbytes(full)} bytes, under threshold-bytes = {self.threshold_bytes}"
-        decision = collective_matmul_decision(coll, match[0], self._machine, self.bidirectional)
+        dot = match[0]
+        # equal pairs get equal decisions: priced once (a program repeats its blocks)
+        key = (coll.name, str(coll.operands[0].type), str(full), str(coll.properties["replica_groups"]),
+               str(coll.properties.get("all_gather_dim", coll.properties.get("scatter_dimension"))),
+               *(str(v.type) for v in dot.operands), str(dot.properties["dot_dimension_numbers"]),
+               tuple(v is coll.results[0] for v in dot.operands))
+        if key not in self._decisions:
+            self._decisions[key] = collective_matmul_decision(coll, dot, self._machine, self.bidirectional,
+                                                              self.unroll, self.concatenate)
+        decision = self._decisions[key]
         return None if decision.decompose else decision.reason
 
 
-__all__ = ["DecomposeCollectiveMatmulPass"]
+__all__ = ["DecomposeCollectiveMatmulPass", "decompose", "isolated_pair"]

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+import loom
+from loom.ir.attributes import location_line_col
+from loom.ir.diagnostics import collect_remarks
+from loom.rewrite.pass_manager import PassManager
 from loom.sim import pod
-from loom.sim.cost import op_flops
+from loom.sim.cost import op_flops, ring_positions, tensor_bytes
+from loom.sim.simulate import simulate
+from loom.transforms.collective_matmul import decompose
 
 TINY = pod.GPT("tiny", layers=2, d_model=256, heads=8, seq_len=64)
 
@@ -63,3 +69,73 @@ def test_the_decompositions_the_cost_model_chooses_never_slow_the_step():
         # the same dots in pieces, plus the loops' accumulating adds and index arithmetic
         assert before.layer.flops <= after.layer.flops <= before.layer.flops * (1 + 1e-4)
         assert before.transfers == 0 and before.utilisation <= 1 and after.utilisation <= 1
+
+
+def _candidates(module) -> list:
+    """The collectives past auto mode's size gate that feed a dot (all_gather) or are fed by one
+    (reduce_scatter): what the cost model decides on."""
+    out = []
+    for op in module.walk():
+        if op.name == "stablehlo.all_gather":
+            full, next_to_dot = op.results[0].type, any(u.name == "stablehlo.dot_general" for u in op.results[0].users)
+        elif op.name == "stablehlo.reduce_scatter":
+            owner = op.operands[0].owner_op
+            full, next_to_dot = op.operands[0].type, owner is not None and owner.name == "stablehlo.dot_general"
+        else:
+            continue
+        if next_to_dot and tensor_bytes(full) >= 256 << 20:
+            out.append(op)
+    return out
+
+
+def _where(op) -> str:
+    line, col = location_line_col(op.location)[1:]
+    return f"{line}:{col}"
+
+
+def _check_decisions(model: pod.GPT, chips: int, dy: int, bidirectional: bool, check_refusals: bool) -> int:
+    """Decompose one layer in auto mode: every simulated chip is no slower; every candidate left
+    alone has a remark saying why, and (`check_refusals`) one refused as slower is slower when the
+    program decomposes it alone. Returns how many candidates were decomposed."""
+    machine = pod.pod_machine(chips)
+    base = pod.layer_program(model, 2 * chips, chips // dy, dy)
+    devices = sorted({0, chips // 2 + dy // 2, chips - 1})
+    before = simulate(base, machine, devices=devices).device_times
+    with collect_remarks() as remarks:
+        after = simulate(pod.decompose(base, machine, bidirectional), machine, devices=devices).device_times
+    assert all(after[d] <= before[d] for d in devices), (after, before)
+    why = {r.where.split(":", 1)[1]: r.message for r in remarks}
+    decomposed = 0
+    for i, coll in enumerate(_candidates(base)):
+        if _where(coll) not in why:
+            decomposed += 1
+            continue
+        message = why[_where(coll)]
+        assert "would not be faster" in message or "negligible" in message, message
+        if check_refusals and "the simulated loop would not be faster" in message:
+            alone = loom.ir.parse(str(base))
+            decompose(_candidates(alone)[i], bidirectional)
+            PassManager.parse("builtin.module(schedule-latency-hiding)").run(alone)
+            kinds = ring_positions(coll.groups, machine)
+            t_base = simulate(base, machine, devices=kinds).device_times
+            t_alone = simulate(alone, machine, devices=kinds).device_times
+            assert any(t_alone[d] >= t_base[d] for d in kinds), message
+    return decomposed
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_chosen_decompositions_never_slow_the_step_and_refused_ones_say_why(bidirectional):
+    """50B on 128 chips (a 4x4x8 torus): model axes of 8 (one torus axis) and 16 (a group spanning
+    two axes, where ring neighbours can be two hops apart)."""
+    model = next(m for m in pod.MODELS if m.name == "50B")
+    assert sum(_check_decisions(model, 128, dy, bidirectional, True) for dy in (8, 16)) > 0
+
+
+@pytest.mark.slow  # every configuration of benchmarks/overlap_pod.py: minutes on a 2-core machine
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize("name", [m.name for m in pod.MODELS])
+def test_every_pod_configuration_is_no_slower_where_decomposed(name, bidirectional):
+    model = next(m for m in pod.MODELS if m.name == name)
+    chips = pod.CHIPS[name]
+    for dy in pod.model_axis_sizes(model, chips):
+        _check_decisions(model, chips, dy, bidirectional, False)

@@ -147,6 +147,35 @@ def test_all_gather_on_a_batch_dimension(n, options):
     np.testing.assert_allclose(run_global(out, *args)[0], np.einsum("bmk,bkn->bmn", *args), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("unroll", [False, True])
+@pytest.mark.parametrize("window", ["non-contracting", "contracting", "batch"])
+@pytest.mark.parametrize("n", [4, 8])
+def test_two_way_rounds_concatenate_their_shards_into_one_dot(n, window, unroll):
+    """With `concatenate`, each two-way round runs one dot of its two shards side by side (and,
+    contracting or batch, the other operand's two matching blocks): half the partial dots of the
+    plain two-way loop, the values of the undecomposed program (to float tolerance where the two
+    partial products are summed inside the dot)."""
+    mesh = _mesh((n,), ("x",))
+    if window == "non-contracting":
+        shapes = [(2 * n, 6), (6, 2 * n)]
+        module = _partitioned(matmul, [P("x", None), P(None, "x")], P(None, "x"), shapes, mesh)
+    elif window == "contracting":
+        shapes = [(5, 3 * n), (3 * n, 4)]
+        module = _gathered_dot(mesh, "x", (None, "x"), 1, "mk,kn->mn", shapes)
+    else:
+        shapes = [(2 * n, 3, 5), (2 * n, 5, 4)]
+        module = _gathered_dot(mesh, "x", ("x", None, None), 0, "bmk,bkn->bmn", shapes)
+    base = f"mode=on bidirectional=true unroll={str(unroll).lower()}"
+    out = _check(module, _values(shapes), "stablehlo.all_gather", exact=window == "batch",
+                 options=f"{base} concatenate=true")
+    plain = _decompose(module, base)
+    dots = _names(out).count("stablehlo.dot_general")
+    assert "stablehlo.concatenate" in _names(out)
+    assert dots < _names(plain).count("stablehlo.dot_general")
+    np.testing.assert_allclose(run_global(out, *_values(shapes))[0], run_global(plain, *_values(shapes))[0],
+                               rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("options", ["mode=on", "mode=on bidirectional=true unroll=true"], ids=["ring", "both"])
 @pytest.mark.parametrize("axis", ["d", "m"])
 def test_two_dimensional_mesh_contracting_and_batch_gathers(axis, options):
@@ -323,7 +352,8 @@ def test_modes_and_the_auto_threshold_remark():
     assert "on h200" in remarks[0].message
     assert "stablehlo.while" in _names(_decompose(module, "mode=on"))
     assert DecomposeCollectiveMatmulPass().pipeline_text() == \
-        "decompose-collective-matmul{bidirectional=false machine=h200 mode=auto threshold-bytes=268435456 unroll=false}"
+        "decompose-collective-matmul{bidirectional=false concatenate=false machine=h200 mode=auto " \
+        "threshold-bytes=268435456 unroll=false}"
 
 
 def test_auto_decision_follows_the_machine(tmp_path):
@@ -400,7 +430,7 @@ def _distributed_worker(rank: int, world: int, port: int, programs: list[tuple[s
 def test_decomposed_program_runs_with_a_gloo_process_per_device():
     """Both loops (bidirectional), and the contracting (unrolled) and batch windows, over
     torch.distributed, one partition per process: the values the undecomposed programs give on
-    threads."""
+    threads; and the undecomposed program with an asynchronous all-gather."""
     import queue
     import socket
     import time
@@ -423,8 +453,14 @@ def test_decomposed_program_runs_with_a_gloo_process_per_device():
     programs = [(str(out), args),
                 (str(_decompose(contracting, "mode=on unroll=true")), _values(contracting_shapes, seed=1)),
                 (str(_decompose(batch, "mode=on bidirectional=true")), _values(batch_shapes, seed=2))]
-    want = [*run_global(module, *args), *run_global(contracting, *programs[1][1]), *run_global(batch, *programs[2][1])]
-    exact = [True, False, False, True]
+    # the undecomposed program with its all-gather asynchronous (an async_op work handle)
+    gathers = loom.ir.parse(str(module))
+    PassManager.parse("builtin.module(schedule-latency-hiding{all-gathers=true})").run(gathers)
+    assert "comm.all_gather_start" in _names(gathers)
+    programs.append((str(gathers), args))
+    want = [*run_global(module, *args), *run_global(contracting, *programs[1][1]), *run_global(batch, *programs[2][1]),
+            *run_global(module, *args)]
+    exact = [True, False, False, True, True, False]  # reduce-scatters sum in gloo's order
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

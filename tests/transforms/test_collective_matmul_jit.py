@@ -130,3 +130,31 @@ def test_gradient_against_finite_differences():
 def test_overlap_option_is_checked():
     with pytest.raises(ValueError, match="overlap must be 'auto', 'on' or 'off', got 'yes'"):
         loom.jit(mlp, overlap="yes")
+
+
+def test_the_machine_argument_decides_auto_overlap():
+    """(16384 x 8192) @ (8192 x 8192) with rhs's columns split over 4 devices: the partitioned
+    program gathers 256 MiB of rhs (the size gate) into a dot about as long as the gather on an
+    H200 (989e12 FLOP/s, 450e9 B/s links), so the loop pays there; on a TPU v4 (275e12 FLOP/s,
+    4.5e10 B/s links) the loop's one-way transfers (4.5 ms) outlast the dot (2 ms) by more than
+    the overlap saves, and XLA's inequality refuses. Compiled only: nothing runs."""
+    from loom.sharding.partitioning import partition
+    from loom.sim.cost import collective_matmul_decision
+    from loom.sim.machine import Machine
+
+    mesh = Mesh(np.arange(4), ("x",))
+    a, b = np.zeros((16384, 8192), np.float32), np.zeros((8192, 8192), np.float32)
+    shardings = dict(in_shardings=(NamedSharding(mesh, P("x", None)), NamedSharding(mesh, P(None, "x"))),
+                     out_shardings=NamedSharding(mesh, P("x", None)))
+    undecomposed = partition(loom.jit(lambda x, y: x @ y, **shardings).lower(a, b).module)
+    gather = next(op for op in undecomposed.walk() if op.name == "stablehlo.all_gather")
+    dot = next(op for op in undecomposed.walk() if op.name == "stablehlo.dot_general")
+    for machine, want in (("h200", True), ("tpu-v4", False), (Machine.preset("h100"), True)):
+        assert collective_matmul_decision(gather, dot, Machine.named(machine)).decompose is want
+        with collect_remarks() as remarks:
+            compiled = loom.jit(lambda x, y: x @ y, overlap="auto", machine=machine, **shardings).lower(a, b).compile()
+        names = {op.name for op in compiled.executable.module.walk()}
+        assert ("stablehlo.while" in names) is want, machine
+        assert bool(remarks) is not want and all("on tpu-v4" in r.message for r in remarks), machine
+    with pytest.raises(ValueError, match="jit: machine='h900': 'h900' is neither a machine preset"):
+        loom.jit(lambda x, y: x @ y, overlap="auto", machine="h900")

@@ -13,6 +13,7 @@ form (`stablehlo.partition_id : tensor<ui32>`); loom does the same.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -450,7 +451,8 @@ class CollectivePermuteOp(_Collective):
             raise ShapeError("replica ids in source_target_pairs must be >= 0")
         for column, what in ((0, "sources"), (1, "targets")):
             ids = pairs[:, column].tolist()
-            repeated = next((i for i in ids if ids.count(i) > 1), None)
+            counts = collections.Counter(ids)  # linear: meshes of thousands of devices
+            repeated = next((i for i in ids if counts[i] > 1), None)
             if repeated is not None:
                 raise ShapeError(f"duplicate {what} not allowed: {repeated}")
         return [operand_types[0]]
