@@ -4,14 +4,9 @@ does, with the same values; rejections are the same kind of error, naming the ou
 
 from __future__ import annotations
 
-import os
-import pickle
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from support.jax_mesh import loom_env
+from support.jax_mesh import jax_results, loom_env
 from support.jax_parity import check
 
 import loom
@@ -83,6 +78,8 @@ def source(body: str, outs: str) -> str:
     return f"jit(lambda a, w: shard_map({body}, mesh=mesh, in_specs={IN}, out_specs={outs}, check_vma=True)(a, w))"
 
 
+# JAX's outcome per case (support.jax_mesh's request; check_vma as each case says): its values, or
+# the kind of error it raised and the message
 _SCRIPT = r"""
 import os, pickle, sys
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
@@ -90,15 +87,14 @@ import numpy as np
 import jax, jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-cases, a, w = pickle.load(sys.stdin.buffer)
-mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
+request = pickle.load(sys.stdin.buffer)
+mesh = Mesh(np.array(jax.devices()[:8]).reshape(request["shape"]), request["axes"])
 env = dict(jnp=jnp, lax=lax, jit=jax.jit, P=P, mesh=mesh, shard_map=jax.shard_map)
 out = {}
-for name, src in cases.items():
+for name, (kind, source, args, placements) in request["cases"].items():
+    placed = [jax.device_put(a, NamedSharding(mesh, P(*p))) for a, p in zip(args, placements)]
     try:
-        res = eval(src, env)(jax.device_put(a, NamedSharding(mesh, P("x", "y"))),
-                             jax.device_put(w, NamedSharding(mesh, P())))
-        out[name] = ("value", [np.asarray(r) for r in jax.tree_util.tree_leaves(res)])
+        out[name] = ("value", [np.asarray(r) for r in jax.tree_util.tree_leaves(eval(source, env)(*placed))])
     except (ValueError, TypeError) as e:
         out[name] = ("error", type(e).__name__, str(e))
 pickle.dump(out, sys.stdout.buffer)
@@ -110,13 +106,8 @@ W = np.random.default_rng(1).standard_normal(8).astype(np.float32)
 
 @pytest.fixture(scope="module")
 def jax_outcomes() -> dict[str, tuple]:
-    request = ({name: source(*case) for name, case in CASES.items()}, A, W)
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT], input=pickle.dumps(request), capture_output=True,
-                          timeout=300, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the JAX oracle failed:\n{proc.stderr.decode()[-4000:]}")
-    return pickle.loads(proc.stdout)
+    return jax_results({name: ("value", source(*case), [A, W], [("x", "y"), ()]) for name, case in CASES.items()},
+                       script=_SCRIPT)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
