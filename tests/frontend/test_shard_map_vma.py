@@ -48,7 +48,13 @@ CASES = {
                               '(0, lax.psum(a, "y")))[1]', 'P("x")'),
     "cond_in_loop": ('lambda a, v: lax.fori_loop(0, 2, lambda i, c: lax.cond(i > 0, lambda: c + 1, lambda: c), '
                      'lax.psum(a, "y"))', 'P("x")'),
+    "scan_outputs_vary": ("lambda a, v: lax.scan(lambda c, r: (c, r * 2), 0.0, a)[1]", 'P("x", "y")'),
+    "scan_carry_and_outputs": ("lambda a, v: lax.scan(lambda c, r: (c + r, r * c), jnp.zeros_like(a[0]), a)",
+                               '(P(("x", "y")), P("x", "y"))'),
+    "map": ("lambda a, v: lax.map(lambda r: jnp.sin(r), a)", 'P("x", "y")'),
     # rejected by JAX
+    "scan_carry_grows": ("lambda a, v: lax.scan(lambda c, r: (c + r, r), jnp.zeros(a.shape[1:]), a)[0]", 'P("y")'),
+    "scan_outputs_vary_not_named": ("lambda a, v: lax.scan(lambda c, r: (c, r * 2), 0.0, a)[1]", 'P("x")'),
     "psum_not_enough": ('lambda a, v: lax.psum(a, "y")', "P()"),
     "all_gather_varies": ('lambda a, v: lax.all_gather(a, "y", axis=1, tiled=True)', 'P("x")'),
     "psum_scatter_varies": ('lambda a, v: lax.psum_scatter(a, "y", scatter_dimension=0, tiled=True)', 'P("x")'),
