@@ -474,7 +474,8 @@ def merge_share(n: int, d: int, nq: int, k: int, recall_target: float, shards: i
         best, j = lax.top_k(-v, k)
         return best, lnp.take_along_axis(i, j, axis=1)
 
-    mapped = shard_map(body, mesh=mesh, in_specs=(P(None, "x"), P(None, "x")), out_specs=(P(), P()))
+    mapped = shard_map(body, mesh=mesh, in_specs=(P(None, "x"), P(None, "x")), out_specs=(P(), P()),
+                       check_vma=False)  # the merged results are equal on every device
     merge = jit(mapped).lower(ShapeDtypeStruct((nq, shards * k), np.float32),
                               ShapeDtypeStruct((nq, shards * k), np.int32)).compile().executable
     rng = np.random.default_rng(seed)

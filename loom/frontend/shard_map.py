@@ -36,6 +36,9 @@ class _PerThread(threading.local):
     def __init__(self) -> None:
         self.meshes: list[Mesh] = []  # the meshes of the shard_map bodies being traced, innermost last
         self.traces: list[Any] = []
+        # value -> (mesh axes, values): the value varies over those axes and over what those
+        # values vary over, besides what its op makes it vary over (`pvary`, `zeros_like`)
+        self.marks: dict[Any, tuple[frozenset[str], tuple[Any, ...]]] = {}
 
 
 _LOCAL = _PerThread()
@@ -56,6 +59,15 @@ def use_mesh(mesh: Mesh, where: str) -> None:
                              "program runs on one mesh")
         if have is None:
             trace.mesh, trace.mesh_user = mesh, where
+
+
+def mark_varying(x: Any, axes: Any = (), like: Any = ()) -> None:
+    """Record that `x` (a tracer in a shard_map body) varies over the mesh axes `axes` and over
+    what the tracers `like` vary over, whatever its op says (a no-op outside a body)."""
+    if _LOCAL.meshes and isinstance(x, Tracer):
+        have = _LOCAL.marks.get(x.value, (frozenset(), ()))
+        values = tuple(t.value for t in like if isinstance(t, Tracer))
+        _LOCAL.marks[x.value] = (have[0] | frozenset(axes), have[1] + values)
 
 
 def is_spec_leaf(x: Any) -> bool:
@@ -136,9 +148,11 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
     `in_specs` is a PartitionSpec for every argument or a tuple with a pytree prefix per positional
     argument; `out_specs` a pytree prefix of the output. The mesh axes in `axis_names` (all when
     empty or None) are manual, and only they may appear in the specs; over the others `f` is a
-    global program (its values split as propagation or `with_sharding_constraint` says). `check_vma` is
-    accepted for JAX's signature; loom does not infer which values vary over which axes: a result
-    whose spec omits an axis is the first device's along it (as JAX with `check_vma=False`)."""
+    global program (its values split as propagation or `with_sharding_constraint` says). With
+    `check_vma` (the default, as JAX), the body's values are typed by the mesh axes they vary over
+    (`varying_axes`), and an output whose spec leaves out an axis it varies over, conditional
+    branches that vary differently and loop carries whose axes change are errors at trace time;
+    without it, a result whose spec omits an axis is the first device's along it."""
     if not isinstance(mesh, Mesh):
         raise TypeError(f"shard_map requires a loom.sharding.Mesh as mesh, got {type(mesh).__name__}")
     name = getattr(f, "__name__", "f")
@@ -179,6 +193,8 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
         inner.body_manual = manual
         inner.body_args = [frozenset(a for d in range(t.ndim) for a in s.spec.axes_of(d))
                            for s, t in zip(in_shardings, tracers)]
+        if not _LOCAL.meshes:  # the outermost body: the marks of earlier programs are dropped
+            _LOCAL.marks = {}
         _LOCAL.meshes.append(mesh)
         try:
             with inner:
@@ -198,6 +214,8 @@ def shard_map(f: Callable[..., Any], *, mesh: Mesh, in_specs: Any, out_specs: An
             counts = s.shard_counts(t.ndim)
             out_shardings.append(s)
             global_types.append(tensor_type(tuple(n * c for n, c in zip(t.shape, counts)), t.dtype))
+        if check_vma:
+            check_outputs_replicated(inner, outs, out_shardings, out_paths, manual, name)
         # values f closed over: extra operands, replicated
         captured = [lift(trace, c) for c in inner.captures]
         operand_shardings = [s.to_sdy(t.ndim) for s, t in zip(in_shardings, tracers)]
@@ -269,41 +287,155 @@ def _constant_int(v: Any) -> int | None:
     return int(arr.reshape(-1)[0]) if arr.size >= 1 and (arr == arr.reshape(-1)[0]).all() else None
 
 
-def _reduced_axes(op: Operation, mesh: Mesh) -> frozenset[str]:
-    """The mesh axes the first replica group of a collective spans."""
+def _spanned_axes(pairs: Any, mesh: Mesh) -> frozenset[str]:
+    """The mesh axes along which the partition ids in each row of `pairs` differ."""
     import numpy as np
-    groups = op.properties["replica_groups"].to_numpy()
-    coords = np.array(np.unravel_index(groups[0], mesh.axis_sizes))
-    return frozenset(a for a, c in zip(mesh.axis_names, coords) if len(set(c.tolist())) > 1)
+    rows = np.asarray(pairs).reshape(len(pairs), -1)
+    coords = np.array(np.unravel_index(rows, mesh.axis_sizes))  # (axis, row, member)
+    return frozenset(a for a, c in zip(mesh.axis_names, coords) if (c != c[:, :1]).any())
 
 
-def varying_axes(block: Any, arg_axes: list[frozenset[str]], mesh: Mesh) -> dict[Any, frozenset[str]]:
-    """For each value of `block` (a function body being traced), the mesh axes it varies over,
-    its arguments varying over `arg_axes` (the others, captured values, over none)."""
-    from loom.transforms.autodiff import region_free_values
-    every = frozenset(mesh.axis_names)
+# collectives whose result varies over the axes they communicate along (every device gets its own
+# part), as JAX types all_gather, psum_scatter, all_to_all and ppermute
+_VARYING_COLLECTIVES = {"stablehlo.all_gather": "replica_groups", "stablehlo.reduce_scatter": "replica_groups",
+                        "stablehlo.all_to_all": "replica_groups",
+                        "stablehlo.collective_permute": "source_target_pairs"}
+
+
+class VaryingAxesError(TypeError):
+    """Values that control flow requires to vary over the same mesh axes vary over different ones."""
+
+
+def _names(axes: frozenset[str], mesh: Mesh) -> str:
+    return "{" + ", ".join(repr(a) for a in mesh.axis_names if a in axes) + "}"
+
+
+def varying_axes(block: Any, arg_axes: list[frozenset[str]], mesh: Mesh, strict: bool = False
+                 ) -> dict[Any, frozenset[str]]:
+    """For each value of `block` (a function body being traced) and of the regions in it, the mesh
+    axes it varies over, its arguments varying over `arg_axes` (the others, captured values, over
+    none), as JAX types the values of a shard_map body: psum / pmax / pmin make their result
+    invariant over their axes, all_gather / psum_scatter / all_to_all / ppermute make it vary over
+    theirs, axis_index varies over its axis, `pvary` adds axes, the branches of a conditional give
+    their results' axes (the predicate's do not count), and any other op varies over what its
+    operands and the values its regions use vary over. With `strict`, branches of a conditional
+    whose results vary differently, or a loop whose body changes what a carry varies over, are
+    errors (as JAX's check_vma)."""
     out: dict[Any, frozenset[str]] = {a: arg_axes[i] if i < len(arg_axes) else frozenset()
                                       for i, a in enumerate(block.args)}
-    stride: dict[Any, int] = {}  # partition_id / stride: the axis index arithmetic of axis_index
-    for op in block.ops:
-        used = list(op.operands) + (region_free_values(op) if op.regions else [])
-        axes = frozenset().union(*(out.get(v, frozenset()) for v in used))
-        x = op.operands[0] if op.operands else None
-        if op.name == "stablehlo.partition_id":
-            stride[op.results[0]] = 1
-            axes = every
-        elif op.name == "stablehlo.divide" and x in stride and _constant_int(op.operands[1]):
-            stride[op.results[0]] = stride[x] * _constant_int(op.operands[1])
-        elif op.name == "stablehlo.remainder" and x in stride and _constant_int(op.operands[1]):
-            size = _constant_int(op.operands[1])
-            for i, a in enumerate(mesh.axis_names):
-                if math.prod(mesh.axis_sizes[i + 1:]) == stride[x] and mesh.axis_sizes[i] == size:
-                    axes = frozenset({a})
-        elif op.name == "stablehlo.all_reduce":
-            axes = axes - _reduced_axes(op, mesh)
-        for r in op.results:
-            out[r] = axes
+    _block_axes(block, out, mesh, strict, {})
     return out
+
+
+def _block_axes(block: Any, out: dict[Any, frozenset[str]], mesh: Mesh, strict: bool, stride: dict[Any, int]
+                ) -> list[frozenset[str]]:
+    """Fill `out` for the ops of `block` (its arguments already there); the axes of the values its
+    terminator returns."""
+    from loom.transforms.autodiff import region_free_values
+    every = frozenset(mesh.axis_names)
+    marks = _LOCAL.marks
+    for op in block.ops:
+        operand_axes = [out.get(v, frozenset()) for v in op.operands]
+        if op.name in ("stablehlo.while", "stablehlo.if", "stablehlo.case"):
+            result_axes = _control_flow_axes(op, operand_axes, out, mesh, strict, stride)
+        else:
+            used = operand_axes + ([out.get(v, frozenset()) for v in region_free_values(op)] if op.regions else [])
+            axes = frozenset().union(*used)
+            x = op.operands[0] if op.operands else None
+            if op.name == "stablehlo.partition_id":
+                stride[op.results[0]] = 1
+                axes = every
+            elif op.name == "stablehlo.divide" and x in stride and _constant_int(op.operands[1]):
+                stride[op.results[0]] = stride[x] * _constant_int(op.operands[1])
+            elif op.name == "stablehlo.remainder" and x in stride and _constant_int(op.operands[1]):
+                size = _constant_int(op.operands[1])
+                for i, a in enumerate(mesh.axis_names):
+                    if math.prod(mesh.axis_sizes[i + 1:]) == stride[x] and mesh.axis_sizes[i] == size:
+                        axes = frozenset({a})
+            elif op.name == "stablehlo.all_reduce":
+                axes = axes - _spanned_axes(op.properties["replica_groups"].to_numpy(), mesh)
+            elif op.name in _VARYING_COLLECTIVES:
+                axes = axes | _spanned_axes(op.properties[_VARYING_COLLECTIVES[op.name]].to_numpy(), mesh)
+            result_axes = [axes] * len(op.results)
+        for r, axes in zip(op.results, result_axes):
+            mark = marks.get(r)
+            if mark is not None:
+                axes = axes | mark[0] | frozenset().union(*(out.get(v, frozenset()) for v in mark[1]))
+            out[r] = axes
+    last = block.last_op
+    return [out.get(v, frozenset()) for v in last.operands] if last is not None and not last.results else []
+
+
+def _writes_into(v: Any, buffer: Any) -> bool:
+    """Whether `v` is `buffer` with slices written into it (dynamic_update_slice, any times)."""
+    while v.owner_op is not None and v.owner_op.name == "stablehlo.dynamic_update_slice":
+        v = v.owner_op.operands[0]
+    return v is buffer
+
+
+def _control_flow_axes(op: Operation, operand_axes: list[frozenset[str]], out: dict[Any, frozenset[str]],
+                       mesh: Mesh, strict: bool, stride: dict[Any, int]) -> list[frozenset[str]]:
+    """The axes of the results of a while (the carries, to a fixed point), an if or a case (the
+    union over the branches); with `strict`, JAX's errors for carries and branches that differ."""
+    where = f"{op.name} at {op.location}"
+    if op.name == "stablehlo.while":
+        carries = list(operand_axes)
+        for _ in range(len(mesh.axis_names) * len(carries) + 1):  # each round adds an axis, or ends
+            cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
+            for block in (cond, body):
+                out.update(zip(block.args, carries))
+            _block_axes(cond, out, mesh, strict, stride)
+            returned = _block_axes(body, out, mesh, strict, stride)
+            if returned == carries:
+                return carries
+            # a scan's output buffer (written row by row with dynamic_update_slice) is no carry of
+            # the user's: it varies as what is written into it, as JAX's scan outputs do
+            wrong = [i for i, (c, r) in enumerate(zip(carries, returned))
+                     if c != r and not (c <= r and _writes_into(body.last_op.operands[i], body.args[i]))]
+            if strict and wrong:
+                diffs = "; ".join(f"carry {i} varies over {_names(carries[i], mesh)} on entry but over "
+                                  f"{_names(returned[i], mesh)} after the body" for i in wrong)
+                raise VaryingAxesError(
+                    f"the loop ({where}) changes the mesh axes its carries vary over: {diffs}. A carry must "
+                    "vary over the same axes on entry and after the body: apply `lax.pvary(x, axes)` to the "
+                    "initial value, or pass check_vma=False to shard_map")
+            carries = [c | r for c, r in zip(carries, returned)]
+        return carries
+    branches = [_block_axes(region.blocks[0], out, mesh, strict, stride) for region in op.regions]
+    if strict:
+        for i, b in enumerate(branches[1:], 1):
+            if b != branches[0]:
+                diffs = "; ".join(f"result {k} varies over {_names(x, mesh)} in branch 0 but over "
+                                  f"{_names(y, mesh)} in branch {i}" for k, (x, y) in enumerate(zip(branches[0], b))
+                                  if x != y)
+                raise VaryingAxesError(
+                    f"the branches of the conditional ({where}) give results that vary over different mesh axes: "
+                    f"{diffs}. Apply `lax.pvary(x, axes)` to the less varying result, or pass check_vma=False "
+                    "to shard_map")
+    return [frozenset().union(*col) for col in zip(*branches)]
+
+
+def check_outputs_replicated(inner: TraceContext, outs: list[Tracer], shardings: list[NamedSharding],
+                             paths: list[str], manual: tuple[str, ...], name: str) -> None:
+    """JAX's check_vma at the end of a shard_map body: every output varies only over the manual
+    axes its out_spec names (and loops and conditionals in the body are consistent)."""
+    try:
+        axes = varying_axes(inner.func.entry_block, inner.body_args, inner.body_mesh, strict=True)
+    except VaryingAxesError as e:
+        raise VaryingAxesError(f"shard_map applied to the function '{name}': {e}") from None
+    mesh = inner.body_mesh
+    errors = []
+    for t, s, where in zip(outs, shardings, paths):
+        named = {a for d in range(len(s.spec)) for a in s.spec.axes_of(d)}
+        extra = (axes.get(t.value, frozenset()) & set(manual)) - named
+        if extra:
+            errors.append(f"out_specs for {where} is {s.spec!r}, which says the value is replicated over mesh axes "
+                          f"{_names(extra, mesh)}, but it varies over {_names(axes[t.value], mesh)}")
+    if errors:
+        raise ValueError(f"shard_map applied to the function '{name}' was given out_specs which require replication "
+                         f"which can't be statically inferred given the mesh {mesh!r}:\n  " + "\n  ".join(errors)
+                         + "\nIf these values are meant to be replicated over those axes, reduce them (lax.psum, "
+                         "lax.pmax, ...) or pass check_vma=False to shard_map; otherwise name the axes in out_specs.")
 
 
 def body_axes(trace: Any, values: list[Any]) -> list[frozenset[str]]:

@@ -1,6 +1,7 @@
 """Collectives over named mesh axes inside `loom.shard_map`, with `jax.lax`'s names and behaviour:
 `psum`, `pmean`, `pmax`, `pmin`, `all_gather`, `psum_scatter`, `ppermute`, `all_to_all`,
-`axis_index`.
+`axis_index`, and `pvary` / `pcast(..., to="varying")`, which mark a value as varying over mesh
+axes (for shard_map's check_vma; no op: each device's copy is already its own).
 
 Each lowers as JAX lowers it: to a StableHLO collective whose `replica_groups` list, per
 combination of the mesh axes not named, the partition ids along the named axes (partition p is
@@ -20,7 +21,7 @@ import numpy as np
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo.collectives import channel_handle_attr
 from loom.frontend.pytree import tree_map
-from loom.frontend.shard_map import current_mesh
+from loom.frontend.shard_map import current_mesh, mark_varying
 from loom.frontend.tracing import Tracer, current_trace, lift, user_line
 from loom.ir.attributes import DenseElementsAttr, IntegerAttr, UnitAttr
 from loom.ir.types import IntegerType, RankedTensorType, i64
@@ -247,5 +248,26 @@ def axis_index(axis_name: str | Sequence[str]) -> Tracer:
     return total
 
 
-__all__ = ["all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute",
-           "psum", "psum_scatter"]
+def pvary(x: Any, axis_name: str | Sequence[str]) -> Any:
+    """`x` typed as varying over the mesh axes `axis_name` (as `jax.lax.pcast(x, axis_name,
+    to="varying")`): the same values, which the body may then treat as per-device ones (a loop
+    carry that becomes varying, a conditional's branch, an output whose spec names the axes)."""
+    _, names = _axes(axis_name, "pvary")
+
+    def one(leaf: Any) -> Tracer:
+        t = _tracer(leaf, "pvary")
+        mark_varying(t, names)
+        return t
+    return tree_map(one, x)
+
+
+def pcast(x: Any, axis_name: str | Sequence[str], *, to: str) -> Any:
+    """`jax.lax.pcast`: with `to="varying"`, `pvary` (the other targets, "reduced" and
+    "unreduced", type sharded reductions loom does not model)."""
+    if to != "varying":
+        raise NotImplementedError(f'pcast(..., to={to!r}): loom types only to="varying" (at {user_line()})')
+    return pvary(x, axis_name)
+
+
+__all__ = ["all_gather", "all_to_all", "axis_index", "pcast", "pmax", "pmean", "pmin", "ppermute",
+           "psum", "psum_scatter", "pvary"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from loom.dialects import stablehlo
+from loom.frontend.shard_map import mark_varying
 from loom.frontend.tracing import (
     Tracer,
     TracerError,
@@ -153,8 +154,10 @@ def full_like(x: ArrayLike, fill_value: Any, dtype: Any = None) -> Any:
     """`fill_value` in the shape (and dtype, unless given) of `x`."""
     if isinstance(x, Tracer):
         d = np.dtype(dtype) if dtype is not None else x.dtype
-        return Tracer(x.trace.constant(np.asarray(fill_value, dtype=d), shape=x.shape), x.trace,
-                      x.weak and dtype is None)
+        out = Tracer(x.trace.constant(np.asarray(fill_value, dtype=d), shape=x.shape), x.trace,
+                     x.weak and dtype is None)
+        mark_varying(out, like=(x,))  # in a shard_map body it varies as x does, as JAX types it
+        return out
     return np.full_like(x, fill_value, dtype=dtype)
 
 

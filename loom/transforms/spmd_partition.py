@@ -288,6 +288,10 @@ class Partitioner:
 
     def _reshard(self, s: Shard, target: Axes) -> Shard:
         for step, *where in self.plan(s.type, s.axes, target):
+            if step == "gather_pieces":
+                return self.gather_pieces(s, target)
+            if step == "exchange_pieces":
+                return self.exchange_pieces(s, target)
             s = self.all_to_all(s, *where) if step == "all_to_all" else self.all_gather(s, *where)
         return self.permute_to(s, target)
 
@@ -319,6 +323,17 @@ class Partitioner:
             if final is not None:
                 moved = any(q != p for p, (q, _) in final.items())
                 moves.append((nbytes(target) if moved else 0.0, None, ()))
+            pieces = self.piece_assignment(shape, axes, target)
+            if pieces is not None:
+                sends, _, k = pieces
+                moved = any(q != p for p, q in sends.items())
+                moves.append(((int(moved) + k - 1) * nbytes(axes), None, ("gather_pieces",)))
+            exchange = self.exchange_assignment(shape, axes, target)
+            if exchange is not None:
+                sends, _, k, _, _ = exchange
+                moved = any(q != p for p, q in sends.items())
+                moves.append(((k - 1) / k * nbytes(axes) + (nbytes(target) if moved else 0), None,
+                              ("exchange_pieces",)))
             local = self.local_shape(shape, axes)
             for d, split in enumerate(axes):
                 for j in range(1, len(split) + 1):
@@ -365,6 +380,151 @@ class Partitioner:
                     return None
                 out[p] = (p if p in holders[key] else free.pop(0), offsets)
         return out
+
+    def piece_assignment(self, shape: Sequence[int], axes: Axes, target: Axes
+                         ) -> tuple[dict[int, int], list[list[int]], int] | None:
+        """For a target whose tiles are each k > 1 whole shards of `axes` along one dimension
+        (the other dimensions split alike), and held by at least k partitions each, as XLA moves
+        a split onto part of another axis: (sends, groups, k) where partition p receives the
+        shard of partition sends[p] (its own where it can), so that each group of k partitions
+        needing one tile holds its k pieces in order, to be all-gathered in the group. None
+        otherwise."""
+        src, dst = self.local_shape(shape, axes), self.local_shape(shape, target)
+        dims = [e for e in range(len(shape)) if axes[e] != target[e]]
+        if len(dims) != 1 or dst[dims[0]] <= src[dims[0]] or dst[dims[0]] % src[dims[0]] or \
+                any(shape[e] % self.pieces(target[e]) or shape[e] % self.pieces(axes[e]) for e in range(len(shape))):
+            return None
+        d = dims[0]
+        k = dst[d] // src[d]
+        used = {a for split in (*axes, *target) for a in split}
+        alike = tuple(a for a in self.mesh if a not in used)
+        others = tuple(a for e in range(len(shape)) if e != d for a in axes[e])
+        holders: dict[tuple, list[int]] = {}
+        needers: dict[tuple, list[int]] = {}
+        for p in range(self.num_devices):
+            key = (self.shard_index(p, alike), self.shard_index(p, others))
+            holders.setdefault((*key, self.shard_index(p, axes[d])), []).append(p)
+            needers.setdefault((*key, self.shard_index(p, target[d])), []).append(p)
+        sends: dict[int, int] = {}
+        groups: list[list[int]] = []
+        for (g, o, tile), wanting in needers.items():
+            if len(wanting) % k:
+                return None
+            left = list(wanting)
+            for _ in range(len(wanting) // k):
+                group = []
+                for j in range(k):  # member j gets piece j: a partition holding it, if one is left
+                    own = [p for p in left if p in holders.get((g, o, tile * k + j), [])]
+                    group.append((own or left)[0])
+                    left.remove(group[-1])
+                groups.append(group)
+            for group in groups[-len(wanting) // k:]:
+                for j, p in enumerate(group):
+                    if p in holders[(g, o, tile * k + j)]:
+                        sends[p] = p
+        busy = set(sends.values())
+        for group in groups:
+            for j, p in enumerate(group):
+                if p in sends:
+                    continue
+                key = next((g, o) for (g, o, t), ws in needers.items() if p in ws)
+                free = [q for q in holders[(*key, self.shard_index(group[0], target[d]) * k + j)] if q not in busy]
+                if not free:
+                    return None
+                sends[p] = free[0]
+                busy.add(free[0])
+        return sends, groups, k
+
+    def gather_pieces(self, s: Shard, target: Axes) -> Shard:
+        """`s` split as `target` by `piece_assignment`'s plan: one collective_permute of the shards
+        (none when every partition holds its piece), then an all_gather in each group."""
+        sends, groups, k = self.piece_assignment(s.type.shape, s.axes, target)  # type: ignore[misc]
+        d = next(e for e in range(len(target)) if s.axes[e] != target[e])
+        moved = any(q != p for p, q in sends.items())
+        src_bytes = self.nbytes(s.type, s.axes)
+        self.cost += (int(moved) + k - 1) * src_bytes
+        if self.b is None:
+            return Shard(None, s.type, target)
+        value = s.value
+        if moved:
+            value = self.permute_pairs(value, sorted((q, p) for p, q in sends.items()))
+        props = {"all_gather_dim": IntegerAttr.get(d), "replica_groups": replica_groups_attr(groups),
+                 "channel_handle": channel_handle_attr(self.channel), "use_global_device_ids": UNIT}
+        self.channel += 1
+        out_t = self.local_type(s.type, target)
+        return Shard(self.emit("stablehlo.all_gather", [value], [out_t], props).results[0], s.type, target)
+
+    def exchange_assignment(self, shape: Sequence[int], axes: Axes, target: Axes
+                            ) -> tuple[dict[int, int], list[list[int]], int, int, int] | None:
+        """For a target whose tiles span k > 1 shards of `axes` along one dimension c and 1/k of a
+        shard along another dimension s (the other dimensions' tiles alike), as XLA swaps the
+        axes of a split: (sends, groups, k, c, s) where an all_to_all in each group of the k
+        partitions holding consecutive shards along c (split along s, concatenated along c)
+        leaves each member a target tile, and partition p then receives the tile of partition
+        sends[p] (its own where it can). None otherwise."""
+        src, dst = self.local_shape(shape, axes), self.local_shape(shape, target)
+        if any(shape[e] % self.pieces(target[e]) or shape[e] % self.pieces(axes[e]) for e in range(len(shape))):
+            return None
+        grow = [e for e in range(len(shape)) if dst[e] > src[e]]
+        shrink = [e for e in range(len(shape)) if dst[e] < src[e]]
+        if len(grow) != 1 or len(shrink) != 1:
+            return None
+        c, s = grow[0], shrink[0]
+        k = dst[c] // src[c]
+        if k < 2 or dst[c] % src[c] or src[s] != k * dst[s]:
+            return None
+        used = {a for split in (*axes, *target) for a in split}
+        alike = tuple(a for a in self.mesh if a not in used)
+        holders: dict[tuple, list[int]] = {}
+        for p in range(self.num_devices):
+            index = [self.shard_index(p, a) for a in axes]
+            piece = index[c] % k
+            index[c] //= k
+            holders.setdefault((self.shard_index(p, alike), *index), [[] for _ in range(k)])[piece].append(p)
+        groups: list[list[int]] = []
+        tiles: dict[tuple, list[int]] = {}  # a target tile (alike group, index per dimension) -> its holders
+        for (g, *index), by_piece in holders.items():
+            if len({len(ps) for ps in by_piece}) != 1:
+                return None
+            for group in zip(*by_piece):
+                groups.append(list(group))
+                for m, p in enumerate(group):
+                    tile = list(index)
+                    tile[s] = index[s] * k + m
+                    tiles.setdefault((g, *tile), []).append(p)
+        sends: dict[int, int] = {}
+        wanting = {p: (self.shard_index(p, alike), *(self.shard_index(p, t) for t in target))
+                   for p in range(self.num_devices)}
+        for p, tile in wanting.items():
+            if p in tiles.get(tile, []):
+                sends[p] = p
+        busy = set(sends.values())
+        for p, tile in wanting.items():
+            if p not in sends:
+                free = [q for q in tiles.get(tile, []) if q not in busy]
+                if not free:
+                    return None
+                sends[p] = free[0]
+                busy.add(free[0])
+        return sends, groups, k, c, s
+
+    def exchange_pieces(self, s: Shard, target: Axes) -> Shard:
+        """`s` split as `target` by `exchange_assignment`'s plan: an all_to_all in each group,
+        then one collective_permute of the tiles (none when every partition made its own)."""
+        sends, groups, k, c, d = self.exchange_assignment(s.type.shape, s.axes, target)  # type: ignore[misc]
+        moved = any(q != p for p, q in sends.items())
+        self.cost += (k - 1) / k * self.nbytes(s.type, s.axes) + (self.nbytes(s.type, target) if moved else 0)
+        if self.b is None:
+            return Shard(None, s.type, target)
+        props = {"split_dimension": IntegerAttr.get(d), "concat_dimension": IntegerAttr.get(c),
+                 "split_count": IntegerAttr.get(k), "replica_groups": replica_groups_attr(groups),
+                 "channel_handle": channel_handle_attr(self.channel)}
+        self.channel += 1
+        out_t = self.local_type(s.type, target)
+        value = self.emit("stablehlo.all_to_all", [s.value], [out_t], props).results[0]
+        if moved:
+            value = self.permute_pairs(value, sorted((q, p) for p, q in sends.items()))
+        return Shard(value, s.type, target)
 
     def shard_index(self, p: int, axes: Sequence[str]) -> int:
         """Partition p's shard index over `axes` (major first)."""
@@ -441,6 +601,10 @@ class Partitioner:
             return self.partition_control_flow(op)
         if op.name in ("stack.new", "stack.companion", "stack.push", "stack.pop"):
             return self.partition_stack(op)
+        if op.name == "stablehlo.slice" and all(self.rotation(u.owner) for u in op.results[0].uses):
+            return  # read by the rotations only, which take their rows from the operand's shards
+        if op.name == "stablehlo.concatenate" and self.rotation(op):
+            return self.partition_rotation(op)
         if op.name == "stablehlo.slice" and self.slice_from_owner(op):
             return
         rule = rule_of(op)
@@ -900,6 +1064,56 @@ class Partitioner:
         self.b = outer
         for r, nr, t in zip(op.results, new.results, targets):
             self.env[r] = Shard(nr, r.type, t)
+
+    def rotation(self, op: Operation) -> tuple[Value, int, int] | None:
+        """(x, d, shift) when `op` is `concatenate(x[n - shift:], x[:n - shift])` along a
+        dimension d of x that is split evenly (jnp.roll's lowering), else None."""
+        if op.name != "stablehlo.concatenate" or len(op.operands) != 2:
+            return None
+        slices = [v.owner_op for v in op.operands]
+        if any(s is None or s.name != "stablehlo.slice" for s in slices) or \
+                slices[0].operands[0] is not slices[1].operands[0]:
+            return None
+        x, d = slices[0].operands[0], op.properties["dimension"].value
+        shape = shape_of_type(x.type)
+        (s0, l0, t0), (s1, l1, t1) = ([list(s.properties[k].values) for k in ("start_indices", "limit_indices",
+                                                                              "strides")] for s in slices)
+        full = all(s0[e] == s1[e] == 0 and l0[e] == l1[e] == shape[e] for e in range(len(shape)) if e != d)
+        shift = shape[d] - s0[d]
+        if not full or set(t0) | set(t1) != {1} or l0[d] != shape[d] or (s1[d], l1[d]) != (0, shape[d] - shift) \
+                or x not in self.env:
+            return None
+        axes = self.lookup(x).axes[d]
+        return (x, d, shift) if axes and not shape[d] % self.pieces(axes) else None
+
+    def partition_rotation(self, op: Operation) -> None:
+        """A rotation by `shift` along a split dimension (see `rotation`), as XLA: partition q's
+        rows are the last `shift % L` rows of shard q - shift // L - 1 followed by the first
+        rows of shard q - shift // L (cyclically; L rows per shard), each sent by one
+        collective_permute (none for the part a partition holds itself)."""
+        x, d, shift = self.rotation(op)  # type: ignore[misc]
+        s = self.lookup(x)
+        axes = s.axes[d]
+        k = self.pieces(axes)
+        local = list(self.local_shape(s.type.shape, s.axes))
+        length = local[d]
+        row = math.prod(local) // length * byte_width(s.type.element_type)
+        whole, r = divmod(shift, length)
+        chunks = []
+        if r:
+            tail = self.slice_dim(s.value, d, length - r, length)
+            if (whole + 1) % k:
+                tail = self.permute(tail, axes, {q: (q + whole + 1) % k for q in range(k)}, r * row)
+            chunks.append(tail)
+        if length - r:
+            head = self.slice_dim(s.value, d, 0, length - r)
+            if whole % k:
+                head = self.permute(head, axes, {q: (q + whole) % k for q in range(k)}, (length - r) * row)
+            chunks.append(head)
+        value = chunks[0] if len(chunks) == 1 else self.emit(
+            "stablehlo.concatenate", chunks, [s.value.type], {"dimension": IntegerAttr.get(d)}).results[0]
+        r0 = op.results[0]
+        self.env[r0] = self.reshard(Shard(value, r0.type, s.axes), self.result_axes(op)[0])
 
     def slice_from_owner(self, op: Operation) -> bool:
         """A slice lying within one shard along every split dimension of its operand (an element

@@ -53,12 +53,14 @@ pickle.dump(out, sys.stdout.buffer)
 """
 
 
-def jax_results(cases: dict[str, tuple[str, str, list[np.ndarray], list[Any]]]) -> dict[str, Any]:
+def jax_results(cases: dict[str, tuple[str, str, list[np.ndarray], list[Any]]], script: str = _SCRIPT
+                ) -> dict[str, Any]:
     """Per case name, JAX's result for `(kind, source, args, placements)` (see the module docstring;
-    a placement is a PartitionSpec's entries as a tuple, or None for an unplaced argument)."""
+    a placement is a PartitionSpec's entries as a tuple, or None for an unplaced argument), from
+    `script` (another one reads the same request)."""
     request = {"shape": MESH_SHAPE, "axes": MESH_AXES, "cases": cases}
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT], input=pickle.dumps(request), capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", script], input=pickle.dumps(request), capture_output=True,
                           timeout=300, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"the JAX oracle failed:\n{proc.stderr.decode()[-4000:]}")

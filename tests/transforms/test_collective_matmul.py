@@ -110,7 +110,8 @@ def _gathered_dot(mesh: Mesh, axis: str, spec: tuple, gather_dim: int, subscript
     with x split as `spec`, w as `other_spec` and the result as `out_spec` (replicated by default)."""
     body = loom.shard_map(lambda x, w: loom.numpy.einsum(subscripts, loom.lax.all_gather(x, axis, axis=gather_dim,
                                                                                        tiled=True), w),
-                          mesh=mesh, in_specs=(P(*spec), other_spec), out_specs=out_spec)
+                          mesh=mesh, in_specs=(P(*spec), other_spec), out_specs=out_spec,
+                          check_vma=False)  # the gathered product is equal on every device
     return _partitioned(body, [P(*spec), other_spec], out_spec, shapes, mesh)
 
 
@@ -233,7 +234,8 @@ def test_all_gather_with_batch_dimensions():
     mesh = _mesh((4,), ("x",))
     body = loom.shard_map(lambda x, w: loom.numpy.einsum("bmk,bkn->bmn", x, loom.lax.all_gather(w, "x", axis=2,
                                                                                                tiled=True)),
-                          mesh=mesh, in_specs=(P(), P(None, None, "x")), out_specs=P())
+                          mesh=mesh, in_specs=(P(), P(None, None, "x")), out_specs=P(),
+                          check_vma=False)  # the gathered product is equal on every device
     shapes = [(2, 3, 5), (2, 5, 8)]
     module = _partitioned(body, [P(), P(None, None, "x")], P(), shapes, mesh)
     _check(module, _values(shapes), "stablehlo.all_gather", exact=True)
@@ -273,7 +275,8 @@ def test_two_dimensional_mesh_gathers_over_one_axis(axis, options):
     other = "m" if axis == "d" else "d"
     specs = (P(axis, None), P(None, other))
     body = loom.shard_map(lambda x, w: loom.lax.all_gather(x, axis, axis=0, tiled=True) @ w, mesh=mesh,
-                          in_specs=specs, out_specs=P(None, other))
+                          in_specs=specs, out_specs=P(None, other),
+                          check_vma=False)  # the gathered product is equal along the gathered axis
     shapes = [(8, 6), (6, 8)]
     module = _partitioned(body, list(specs), P(None, other), shapes, mesh)
     out = _check(module, _values(shapes), "stablehlo.all_gather", exact=True, options=options)

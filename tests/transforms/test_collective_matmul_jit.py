@@ -34,7 +34,8 @@ def loss(x, w):
 # x split along its batch dimension, gathered before a batched matmul with the replicated w
 batched = loom.shard_map(lambda x, w: loom.numpy.einsum("bmk,bkn->bmn", loom.lax.all_gather(x, "x", axis=0, tiled=True),
                                                         w),
-                         mesh=MESH, in_specs=(P("x", None, None), P()), out_specs=P())
+                         mesh=MESH, in_specs=(P("x", None, None), P()), out_specs=P(),
+                         check_vma=False)  # the gathered product is equal on every device
 
 
 def _values(shapes, dtype=np.float32, seed=0):

@@ -294,6 +294,14 @@ PROGRAMS = [
      P(None, "d")),
     ("conv_spatial_2d", _conv_nhwc, MESH_2X2, [((2, 8, 8, 3), f32, P(None, "x", "y")), ((3, 3, 3, 4), f32, P())],
      P(None, "x", "y")),
+    # a split onto part of another axis (a permute, then an all_gather in sub-groups), rotations, and
+    # swapped axes of unequal sizes (an all_to_all in sub-groups, then a permute)
+    ("reshard_onto_part_of_axis", lambda a: a * 2.0, MESH_2D, [((8, 16), f32, P("y", None))], P("x", None)),
+    ("roll", lambda a: jnp.roll(a, 1, axis=0), MESH_4, [((8, 12), f32, P("d", None))], P("d", None)),
+    ("roll_back_by_more_than_a_shard", lambda a: jnp.roll(a, -3, axis=0), MESH_4, [((8, 12), f32, P("d", None))],
+     P("d", None)),
+    ("roll_2d_mesh", lambda a: jnp.roll(a, 3, axis=1), MESH_2D, [((8, 16), f32, P("x", "y"))], P("x", "y")),
+    ("reshard_swap_axes_2x4", lambda a: a * 2.0, MESH_2D, [((8, 16), f32, P("x", "y"))], P("y", "x")),
 ]
 
 
