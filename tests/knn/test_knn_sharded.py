@@ -321,8 +321,8 @@ def test_the_fused_op_takes_f32_queries_with_an_f16_or_bf16_database_only():
 # Over processes: examples/knn_sharded.py under torchrun -----------------------------------------------
 
 @pytest.mark.slow  # several processes under torchrun: 15-30 s on a loaded 2-core machine
-@pytest.mark.parametrize("world, recall_target", [(2, 0.9), (4, 1.0)])
-def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world, recall_target):
+@pytest.mark.parametrize("world, recall_target, metric", [(2, 0.9, "ip"), (4, 1.0, "ip"), (2, 1.0, "cos")])
+def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world, recall_target, metric):
     """examples/knn_sharded.py: each of `world` processes maps its rows of a float16 database file;
     exact search gives the single-process search's ids, approximate search at least its recall."""
     import json
@@ -332,7 +332,7 @@ def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world,
 
     from support.paths import EXAMPLES, ROOT
     sizes = ["--database", str(tmp_path / "db.npy"), "--rows", "3001", "--dim", "16", "--queries", "60",
-             "--batch", "20", "--k", "5", "--timeout", "60"]
+             "--batch", "20", "--k", "5", "--timeout", "60", "--distance", metric]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     ids = {}
     for mode, launcher, recall in [
