@@ -14,7 +14,8 @@ search (`recall_target=1.0`, which gives the single-process exact search's ids).
 
 `--memory-limit-mb` caps each process's private memory (RLIMIT_DATA: the heap and anonymous
 mappings, not the file's pages, which the kernel's page cache holds and can drop): a database
-larger than that limit is searched by processes that each hold a quarter of it. `--ids-out`
+larger than that limit is searched by processes that each hold a quarter of it. With `--metric
+cos` (alias `--distance`) each process holds a normalised copy of its quarter in private memory. `--ids-out`
 writes the ids found (JSON) for comparison with `--single`.
 """
 
@@ -36,7 +37,8 @@ def parse() -> argparse.Namespace:
     ap.add_argument("--batch", type=int, default=250, help="queries per search call")
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--recall", type=float, default=0.95, help="recall_target (1.0: exact)")
-    ap.add_argument("--metric", default="ip", choices=["ip", "l2"])
+    ap.add_argument("--metric", "--distance", default="ip", choices=["ip", "l2", "cos"],
+                    help="inner product, Euclidean or cosine")
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads per process")
     ap.add_argument("--memory-limit-mb", type=int, default=0, help="private memory per process (0: no limit)")
     ap.add_argument("--seed", type=int, default=0)
@@ -72,6 +74,20 @@ def map_rows(path: str, lo: int, hi: int) -> Any:
     piece = np.memmap(path, np.float16, "r", offset + lo * shape[1] * 2, (rows, shape[1])) if rows else \
         np.zeros((0, shape[1]), np.float16)
     return piece, shape
+
+
+def unit_rows(piece: Any, first_row: int) -> Any:
+    """The shard's rows checked for NaN and inf and scaled to unit length, 64k rows at a time (the
+    sharded search takes normalised vectors for "cos"): a private copy of the shard, in its type."""
+    import numpy as np
+
+    from loom.knn.search import check_finite_rows, normalize
+    out = np.empty(piece.shape, piece.dtype)
+    for a in range(0, piece.shape[0], 65536):
+        block = np.asarray(piece[a:a + 65536])
+        out[a:a + block.shape[0]] = normalize(check_finite_rows(block, "database", first_row + a), "database",
+                                              first_row + a)
+    return out
 
 
 def query_batches(args: argparse.Namespace, dim: int) -> Any:
@@ -135,6 +151,8 @@ def search_distributed(args: argparse.Namespace) -> tuple[list, float, float]:
     if rank == 0 and args.memory_limit_mb:
         print(f"database {rows * dim * 2 / 2**20:,.0f} MiB, {world} processes each holding {piece.nbytes / 2**20:,.0f} "
               f"MiB of it under a {args.memory_limit_mb} MiB limit on private memory", file=sys.stderr)
+    if args.metric == "cos":
+        piece = unit_rows(piece, lo)
     db = ShardedDatabase(mesh, ("x",), {rank: piece}, args.metric, count=world, rows=-(-rows // world))
     found, start, recall = [], time.perf_counter(), float("nan")
     for i, q in enumerate(query_batches(args, dim)):

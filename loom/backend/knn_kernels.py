@@ -21,6 +21,10 @@ compiled executor's fast kernel (`fused_score_top_k`), which never materialises 
 - for L2 the half squared norms are added to each score tile while it is in cache;
 - a float16 / bfloat16 database is widened to float32 in blocks of a few chunks, never copied
   whole; the query tiles of a worker sweep each block while it is in cache, so it is widened once.
+- an exact search (one bin per element) over a large database is a threshold sweep instead
+  (`exact_top_k`): each cached score tile is folded to maxima of a few rows and only the folds
+  reaching a running lower bound of each query's k-th best score are opened, so beyond the GEMM
+  it costs about one pass over the scores.
 
 benchmarks/NOTES.md (knn section) records the measurements behind these choices.
 """
@@ -549,12 +553,9 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     dot_sign = 1.0 if is_max_k == (metric == "ip") else -1.0
     norm_sign = 0.0 if metric == "ip" else (1.0 if is_max_k else -1.0)
     L = min(n, max(num_bins(n, 2, k, recall_target, input_size_override), bins or 0))  # noqa: N806
-    # Exact (every element its own bin) over a database of more than a few chunks: swept with
-    # fewer bins, then the chosen bins rescored whole (see _rescore_bins), where one bin per row
-    # kept a running state the size of the score matrix (131 queries/s against 1,839 at recall
-    # 0.95 on 200k x 128, benchmarks/NOTES.md).
+    # Exact (every element its own bin) over a database of more than a few chunks: the threshold
+    # sweep of `exact_top_k` (benchmarks/NOTES.md).
     exact = aggregate_to_topk and L >= n and n >= EXACT_SWEEP_MIN and k * 8 < n
-    sweep_bins = exact_sweep_bins(n, k) if exact else L
     if nq == 0:  # no queries: empty results of the op's width
         if check_finite:
             check_rows_finite(db, check_finite, row_offset)
@@ -573,22 +574,24 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     h = None
     if norm_sign != 0.0:
         h = np.asarray(half_squared_norms, dtype=ct) * ct.type(norm_sign)
-    best = np.empty((qc.shape[0], sweep_bins), dtype=ct)
-    best_unit = np.empty((qc.shape[0], sweep_bins), dtype=np.int32)
+    if exact:
+        values, positions, finite = exact_top_k(qc, dbc, h, k, 2 if check_finite else 0, chunk_bytes)
+        if not finite:
+            check_rows_finite(db, check_finite, row_offset)
+        if not is_max_k:
+            values = -values
+        return values.astype(dtype), positions.astype(index_dtype)
+    best = np.empty((qc.shape[0], L), dtype=ct)
+    best_unit = np.empty((qc.shape[0], L), dtype=np.int32)
     workers = _workers()
     # The workers' GEMMs (sweep and locate) run on one BLAS thread each (see _BlasThreads).
     with _BLAS.single():
-        positions_unit = _sweep_all(qc, dbc, h, sweep_bins, best, best_unit, query_tile, chunk_bytes, group_rows)
+        positions_unit = _sweep_all(qc, dbc, h, L, best, best_unit, query_tile, chunk_bytes, group_rows)
         if check_finite:
             suspect = not np.isfinite(best[nq:]).all()
             qc, best, best_unit = qc[:nq], best[:nq], best_unit[:nq]
             if suspect:
                 check_rows_finite(db, check_finite, row_offset)
-    if exact:
-        values, positions = _rescore_bins(qc, dbc, h, sweep_bins, best, k)
-        if not is_max_k:
-            values = -values
-        return values.astype(dtype), positions.astype(index_dtype)
     with _BLAS.single():
         # Select bins, then find the winning position inside each chosen bin's unit: both per
         # query, split among the workers (the locate is a gather of database rows per bin).
@@ -620,89 +623,180 @@ def fused_score_top_k(queries, database, half_squared_norms, metric: str, k: int
     return values.astype(dtype), positions.astype(index_dtype)
 
 
-# Exact search sweeps with bins (see exact_sweep_bins) from this many database rows on.
+# Exact search (every element its own bin) from this many database rows on: the threshold sweep
+# of `exact_top_k` instead of the partial reduction (whose one bin per row kept a running state
+# the size of the score matrix: 131 queries/s against 1,839 at recall 0.95 on 200k x 128).
 EXACT_SWEEP_MIN = 4096
+# The threshold sweep's score tiles are folded by maxima of EXACT_FOLD rows (1/16 of the tile to
+# compare), and its first step, which sets the first thresholds, has EXACT_WARM_ROWS rows.
+EXACT_FOLD = 16
+EXACT_WARM_ROWS = 4096
+# Score tiles of 2 MiB (2048 rows x 256 queries): half the steps of CHUNK_BYTES' tiles, each step's
+# numpy calls costing as much as its scores' fold (100k rows x 250 queries, CPU time over the
+# tile GEMMs alone: 1.37x with 1 MiB tiles, 1.30x with 2 MiB, 1.29x with 4 MiB)
+EXACT_CHUNK_BYTES = 2 << 20
+# The candidates are cut to each query's best k once EXACT_CUT x k per query are held (1.2, 2 and 4
+# alike within the noise of a loaded 2-core machine: a cut sorts few candidates).
+EXACT_CUT = 2
 
 
-def exact_sweep_bins(n: int, k: int) -> int:
-    """The bins of an exact search's sweep over n rows: at least EXACT_BINS (8192: over 200k
-    rows, bins of 25 rows, so the k chosen bins of a query are 250 rows to rescore, ~0.1% of its
-    sweep; 8192 bins swept as fast as 1,664, 16,384 measured 1.6x slower), 16 k and those of
-    recall 0.99; at most n."""
-    return min(n, max(num_bins(n, 2, k, 0.99), 16 * k, EXACT_BINS))
+class _ExactTile:
+    """The exact top k (largest q . x + h, ties to the smaller position) of one query tile over a
+    database slice fed in consecutive blocks of rows.
 
+    Each step's score tile (rows x queries, in cache) is folded to the maxima of EXACT_FOLD rows
+    (rows r, r + rows/EXACT_FOLD, ...); only the folds reaching a query's threshold t are opened,
+    their scores >= t kept as candidates, and now and then the candidates are cut to each
+    query's best k and t raised. t is a lower bound of the k-th best score: from the first step
+    (EXACT_WARM_ROWS rows, in L3), the k-th largest of its folds' maxima (distinct rows' scores);
+    once a query holds k candidates, just above its k-th best, since a later row tying it ranks
+    after it. No score is computed twice and no database row is read again; a query's folds
+    rarely reach t after the first steps, so beyond the GEMM a step costs one pass over its
+    scores (the fold)."""
 
-EXACT_BINS = 8192
+    __slots__ = ("q_t", "k", "chunk", "scores", "t", "held", "pending", "probes", "probe_max", "started")
 
+    def __init__(self, q: np.ndarray, k: int, chunk: int, probes: int) -> None:
+        qt = q.shape[0]
+        self.q_t = np.ascontiguousarray(q.T)
+        self.k, self.chunk = k, chunk
+        warm = max(chunk, -(-max(EXACT_WARM_ROWS, 4 * EXACT_FOLD * k) // EXACT_FOLD) * EXACT_FOLD)
+        self.scores = np.empty((warm, qt), q.dtype)
+        self.t = np.full(qt, -np.inf, q.dtype)
+        self.held = 0
+        # (values, query, position) of the candidates: the cut ones first, then those found since
+        self.pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # the last `probes` queries are the finiteness probes: their folds' running maximum keeps
+        # a NaN (which no threshold lets through)
+        self.probes = probes
+        self.probe_max = np.full(probes, -np.inf, q.dtype)
+        self.started = False
 
-def _rescore_bins(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, best: np.ndarray,
-                  k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The exact top-k (largest q . x + h, ties to the smaller position) of each query from its
-    per-bin maxima `best` (queries x bins, bin of row j = j mod bins): the k-th largest bin
-    maximum t is at most the k-th largest score, so every row of the top k lies in a bin whose
-    maximum is >= t. Those bins (k of them; more only on ties) are rescored whole, their rows
-    gathered per query (in steps of ~2 MiB into one buffer, as `_locate` does), on the workers,
-    and the exact top k taken from them."""
-    nq = q.shape[0]
-    if nq == 0:
-        return np.empty((0, k), q.dtype), np.empty((0, k), np.int64)
-    per_bin = -(-db.shape[0] // bins)
-    offsets = bins * np.arange(per_bin, dtype=np.int64)
-
-    def rescore(a: int, b: int) -> tuple[np.ndarray, np.ndarray]:
-        mine = best[a:b]
-        # t: the k-th largest of the maxima of groups of bins (k distinct bins' maxima, so at
-        # most the k-th largest bin maximum: a bound at a fraction of a partition of every bin);
-        # then the bins >= t, looked for only in the groups whose maximum is >= t
-        group = 1 << max(0, (bins // (64 * k)).bit_length() - 1)
-        while bins % group:
-            group //= 2
-        peaks = mine.reshape(b - a, bins // group, group).max(axis=2)
-        t = np.partition(peaks, peaks.shape[1] - k, axis=1)[:, peaks.shape[1] - k]
-        groups, in_group = _compress(peaks >= t[:, None])
-        candidates = (groups[:, :, None] * group + np.arange(group)).reshape(b - a, -1)
-        keep = (np.take_along_axis(mine, candidates, axis=1) >= t[:, None]) & np.repeat(in_group, group, axis=1)
-        slots, taken = _compress(keep)
-        order = np.take_along_axis(candidates, slots, axis=1)  # each query's chosen bins
-        cand = order[:, :, None] + offsets  # (queries, width, per_bin) database rows
-        valid = (cand < db.shape[0]) & taken[:, :, None]
-        per_query = order.shape[1] * per_bin
-        step = max(1, (2 << 20) // max(1, per_query * db.shape[1] * db.itemsize))
-        gathered = np.empty((min(step, b - a) * per_query, db.shape[1]), db.dtype)
-        values = np.empty((b - a, per_query), q.dtype)
-        for c in range(0, b - a, step):
-            d = min(c + step, b - a)
-            safe = np.where(valid[c:d], cand[c:d], 0).reshape(-1)
-            vectors = np.take(db, safe, axis=0, out=gathered[:safe.size]).reshape(d - c, per_query, db.shape[1])
-            scores = np.matmul(vectors.astype(q.dtype, copy=False), q[a + c:a + d, :, None])[..., 0]
+    @np.errstate(invalid="ignore", over="ignore")
+    def feed(self, x: np.ndarray, h: np.ndarray | None, row0: int) -> None:
+        """Fold rows `x` (compute type), database positions `row0`, `row0 + 1`, ..., with `h`
+        their norm terms."""
+        a, n, qt = 0, x.shape[0], self.scores.shape[1]
+        while a < n:
+            w = min(n - a, self.chunk if self.started else self.scores.shape[0])
+            bins = -(-w // EXACT_FOLD)
+            s = self.scores[:bins * EXACT_FOLD]
+            np.matmul(x[a:a + w], self.q_t, out=s[:w])
             if h is not None:
-                scores += h[safe].reshape(scores.shape)
-            values[c:d] = scores
-        values[~valid.reshape(b - a, per_query)] = -np.inf
-        return select_top_k(values, np.where(valid, cand, np.iinfo(np.int64).max).reshape(b - a, per_query), k,
-                            True)
+                s[:w] += h[a:a + w, None]
+            s[w:] = -np.inf
+            folded = np.max(s.reshape(EXACT_FOLD, -1), axis=0).reshape(bins, qt)
+            if self.probes:
+                np.maximum(self.probe_max, folded[:, qt - self.probes:].max(axis=0), out=self.probe_max)
+            if not self.started and bins >= self.k:
+                self.t = np.partition(folded, bins - self.k, axis=0)[bins - self.k]
+            self.started = True
+            hits = np.flatnonzero(folded >= self.t)  # fold * qt + query (10x faster than a 2-D nonzero)
+            if hits.size:
+                # the folded scores: rows fold + j * bins of the step, at hit + j * bins * qt (j-major:
+                # the candidates come in position order, which `cut` relies on)
+                where = hits + (bins * qt) * np.arange(EXACT_FOLD)[:, None]
+                values = np.take(s.reshape(-1), where)
+                keep = values >= self.t[hits % qt]
+                if w % EXACT_FOLD:  # the padding rows (-inf) pass a threshold of -inf
+                    keep &= where < w * qt
+                where = where[keep]
+                self.pending.append((values[keep], where % qt, where // qt + (row0 + a)))
+                self.held += where.size
+                if self.held >= EXACT_CUT * self.k * qt:
+                    self.cut()
+            a += w
 
+    def cut(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each query's best k candidates (ties to the smaller position) kept, the others dropped,
+        and t raised; returns them (values, query, position, rank), by query then rank."""
+        values, query, rows = (np.concatenate(p) for p in zip(*self.pending)) if self.pending else \
+            (np.empty(0, self.t.dtype), np.empty(0, np.int64), np.empty(0, np.int64))
+        # by query, then best first; ties stay in position order (stable sorts): the kept
+        # candidates come first, each query's by position among equal scores, then those found
+        # since, in position order
+        order = np.lexsort((-values, query))
+        values, query, rows = values[order], query[order], rows[order]
+        counts = np.bincount(query, minlength=self.t.size)
+        first = np.cumsum(counts) - counts
+        rank = np.arange(query.size) - np.repeat(first, counts)
+        full = np.flatnonzero(counts >= self.k)
+        # a later row tying the k-th best ranks after it: only a larger score can enter
+        self.t[full] = np.maximum(self.t[full], np.nextafter(values[first[full] + self.k - 1], np.inf))
+        best = rank < self.k
+        kept = values[best], query[best], rows[best]
+        self.pending, self.held = [kept], kept[0].size
+        return (*kept, rank[best])
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values, positions) of each query's best k, best first; missing ones -inf and the
+        largest int64."""
+        values, query, rows, rank = self.cut()
+        out_v = np.full((self.t.size, self.k), -np.inf, self.t.dtype)
+        out_p = np.full((self.t.size, self.k), np.iinfo(np.int64).max, np.int64)
+        out_v[query, rank], out_p[query, rank] = values, rows
+        return out_v, out_p
+
+
+def exact_top_k(qc: np.ndarray, dbc: np.ndarray, h: np.ndarray | None, k: int, probes: int = 0,
+                chunk_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The exact top k (largest q . x + h, ties to the smaller position; k <= rows) of each query:
+    (values, int64 positions, finite), where `finite` says whether the last `probes` queries
+    (the finiteness probes, whose own top k is not returned) met only finite scores. Query tiles
+    times database slices on the workers (single-threaded BLAS each), each a threshold sweep
+    (`_ExactTile`), the slices' answers merged."""
+    nq, n = qc.shape[0], dbc.shape[0]
     workers = _workers()
-    parts = workers if workers > 1 and nq >= 64 else 1
-    bounds = [(nq * w // parts, nq * (w + 1) // parts) for w in range(parts)]
+    dtype = qc.dtype
+    tiles_count = -(-nq // QUERY_TILE)
+    qtile = -(-nq // tiles_count)
+    chunk = max(EXACT_FOLD, (chunk_bytes or EXACT_CHUNK_BYTES) // (qtile * dtype.itemsize) // EXACT_FOLD * EXACT_FOLD)
+    slices = [(0, n)]
+    if workers > 1 and n >= 8 * workers * chunk:
+        per = -(-n // (workers * chunk)) * chunk
+        slices = [(a, min(a + per, n)) for a in range(0, n, per)]
+    elif workers > 1 and tiles_count % workers:
+        tiles_count = -(-tiles_count // workers) * workers  # as many tiles as workers, for balance
+        qtile = -(-nq // tiles_count)
+    tiles = [(a, min(a + qtile, nq)) for a in range(0, nq, qtile)]
+    per_job = 1 if dbc.dtype == dtype or len(slices) == 1 else TILES_PER_WIDEN
+    jobs = [(tiles[t:t + per_job], lo, hi) for t in range(0, len(tiles), per_job) for lo, hi in slices]
+
+    def run(job: tuple) -> list[tuple[np.ndarray, np.ndarray, bool]]:
+        group_tiles, lo, hi = job
+        db, hs = dbc[lo:hi], None if h is None else h[lo:hi]
+        states = [_ExactTile(qc[a:b], k, chunk, max(0, b - (nq - probes))) for a, b in group_tiles]
+        block = hi - lo if db.dtype == dtype else chunk * max(1, WIDEN_BYTES // (chunk * db.shape[1] * dtype.itemsize))
+        rows = _widened(db, dtype, block)
+        for start in range(0, hi - lo, block):
+            stop = min(start + block, hi - lo)
+            x = rows(start, stop)
+            for state in states:
+                state.feed(x, None if hs is None else hs[start:stop], lo + start)
+        out = []
+        for state in states:
+            v, p = state.result()
+            finite = bool(np.isfinite(state.probe_max).all())
+            out.append((v, p, finite))
+        return out
+
     with _BLAS.single():
-        if parts > 1:
-            done = [f.result() for f in [_pool().submit(rescore, a, b) for a, b in bounds]]
+        if len(jobs) > 1 and workers > 1:
+            results = [f.result() for f in [_pool().submit(run, job) for job in jobs]]
         else:
-            done = [rescore(0, nq)]
-    return np.concatenate([v for v, _ in done]), np.concatenate([p for _, p in done])
-
-
-def _compress(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(columns, taken): the column indices of each row's True entries in order, padded to the
-    most any row has (padding: column 0, not `taken`)."""
-    counts = mask.sum(axis=1)
-    width = int(counts.max()) if counts.size else 0
-    rows, cols = np.nonzero(mask)
-    slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    out = np.zeros((mask.shape[0], width), np.int64)
-    out[rows, slot] = cols
-    return out, np.arange(width)[None, :] < counts[:, None]
+            results = [run(job) for job in jobs]
+    values = np.empty((nq, k), dtype)
+    positions = np.empty((nq, k), np.int64)
+    finite = True
+    for (group_tiles, lo, _), states in zip(jobs, results):
+        for (a, b), (v, p, ok) in zip(group_tiles, states):
+            finite &= ok
+            if lo == 0:
+                values[a:b], positions[a:b] = v, p
+            else:
+                values[a:b], positions[a:b] = select_top_k(np.concatenate([values[a:b], v], 1),
+                                                           np.concatenate([positions[a:b], p], 1), k, True)
+    return values[:nq - probes], positions[:nq - probes], finite
 
 
 def check_rows_finite(x: np.ndarray, name: str, row_offset: int = 0) -> None:

@@ -1,5 +1,5 @@
-"""Exact search (recall_target=1.0) over databases large enough for the kernel's exact path (a
-sweep with fewer bins, then the chosen bins rescored whole: loom.backend.knn_kernels): against
+"""Exact search (recall_target=1.0) over databases large enough for the kernel's exact path (the
+threshold sweep of loom.backend.knn_kernels.exact_top_k): against
 numpy's stable argsort of exactly computed scores (small integers: every score exact in float32,
 many ties, each to the smaller position)."""
 
@@ -27,8 +27,8 @@ def oracle(q, db, k, metric):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_exact_search_on_the_exact_path(metric, k, dtype):
     n = 20_011  # not a multiple of the bins: a last, partial row of bins
-    # every element its own bin (k=1 is the top-1 reduction instead), swept with fewer
-    assert num_bins(n, 2, k, 1.0) == n and knn_kernels.EXACT_SWEEP_MIN <= n and knn_kernels.exact_sweep_bins(n, k) < n
+    # every element its own bin (k=1 is the top-1 reduction instead): the threshold sweep
+    assert num_bins(n, 2, k, 1.0) == n and knn_kernels.EXACT_SWEEP_MIN <= n and k * 8 < n
     db = RNG.integers(-4, 5, (n, 16)).astype(dtype)
     db[7000:7100] = db[100:200]  # duplicate rows: equal scores, the smaller position first
     q = RNG.integers(-4, 5, (70, 16)).astype(dtype)
@@ -41,9 +41,32 @@ def test_exact_search_on_the_exact_path(metric, k, dtype):
         np.testing.assert_array_equal(scores, (q.astype(np.float64) ** 2).sum(1)[:, None] - want)
 
 
-def test_ties_filling_many_bins_are_all_rescored():
-    # every row equal: all bins tie at the threshold, every one is rescored, the first k rows win
+def test_ties_everywhere_go_to_the_first_rows():
+    # every row equal: every score ties the threshold, the first k rows win
     db = np.ones((9000, 8), np.float32)
     q = np.ones((3, 8), np.float32)
     _, ids = loom.knn.search(q, db, 5, recall_target=1.0)
     np.testing.assert_array_equal(ids, np.tile(np.arange(5), (3, 1)))
+
+
+@pytest.mark.parametrize("metric", ["ip", "l2"])
+def test_exact_path_with_many_query_tiles(metric):
+    # more queries than one tile (knn_kernels.QUERY_TILE): tiles and database slices merged
+    n = 20_011
+    db = RNG.integers(-4, 5, (n, 8)).astype(np.float32)
+    q = RNG.integers(-4, 5, (knn_kernels.QUERY_TILE + 61, 8)).astype(np.float32)
+    _, ids = loom.knn.search(q, db, 7, metric=metric, recall_target=1.0)
+    np.testing.assert_array_equal(ids, oracle(q, db, 7, metric)[0])
+
+
+@pytest.mark.parametrize("metric", ["ip", "l2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_exact_path_finds_each_non_finite_database_row(metric, dtype):
+    # the sweep's probe queries (all ones, all minus ones) see NaN, inf and -inf rows: a NaN passes
+    # no threshold, so it is caught by the probes' running maximum
+    q = RNG.uniform(0.1, 1.0, (40, 8)).astype(dtype)
+    for row, values in [(0, [np.nan]), (9_150, [np.inf]), (20_010, [np.inf, -np.inf]), (17, [-np.inf])]:
+        bad = RNG.standard_normal((20_011, 8)).astype(dtype)
+        bad[row, :len(values)] = values
+        with pytest.raises(ValueError, match=rf"database contain NaN or inf \(row {row}\)"):
+            loom.knn.search(q, bad, 5, metric=metric, recall_target=1.0)

@@ -1,6 +1,7 @@
 """loom.knn.search over a database sharded by rows over a mesh (loom.knn.sharded): the single-device
 search as the oracle at recall_target=1.0, recall against an exact top-k otherwise, padding of
-uneven shards, sharded and replicated queries, and the errors naming the shard and row."""
+uneven shards, sharded and replicated queries (in one process and over gloo processes), and the
+errors naming the shard and row."""
 
 from __future__ import annotations
 
@@ -320,8 +321,8 @@ def test_the_fused_op_takes_f32_queries_with_an_f16_or_bf16_database_only():
 # Over processes: examples/knn_sharded.py under torchrun -----------------------------------------------
 
 @pytest.mark.slow  # several processes under torchrun: 15-30 s on a loaded 2-core machine
-@pytest.mark.parametrize("world, recall_target", [(2, 0.9), (4, 1.0)])
-def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world, recall_target):
+@pytest.mark.parametrize("world, recall_target, metric", [(2, 0.9, "ip"), (4, 1.0, "ip"), (2, 1.0, "cos")])
+def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world, recall_target, metric):
     """examples/knn_sharded.py: each of `world` processes maps its rows of a float16 database file;
     exact search gives the single-process search's ids, approximate search at least its recall."""
     import json
@@ -331,7 +332,7 @@ def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world,
 
     from support.paths import EXAMPLES, ROOT
     sizes = ["--database", str(tmp_path / "db.npy"), "--rows", "3001", "--dim", "16", "--queries", "60",
-             "--batch", "20", "--k", "5", "--timeout", "60"]
+             "--batch", "20", "--k", "5", "--timeout", "60", "--distance", metric]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     ids = {}
     for mode, launcher, recall in [
@@ -351,3 +352,30 @@ def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world,
     else:
         found = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(ids["torchrun"].tolist(), ids["single"].tolist())])
         assert found >= recall_target, found
+
+
+# Over processes: the partitioned program, one partition per gloo process ------------------------------
+
+@pytest.mark.slow  # processes started by forkserver: 7-30 s on a loaded 2-core machine
+@pytest.mark.parametrize("world", [2, 4])
+def test_sharded_and_replicated_queries_over_gloo_processes(world):
+    """Each process holds its shard only; queries split over the database's axis, over another
+    axis, over both, or replicated: every process gets the single-device search's ids (exact) or
+    at least the target recall."""
+    pytest.importorskip("torch")
+    from knn_sharded_worker import CASES, K, data, launch
+
+    db, q = data()
+    outcomes = launch("search", world, timeout_s=60.0, deadline_s=240.0)
+    want_scores, want_ids = loom.knn.search(q, db, K, metric="l2", recall_target=1.0)
+    for rank in range(world):
+        assert outcomes[rank][0] == "ok", outcomes[rank]
+        got = outcomes[rank][1]
+        assert len(got) == 2 * len(CASES[world])
+        for case, (scores, ids) in got.items():
+            if case.endswith(" 1.0"):
+                np.testing.assert_array_equal(ids, want_ids, err_msg=f"rank {rank}, {case}")
+                np.testing.assert_array_max_ulp(scores, want_scores, maxulp=2)
+            else:
+                found = np.mean([len(set(a) & set(b)) / K for a, b in zip(ids.tolist(), want_ids.tolist())])
+                assert found >= 0.9, (rank, case, found)
