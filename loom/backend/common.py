@@ -8,7 +8,9 @@ works whether or not the stablehlo dialect is registered.
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -50,6 +52,16 @@ class MissingRuleError(ExecutionError):
 # lives here, in a module that does not import torch, so that op families register torch kernels
 # without importing torch (their makers import it when first called).
 TORCH_KERNELS: dict[str, Any] = {}
+# The modules holding op families' torch kernels (`loom.ops.<family>_torch`, which import torch):
+# `loom.backend.kernels_torch` imports each when it loads, so `import loom` never imports torch.
+TORCH_KERNEL_MODULES: list[str] = []
+
+
+def torch_kernels_in(module: str) -> None:
+    """Name a module whose import registers torch kernels (imported with torch, not before)."""
+    TORCH_KERNEL_MODULES.append(module)
+    if "loom.backend.kernels_torch" in sys.modules:  # torch already loaded: register now
+        importlib.import_module(module)
 
 
 class ArgumentError(ExecutionError, TypeError):
