@@ -48,19 +48,19 @@ class MissingRuleError(ExecutionError):
         super().__init__(f"the {executor} has no rule for op '{op_name}'{extra}")
 
 
-# The torch backend's kernel table, `op name -> maker(op) -> Kernel | None` (see kernels_torch). It
+# The torch backend's kernel table, `op name -> maker(op) -> Kernel | None` (see torch_kernels). It
 # lives here, in a module that does not import torch, so that op families register torch kernels
 # without importing torch (their makers import it when first called).
 TORCH_KERNELS: dict[str, Any] = {}
 # The modules holding op families' torch kernels (`loom.ops.<family>_torch`, which import torch):
-# `loom.backend.kernels_torch` imports each when it loads, so `import loom` never imports torch.
+# `loom.backend.torch_kernels` imports each when it loads, so `import loom` never imports torch.
 TORCH_KERNEL_MODULES: list[str] = []
 
 
 def torch_kernels_in(module: str) -> None:
     """Name a module whose import registers torch kernels (imported with torch, not before)."""
     TORCH_KERNEL_MODULES.append(module)
-    if "loom.backend.kernels_torch" in sys.modules:  # torch already loaded: register now
+    if "loom.backend.torch_kernels" in sys.modules:  # torch already loaded: register now
         importlib.import_module(module)
 
 

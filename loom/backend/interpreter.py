@@ -18,7 +18,7 @@ import numpy as np
 
 from loom.backend import common
 from loom.backend.common import ExecutionError, MissingRuleError
-from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.backend.kernels import KERNELS, Kernel
 from loom.ir.core import Block, Operation, Region
 
 Rule = Callable[["Interpreter", Operation, list], Sequence[Any]]

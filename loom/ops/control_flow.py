@@ -1,8 +1,8 @@
 """Control flow and structure: while, if, case, map, return, tuples, optimization_barrier,
 custom_call, composite, scan, random bits.
 
-Code generation in `loom.backend.compiled` (regions inlined in the generated Python), the
-interpreter's rules in `loom.backend.interpreter`, derivatives in `loom.transforms.autodiff` /
+Kernels, code generation (regions inlined in the generated Python) and the interpreter's rules
+here; derivatives in `loom.transforms.autodiff` /
 `forward_ad` (explicit: reverse mode through a while loop stores its carries on a stack) and
 `remat_rules` (optimization_barrier), batching in `loom.transforms.batching`. What they lack is
 declared here.
@@ -20,7 +20,7 @@ from loom.backend.compiled.codegen import EXECUTOR, FunctionCodegen, codegen_rul
 from loom.backend.custom_calls import custom_call_kernel
 from loom.backend.interpreter import Interpreter
 from loom.backend.interpreter import rule as interpreter_rule
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand, identity, kernel, values_tuple
+from loom.backend.kernels import KERNELS, Kernel, Operand, identity, kernel, values_tuple
 from loom.ir.core import Operation, Region
 from loom.ops.registry import declare, register, unsupported
 from loom.transforms.sharding_propagation import SHARDING_RULES, Factors, identity_rule, shape_of
@@ -174,7 +174,7 @@ def _custom_call(gen: FunctionCodegen, op: Operation) -> None:
 def _custom_call_torch(gen: FunctionCodegen, op: Operation) -> None:
     """Custom-call kernels are numpy functions: they run on the tensors' values."""
     try:
-        from loom.backend.kernels_torch import fallback  # imports torch: only torch code asks
+        from loom.backend.torch_kernels import fallback  # imports torch: only torch code asks
         k = fallback(custom_call_kernel(op, EXECUTOR), gen.mod.device)
     except MissingRuleError as e:
         def missing(*args, error=e):

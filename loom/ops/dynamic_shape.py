@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TORCH_KERNELS, ConvDims, ExecutionError, bools, integer, ints, padding_pairs
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand
+from loom.backend.kernels import KERNELS, Kernel, Operand
 from loom.ir.core import Operation
 from loom.ops.indexing import GatherDims, gather
 from loom.ops.linalg import convolution

@@ -40,9 +40,9 @@ import ml_dtypes
 import numpy as np
 
 from loom.backend import common
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TORCH_KERNELS, subbyte_integer
-from loom.backend.kernels_numpy import (
+from loom.backend.kernels import (
     ALL,
     BF16,
     F16_HOLDS,

@@ -11,8 +11,8 @@ import numpy as np
 import torch
 
 from loom.backend import common
-from loom.backend.kernels_numpy import Kernel, Operand, identity, operand_dtype, result_dtype
-from loom.backend.kernels_torch import (
+from loom.backend.kernels import Kernel, Operand, identity, operand_dtype, result_dtype
+from loom.backend.torch_kernels import (
     COMPARE,
     LOW_FLOATS,
     TorchKernelMaker,

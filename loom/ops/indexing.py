@@ -1,6 +1,6 @@
 """Indexing ops: gather, scatter, dynamic_slice, dynamic_update_slice: their VJP, JVP and
-batching rules (kernels: `loom.backend.kernels_numpy` / `kernels_torch`; scatter's code generation:
-`loom.backend.compiled`).
+batching rules, and (after the imports) their numpy kernels, scatter's code generation and the
+interpreter's reference rules; torch kernels in `loom.ops.indexing_torch`.
 
 - gather: its cotangent is a scatter-add of the cotangent into zeros (the start indices clamped
   first, as gather clamps them); its tangent is the same gather of the tangent; batched, the new
@@ -30,7 +30,7 @@ from loom.backend.compiled.codegen import FunctionCodegen, codegen_rule, torch_c
 from loom.backend.compiled.regions import has_shell_dtypes, is_elementwise_region, reducer_ufunc
 from loom.backend.interpreter import Interpreter
 from loom.backend.interpreter import rule as interpreter_rule
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand, Rest, direct, kernel
+from loom.backend.kernels import KERNELS, Kernel, Operand, Rest, direct, kernel
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
 from loom.dialects.stablehlo.attributes import enum_attr

@@ -10,8 +10,8 @@ import torch
 
 from loom.backend import common
 from loom.backend.common import TORCH_KERNELS, shape_of
-from loom.backend.kernels_numpy import Kernel, Operand, Rest
-from loom.backend.kernels_torch import SIGNED_OF, direct, flip_sign_bit, index_value, torch_kernel
+from loom.backend.kernels import Kernel, Operand, Rest
+from loom.backend.torch_kernels import SIGNED_OF, direct, flip_sign_bit, index_value, torch_kernel
 from loom.ir.core import Operation
 from loom.ops import indexing as kn
 

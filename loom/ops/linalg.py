@@ -2,8 +2,8 @@
 here), fft, triangular_solve and cholesky (kernels, derivatives, batching here), the legacy
 contractions dot / einsum / unary_einsum (kernels here).
 
-dot_general's and convolution's kernels are in `loom.backend.kernels_numpy` / `kernels_torch`.
-Both ops are bilinear: each operand's
+dot_general's, convolution's and fft's numpy kernels are after the imports, their torch kernels in
+`loom.ops.linalg_torch`. Both ops are bilinear: each operand's
 tangent is the product with the other operand's; each cotangent is the transposed product (JAX's
 transposes: for convolution, a convolution of the cotangent with the reversed kernel, and of the
 input with the cotangent, feature and batch groups included). Batched by a new batching
@@ -20,9 +20,9 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from loom.backend import common
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TORCH_KERNELS, ConvDims, torch_kernels_in
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand, kernel, operand_dtype, pad, result_dtype
+from loom.backend.kernels import KERNELS, Kernel, Operand, kernel, operand_dtype, pad, result_dtype
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers, TransposeAttr
 from loom.ir.attributes import BoolAttr, DenseElementsAttr, numpy_dtype

@@ -9,8 +9,8 @@ import torch
 
 from loom.backend import common
 from loom.backend.common import ConvDims, shape_of
-from loom.backend.kernels_numpy import Kernel, Operand, operand_dtype, result_dtype
-from loom.backend.kernels_torch import LOW_FLOATS, pad, torch_dtype, torch_kernel
+from loom.backend.kernels import Kernel, Operand, operand_dtype, result_dtype
+from loom.backend.torch_kernels import LOW_FLOATS, pad, torch_dtype, torch_kernel
 from loom.ir.core import Operation
 
 

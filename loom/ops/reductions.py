@@ -1,8 +1,9 @@
 """Reductions: reduce, reduce_window, sort (their derivatives and batching here), select_and_scatter,
 top_k.
 
-Code generation in `loom.backend.compiled` (region bodies of one elementwise op reduce with numpy's
-ufuncs).
+Kernels, code generation (region bodies of one elementwise op reduce with numpy's ufuncs) and the
+interpreter's reference rules after the imports; torch kernels and the runtime of the torch code
+generation rules in `loom.ops.reductions_torch`.
 
 - reduce: sums are linear (the cotangent broadcast back); maxima and minima share it among the
   positions equal to the result (as JAX); products divide out each element (exact with zeros);
@@ -46,7 +47,7 @@ from loom.backend.compiled.regions import (
 )
 from loom.backend.interpreter import Interpreter, scalar
 from loom.backend.interpreter import rule as interpreter_rule
-from loom.backend.kernels_numpy import Kernel, Operand, kernel, pad, result_dtype, total_order_key
+from loom.backend.kernels import Kernel, Operand, kernel, pad, result_dtype, total_order_key
 from loom.dialects import stablehlo
 from loom.ir.builder import Builder
 from loom.ir.core import Block, Operation, Value

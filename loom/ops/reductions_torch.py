@@ -7,8 +7,8 @@ from collections.abc import Callable
 import torch
 
 from loom.backend import common
-from loom.backend.kernels_numpy import Kernel, Operand, operand_dtype, result_dtype
-from loom.backend.kernels_torch import SIGNED_OF, flip_sign_bit, pad, torch_dtype, torch_kernel, total_order_key
+from loom.backend.kernels import Kernel, Operand, operand_dtype, result_dtype
+from loom.backend.torch_kernels import SIGNED_OF, flip_sign_bit, pad, torch_dtype, torch_kernel, total_order_key
 from loom.ir.core import Operation
 
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from loom.backend import common
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TORCH_KERNELS, ExecutionError, enum, torch_kernels_in
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand, kernel, result_dtype, result_shape
+from loom.backend.kernels import KERNELS, Kernel, Operand, kernel, result_dtype, result_shape
 from loom.ir.core import Operation
 from loom.ops.registry import declare, register, unsupported
 

@@ -9,8 +9,8 @@ import torch
 
 from loom.backend import common, rng
 from loom.backend.common import shape_of
-from loom.backend.kernels_numpy import Kernel, Operand, operand_dtype, result_dtype, result_shape
-from loom.backend.kernels_torch import TORCH_DTYPES, below_unsigned, torch_dtype, torch_kernel
+from loom.backend.kernels import Kernel, Operand, operand_dtype, result_dtype, result_shape
+from loom.backend.torch_kernels import TORCH_DTYPES, below_unsigned, torch_dtype, torch_kernel
 from loom.ir.core import Operation
 
 # rng_bit_generator -----------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 derivatives and batching here, per op: each is linear, so its JVP applies the op to the tangent and
 its VJP is the transpose), and iota, constants and the dynamic-shape forms.
 
-Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. What the ops lack is declared at the end.
+Kernels (numpy) here, after the imports; torch kernels in `loom.ops.shape_torch`. What the ops lack
+is declared at the end.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from loom.backend import common
 from loom.backend.common import torch_kernels_in
-from loom.backend.kernels_numpy import (
+from loom.backend.kernels import (
     NARROW_FLOATS,
     PACKED,
     Kernel,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from loom.backend import common
-from loom.backend.kernels_numpy import (
+from loom.backend.kernels import (
     KERNELS,
     PACKED,
     Kernel,
@@ -15,7 +15,7 @@ from loom.backend.kernels_numpy import (
     result_dtype,
     result_shape,
 )
-from loom.backend.kernels_torch import NARROW_FLOATS, pad, torch_dtype, torch_kernel
+from loom.backend.torch_kernels import NARROW_FLOATS, pad, torch_dtype, torch_kernel
 from loom.ir.core import Operation
 from loom.ops import shape
 

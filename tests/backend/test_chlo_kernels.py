@@ -32,7 +32,7 @@ def _check(op: str, args: tuple, tol: float | None = None) -> None:
     for executor, backend in EXECUTORS:
         got = loom.execute(text, *args, executor=executor, backend=backend)
         if backend == "torch":
-            got = loom.backend.kernels_torch.to_numpy(got)
+            got = loom.backend.torch_kernels.to_numpy(got)
         assert_matches(got, want, tol, f"{op} ({args[0].dtype}) on the {executor} executor ({backend})")
 
 

@@ -20,7 +20,7 @@ from jaxlib import xla_client  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
-from loom.backend.kernels_torch import to_numpy, to_torch  # noqa: E402
+from loom.backend.torch_kernels import to_numpy, to_torch  # noqa: E402
 from loom.ops import indexing, indexing_torch  # noqa: E402
 
 GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers

@@ -1,7 +1,7 @@
 """The compiled executor's code generation: a function lowered to Python source, one statement per op.
 
 Each op becomes one line calling its kernel directly (`v3 = np_add(v1, v2)`); kernels come from a
-per-op table for the array library (`kernels_numpy.KERNELS`), and their static attributes are
+per-op table for the array library (`kernels.KERNELS`), and their static attributes are
 hoisted to constants of the generated module, so nothing is looked up or recomputed per call.
 `while`, `if` and `case` become Python control flow, inline. Region ops are lowered by rules in
 `CODEGEN_RULES`, which their op families register (loom.ops.control_flow, reductions, indexing):
@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 
 from loom.backend import common
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import MissingRuleError, dtype_of, shape_of
 from loom.backend.interpreter import INTERPRETER_RULES, RETURN_OPS, Interpreter, functions_of
-from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.backend.kernels import KERNELS, Kernel
 from loom.dialects import chlo, stablehlo
 from loom.ir.core import Block, Operation, Region, Value
 
@@ -65,10 +65,10 @@ def torch_codegen_rule(*names: str):
 
 
 def torch_library():
-    """`loom.backend.kernels_torch`, imported on first use (importing torch takes a second; numpy
+    """`loom.backend.torch_kernels`, imported on first use (importing torch takes a second; numpy
     users skip it)."""
-    from loom.backend import kernels_torch
-    return kernels_torch
+    from loom.backend import torch_kernels
+    return torch_kernels
 
 
 # Ops whose kernels work unchanged on arrays of any shape when the op itself is on scalars:

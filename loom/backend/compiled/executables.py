@@ -13,7 +13,7 @@ import numpy as np
 from loom.backend import common
 from loom.backend.common import check_arguments, dtype_of, shape_of
 from loom.backend.compiled.codegen import LIBRARIES, ModuleCodegen, torch_library
-from loom.backend.kernels_numpy import Kernel
+from loom.backend.kernels import Kernel
 from loom.ir.core import Operation
 from loom.ir.types import ComplexType, FloatType, IndexType, IntegerType, RankedTensorType, UnrankedTensorType
 
@@ -153,8 +153,8 @@ class TorchExecutable(Executable):
     and Python scalars are moved to the device); it returns tensors on the device.
 
     Ops with a torch kernel run as torch calls; the rest run their numpy kernel on the values
-    (`kernels_torch.NumpyFallback`), so every program the numpy backend runs, this one runs.
-    `torch_kernels` overrides the torch table (`kernels_torch.TORCH_KERNELS`)."""
+    (`torch_kernels.NumpyFallback`), so every program the numpy backend runs, this one runs.
+    `torch_kernels` overrides the torch table (`torch_kernels.TORCH_KERNELS`)."""
 
     backend = "torch"
 

@@ -103,7 +103,7 @@ def argreduce_direction(op: Operation) -> bool | None:
 
 def has_shell_dtypes(values: Sequence[Value]) -> bool:
     """Whether a value is of an element type torch stores but does not compute on (uint16/32/64)."""
-    from loom.backend.kernels_torch import SHELL_DTYPES as shell  # imports torch: only torch code asks
+    from loom.backend.torch_kernels import SHELL_DTYPES as shell  # imports torch: only torch code asks
     for v in values:
         try:
             if dtype_of(v.type) in shell:

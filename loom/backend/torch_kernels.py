@@ -1,18 +1,16 @@
-"""PyTorch kernels for the StableHLO op set, in the shape of `kernels_numpy.KERNELS`.
+"""The torch kernel table's machinery: the torch side of `loom.backend.kernels`.
 
 `TORCH_KERNELS[name](op) -> Kernel | None` reads the op's static attributes once and returns the
 call the compiled executor emits (`v3 = add(v1, v2)` over torch tensors), or None when this op form
-has no torch kernel. An op without a torch kernel (or whose form or element types torch cannot
-compute: torch has no arithmetic on uint16/uint32/uint64) runs its numpy kernel on the tensors'
-values (`NumpyFallback`: tensors to numpy, the numpy kernel, results back to the device), so the
-torch backend runs everything the numpy backend runs, with the same results; on a GPU each such
-op is a round trip through the host, and a compiled program lists them (with the reason) in
-`TorchExecutable.numpy_ops`. Other dialects
-register torch kernels here the way they register numpy ones:
-
-    from loom.backend.kernels_torch import TORCH_KERNELS, torch_kernel
-    @torch_kernel("knn.distances")
-    def _distances(op): return Kernel(my_torch_fn, Operand(0), Operand(1), k)
+has no torch kernel. The op families of `loom.ops` fill the table: their `<family>_torch` modules
+(named with `common.torch_kernels_in`) are imported at the end of this module, that is when torch
+is first used, never by `import loom`. An op without a torch kernel (or whose form or element types
+torch cannot compute: torch has no arithmetic on uint16/uint32/uint64) runs its numpy kernel on the
+tensors' values (`NumpyFallback`: tensors to numpy, the numpy kernel, results back to the device),
+so the torch backend runs everything the numpy backend runs, with the same results; on a GPU each
+such op is a round trip through the host, and a compiled program lists them (with the reason) in
+`TorchExecutable.numpy_ops`. Here: dtypes, conversions between arrays and tensors, the numpy
+fallback, unsigned integers on their signed views, and the arithmetic several families share.
 
 Semantics are StableHLO's, as in the numpy table (checked against jax in the conformance tests):
 integer division truncates, x/0 is -1 and x%0 is x, INT_MIN/-1 is INT_MIN, shifts by the bit
@@ -34,8 +32,8 @@ import numpy as np
 import torch
 
 from loom.backend import common
-from loom.backend import kernels_numpy as kn
-from loom.backend.kernels_numpy import ALL, PACKED, Kernel, Operand, Rest, operand_dtype, result_dtype
+from loom.backend import kernels as kn
+from loom.backend.kernels import ALL, PACKED, Kernel, Operand, Rest, operand_dtype, result_dtype
 from loom.ir.core import Operation
 
 TorchKernelMaker = Callable[[Operation], "Kernel | None"]
@@ -267,7 +265,7 @@ def below_unsigned(a, b):
 _INT64_MIN = -(1 << 63)
 
 
-# Shapes ----------------------------------------------------------------------------------------
+# Padding (convolutions and windows) -------------------------------------------------------------
 
 
 def pad(x, value, low, high, interior):
@@ -285,8 +283,6 @@ def pad(x, value, low, high, interior):
     out[tuple(inner)] = x
     return out[tuple(crop)]
 
-
-# Linear algebra --------------------------------------------------------------------------------
 
 
 __all__ = ["ALL", "NUMPY_DTYPES", "PACKED", "SHELL_DTYPES", "TORCH_DTYPES", "TORCH_KERNELS", "Kernel",

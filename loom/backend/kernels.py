@@ -1,10 +1,12 @@
-"""NumPy kernels for the StableHLO op set, one table keyed by op name.
+"""The numpy kernel table: `Kernel`, the operand markers, `KERNELS`, and the array helpers several
+op families share.
 
 `KERNELS[name](op) -> Kernel` reads the op's static attributes once and returns the call to make:
 `Kernel(fn, *template)`, where the template lists what `fn` receives: operand markers (`ALL`,
 `PACKED`, `Operand(i)`) and static values. The compiled executor turns a Kernel into one line of
 Python (`v3 = np_add(v1, v2)`, static values hoisted to constants of the generated module); the
-interpreter calls it directly. A torch table can follow with the same shape.
+interpreter calls it directly. The kernels themselves are in their op families (`loom.ops`), which
+fill the table when `loom.ops` is imported.
 
 Semantics follow StableHLO as XLA computes it on CPU (checked against jax in the conformance
 tests): integer division truncates, x/0 is -1 (all ones) and x%0 is x, INT_MIN/-1 is INT_MIN,
@@ -140,7 +142,7 @@ def identity(x):
     return x
 
 
-# Shapes ----------------------------------------------------------------------------------------
+# Array helpers the op families share ---------------------------------------------------------
 
 
 def reshape(x, shape):
@@ -169,15 +171,11 @@ def pad(x, value, low, high, interior):
 
 
 
-# Structural ------------------------------------------------------------------------------------
-
 def values_tuple(*xs):
     return tuple(xs)
 
 
 
-
-# Linear algebra --------------------------------------------------------------------------------
 
 def _compute_dtype(dt: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if dt in LOW_FLOATS else dt
