@@ -308,6 +308,13 @@ class OrderFirstOpInfo(OpInfo):
         return super().operand(rs, i, shape, dt, grad)
 
 
+def asin_acos_kernel_ref(z):
+    """CHLO's `_asin_acos_kernel` (which XLA's asin / acos decompositions use) from jax's complex
+    sqrt and asin: w = Re(sqrt(1 - z^2)) + i |Im(asin(z))|, so that asin(z) = atan2(Re z, Re w)
+    + i sign(Im z) Im w."""
+    return jnp.sqrt(1 - z * z).real + 1j * jnp.abs(jnp.arcsin(z).imag)
+
+
 OP_INFO += [
     OpInfo("chlo.mulhi", mulhi_ref, INTS, arity=2, domain="full", samples=MULHI_EDGES, grad=False),
     OrderFirstOpInfo("chlo.polygamma", lax.polygamma, (F32, F64), arity=2, domain="positive", grad_wrt=(1,),
@@ -316,6 +323,9 @@ OP_INFO += [
     OpInfo("chlo.bessel_i1e", lax.bessel_i1e, (F32, F64),
            samples=(fixed(0.0, -0.0, 1e-30, -3.0, 7.9, 8.0, 8.1, 50.0, -700.0, 1e10, np.inf, -np.inf, np.nan,
                           dtype=F64),)),
+    OpInfo("chlo._asin_acos_kernel", asin_acos_kernel_ref, (C64, np.dtype(np.complex128)), grad=False,
+           samples=(fixed(0.5, -0.5, 2.0, -2.0, 1.0, 3j, -3j, 1e-3 + 1e-3j, -2 + 3j, 10 - 0.5j, 0,
+                          dtype=np.complex128),)),
 ]
 
 __all__ = ["BF16", "FLOATS", "INTS", "INT_EDGES", "MLIR_TYPES", "OP_INFO", "OpInfo", "fixed", "random_array"]
