@@ -201,7 +201,7 @@ def mlp_inputs(batch: int, sizes: list[int]) -> list[np.ndarray]:
 
 def largest_relative_difference(got: list, want: list) -> float:
     """max |got - want| / (1 + max |want|) over corresponding results (torch tensors or arrays)."""
-    from loom.backend.kernels_torch import to_numpy
+    from loom.backend.torch_kernels import to_numpy
     worst = 0.0
     for g, w in zip(got, want):
         g64, w64 = to_numpy(g).astype(np.float64), np.asarray(w).astype(np.float64)
@@ -224,7 +224,7 @@ def compare(name: str, jax_fn, torch_fn, args: list[np.ndarray], device, repeat:
     import loom
     import loom.ir
     from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
-    from loom.backend.kernels_torch import to_numpy, to_torch
+    from loom.backend.torch_kernels import to_numpy, to_torch
     from loom.frontend.jit import DEFAULT_PIPELINE
     from loom.rewrite.pass_manager import PassManager
 

@@ -222,7 +222,7 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype:
-        from loom.backend.kernels_torch import numpy_dtype_of
+        from loom.backend.torch_kernels import numpy_dtype_of
         return numpy_dtype_of(self.torch().dtype)
 
     @property
@@ -257,7 +257,7 @@ class Array:
 
     # Host values -------------------------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        from loom.backend.kernels_torch import to_numpy
+        from loom.backend.torch_kernels import to_numpy
         a = to_numpy(self.torch())
         if self.torch().device.type == "cpu":
             a = np.array(a)  # never hand out a view numpy could write into
@@ -505,7 +505,7 @@ def _operand(x: Any, like: Any) -> Any:
         return x.torch()
     if isinstance(x, (bool, int, float, complex)):
         return x
-    from loom.backend.kernels_torch import to_torch
+    from loom.backend.torch_kernels import to_torch
     return to_torch(np.asarray(x), like.device)
 
 
@@ -534,7 +534,7 @@ def _put(x: Any, target: Device) -> Any:
         if isinstance(x, np.ndarray):
             return x
         return np.asarray(x)
-    from loom.backend.kernels_torch import to_torch
+    from loom.backend.torch_kernels import to_torch
     torch = _torch()
     if isinstance(x, Array):
         t = x.torch()

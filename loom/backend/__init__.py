@@ -9,11 +9,10 @@ from loom.backend.common import ArgumentError, ExecutionError, MissingRuleError
 from loom.backend.compiled import CODEGEN_RULES, Executable
 from loom.backend.custom_calls import CUSTOM_CALLS, register_custom_call
 from loom.backend.interpreter import INTERPRETER_RULES, Interpreter
-from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.backend.kernels import KERNELS, Kernel
 
 __all__ = ["CODEGEN_RULES", "CUSTOM_CALLS", "EXECUTORS", "INTERPRETER_RULES", "KERNELS", "ArgumentError",
            "Executable", "ExecutionError", "Interpreter", "Kernel", "MissingRuleError", "compile", "execute",
            "register_custom_call"]
 
 import loom.backend.knn_kernels  # noqa: E402, F401  (registers kernels)
-import loom.backend.stack_kernels  # noqa: E402, F401

@@ -8,7 +8,9 @@ works whether or not the stablehlo dialect is registered.
 
 from __future__ import annotations
 
+import importlib
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -46,10 +48,20 @@ class MissingRuleError(ExecutionError):
         super().__init__(f"the {executor} has no rule for op '{op_name}'{extra}")
 
 
-# The torch backend's kernel table, `op name -> maker(op) -> Kernel | None` (see kernels_torch). It
+# The torch backend's kernel table, `op name -> maker(op) -> Kernel | None` (see torch_kernels). It
 # lives here, in a module that does not import torch, so that op families register torch kernels
 # without importing torch (their makers import it when first called).
 TORCH_KERNELS: dict[str, Any] = {}
+# The modules holding op families' torch kernels (`loom.ops.<family>_torch`, which import torch):
+# `loom.backend.torch_kernels` imports each when it loads, so `import loom` never imports torch.
+TORCH_KERNEL_MODULES: list[str] = []
+
+
+def torch_kernels_in(module: str) -> None:
+    """Name a module whose import registers torch kernels (imported with torch, not before)."""
+    TORCH_KERNEL_MODULES.append(module)
+    if "loom.backend.torch_kernels" in sys.modules:  # torch already loaded: register now
+        importlib.import_module(module)
 
 
 class ArgumentError(ExecutionError, TypeError):

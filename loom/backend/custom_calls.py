@@ -17,7 +17,7 @@ import numpy as np
 
 from loom.backend import common
 from loom.backend.common import MissingRuleError
-from loom.backend.kernels_numpy import Kernel, identity, values_tuple
+from loom.backend.kernels import Kernel, identity, values_tuple
 from loom.ir.core import Operation
 
 CUSTOM_CALLS: dict[str, Callable[[Operation], Kernel]] = {}

@@ -42,7 +42,7 @@ import numpy as np
 
 from loom.backend import common
 from loom.backend.interpreter import rule
-from loom.backend.kernels_numpy import LOW_FLOATS, Kernel, Operand, Rest, kernel
+from loom.backend.kernels import LOW_FLOATS, Kernel, Operand, Rest, kernel
 from loom.dialects.knn import num_bins
 from loom.ir.core import Operation
 

@@ -512,8 +512,8 @@ def register_torch_kernel() -> None:
     """Register `_op_kernel` as the torch backend's kernel of `knn.fused_score_top_k` (importing
     this module does it; without it the torch backend runs the numpy kernel on the tensors)."""
     from loom.backend import common
-    from loom.backend.kernels_numpy import Kernel, Operand, Rest
-    from loom.backend.kernels_torch import torch_dtype, torch_kernel
+    from loom.backend.kernels import Kernel, Operand, Rest
+    from loom.backend.torch_kernels import torch_dtype, torch_kernel
 
     @torch_kernel("knn.fused_score_top_k")
     def _make(op: Any) -> Any:

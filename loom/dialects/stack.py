@@ -14,7 +14,7 @@ loop runs as many iterations, popping them in reverse. The stacks are ordinary I
 type for loops nested in loops: an inner loop's stack is created per outer iteration and the
 handle itself is pushed on the outer loop's stack). The ops have side effects (they are not
 `Pure`), so the rewriters never move, merge or erase them. Kernels for both executors live in
-`loom.backend.stack_kernels`.
+`loom.ops.stack`.
 
 A stack made for a loop differentiated under the `offload` memory policy is marked by the unit
 property `offload` of its `stack.new`:

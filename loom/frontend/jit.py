@@ -71,7 +71,7 @@ def host_value(x: Any) -> Any:
     if isinstance(x, Array):
         return np.asarray(x)
     if type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch"):
-        from loom.backend.kernels_torch import to_numpy  # torch is optional: only for a torch value
+        from loom.backend.torch_kernels import to_numpy  # torch is optional: only for a torch value
         return np.array(to_numpy(x))
     return x
 
@@ -128,7 +128,7 @@ def device_leaf(x: Any) -> tuple[Any, Any] | None:
         x = x.torch()
     elif not (type(x).__name__ == "Tensor" and type(x).__module__.startswith("torch")):
         return None
-    from loom.backend.kernels_torch import NUMPY_DTYPES  # torch is optional: only for a torch value
+    from loom.backend.torch_kernels import NUMPY_DTYPES  # torch is optional: only for a torch value
     try:
         dtype = NUMPY_DTYPES[x.dtype]
     except KeyError:
@@ -701,7 +701,7 @@ def _runner(jitted: Jitted, compiled: Compiled, unwrap: bool, wrap: bool,
     n = len(compiled.lowered._key[1])
 
     if to_device is not None:
-        from loom.backend.kernels_torch import to_torch  # torch is optional: only for a torch device
+        from loom.backend.torch_kernels import to_torch  # torch is optional: only for a torch device
 
         def run(args: tuple) -> Any:
             if donating:

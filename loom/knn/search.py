@@ -24,7 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from loom.backend import knn_kernels
-from loom.backend.kernels_numpy import LOW_FLOATS
+from loom.backend.kernels import LOW_FLOATS
 
 METRICS = ("ip", "l2", "cos")
 _FLOATS = (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)

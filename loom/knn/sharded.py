@@ -43,7 +43,7 @@ import numpy as np
 
 import loom.numpy as lnp
 from loom import lax
-from loom.backend.kernels_numpy import LOW_FLOATS
+from loom.backend.kernels import LOW_FLOATS
 from loom.devices import ShardedArray
 from loom.frontend.jit import jit
 from loom.frontend.shapes import ShapeDtypeStruct

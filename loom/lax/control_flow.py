@@ -31,7 +31,7 @@ the `checkpoint_policy(...)` context manager:
   costs is one transfer each way over the host link: the policy pays off when device memory, not
   that bandwidth, is what limits the loop. Values already in host memory stay where they are:
   with CPU tensors and in the numpy executor and the interpreter, `"offload"` saves exactly what
-  `"save_all"` saves, in the same place. How values move is `loom.backend.stack_kernels.OFFLOAD`
+  `"save_all"` saves, in the same place. How values move is `loom.ops.stack.OFFLOAD`
   (a `HostOffload`; replace it to change the policy).
 
 All policies give the same gradients, bit for bit. `saved_bytes()` / `peak_saved_bytes()` /
@@ -51,7 +51,6 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.stack_kernels import peak_saved_bytes, reset_saved_bytes, saved_bytes
 from loom.dialects import stablehlo
 from loom.frontend.jit import Jitted
 from loom.frontend.placement import loop_settings
@@ -62,6 +61,7 @@ from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Region, Value
 from loom.ir.types import IntegerType, RankedTensorType
 from loom.lax.ops import convert_element_type
+from loom.ops.stack import peak_saved_bytes, reset_saved_bytes, saved_bytes
 
 POLICY_ATTRIBUTE = "loom.memory_policy"
 

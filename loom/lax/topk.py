@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from loom.backend import knn_kernels
-from loom.backend.kernels_numpy import top_k as _top_k_kernel
 from loom.dialects import chlo, knn
 from loom.frontend.tracing import Tracer, user_line
+from loom.ops.reductions import top_k as _top_k_kernel
 
 __all__ = ["approx_max_k", "approx_min_k", "top_k"]
 

@@ -6,14 +6,15 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     registry      the rule tables, `unsupported("reason")`, `declare`, the coverage walk
     elementwise   StableHLO's and CHLO's elementwise ops: one declarative row per op (kernels,
                   one derivative for both modes, lax / loom.numpy names; batching from the trait)
-    indexing      gather, scatter, dynamic_slice, dynamic_update_slice: derivatives and batching
-    linalg        dot_general and convolution: derivatives and batching; fft and the ops loom lacks
-    reductions    reduce, reduce_window, sort: derivatives and batching
+    indexing      gather, scatter, dynamic_slice, dynamic_update_slice: kernels, codegen, derivatives, batching
+    linalg        dot_general, convolution, fft and the ops loom lacks: kernels, derivatives, batching
+    reductions    reduce, reduce_window, sort, select_and_scatter, top_k: kernels, codegen, derivatives, batching
     shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
                   (the transpose) and batching side by side; iota, constants, dynamic shapes
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
     collectives   the distributed and host-communication ops (no rules yet)
     loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+    stack, ad     the kernels of the stack dialect (saved values of reverse-mode loops) and of ad
     normalization batch_norm_training / inference / grad: kernels (numpy, torch)
     dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
     rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
@@ -21,16 +22,25 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     quantization  uniform_quantize / uniform_dequantize, and dequantize-op-quantize for the ops the spec
                   allows on quantized tensors
 
-The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
-and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
-and `loom.transforms`; each family module says where, and declares what its ops lack. Shared IR
-builders are in `loom.transforms.rule_builders`.
+Each family module holds its ops' numpy kernels, region-op code generation rules (numpy and torch)
+and reference interpreter rules in a section after its imports (`# Kernels ---`); its torch kernels,
+and the run-time helpers of its torch code generation rules, are in `<family>_torch` (elementwise,
+shape, indexing, linalg, reductions, rng), which imports torch: `common.torch_kernels_in` names it,
+and `loom.backend.torch_kernels` imports it when torch is first used, never at `import loom`.
+`stack` and `ad` hold the kernels of loom's saved-value stacks and of `ad.stop_gradient` /
+`custom_vjp` / `custom_jvp`. What stays in `loom.backend` is the machinery: the kernel tables
+(`kernels`, `torch_kernels`: markers, dtypes, the numpy fallback, unsigned views, helpers several
+families share), the interpreter, and the compiled executor (`compiled.codegen`, its region
+analysis `compiled.regions`, `compiled.executables`). The rules of control flow and of the `ad` and
+`stack` dialects that are parts of the transformations are in `loom.transforms`; each family module
+declares what its ops lack. Shared IR builders are in `loom.transforms.rule_builders`.
 
 Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once
 they are loaded, so any use of their tables sees the rules.
 """
 
 from loom.ops import (  # noqa: F401  (each registers its family's rules)
+    ad,
     async_collectives,
     collectives,
     control_flow,
@@ -46,6 +56,7 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     registry,
     rng,
     shape,
+    stack,
 )
 
 # isort: split

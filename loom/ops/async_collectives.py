@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from loom.backend.common import ExecutionError
-from loom.backend.kernels_numpy import ALL, Kernel, kernel
+from loom.backend.kernels import ALL, Kernel, kernel
 from loom.ir.core import Operation
 from loom.ops.collectives import ProcessGroups, _collective_permute, all_gather, collective_permute, describe, int_attr
 from loom.runtime.communicator import Completed, Transfer, current

@@ -38,7 +38,7 @@ import numpy as np
 from loom.backend.common import ExecutionError
 from loom.backend.compiled import ELEMENTWISE, reducer_ufunc
 from loom.backend.interpreter import Interpreter
-from loom.backend.kernels_numpy import ALL, KERNELS, Kernel, kernel
+from loom.backend.kernels import ALL, KERNELS, Kernel, kernel
 from loom.dialects import func as func_dialect
 from loom.dialects.sdy import DimSharding, MeshAttr, TensorShardingAttr
 from loom.dialects.stablehlo.collectives import channel_handle_attr

@@ -17,10 +17,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TORCH_KERNELS, ConvDims, ExecutionError, bools, integer, ints, padding_pairs
-from loom.backend.kernels_numpy import KERNELS, GatherDims, Kernel, Operand
+from loom.backend.kernels import KERNELS, Kernel, Operand
 from loom.ir.core import Operation
+from loom.ops.indexing import GatherDims, gather
+from loom.ops.linalg import convolution
 from loom.ops.registry import declare, register, unsupported
 
 
@@ -57,13 +59,13 @@ def dynamic_gather(operand, start_indices, slice_sizes, dims: GatherDims, where:
     shape = np.shape(operand)
     if len(sizes) != len(shape) or any(not 0 <= s <= n for s, n in zip(sizes, shape)):
         raise where.fail(f"slice sizes {sizes} do not fit in the operand's shape {shape}")
-    return where.checked(kn.gather(operand, start_indices, dims, tuple(sizes)))
+    return where.checked(gather(operand, start_indices, dims, tuple(sizes)))
 
 
 def dynamic_conv(lhs, rhs, padding, config: tuple, where: _Where):
     pairs = np.asarray(padding).reshape(-1, 2)
     dims, strides, _, *rest = config
-    return where.checked(kn.convolution(lhs, rhs, (dims, strides, tuple(map(tuple, pairs.tolist())), *rest)))
+    return where.checked(convolution(lhs, rhs, (dims, strides, tuple(map(tuple, pairs.tolist())), *rest)))
 
 
 def real_dynamic_slice(x, start, limit, strides, where: _Where):

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TOKEN, TORCH_KERNELS, ExecutionError, Token, shape_of
-from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.backend.kernels import KERNELS, Kernel
 from loom.ir.core import Operation
 from loom.ops.registry import declare, register, unsupported
 

@@ -1,6 +1,6 @@
 """Indexing ops: gather, scatter, dynamic_slice, dynamic_update_slice: their VJP, JVP and
-batching rules (kernels: `loom.backend.kernels_numpy` / `kernels_torch`; scatter's code generation:
-`loom.backend.compiled`).
+batching rules, and (after the imports) their numpy kernels, scatter's code generation and the
+interpreter's reference rules; torch kernels in `loom.ops.indexing_torch`.
 
 - gather: its cotangent is a scatter-add of the cotangent into zeros (the start indices clamped
   first, as gather clamps them); its tangent is the same gather of the tangent; batched, the new
@@ -18,16 +18,25 @@ batching rules (kernels: `loom.backend.kernels_numpy` / `kernels_torch`; scatter
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from loom.backend import common
+from loom.backend.common import dtype_of, torch_kernels_in
+from loom.backend.common import shape_of as type_shape
+from loom.backend.compiled.codegen import FunctionCodegen, codegen_rule, torch_codegen_rule
+from loom.backend.compiled.regions import has_shell_dtypes, is_elementwise_region, reducer_ufunc
+from loom.backend.interpreter import Interpreter
+from loom.backend.interpreter import rule as interpreter_rule
+from loom.backend.kernels import KERNELS, Kernel, Operand, Rest, direct, kernel
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
 from loom.dialects.stablehlo.attributes import enum_attr
 from loom.ir.attributes import DenseArrayAttr, DenseElementsAttr, IntegerAttr
 from loom.ir.builder import Builder, InsertionPoint
-from loom.ir.core import Block, Operation, Value
+from loom.ir.core import Block, Operation, Region, Value
 from loom.ir.types import RankedTensorType, i1, i64
 from loom.ops.registry import declare, register, unsupported
 from loom.transforms.autodiff import VJP_RULES, full, is_float
@@ -48,6 +57,355 @@ from loom.transforms.rule_builders import (
     zeros_like,
 )
 from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
+
+# Kernels -----------------------------------------------------------------------------------------
+
+# numpy kernels here; torch kernels in loom.ops.indexing_torch (imported with torch)
+
+@kernel("stablehlo.dynamic_slice")
+def _dynamic_slice(op: Operation) -> Kernel:
+    return Kernel(dynamic_slice, Operand(0), common.ints(op.get_attr("slice_sizes")), Rest(1))
+
+
+def _clamped_starts(shape, sizes, starts) -> tuple:
+    return tuple(slice(s, s + n) for s, n in
+                 ((min(max(int(i), 0), d - n), n) for i, d, n in zip(starts, shape, sizes)))
+
+
+def dynamic_slice(x, sizes, *starts):
+    return x[_clamped_starts(x.shape, sizes, starts)]
+
+
+def dynamic_update_slice(x, update, *starts):
+    out = np.array(x)
+    out[_clamped_starts(x.shape, update.shape, starts)] = update
+    return out
+
+
+KERNELS["stablehlo.dynamic_update_slice"] = direct(dynamic_update_slice)
+
+
+
+# Gather ----------------------------------------------------------------------------------------
+
+class GatherDims:
+    """The dimension numbers of a gather (read from `#stablehlo.gather<...>`)."""
+
+    def __init__(self, attr) -> None:
+        f = common.struct_fields(attr)
+        self.offset_dims = f.get("offset_dims", ())
+        self.collapsed_slice_dims = f.get("collapsed_slice_dims", ())
+        self.operand_batching_dims = f.get("operand_batching_dims", ())
+        self.start_indices_batching_dims = f.get("start_indices_batching_dims", ())
+        self.start_index_map = f.get("start_index_map", ())
+        self.index_vector_dim = f.get("index_vector_dim", 0)
+
+
+@kernel("stablehlo.gather")
+def _gather(op: Operation) -> Kernel:
+    dims = GatherDims(op.get_attr("dimension_numbers"))
+    sizes = common.ints(op.get_attr("slice_sizes"))
+    return Kernel(gather, Operand(0), Operand(1), dims, tuple(sizes))
+
+
+def _batch_coordinates(idx_shape: tuple[int, ...], index_vector_dim: int):
+    """The start-indices dims that are batch dims (all but the index vector dim), in order."""
+    return [d for d in range(len(idx_shape)) if d != index_vector_dim]
+
+
+def gather(operand, start_indices, dims: GatherDims, slice_sizes):
+    """Vectorised gather: one advanced-indexing read of every (batch, offset) element."""
+    operand = np.asarray(operand)
+    idx = np.asarray(start_indices)
+    ivd = dims.index_vector_dim
+    if ivd == idx.ndim:
+        idx = idx[..., None]
+    batch_dims = _batch_coordinates(idx.shape, ivd)
+    idx = np.moveaxis(idx, ivd, -1).astype(np.int64)
+    batch_shape = idx.shape[:-1]
+    nb = len(batch_shape)
+    kept = [d for d in range(operand.ndim) if d not in dims.collapsed_slice_dims and
+            d not in dims.operand_batching_dims]
+    nw = len(kept)
+    index = []
+    for d in range(operand.ndim):
+        if d in dims.start_index_map:
+            k = dims.start_index_map.index(d)
+            start = np.clip(idx[..., k], 0, operand.shape[d] - slice_sizes[d])
+        elif d in dims.operand_batching_dims:
+            sd = dims.start_indices_batching_dims[dims.operand_batching_dims.index(d)]
+            axis = batch_dims.index(sd)
+            shape = [1] * nb
+            shape[axis] = batch_shape[axis]
+            start = np.arange(batch_shape[axis]).reshape(shape)
+        else:
+            start = np.zeros((1,) * nb, np.int64)
+        start = np.reshape(start, np.shape(start) + (1,) * nw)
+        if d in kept:
+            shape = [1] * (nb + nw)
+            shape[nb + kept.index(d)] = slice_sizes[d]
+            start = start + np.arange(slice_sizes[d]).reshape(shape)
+        index.append(start)
+    out = operand[tuple(index)] if operand.ndim else np.broadcast_to(operand, batch_shape)
+    out = np.broadcast_to(out, (*batch_shape, *(slice_sizes[d] for d in kept)))
+    return np.transpose(out, gather_permutation(dims, nb, nb + nw))
+
+
+def gather_permutation(dims: GatherDims, nb: int, rank: int) -> list[int]:
+    """The axes of a gather's result among (batch dims..., offset dims...): result dim i is an
+    offset dim where `offset_dims` names it, else the next batch dim."""
+    perm, b = [], 0
+    for i in range(rank):
+        if i in dims.offset_dims:
+            perm.append(nb + dims.offset_dims.index(i))
+        else:
+            perm.append(b)
+            b += 1
+    return perm
+
+
+# Scatter ---------------------------------------------------------------------------------------
+
+class ScatterDims:
+    """The dimension numbers of a scatter (read from `#stablehlo.scatter<...>`)."""
+
+    def __init__(self, attr) -> None:
+        f = common.struct_fields(attr)
+        self.update_window_dims = f.get("update_window_dims", ())
+        self.inserted_window_dims = f.get("inserted_window_dims", ())
+        self.input_batching_dims = f.get("input_batching_dims", ())
+        self.scatter_indices_batching_dims = f.get("scatter_indices_batching_dims", ())
+        self.scatter_dims_to_operand_dims = f.get("scatter_dims_to_operand_dims", ())
+        self.index_vector_dim = f.get("index_vector_dim", 0)
+
+
+def scatter_index(operand_shape, scatter_indices, updates_shape, dims: ScatterDims):
+    """For every update element, its operand index (one int array per operand dim, each of the
+    updates' shape) and whether its window lies in bounds (XLA skips windows that do not)."""
+    idx = np.asarray(scatter_indices)
+    ivd = dims.index_vector_dim
+    if ivd == idx.ndim:
+        idx = idx[..., None]
+    batch_dims = _batch_coordinates(idx.shape, ivd)
+    idx = np.moveaxis(idx, ivd, -1).astype(np.int64)
+    rank_u = len(updates_shape)
+    scatter_axes = [d for d in range(rank_u) if d not in dims.update_window_dims]
+    window_operand_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
+                           d not in dims.input_batching_dims]
+    window_sizes = {d: updates_shape[u] for d, u in zip(window_operand_dims, dims.update_window_dims)}
+
+    def place(arr: np.ndarray, axes: list[int]) -> np.ndarray:
+        shape = [1] * rank_u
+        for a, n in zip(axes, arr.shape):
+            shape[a] = n
+        return arr.reshape(shape)
+
+    valid = np.ones([updates_shape[a] for a in scatter_axes], bool)
+    index = []
+    for d in range(len(operand_shape)):
+        if d in dims.scatter_dims_to_operand_dims:
+            start = idx[..., dims.scatter_dims_to_operand_dims.index(d)]
+        elif d in dims.input_batching_dims:
+            sd = dims.scatter_indices_batching_dims[dims.input_batching_dims.index(d)]
+            axis = batch_dims.index(sd)
+            shape = [1] * len(scatter_axes)
+            shape[axis] = idx.shape[axis]
+            start = np.broadcast_to(np.arange(idx.shape[axis]).reshape(shape), idx.shape[:-1])
+        else:
+            start = np.zeros(idx.shape[:-1], np.int64)
+        size = window_sizes.get(d, 1)
+        valid &= (start >= 0) & (start <= operand_shape[d] - size)
+        full = place(start, scatter_axes)
+        if d in window_sizes:
+            full = full + place(np.arange(size), [dims.update_window_dims[window_operand_dims.index(d)]])
+        index.append(np.broadcast_to(full, updates_shape))
+    return index, np.broadcast_to(place(valid, scatter_axes), updates_shape)
+
+
+def scatter_ufunc(operand, indices, updates, dims: ScatterDims, ufunc):
+    """Scatter whose update computation is a known binary op (`ufunc`, or None to overwrite)."""
+    out = np.array(operand)
+    updates = np.asarray(updates)
+    index, valid = scatter_index(out.shape, indices, updates.shape, dims)
+    index = tuple(i[valid] for i in index)
+    if ufunc is None:
+        out[index] = updates[valid]
+    else:
+        ufunc.at(out, index, updates[valid])
+    return out
+
+
+# Code generation ---------------------------------------------------------------------------------
+
+def scatter_update_ufunc(region: Region) -> tuple[bool, np.ufunc | None]:
+    """(recognised, ufunc): `return update` is (True, None); `return op(old, update)` is
+    (True, op's ufunc)."""
+    block = region.blocks[0]
+    if len(block.args) != 2:
+        return False, None
+    ops = list(block.ops)
+    if len(ops) == 1 and ops[0].operands == (block.args[1],):
+        return True, None
+    ufunc = reducer_ufunc(region)
+    return (ufunc is not None), ufunc
+
+
+def scatter_sequential(body: Callable, inputs: Sequence[Any], indices, updates: Sequence[Any],
+                       dims: ScatterDims) -> tuple:
+    """Scatter with any update computation: one update at a time, in order."""
+    outs = [np.array(x) for x in inputs]
+    updates = [np.asarray(u) for u in updates]
+    index, valid = scatter_index(outs[0].shape, indices, updates[0].shape, dims)
+    for position in zip(*(i[valid] for i in index), *(u[valid] for u in updates)):
+        target = position[:outs[0].ndim]
+        values = position[outs[0].ndim:]
+        new = body(*(o[target] for o in outs), *values)
+        for o, v in zip(outs, new):
+            o[target] = v
+    return tuple(outs)
+
+
+@codegen_rule("stablehlo.scatter")
+def _scatter(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
+    dims = ScatterDims(op.get_attr("scatter_dimension_numbers"))
+    dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
+    if n == 1:
+        known, ufunc = scatter_update_ufunc(op.regions[0])
+        if known:
+            gen.bind(op, f"{gen.mod.function(scatter_ufunc)}({gen.name(inputs[0])}, {gen.name(indices)}, "
+                         f"{gen.name(updates[0])}, {dims_name}, {gen.mod.literal(ufunc)})")
+            return
+    body = gen.region_function(op.regions[0], "update")
+    gen.bind(op, f"{gen.mod.function(scatter_sequential)}({body}, {gen.packed(inputs)}, {gen.name(indices)}, "
+                 f"{gen.packed(updates)}, {dims_name})", returns_tuple=True)
+
+
+def _torch():
+    """`loom.ops.indexing_torch` (it imports torch): the runtime of the torch rules below."""
+    from loom.ops import indexing_torch
+    return indexing_torch
+
+
+_SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min"}
+
+
+@torch_codegen_rule("stablehlo.scatter")
+def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    static = common.static_operands(op)
+    if n == 1:
+        inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
+        known, ufunc = scatter_update_ufunc(op.regions[0])
+        complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
+        if known and ufunc in _SCATTER_KINDS and complex_ok and static:
+            dims = ScatterDims(op.get_attr("scatter_dimension_numbers"))
+            plan = _torch().Scatter(type_shape(inputs[0].type), type_shape(indices.type),
+                                    type_shape(updates[0].type), dims,
+                                    _SCATTER_KINDS[ufunc], unsigned=has_shell_dtypes(op.operands))
+            gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({gen.name(inputs[0])}, "
+                         f"{gen.name(indices)}, {gen.name(updates[0])})")
+            return
+    if static and not has_shell_dtypes(op.operands) and is_elementwise_region(op.regions[0]):
+        plan = _torch().ScatterRounds(type_shape(op.operands[0].type), type_shape(op.operands[n].type),
+                                   type_shape(op.operands[n + 1].type),
+                                   ScatterDims(op.get_attr("scatter_dimension_numbers")))
+        body = gen.region_function(op.regions[0], "update")
+        gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({body}, "
+                     f"{gen.packed(op.operands[:n])}, {gen.name(op.operands[n])}, "
+                     f"{gen.packed(op.operands[n + 1:])})", returns_tuple=True)
+        return
+    gen.numpy_island(op, "dynamic shapes, unsigned operands or an update computation that is not elementwise")
+
+
+# The reference interpreter's rules (the spec's definitions, element by element) ---------------
+
+def _index_vector(indices: np.ndarray, batch_index: Sequence[int], ivd: int) -> list[int]:
+    if ivd == indices.ndim:
+        return [int(indices[tuple(batch_index)])]
+    full = list(batch_index)
+    full.insert(ivd, slice(None))
+    return [int(v) for v in indices[tuple(full)]]
+
+
+def gather_reference(operand: np.ndarray, indices: np.ndarray, dims: GatherDims, slice_sizes: Sequence[int],
+                     out_shape: Sequence[int]) -> np.ndarray:
+    out = np.empty(out_shape, operand.dtype)
+    ivd = dims.index_vector_dim
+    batch_dims_out = [d for d in range(len(out_shape)) if d not in dims.offset_dims]
+    indices_batch_dims = [d for d in range(max(indices.ndim, ivd + 1)) if d != ivd]
+    for result_index in np.ndindex(*out_shape):
+        batch_index = [result_index[d] for d in batch_dims_out]
+        vector = _index_vector(indices, batch_index, ivd)
+        start = [0] * operand.ndim
+        for k, d in enumerate(dims.start_index_map):
+            start[d] = vector[k]
+        for od, sd in zip(dims.operand_batching_dims, dims.start_indices_batching_dims):
+            start[od] = batch_index[indices_batch_dims.index(sd)]
+        start = [min(max(s, 0), operand.shape[d] - slice_sizes[d]) for d, s in enumerate(start)]
+        offset = [result_index[d] for d in dims.offset_dims]
+        full, k = [], 0
+        for d in range(operand.ndim):
+            if d in dims.collapsed_slice_dims or d in dims.operand_batching_dims:
+                full.append(start[d])
+            else:
+                full.append(start[d] + offset[k])
+                k += 1
+        out[result_index] = operand[tuple(full)]
+    return out
+
+
+@interpreter_rule("stablehlo.gather")
+def _gather_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    dims = GatherDims(op.get_attr("dimension_numbers"))
+    sizes = common.ints(op.get_attr("slice_sizes"))
+    return [gather_reference(np.asarray(args[0]), np.asarray(args[1]), dims, sizes, type_shape(op.results[0].type))]
+
+
+def scatter_reference(inputs: list[np.ndarray], indices: np.ndarray, updates: list[np.ndarray], dims: ScatterDims,
+                      body: Callable[..., list]) -> list[np.ndarray]:
+    results = [np.array(x) for x in inputs]
+    ivd = dims.index_vector_dim
+    update_shape = updates[0].shape
+    scatter_axes = [d for d in range(len(update_shape)) if d not in dims.update_window_dims]
+    indices_batch_dims = [d for d in range(max(indices.ndim, ivd + 1)) if d != ivd]
+    operand_shape = inputs[0].shape
+    window_operand_dims = [d for d in range(len(operand_shape)) if d not in dims.inserted_window_dims and
+                           d not in dims.input_batching_dims]
+    window_size = {d: update_shape[u] for d, u in zip(window_operand_dims, dims.update_window_dims)}
+    for update_index in np.ndindex(*update_shape):
+        scatter_index = [update_index[d] for d in scatter_axes]
+        vector = _index_vector(indices, scatter_index, ivd)
+        start = [0] * len(operand_shape)
+        for k, d in enumerate(dims.scatter_dims_to_operand_dims):
+            start[d] = vector[k]
+        for od, sd in zip(dims.input_batching_dims, dims.scatter_indices_batching_dims):
+            start[od] = scatter_index[indices_batch_dims.index(sd)]
+        # XLA skips a whole update window that does not fit in the operand.
+        if any(s < 0 or s + window_size.get(d, 1) > operand_shape[d] for d, s in enumerate(start)):
+            continue
+        window_index = [update_index[d] for d in dims.update_window_dims]
+        full = list(start)
+        for d, w in zip(window_operand_dims, window_index):
+            full[d] += w
+        full = tuple(full)
+        new = body(*(r[full] for r in results), *(u[update_index] for u in updates))
+        for r, v in zip(results, new):
+            r[full] = v
+    return results
+
+
+@interpreter_rule("stablehlo.scatter")
+def _scatter_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    n = (len(args) - 1) // 2
+    inputs = [np.asarray(a) for a in args[:n]]
+    updates = [np.asarray(a) for a in args[n + 1:]]
+    dims = ScatterDims(op.get_attr("scatter_dimension_numbers"))
+    return scatter_reference(inputs, np.asarray(args[n]), updates, dims, interp.region_function(op.regions[0]))
+
+
+torch_kernels_in("loom.ops.indexing_torch")
 
 # --- gather ------------------------------------------------------------------------------------
 

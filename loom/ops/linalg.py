@@ -2,8 +2,8 @@
 here), fft, triangular_solve and cholesky (kernels, derivatives, batching here), the legacy
 contractions dot / einsum / unary_einsum (kernels here).
 
-dot_general's and convolution's kernels are in `loom.backend.kernels_numpy` / `kernels_torch`.
-Both ops are bilinear: each operand's
+dot_general's, convolution's and fft's numpy kernels are after the imports, their torch kernels in
+`loom.ops.linalg_torch`. Both ops are bilinear: each operand's
 tangent is the product with the other operand's; each cotangent is the transposed product (JAX's
 transposes: for convolution, a convolution of the cotangent with the reversed kernel, and of the
 input with the cotangent, feature and batch groups included). Batched by a new batching
@@ -17,10 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
-from loom.backend import kernels_numpy as kn
-from loom.backend.common import TORCH_KERNELS
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand
+from loom.backend import common
+from loom.backend import kernels as kn
+from loom.backend.common import TORCH_KERNELS, ConvDims, torch_kernels_in
+from loom.backend.kernels import KERNELS, Kernel, Operand, kernel, operand_dtype, pad, result_dtype
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import ConvDimensionNumbers, DotDimensionNumbers, TransposeAttr
 from loom.ir.attributes import BoolAttr, DenseElementsAttr, numpy_dtype
@@ -40,6 +42,179 @@ from loom.transforms.rule_builders import (
     zeros_like,
 )
 from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
+
+# Kernels -----------------------------------------------------------------------------------------
+
+# numpy kernels here; torch kernels in loom.ops.linalg_torch (imported with torch)
+
+@kernel("stablehlo.dot_general")
+def _dot_general(op: Operation) -> Kernel:
+    f = common.struct_fields(op.get_attr("dot_dimension_numbers"))
+    lb, rb = f.get("lhs_batching_dimensions", ()), f.get("rhs_batching_dimensions", ())
+    lc, rc = f.get("lhs_contracting_dimensions", ()), f.get("rhs_contracting_dimensions", ())
+    lhs_t, rhs_t = op.operands[0].type, op.operands[1].type
+    out_dt = result_dtype(op)
+    work = kn._compute_dtype(out_dt)
+    lrank, rrank = len(common.shape_of(lhs_t)), len(common.shape_of(rhs_t))
+    same = operand_dtype(op, 0) == out_dt and operand_dtype(op, 1) == out_dt and work == out_dt
+    form = _matmul_form(lrank, rrank, (lb, rb, lc, rc))
+    if form == (False, False):
+        return Kernel(np.matmul) if same else Kernel(matmul_as, Operand(0), Operand(1), work, out_dt)
+    if form is not None:
+        # one matmul over transposed views (BLAS reads them with its transpose flags): the
+        # backward pass's contractions on dims (0, 0) and (1, 1) copy nothing
+        if same:
+            return Kernel(_TRANSPOSED_MATMUL[form], Operand(0), Operand(1))
+        return Kernel(matmul_transposed_as, Operand(0), Operand(1), form, work, out_dt)
+    return Kernel(dot_general, Operand(0), Operand(1), (lb, rb, lc, rc), work, out_dt)
+
+
+def _matmul_form(lrank: int, rrank: int, dims: tuple) -> tuple[bool, bool] | None:
+    """(transpose lhs, transpose rhs) when the dot_general is one `np.matmul` over the operands'
+    last two dims, leading dims batch dims in order (its result is then laid out as StableHLO's:
+    batch, lhs free, rhs free); None otherwise."""
+    lb, rb, lc, rc = dims
+    nb = len(lb)
+    if lrank != nb + 2 or rrank != nb + 2 or len(lc) != 1 or len(rc) != 1:
+        return None
+    if tuple(lb) != tuple(range(nb)) or tuple(rb) != tuple(range(nb)):
+        return None
+    return lc[0] == nb, rc[0] == nb + 1
+
+
+def _t(x: np.ndarray) -> np.ndarray:
+    return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
+
+
+def matmul_tn(a, b):
+    return np.matmul(_t(a), b)
+
+
+def matmul_nt(a, b):
+    return np.matmul(a, _t(b))
+
+
+def matmul_tt(a, b):
+    return np.matmul(_t(a), _t(b))
+
+
+_TRANSPOSED_MATMUL = {(True, False): matmul_tn, (False, True): matmul_nt, (True, True): matmul_tt}
+
+
+def matmul_transposed_as(a, b, form, work, out):
+    a = np.asarray(a).astype(work, copy=False)
+    b = np.asarray(b).astype(work, copy=False)
+    return np.matmul(_t(a) if form[0] else a, _t(b) if form[1] else b).astype(out, copy=False)
+
+
+def matmul_as(a, b, work, out):
+    return np.matmul(a.astype(work, copy=False), b.astype(work, copy=False)).astype(out, copy=False)
+
+
+def dot_general(lhs, rhs, dims, work, out_dtype):
+    """Batch dims first, then lhs free dims, then rhs free dims: transpose, reshape, one matmul."""
+    lb, rb, lc, rc = dims
+    lhs = np.asarray(lhs).astype(work, copy=False)
+    rhs = np.asarray(rhs).astype(work, copy=False)
+    lf = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
+    rf = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+    batch_shape = [lhs.shape[d] for d in lb]
+    lf_shape = [lhs.shape[d] for d in lf]
+    rf_shape = [rhs.shape[d] for d in rf]
+    nb = int(np.prod(batch_shape, dtype=np.int64))
+    nc = int(np.prod([lhs.shape[d] for d in lc], dtype=np.int64))
+    a = np.transpose(lhs, (*lb, *lf, *lc)).reshape(nb, -1 if lf_shape else 1, nc) if nb and nc else None
+    b = np.transpose(rhs, (*rb, *rc, *rf)).reshape(nb, nc, -1 if rf_shape else 1) if nb and nc else None
+    out_shape = (*batch_shape, *lf_shape, *rf_shape)
+    if a is None or a.size == 0 or b.size == 0:
+        return np.zeros(out_shape, out_dtype)
+    return np.matmul(a, b).reshape(out_shape).astype(out_dtype, copy=False)
+
+
+@kernel("stablehlo.convolution")
+def _convolution(op: Operation) -> Kernel:
+    dims = ConvDims(op.get_attr("dimension_numbers"))
+    n = len(dims.input_spatial)
+    strides = common.ints(op.get_attr("window_strides"), [1] * n)
+    padding = common.padding_pairs(op.get_attr("padding"), n)
+    lhs_dil = common.ints(op.get_attr("lhs_dilation"), [1] * n)
+    rhs_dil = common.ints(op.get_attr("rhs_dilation"), [1] * n)
+    reversal = common.bools(op.get_attr("window_reversal"), n)
+    fgc = common.integer(op.get_attr("feature_group_count"), 1)
+    bgc = common.integer(op.get_attr("batch_group_count"), 1)
+    out_dt = result_dtype(op)
+    config = (dims, tuple(strides), tuple(padding), tuple(lhs_dil), tuple(rhs_dil), tuple(reversal), fgc, bgc,
+              kn._compute_dtype(out_dt), out_dt)
+    return Kernel(convolution, Operand(0), Operand(1), config)
+
+
+def convolution(lhs, rhs, config):
+    """StableHLO convolution: layouts normalised to (N, C, spatial...) x (O, I, spatial...),
+    dilations as interior padding, windows as strided views, one tensordot per group."""
+    dims, strides, padding, lhs_dil, rhs_dil, reversal, fgc, bgc, work, out_dt = config
+    x = np.transpose(np.asarray(lhs), (dims.input_batch, dims.input_feature, *dims.input_spatial)).astype(work)
+    w = np.transpose(np.asarray(rhs), (dims.kernel_output_feature, dims.kernel_input_feature,
+                                       *dims.kernel_spatial)).astype(work)
+    n = len(dims.input_spatial)
+    rev_axes = tuple(2 + i for i in range(n) if reversal[i])
+    if rev_axes:
+        w = np.flip(w, rev_axes)
+    if any(d != 1 for d in rhs_dil):
+        w = pad(w, np.zeros((), work), [0] * (n + 2), [0] * (n + 2), [0, 0, *(d - 1 for d in rhs_dil)])
+    x = pad(x, np.zeros((), work), [0, 0, *(p[0] for p in padding)], [0, 0, *(p[1] for p in padding)],
+            [0, 0, *(d - 1 for d in lhs_dil)])
+    out = _grouped_conv(x, w, strides, fgc, bgc)
+    out_perm = [0] * (n + 2)
+    out_perm[dims.output_batch] = 0
+    out_perm[dims.output_feature] = 1
+    for i, d in enumerate(dims.output_spatial):
+        out_perm[d] = 2 + i
+    return np.transpose(out, out_perm).astype(out_dt, copy=False)
+
+
+def _grouped_conv(x, w, strides, fgc, bgc):
+    n = x.ndim - 2
+    if bgc > 1:
+        xs = np.split(x, bgc, axis=0)
+        ws = np.split(w, bgc, axis=0)
+        return np.concatenate([_grouped_conv(a, b, strides, fgc, 1) for a, b in zip(xs, ws)], axis=1)
+    if fgc > 1:
+        xs = np.split(x, fgc, axis=1)
+        ws = np.split(w, fgc, axis=0)
+        return np.concatenate([_grouped_conv(a, b, strides, 1, 1) for a, b in zip(xs, ws)], axis=1)
+    ksize = w.shape[2:]
+    out_spatial = [max((x.shape[2 + i] - ksize[i]) // strides[i] + 1, 0) if x.shape[2 + i] >= ksize[i] else 0
+                   for i in range(n)]
+    if 0 in out_spatial or x.shape[0] == 0 or w.shape[0] == 0:
+        return np.zeros((x.shape[0], w.shape[0], *out_spatial), x.dtype)
+    windows = sliding_window_view(x, ksize, axis=tuple(range(2, 2 + n)))
+    windows = windows[(slice(None), slice(None), *(slice(None, None, s) for s in strides))]
+    # windows: (N, C, out..., k...); w: (O, C, k...)
+    out = np.tensordot(windows, w, axes=([1, *range(2 + n, 2 + 2 * n)], [1, *range(2, 2 + n)]))
+    return np.moveaxis(out, -1, 1)  # (N, out..., O) -> (N, O, out...)
+
+# FFT -------------------------------------------------------------------------------------------
+
+@kernel("stablehlo.fft")
+def _fft(op: Operation) -> Kernel:
+    return Kernel(fft, Operand(0), common.enum(op.get_attr("fft_type")), common.ints(op.get_attr("fft_length")),
+                  result_dtype(op))
+
+
+def fft(x, fft_type, lengths, dtype):
+    axes = tuple(range(-len(lengths), 0))
+    if fft_type == "FFT":
+        out = np.fft.fftn(x, axes=axes)
+    elif fft_type == "IFFT":
+        out = np.fft.ifftn(x, axes=axes)
+    elif fft_type == "RFFT":
+        out = np.fft.rfftn(x, axes=axes)
+    else:
+        out = np.fft.irfftn(x, s=lengths, axes=axes)
+    return out.astype(dtype)
+
+
+torch_kernels_in("loom.ops.linalg_torch")
 
 # --- dot_general: bilinear (each operand's tangent is the product with the other; the cotangent
 # of each is JAX's transposed product) ------------------------------------------------------------
@@ -358,7 +533,7 @@ declare("chlo.ragged_dot",
 
 def dot(lhs, rhs, work, out):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    return kn.dot_general(lhs, rhs, ((), (), (lhs.ndim - 1,), (0,)), work, out)
+    return dot_general(lhs, rhs, ((), (), (lhs.ndim - 1,), (0,)), work, out)
 
 
 def einsum(config: str, work, out, *operands):

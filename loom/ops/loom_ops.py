@@ -2,7 +2,7 @@
 reverse-mode while loops) and `knn` (approximate and fused top-k), and `chlo.top_k`, which shares
 `knn.approx_top_k`'s rules.
 
-Kernels in `loom.backend.ad_kernels` / `stack_kernels` / `knn_kernels`; the rules of `ad` and
+Kernels in `loom.ops.ad` / `loom.ops.stack` / `loom.backend.knn_kernels`; the rules of `ad` and
 `stack` in `loom.transforms.autodiff` / `batching` (they are part of those transformations).
 
 The rules of `knn.approx_top_k` and `chlo.top_k`:

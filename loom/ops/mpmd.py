@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from loom.backend.kernels_numpy import ALL, Kernel, kernel
+from loom.backend.kernels import ALL, Kernel, kernel
 from loom.ir.core import Operation
 from loom.ops.registry import declare, unsupported
 from loom.runtime.communicator import current

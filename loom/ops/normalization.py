@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend import kernels_numpy as kn
+from loom.backend import kernels as kn
 from loom.backend.common import TORCH_KERNELS, floating, integer
-from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.backend.kernels import KERNELS, Kernel
 from loom.ir.core import Operation
 from loom.ops.registry import declare, register, unsupported
 
@@ -122,7 +122,7 @@ def _numpy_kernel(op: Operation) -> Kernel:
 def _torch_kernel(op: Operation) -> Kernel:
     import torch  # optional: imported when a torch program is compiled
 
-    from loom.backend.kernels_torch import torch_dtype
+    from loom.backend.torch_kernels import torch_dtype
     out = torch_dtype(kn.operand_dtype(op))
     work = torch.float32 if out in (torch.float16, torch.bfloat16) else out
     return Kernel(_FUNCTIONS[op.name], _torch_cast, work, out, kn.ALL, *_attributes(op))

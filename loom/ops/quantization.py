@@ -19,7 +19,7 @@ moves storage integers, as the spec's types of those ops keep the quantization p
 The rule wraps the kernels the op families register (so this module is imported after them): the
 numpy kernel of an op with a quantized operand or result runs the float kernel of the op's
 expressed twin between dequantize and quantize; the torch backend runs that numpy kernel on the
-tensors' values (`kernels_torch.torch_kernel_for` takes no torch kernel for such an op).
+tensors' values (`torch_kernels.torch_kernel_for` takes no torch kernel for such an op).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from loom.backend.common import ExecutionError, shape_of
-from loom.backend.kernels_numpy import ALL, KERNELS, Kernel
+from loom.backend.kernels import ALL, KERNELS, Kernel
 from loom.dialects.quant import UniformQuantizedType, check_quantized_tensor
 from loom.ir.attributes import numpy_dtype
 from loom.ir.core import Block, Operation

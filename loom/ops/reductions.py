@@ -1,8 +1,9 @@
 """Reductions: reduce, reduce_window, sort (their derivatives and batching here), select_and_scatter,
 top_k.
 
-Code generation in `loom.backend.compiled` (region bodies of one elementwise op reduce with numpy's
-ufuncs).
+Kernels, code generation (region bodies of one elementwise op reduce with numpy's ufuncs) and the
+interpreter's reference rules after the imports; torch kernels and the runtime of the torch code
+generation rules in `loom.ops.reductions_torch`.
 
 - reduce: sums are linear (the cotangent broadcast back); maxima and minima share it among the
   positions equal to the result (as JAX); products divide out each element (exact with zeros);
@@ -17,14 +18,41 @@ ufuncs).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
+from loom.backend import common
+from loom.backend.common import dtype_of, torch_kernels_in
+from loom.backend.common import shape_of as type_shape
+from loom.backend.compiled.codegen import (
+    ELEMENTWISE,
+    FunctionCodegen,
+    InterpretedOp,
+    codegen_rule,
+    free_values,
+    torch_codegen_rule,
+)
+from loom.backend.compiled.regions import (
+    argreduce_direction,
+    defining_op,
+    has_shell_dtypes,
+    is_compare,
+    is_elementwise_region,
+    reducer_ufunc,
+)
+from loom.backend.interpreter import Interpreter, scalar
+from loom.backend.interpreter import rule as interpreter_rule
+from loom.backend.kernels import Kernel, Operand, kernel, pad, result_dtype, total_order_key
 from loom.dialects import stablehlo
 from loom.ir.builder import Builder
-from loom.ir.core import Operation, Value
+from loom.ir.core import Block, Operation, Value
 from loom.ir.types import IntegerType, RankedTensorType
+from loom.ops.indexing import scatter_update_ufunc
 from loom.ops.registry import declare, register, unsupported
 from loom.transforms import autodiff, batching, forward_ad
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full, full_like, is_float, reduce_sum
@@ -45,6 +73,819 @@ from loom.transforms.rule_builders import (
     zeros_like,
 )
 from loom.transforms.sharding_propagation import SHARDING_RULES, Factors
+
+# Kernels -----------------------------------------------------------------------------------------
+
+# numpy kernels here; torch kernels in loom.ops.reductions_torch (imported with torch)
+
+@kernel("chlo.top_k")
+def _top_k(op: Operation) -> Kernel:
+    return Kernel(top_k, Operand(0), common.integer(op.get_attr("k")), result_dtype(op, 1))
+
+
+def top_k(x, k, index_dtype):
+    """The k largest along the last axis, larger index losing ties, NaN largest (total order)."""
+    x = np.asarray(x)
+    key = total_order_key(x) if x.dtype.kind in "fV" else x
+    positions = np.broadcast_to(np.arange(x.shape[-1]), x.shape)
+    values, idx = sort_by_key((x, positions), key, x.ndim - 1, descending=True)
+    return values[..., :k], idx[..., :k].astype(index_dtype)
+
+
+
+# Windows ---------------------------------------------------------------------------------------
+
+def window_view(x, init, window, strides, base_dil, win_dil, padding):
+    """Windows of `x` (padded with `init`, base-dilated) as a strided view of shape
+    (out..., window...)."""
+    x = np.asarray(x)
+    n = x.ndim
+    if any(d != 1 for d in base_dil) or any(lo or hi for lo, hi in padding):
+        x = pad(x, init, [p[0] for p in padding], [p[1] for p in padding], [d - 1 for d in base_dil])
+    span = [(w - 1) * d + 1 for w, d in zip(window, win_dil)]
+    if any(s > size for s, size in zip(span, x.shape)):
+        out_shape = [max((size - s) // st + 1, 0) for size, s, st in zip(x.shape, span, strides)]
+        return np.zeros((*out_shape, *window), x.dtype)
+    views = sliding_window_view(x, span)
+    index = tuple(slice(None, None, s) for s in strides) + tuple(slice(None, None, d) for d in win_dil)
+    views = views[index]
+    assert views.ndim == 2 * n
+    return views
+
+
+def reduce_window_ufunc(x, init, ufunc, window, strides, base_dil, win_dil, padding):
+    views = window_view(x, init, window, strides, base_dil, win_dil, padding)
+    n = np.ndim(x)
+    axes = tuple(range(n, 2 * n))
+    return ufunc(ufunc.reduce(views, axis=axes), init).astype(np.asarray(x).dtype, copy=False)
+
+
+def reduce_ufunc(x, init, ufunc, axes):
+    x = np.asarray(x)
+    if any(x.shape[a] == 0 for a in axes):
+        # nothing to combine: the init value, as XLA gives (maximum and minimum have no identity
+        # for ufunc.reduce to start from)
+        shape = [d for i, d in enumerate(x.shape) if i not in axes]
+        return np.broadcast_to(np.asarray(init, x.dtype), shape).copy()
+    out = ufunc.reduce(x, axis=axes) if axes else x
+    return ufunc(out, init).astype(x.dtype, copy=False)
+
+
+def argreduce_pick(values, indices, init_value, init_index, axis, pick_max):
+    """The (value, index) pair of an argmax/argmin reducer over one axis, first index on ties,
+    NaN winning as it does in jax's reducer body."""
+    values = np.asarray(values)
+    if values.shape[axis] == 0:
+        shape = values.shape[:axis] + values.shape[axis + 1:]
+        return np.broadcast_to(init_value, shape).copy(), np.broadcast_to(init_index, shape).copy()
+    pos = np.argmax(values, axis=axis) if pick_max else np.argmin(values, axis=axis)
+    pos = np.expand_dims(pos, axis)
+    v = np.take_along_axis(values, pos, axis).squeeze(axis)
+    i = np.take_along_axis(np.broadcast_to(indices, values.shape), pos, axis).squeeze(axis)
+    return v, i
+
+
+# Sorting and top-k -----------------------------------------------------------------------------
+
+def sort_by_key(operands, key, dimension: int, descending: bool):
+    """Stable sort of every operand along `dimension` by an integer or float `key`."""
+    key = np.asarray(key)
+    if descending:
+        rev = np.flip(key, dimension)
+        order = np.flip(np.argsort(rev, axis=dimension, kind="stable"), dimension)
+        order = key.shape[dimension] - 1 - order
+    else:
+        order = np.argsort(key, axis=dimension, kind="stable")
+    return tuple(np.take_along_axis(np.asarray(x), order, dimension) for x in operands)
+
+
+# Code generation ---------------------------------------------------------------------------------
+
+def reduce_tree(body: Callable, xs: Sequence[Any], inits: Sequence[Any], axes: tuple[int, ...]) -> tuple:
+    """Reduce with an elementwise body applied to whole halves at once (a pairwise tree)."""
+    xs = [np.asarray(x) for x in xs]
+    nd = xs[0].ndim
+    keep = [d for d in range(nd) if d not in axes]
+    out_shape = tuple(xs[0].shape[d] for d in keep)
+    xs = [np.transpose(x, keep + list(axes)).reshape(out_shape + (-1,)) for x in xs]
+    n = xs[0].shape[-1]
+    if n == 0:
+        return tuple(np.broadcast_to(i, out_shape).copy() for i in inits)
+    while n > 1:
+        half = n // 2
+        ys = body(*(x[..., :half] for x in xs), *(x[..., half:2 * half] for x in xs))
+        ys = [np.broadcast_to(y, out_shape + (half,)) for y in ys]
+        if n % 2:
+            ys = [np.concatenate([y, x[..., 2 * half:]], axis=-1) for y, x in zip(ys, xs)]
+        xs = ys
+        n = half + n % 2
+    values = [x[..., 0] for x in xs]
+    outs = body(*(np.broadcast_to(i, out_shape) for i in inits), *values)
+    return tuple(np.array(np.broadcast_to(y, out_shape), dtype=x.dtype) for y, x in zip(outs, values))
+
+
+def argreduce(values, indices, init_value, init_index, axis, pick_max, body):
+    v, i = argreduce_pick(values, indices, init_value, init_index, axis, pick_max)
+    out = body(np.broadcast_to(init_value, np.shape(v)), np.broadcast_to(init_index, np.shape(i)), v, i)
+    return tuple(np.array(np.broadcast_to(y, np.shape(v))) for y in out)
+
+
+@codegen_rule("stablehlo.reduce")
+def _reduce(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    dims = common.ints(op.get_attr("dimensions"))
+    region = op.regions[0]
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        init = _constant_value(inits[0])
+        if init is not None and dims:  # one call: ufunc.reduce with the init folded in
+            dtype = dtype_of(op.results[0].type)
+            reduce = gen.mod.hoist(ufunc.reduce, f"np_{ufunc.__name__}_reduce")
+            initial = gen.mod.hoist(init, gen.mod.fresh("init"))
+            gen.bind(op, f"{reduce}({gen.name(xs[0])}, {gen.mod.literal(dims)}, {gen.mod.literal(dtype)}, "
+                         f"initial={initial})")
+            return
+        gen.bind(op, f"{gen.mod.function(reduce_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
+                     f"{gen.mod.function(ufunc)}, {gen.mod.literal(dims)})")
+        return
+    if not is_elementwise_region(region):
+        gen.interpreted(op)
+        return
+    pick_max = argreduce_direction(op)
+    body = gen.region_function(region, "reducer")
+    if pick_max is not None:
+        gen.bind(op, f"{gen.mod.function(argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, {pick_max}, "
+                     f"{body})", returns_tuple=True)
+        return
+    gen.bind(op, f"{gen.mod.function(reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(dims)})", returns_tuple=True)
+
+
+def _constant_value(value: Value) -> Any:
+    """The scalar a `stablehlo.constant` of one element defines, or None."""
+    owner = value.owner_op
+    if owner is None or owner.name != "stablehlo.constant":
+        return None
+    array = common.dense_value(owner.get_attr("value"))
+    return array.reshape(-1)[0] if array.size == 1 else None
+
+
+def _window_config(op: Operation, rank: int) -> tuple:
+    window = common.ints(op.get_attr("window_dimensions"))
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    base_dil = common.ints(op.get_attr("base_dilations"), [1] * rank)
+    win_dil = common.ints(op.get_attr("window_dilations"), [1] * rank)
+    padding = tuple(common.padding_pairs(op.get_attr("padding"), rank))
+    return tuple(window), tuple(strides), tuple(base_dil), tuple(win_dil), padding
+
+
+def reduce_window_tree(body: Callable, xs: Sequence[Any], inits: Sequence[Any], config: tuple) -> tuple:
+    views = [window_view(x, i, *config[:4], config[4]) for x, i in zip(xs, inits)]
+    rank = np.ndim(xs[0])
+    axes = tuple(range(rank, 2 * rank))
+    return reduce_tree(body, views, inits, axes)
+
+
+@codegen_rule("stablehlo.reduce_window")
+def _reduce_window(gen: FunctionCodegen, op: Operation) -> None:
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    config = _window_config(op, len(type_shape(xs[0].type)))
+    region = op.regions[0]
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        window, strides, base_dil, win_dil, padding = config
+        gen.bind(op, f"{gen.mod.function(reduce_window_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
+                     f"{gen.mod.function(ufunc)}, {gen.mod.literal(window)}, {gen.mod.literal(strides)}, "
+                     f"{gen.mod.literal(base_dil)}, {gen.mod.literal(win_dil)}, {gen.mod.literal(padding)})")
+        return
+    if not is_elementwise_region(region):
+        gen.interpreted(op)
+        return
+    body = gen.region_function(region, "reducer")
+    gen.bind(op, f"{gen.mod.function(reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(config)})", returns_tuple=True)
+
+
+@codegen_rule("stablehlo.map")
+def _map(gen: FunctionCodegen, op: Operation) -> None:
+    region = op.regions[0]
+    if not is_elementwise_region(region):
+        gen.interpreted(op)
+        return
+    body = gen.region_function(region, "mapper")
+    shape = type_shape(op.results[0].type)
+    gen.bind(op, f"{gen.mod.function(apply_map)}({body}, {gen.packed(op.operands)}, {gen.mod.literal(shape)})")
+
+
+def apply_map(body: Callable, xs: Sequence[Any], shape: tuple[int, ...]) -> np.ndarray:
+    return np.array(np.broadcast_to(body(*xs)[0], shape))
+
+
+# Sort -------------------------------------------------------------------------------------------
+
+def _depends_only_on(value: Value, arg: Value, block: Block) -> list[Operation] | None:
+    """The ops (in block order) computing `value` from `arg` and constants alone, or None."""
+    ops: dict[Operation, None] = {}
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is arg:
+            continue
+        owner = v.owner_op
+        if owner is None or owner.parent is not block:
+            return None
+        if owner not in ops:
+            ops[owner] = None
+            stack.extend(owner.operands)
+    return sorted(ops, key=lambda o: list(block.ops).index(o))
+
+
+def _same_computation(a: Value, b: Value, arg_a: Value, arg_b: Value) -> bool:
+    if a is arg_a:
+        return b is arg_b
+    oa, ob = a.owner_op, b.owner_op
+    if oa is None or ob is None or oa.name != ob.name or len(oa.operands) != len(ob.operands):
+        return False
+    if {k: str(v) for k, v in oa.properties.items()} != {k: str(v) for k, v in ob.properties.items()}:
+        return False
+    if oa.name != "stablehlo.constant" and a.type is not b.type:
+        return False
+    return all(_same_computation(x, y, arg_a, arg_b) for x, y in zip(oa.operands, ob.operands))
+
+
+class SortKey(NamedTuple):
+    """One key of a lexicographic sort comparator."""
+    operand: int               # the operand pair (block arguments 2k, 2k + 1) it is computed from
+    ops: list[Operation]       # the comparator's ops computing it from argument 2k
+    value: Value               # the key of argument 2k
+    descending: bool
+    total: bool                # floats ordered by TOTALORDER (else by `<`, NaN last as torch sorts)
+    nan_last: bool             # `<` with NaNs sorted last and equal (loom's float comparator)
+    compare: Operation         # the strict comparison
+
+
+def lexicographic_keys(op: Operation) -> list[SortKey] | None:
+    """The keys of a sort comparator that compares lexicographically, the first key deciding
+    unless its two sides are equal, then the next: `k0 < k0'` or `or(k0 < k0', and(eq0, rest))`
+    (either operand order), each key an elementwise function of one operand, `<` a LT or GT
+    compare (jax's form) or `lt or (rhs is NaN and lhs is not)` (loom's form), `eq` its EQ
+    compare over the same values or `not(or(less, greater))` with the same key. None for other
+    comparators."""
+    block = op.regions[0].blocks[0]
+    ret = block.terminator
+    if ret is None or len(ret.operands) != 1 or len(block.args) != 2 * len(op.operands):
+        return None
+    return _lexicographic(ret.operands[0], block)
+
+
+def _lexicographic(value: Value, block: Block) -> list[SortKey] | None:
+    single = _strict_key(value, block)
+    if single is not None:
+        return [single]
+    either = defining_op(value, "stablehlo.or")
+    if either is None:
+        return None
+    for first, second in (either.operands, either.operands[::-1]):
+        key = _strict_key(first, block)
+        both = defining_op(second, "stablehlo.and")
+        if key is None or both is None:
+            continue
+        for equal, rest in (both.operands, both.operands[::-1]):
+            if _is_key_equality(equal, key, first, block):
+                tail = _lexicographic(rest, block)
+                if tail is not None:
+                    return [key, *tail]
+    return None
+
+
+def _strict_key(value: Value, block: Block) -> SortKey | None:
+    """The key a strict comparison `value` orders by, or None."""
+    cmp = defining_op(value, "stablehlo.compare")
+    nan_last = False
+    if cmp is None:  # lt or (rhs NaN and not lhs NaN)
+        either = defining_op(value, "stablehlo.or")
+        if either is None:
+            return None
+        for lt, nan_test in (either.operands, either.operands[::-1]):
+            cmp = defining_op(lt, "stablehlo.compare")
+            if cmp is not None and common.enum(cmp.get_attr("comparison_direction")) == "LT" and \
+                    common.enum(cmp.get_attr("compare_type"), "") != "TOTALORDER" and \
+                    _nan_last_test(nan_test, *cmp.operands):
+                nan_last = True
+                break
+        else:
+            return None
+    direction = common.enum(cmp.get_attr("comparison_direction"))
+    if direction not in ("LT", "GT"):
+        return None
+    lhs, rhs = cmp.operands
+    for k in range(len(block.args) // 2):
+        la, ra = block.args[2 * k], block.args[2 * k + 1]
+        for value_a, value_b, swapped in ((lhs, rhs, False), (rhs, lhs, True)):
+            ops = _depends_only_on(value_a, la, block)
+            if ops is None or _depends_only_on(value_b, ra, block) is None or \
+                    not _same_computation(value_a, value_b, la, ra):
+                continue
+            if any(o.name not in ELEMENTWISE for o in ops):
+                return None
+            total = common.enum(cmp.get_attr("compare_type"), "") == "TOTALORDER" and \
+                dtype_of(value_a.type).kind in "fV"
+            return SortKey(k, ops, value_a, (direction == "GT") != swapped, total, nan_last, cmp)
+    return None
+
+
+def _nan_last_test(value: Value, lhs: Value, rhs: Value) -> bool:
+    """Whether `value` is `and(rhs != rhs, not(lhs != lhs))` (either operand order)."""
+    both = defining_op(value, "stablehlo.and")
+    if both is None:
+        return False
+    for rhs_nan, not_lhs_nan in (both.operands, both.operands[::-1]):
+        negation = defining_op(not_lhs_nan, "stablehlo.not")
+        if is_compare(rhs_nan, "NE", rhs, rhs) and negation is not None and \
+                is_compare(negation.operands[0], "NE", lhs, lhs):
+            return True
+    return False
+
+
+def _is_key_equality(value: Value, key: SortKey, less: Value, block: Block) -> bool:
+    """Whether `value` is true exactly when the two sides of `key` are equal under its order:
+    an EQ compare of the strict compare's values (of the same compare type), or
+    `not(or(less, greater))` with `greater` the same key's comparison the other way."""
+    cmp = defining_op(value, "stablehlo.compare")
+    if cmp is not None:
+        # NaN != NaN, though NaNs are equal under the NaN-last order: only `not(or(...))` fits it
+        if key.nan_last or common.enum(cmp.get_attr("comparison_direction")) != "EQ" or \
+                set(cmp.operands) != set(key.compare.operands):
+            return False
+        return key.total == (common.enum(cmp.get_attr("compare_type"), "") == "TOTALORDER")
+    negation = defining_op(value, "stablehlo.not")
+    either = defining_op(negation.operands[0], "stablehlo.or") if negation is not None else None
+    if either is None:
+        return False
+    arg = block.args[2 * key.operand]
+    for one, other in (either.operands, either.operands[::-1]):
+        if one is not less:
+            continue
+        mirror = _strict_key(other, block)
+        if mirror is not None and mirror.operand == key.operand and mirror.descending != key.descending and \
+                (mirror.total, mirror.nan_last) == (key.total, key.nan_last) and \
+                _same_computation(mirror.value, key.value, arg, arg):
+            return True
+    return False
+
+
+def sort_pairwise(comparator: Callable, xs: Sequence[Any], dim: int) -> tuple:
+    """Stable sort by any elementwise comparator: rank = #less + #equivalent-and-earlier, from
+    the n x n matrix of comparator results."""
+    xs = [np.moveaxis(np.asarray(x), dim, -1) for x in xs]
+    n = xs[0].shape[-1]
+    if n <= 1:
+        return tuple(np.moveaxis(x, -1, dim).copy() for x in xs)
+    args = []
+    for x in xs:
+        args += [x[..., :, None], x[..., None, :]]
+    less = np.broadcast_to(comparator(*args)[0], xs[0].shape + (n,))
+    greater = np.swapaxes(less, -1, -2)
+    earlier = np.tri(n, n, -1, dtype=bool)
+    rank = greater.sum(axis=-1) + (~less & ~greater & earlier).sum(axis=-1)
+    order = np.argsort(rank, axis=-1, kind="stable")
+    return tuple(np.moveaxis(np.take_along_axis(x, order, -1), -1, dim) for x in xs)
+
+
+PAIRWISE_SORT_LIMIT = 2048
+
+
+@codegen_rule("stablehlo.sort")
+def _sort(gen: FunctionCodegen, op: Operation) -> None:
+    shape = type_shape(op.operands[0].type)
+    dim = common.integer(op.get_attr("dimension"), -1)
+    if dim < 0:
+        dim += len(shape)
+    keys = lexicographic_keys(op)
+    if keys is not None and len(keys) == 1 and not keys[0].nan_last:
+        k, ops, value, descending, total = keys[0][:5]
+        block = op.regions[0].blocks[0]
+        name = gen.mod.fresh("key")
+        param = gen.mod.fresh("b")
+        gen.emit(f"def {name}({param}):")
+        with gen.nested_scope():
+            gen.names[block.args[2 * k]] = param
+            for o in ops:
+                gen.op(o)
+            gen.emit(f"return {gen.name(value)}")
+        key_expr = f"{name}({gen.name(op.operands[k])})"
+        if total:
+            key_expr = f"{gen.mod.function(total_order_key)}({key_expr})"
+        key_expr = f"{gen.mod.function(np.broadcast_to)}({key_expr}, {gen.mod.literal(shape)})"
+        gen.bind(op, f"{gen.mod.function(sort_by_key)}({gen.packed(op.operands)}, {key_expr}, {dim}, "
+                     f"{descending})", returns_tuple=True)
+        return
+    if is_elementwise_region(op.regions[0]) and (shape[dim] if shape else 1) <= PAIRWISE_SORT_LIMIT:
+        body = gen.region_function(op.regions[0], "comparator")
+        gen.bind(op, f"{gen.mod.function(sort_pairwise)}({body}, {gen.packed(op.operands)}, {dim})",
+                 returns_tuple=True)
+        return
+    gen.interpreted(op)
+
+
+def select_and_scatter_max(operand, source, init, window, strides, padding, pick_max: bool, first: bool):
+    """select_and_scatter whose select is `a >= b` (first max), `a > b` (last max) or the min
+    forms, and whose scatter adds: vectorised over windows; padding is never selected."""
+    operand = np.asarray(operand)
+    if operand.dtype.kind in "fVc" and np.isnan(operand).any():
+        return None
+    rank = operand.ndim
+    valid = window_view(np.ones(operand.shape, bool), False, window, strides, (1,) * rank, (1,) * rank,
+                           padding)
+    values = window_view(operand, np.zeros((), operand.dtype), window, strides, (1,) * rank, (1,) * rank,
+                            padding)
+    out_shape = values.shape[:rank]
+    flat_valid = valid.reshape(out_shape + (-1,))
+    flat = values.reshape(out_shape + (-1,))
+    extreme = np.where(flat_valid, flat, flat.max() if not pick_max else flat.min())
+    best = extreme.max(axis=-1, keepdims=True) if pick_max else extreme.min(axis=-1, keepdims=True)
+    hit = flat_valid & (flat == best)
+    k = flat.shape[-1]
+    pos = np.argmax(hit, axis=-1) if first else k - 1 - np.argmax(hit[..., ::-1], axis=-1)
+    any_valid = flat_valid.any(axis=-1)
+    w_index = np.unravel_index(pos, window)
+    result = np.full(operand.shape, init, operand.dtype)
+    out_index = np.indices(out_shape)
+    coords = tuple(out_index[d] * strides[d] + w_index[d] - padding[d][0] for d in range(rank))
+    sel = tuple(c[any_valid] for c in coords)
+    np.add.at(result, sel, np.asarray(source)[any_valid])
+    return result
+
+
+@codegen_rule("stablehlo.select_and_scatter")
+def _select_and_scatter(gen: FunctionCodegen, op: Operation) -> None:
+    select, scatter = op.regions
+    sel_block = select.blocks[0]
+    rank = len(type_shape(op.operands[0].type))
+    form = None
+    ops = list(sel_block.ops)
+    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(sel_block.args) and \
+            scatter_update_ufunc(scatter) == (True, np.add):
+        form = {"GE": (True, True), "GT": (True, False), "LE": (False, True), "LT": (False, False)}.get(
+            common.enum(ops[0].get_attr("comparison_direction")))
+    if form is None:
+        gen.interpreted(op)
+        return
+    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    padding = tuple(common.padding_pairs(op.get_attr("padding"), rank))
+    fast = gen.mod.hoist(SelectAndScatter(InterpretedOp(gen.mod.interpreter, op, free_values(op)), window, strides,
+                                          padding, form), gen.mod.fresh("select_and_scatter"))
+    gen.bind(op, f"{fast}({gen.args(op.operands)})")
+
+
+class SelectAndScatter:
+    """The vectorised select_and_scatter, with the interpreter for data it cannot handle (NaN)."""
+
+    def __init__(self, fallback: InterpretedOp, window, strides, padding, form) -> None:
+        self.fallback = fallback
+        self.window, self.strides, self.padding, self.form = tuple(window), tuple(strides), padding, form
+
+    def __call__(self, operand, source, init):
+        out = select_and_scatter_max(operand, source, init, self.window, self.strides, self.padding, *self.form)
+        if out is None:
+            return self.fallback((operand, source, init), ())[0]
+        return out
+
+
+def _torch():
+    """`loom.ops.reductions_torch` (it imports torch): the runtime of the torch rules below."""
+    from loom.ops import reductions_torch
+    return reductions_torch
+
+
+# Region ops on torch tensors --------------------------------------------------------------------
+
+_TORCH_REDUCE_KINDS = {np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min",
+                       np.bitwise_and: "all", np.bitwise_or: "any"}
+_BOOL_REDUCE_KINDS = {"add": "any", "mul": "all", "max": "any", "min": "all", "all": "all", "any": "any"}
+_IDENTITY = {"add": 0, "mul": 1, "any": False, "all": True}
+
+
+def _torch_reduce_kind(ufunc: np.ufunc, dtype: np.dtype, init_value: Value) -> tuple[str | None, bool]:
+    """The torch reduction (`sum`, `max`, ...) a reducer ufunc maps to over `dtype` (None: none
+    does), and whether the init value must be combined in (it is not the reduction's identity)."""
+    kind = _TORCH_REDUCE_KINDS.get(ufunc)
+    if dtype == np.bool_ and kind is not None:
+        kind = _BOOL_REDUCE_KINDS[kind]
+    elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
+        kind = None
+    if kind is None:
+        return None, False
+    init = _constant_value(init_value)
+    identity = _IDENTITY.get(kind)
+    if kind == "max" and dtype.kind in "fV":
+        identity = -np.inf
+    elif kind == "min" and dtype.kind in "fV":
+        identity = np.inf
+    return kind, init is None or identity is None or bool(init != identity)
+
+
+@torch_codegen_rule("stablehlo.reduce")
+def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
+    kt = _torch()
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    dims = common.ints(op.get_attr("dimensions"))
+    region = op.regions[0]
+    shape = type_shape(xs[0].type)
+    shapes = tuple(type_shape(r.type) for r in op.results)
+    if any(shape[d] < 0 for d in dims) or \
+            (any(shape[d] == 0 for d in dims) and any(d < 0 for s in shapes for d in s)):
+        gen.numpy_island(op, "dynamic dimensions")
+        return
+    if any(shape[d] == 0 for d in dims):  # nothing to reduce: the init values
+        gen.bind(op, f"{gen.mod.function(kt.reduce_empty)}({gen.packed(inits)}, {gen.mod.literal(shapes)})",
+                 returns_tuple=True)
+        return
+    unsigned = has_shell_dtypes(op.operands)
+    dtype = dtype_of(op.results[0].type)
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
+        if kind is None:
+            gen.numpy_island(op, "no torch reduction for this reducer and element type")
+            return
+        if unsigned:
+            gen.bind(op, f"{gen.mod.function(kt.reduce_unsigned)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
+                         f"{gen.name(inits[0])}, {kind!r}, {combine})")
+            return
+        if dims and not combine and kind in ("add", "max", "min"):  # the common forms: one torch call
+            import torch
+            fn = {"add": torch.sum, "max": torch.amax, "min": torch.amin}[kind]
+            tdt = kt.torch_dtype(dtype)
+            extra = f", dtype={gen.mod.hoist(tdt, str(tdt).replace('.', '_'))}" if kind == "add" else ""
+            gen.bind(op, f"{gen.mod.function(fn)}({gen.name(xs[0])}, {gen.mod.literal(dims)}{extra})")
+            return
+        gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
+                     f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
+        return
+    if not is_elementwise_region(region):
+        gen.numpy_island(op, "the reducer is not elementwise")
+        return
+    pick_max = argreduce_direction(op)
+    if pick_max is not None and not unsigned and dtype_of(xs[0].type).kind in "fViu" and len(dims) == 1:
+        body = gen.region_function(region, "reducer")
+        gen.bind(op, f"{gen.mod.function(kt.argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, "
+                     f"{pick_max}, {body})", returns_tuple=True)
+        return
+    body = gen.region_function(region, "reducer")
+    gen.bind(op, f"{gen.mod.function(kt.reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(dims)})", returns_tuple=True)
+
+
+@torch_codegen_rule("stablehlo.map")
+def _map_torch(gen: FunctionCodegen, op: Operation) -> None:
+    region = op.regions[0]
+    if not is_elementwise_region(region):
+        gen.numpy_island(op, "the mapper is not elementwise")
+        return
+    body = gen.region_function(region, "mapper")
+    shape = type_shape(op.results[0].type)
+    gen.bind(op, f"{gen.mod.function(_torch().apply_map)}({body}, {gen.packed(op.operands)}, "
+                 f"{gen.mod.literal(shape)})")
+
+
+@torch_codegen_rule("stablehlo.sort")
+def _sort_torch(gen: FunctionCodegen, op: Operation) -> None:
+    """A comparator ordering by keys (lexicographically by several) sorts by stable torch sorts,
+    the last key first; another elementwise one ranks all pairs (`sort_pairwise`, as the numpy
+    rule does) up to PAIRWISE_SORT_LIMIT elements; the rest runs on numpy."""
+    kt = _torch()
+    shape = type_shape(op.operands[0].type)
+    dim = common.integer(op.get_attr("dimension"), -1)
+    if dim < 0:
+        dim += len(shape)
+    keys = lexicographic_keys(op)
+    if keys is not None and all(dtype_of(key.value.type).kind != "c" for key in keys):
+        exprs = [_torch_sort_key(gen, op, key, shape) for key in keys]
+        descending = tuple(key.descending for key in keys)
+        gen.bind(op, f"{gen.mod.function(kt.sort_lexicographic)}({gen.packed(op.operands)}, ({', '.join(exprs)},), "
+                     f"{gen.mod.literal(descending)}, {dim})", returns_tuple=True)
+        return
+    region = op.regions[0]
+    length = shape[dim] if shape else 1
+    if not is_elementwise_region(region):
+        gen.numpy_island(op, "the comparator is neither a compare of keys nor elementwise")
+        return
+    if length > PAIRWISE_SORT_LIMIT:
+        gen.numpy_island(op, f"the comparator is not a compare of keys, and {length} elements are more than the "
+                             f"pairwise sort takes ({PAIRWISE_SORT_LIMIT})")
+        return
+    body = gen.region_function(region, "comparator")
+    gen.bind(op, f"{gen.mod.function(kt.sort_pairwise)}({body}, {gen.packed(op.operands)}, {dim})",
+             returns_tuple=True)
+
+
+def _torch_sort_key(gen: FunctionCodegen, op: Operation, key: SortKey, shape: tuple[int, ...]) -> str:
+    """Emit the function computing one sort key from its operand; return the expression of the
+    key as a tensor torch.sort orders as the comparator does."""
+    block = op.regions[0].blocks[0]
+    name = gen.mod.fresh("key")
+    param = gen.mod.fresh("b")
+    gen.emit(f"def {name}({param}):")
+    with gen.nested_scope():
+        gen.names[block.args[2 * key.operand]] = param
+        for o in key.ops:
+            gen.op(o)
+        gen.emit(f"return {gen.name(key.value)}")
+    return f"{gen.mod.function(_torch().sortable)}({name}({gen.name(op.operands[key.operand])}).expand(" \
+           f"{gen.mod.literal(shape)}), {key.total})"
+
+
+@torch_codegen_rule("stablehlo.reduce_window")
+def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
+    kt = _torch()
+    n = len(op.results)
+    xs, inits = op.operands[:n], op.operands[n:]
+    shape = type_shape(xs[0].type)
+    config = _window_config(op, len(shape))
+    window, strides, base_dil, win_dil, padding = config
+    padded = [(d - 1) * b + 1 + lo + hi if d else lo + hi for d, b, (lo, hi) in zip(shape, base_dil, padding)]
+    spans = [(w - 1) * d + 1 for w, d in zip(window, win_dil)]
+    out_size = math.prod(type_shape(op.results[0].type))
+    if out_size == 0 or any(s > p for s, p in zip(spans, padded)) or any(d < 0 for d in shape):
+        gen.numpy_island(op, "an empty result, a window larger than the input or dynamic dimensions")
+        return
+    region = op.regions[0]
+    dtype = dtype_of(op.results[0].type)
+    ufunc = reducer_ufunc(region) if n == 1 else None
+    if ufunc is not None:
+        kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
+        if kind is None:
+            gen.numpy_island(op, "no torch reduction for this reducer and element type")
+            return
+        if has_shell_dtypes(op.operands):
+            gen.bind(op, f"{gen.mod.function(kt.reduce_window_unsigned)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
+                         f"{kind!r}, {gen.mod.literal(config)}, {combine})")
+            return
+        gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(xs[0])}, {gen.name(inits[0])}, {kind!r}, "
+                     f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
+        return
+    if not is_elementwise_region(region):
+        gen.numpy_island(op, "the reducer is not elementwise")
+        return
+    body = gen.region_function(region, "reducer")
+    gen.bind(op, f"{gen.mod.function(kt.reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+                 f"{gen.mod.literal(config)})", returns_tuple=True)
+
+
+_KEEP = {"GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
+
+
+@torch_codegen_rule("stablehlo.select_and_scatter")
+def _select_and_scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
+    import torch
+    select, scatter = op.regions
+    ops = list(select.blocks[0].ops)
+    keep = None
+    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(select.blocks[0].args) \
+            and scatter_update_ufunc(scatter) == (True, np.add) and not has_shell_dtypes(op.operands) and \
+            dtype_of(op.operands[0].type).kind != "c":
+        keep = _KEEP.get(common.enum(ops[0].get_attr("comparison_direction")))
+    if keep is None:
+        gen.numpy_island(op, "select is not one comparison of its arguments, or scatter does not add")
+        return
+    rank = len(type_shape(op.operands[0].type))
+    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    padding = tuple(tuple(p) for p in common.padding_pairs(op.get_attr("padding"), rank))
+    gen.bind(op, f"{gen.mod.function(_torch().select_and_scatter)}({gen.args(op.operands)}, "
+                 f"{gen.mod.literal(tuple(window))}, {gen.mod.literal(tuple(strides))}, {gen.mod.literal(padding)}, "
+                 f"{gen.mod.function(getattr(torch, keep))})")
+
+
+# The reference interpreter's rules (the spec's definitions, element by element) ---------------
+
+@interpreter_rule("stablehlo.reduce")
+def _reduce_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    n = len(args) // 2
+    inputs, inits = [np.asarray(a) for a in args[:n]], args[n:]
+    dims = common.ints(op.get_attr("dimensions"))
+    body = interp.region_function(op.regions[0])
+    kept = [d for d in range(inputs[0].ndim) if d not in dims]
+    out_shape = [inputs[0].shape[d] for d in kept]
+    results = [np.empty(out_shape, common.dtype_of(r.type)) for r in op.results]
+    reduced_shape = [inputs[0].shape[d] for d in dims]
+    for out_index in np.ndindex(*out_shape):
+        acc = [scalar(v) for v in inits]
+        for red_index in np.ndindex(*reduced_shape):
+            full = [0] * inputs[0].ndim
+            for d, i in zip(kept, out_index):
+                full[d] = i
+            for d, i in zip(dims, red_index):
+                full[d] = i
+            acc = body(*acc, *(x[tuple(full)] for x in inputs))
+        for r, v in zip(results, acc):
+            r[out_index] = v
+    return results
+
+
+@interpreter_rule("stablehlo.reduce_window")
+def _reduce_window_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    n = len(args) // 2
+    inputs, inits = [np.asarray(a) for a in args[:n]], args[n:]
+    rank = inputs[0].ndim
+    window = common.ints(op.get_attr("window_dimensions"))
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    base_dil = common.ints(op.get_attr("base_dilations"), [1] * rank)
+    win_dil = common.ints(op.get_attr("window_dilations"), [1] * rank)
+    padding = common.padding_pairs(op.get_attr("padding"), rank)
+    padded = [pad(x, init, [p[0] for p in padding], [p[1] for p in padding], [d - 1 for d in base_dil])
+              for x, init in zip(inputs, inits)]
+    body = interp.region_function(op.regions[0])
+    out_shape = type_shape(op.results[0].type)
+    results = [np.empty(out_shape, common.dtype_of(r.type)) for r in op.results]
+    for out_index in np.ndindex(*out_shape):
+        acc = [scalar(v) for v in inits]
+        for w_index in np.ndindex(*window):
+            pos = tuple(o * s + w * d for o, s, w, d in zip(out_index, strides, w_index, win_dil))
+            acc = body(*acc, *(x[pos] for x in padded))
+        for r, v in zip(results, acc):
+            r[out_index] = v
+    return results
+
+
+@interpreter_rule("stablehlo.map")
+def _map_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    inputs = [np.asarray(a) for a in args]
+    body = interp.region_function(op.regions[0])
+    out = np.empty(type_shape(op.results[0].type), common.dtype_of(op.results[0].type))
+    for index in np.ndindex(*out.shape):
+        out[index] = body(*(x[index] for x in inputs))[0]
+    return [out]
+
+
+@interpreter_rule("stablehlo.sort")
+def _sort_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    inputs = [np.asarray(a) for a in args]
+    dim = common.integer(op.get_attr("dimension"), -1)
+    if dim < 0:
+        dim += inputs[0].ndim
+    body = interp.region_function(op.regions[0])
+    outs = [np.array(x) for x in inputs]
+    shape = inputs[0].shape
+    others = [d for d in range(len(shape)) if d != dim]
+    for rest in np.ndindex(*[shape[d] for d in others]):
+        def at(i, rest=rest):
+            full = [0] * len(shape)
+            for d, r in zip(others, rest):
+                full[d] = r
+            full[dim] = i
+            return tuple(full)
+
+        def less(i, j, at=at) -> bool:
+            pairs = []
+            for x in inputs:
+                pairs += [x[at(i)], x[at(j)]]
+            return bool(body(*pairs)[0])
+
+        def cmp(i, j, less=less) -> int:
+            return -1 if less(i, j) else (1 if less(j, i) else 0)
+
+        order = sorted(range(shape[dim]), key=functools.cmp_to_key(cmp))  # Python's sort is stable
+        for x, out in zip(inputs, outs):
+            for k, i in enumerate(order):
+                out[at(k)] = x[at(i)]
+    return outs
+
+
+def select_and_scatter_reference(operand: np.ndarray, source: np.ndarray, init: Any, window: Sequence[int],
+                                 strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                                 select: Callable[..., list], scatter: Callable[..., list]) -> np.ndarray:
+    result = np.full(operand.shape, init, operand.dtype)
+    for source_index in np.ndindex(*source.shape):
+        selected = None
+        for w in np.ndindex(*window):
+            pos = tuple(s * st + wi - p[0] for s, st, wi, p in zip(source_index, strides, w, padding))
+            if any(i < 0 or i >= n for i, n in zip(pos, operand.shape)):
+                continue
+            if selected is None or not bool(select(operand[selected], operand[pos])[0]):
+                selected = pos
+        if selected is not None:
+            result[selected] = scatter(result[selected], source[source_index])[0]
+    return result
+
+
+@interpreter_rule("stablehlo.select_and_scatter")
+def _select_and_scatter_interpreted(interp: Interpreter, op: Operation, args: list) -> list:
+    operand, source, init = np.asarray(args[0]), np.asarray(args[1]), args[2]
+    rank = operand.ndim
+    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
+    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    padding = common.padding_pairs(op.get_attr("padding"), rank)
+    return [select_and_scatter_reference(operand, source, init, window, strides, padding,
+                                         interp.region_function(op.regions[0]), interp.region_function(op.regions[1]))]
+
+
+torch_kernels_in("loom.ops.reductions_torch")
 
 # --- sort --------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from loom.backend.common import TORCH_KERNELS
 from loom.backend.compiled import CODEGEN_RULES, TORCH_CODEGEN_RULES
 from loom.backend.interpreter import INTERPRETER_RULES
-from loom.backend.kernels_numpy import KERNELS
+from loom.backend.kernels import KERNELS
 from loom.ir.opdef import DIALECTS
 from loom.transforms.autodiff import VJP_RULES
 from loom.transforms.batching import BATCH_RULES
@@ -43,7 +43,7 @@ RULE_TABLES: dict[str, Callable[[str], bool]] = {
 }
 
 def _torch_kernels_loaded() -> bool:
-    from loom.backend import kernels_torch  # noqa: F401  (imports torch; registers the rest of the table)
+    from loom.backend import torch_kernels  # noqa: F401  (imports torch; registers the rest of the table)
     return True
 
 

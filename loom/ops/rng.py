@@ -20,11 +20,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from loom.backend import kernels_numpy as kn
-from loom.backend.common import TORCH_KERNELS, ExecutionError, enum
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand
+from loom.backend import common
+from loom.backend import kernels as kn
+from loom.backend.common import TORCH_KERNELS, ExecutionError, enum, torch_kernels_in
+from loom.backend.kernels import KERNELS, Kernel, Operand, kernel, result_dtype, result_shape
 from loom.ir.core import Operation
 from loom.ops.registry import declare, register, unsupported
+
+# Kernels -----------------------------------------------------------------------------------------
+
+# numpy kernels here; torch kernels in loom.ops.rng_torch (imported with torch)
+
+@kernel("stablehlo.rng_bit_generator")
+def _rng_bit_generator(op: Operation) -> Kernel:
+    from loom.backend.rng import rng_bit_generator
+    algorithm = common.enum(op.get_attr("rng_algorithm"), "DEFAULT")
+    return Kernel(rng_bit_generator, Operand(0), algorithm, result_shape(op, 1), result_dtype(op, 1))
+
+
+torch_kernels_in("loom.ops.rng_torch")
 
 SEED = 0x5EED  # with the op's position in its module: the seed of the op's generator
 

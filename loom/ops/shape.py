@@ -2,18 +2,35 @@
 derivatives and batching here, per op: each is linear, so its JVP applies the op to the tangent and
 its VJP is the transpose), and iota, constants and the dynamic-shape forms.
 
-Kernels in `loom.backend.kernels_numpy` / `kernels_torch`. What the ops lack is declared at the end.
+Kernels (numpy) here, after the imports; torch kernels in `loom.ops.shape_torch`. What the ops lack
+is declared at the end.
 """
 
 from __future__ import annotations
 
+import operator
 from dataclasses import replace
 
 import numpy as np
 
+from loom.backend import common
+from loom.backend.common import torch_kernels_in
+from loom.backend.kernels import (
+    NARROW_FLOATS,
+    PACKED,
+    Kernel,
+    Operand,
+    identity,
+    kernel,
+    operand_dtype,
+    pad,
+    reshape,
+    result_dtype,
+    result_shape,
+)
 from loom.dialects import stablehlo
 from loom.ir.attributes import DenseArrayAttr, DenseElementsAttr
-from loom.ir.core import Value
+from loom.ir.core import Operation, Value
 from loom.ir.types import RankedTensorType, Type, i64
 from loom.ops.registry import declare, register, unsupported
 from loom.transforms import autodiff, batching
@@ -23,6 +40,166 @@ from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
 from loom.transforms.rule_builders import rule, shape_of
 from loom.transforms.sharding_propagation import SHARDING_RULES, Factors, identity_rule
+
+# Kernels -----------------------------------------------------------------------------------------
+
+# numpy kernels here; torch kernels in loom.ops.shape_torch (imported with torch)
+
+@kernel("stablehlo.reshape")
+def _reshape(op: Operation) -> Kernel:
+    # the method, not np.reshape: that one goes through two Python frames of numpy's dispatch
+    # (values here are ndarrays or numpy scalars, both of which have .reshape)
+    return Kernel(reshape, Operand(0), result_shape(op))
+
+
+@kernel("stablehlo.transpose")
+def _transpose(op: Operation) -> Kernel:
+    return Kernel(np.transpose, Operand(0), common.ints(op.get_attr("permutation")))
+
+
+@kernel("stablehlo.broadcast_in_dim")
+def _broadcast_in_dim(op: Operation) -> Kernel:
+    dims = common.ints(op.get_attr("broadcast_dimensions"))
+    shape = result_shape(op)
+    in_shape = common.shape_of(op.operands[0].type)
+    if in_shape == shape and list(dims) == sorted(dims):
+        return Kernel(identity)
+    if list(dims) != sorted(dims):  # operand dims out of order: transpose first
+        perm = tuple(sorted(range(len(dims)), key=lambda i: dims[i]))
+        dims = tuple(sorted(dims))
+        in_shape = tuple(in_shape[p] for p in perm)
+        expanded = [1] * len(shape)
+        for d, n in zip(dims, in_shape):
+            expanded[d] = n
+        return Kernel(broadcast_transposed, Operand(0), perm, tuple(expanded), shape)
+    expanded = [1] * len(shape)
+    for d, n in zip(dims, in_shape):
+        expanded[d] = n
+    return Kernel(broadcast_in_dim, Operand(0), tuple(expanded), shape)
+
+
+def broadcast_in_dim(x, expanded, shape):
+    return np.broadcast_to(np.reshape(x, expanded), shape)
+
+
+def broadcast_transposed(x, perm, expanded, shape):
+    return np.broadcast_to(np.reshape(np.transpose(x, perm), expanded), shape)
+
+
+@kernel("stablehlo.slice")
+def _slice(op: Operation) -> Kernel:
+    starts = common.ints(op.get_attr("start_indices"))
+    limits = common.ints(op.get_attr("limit_indices"))
+    strides = common.ints(op.get_attr("strides"), [1] * len(starts))
+    index = tuple(slice(s, e, k) for s, e, k in zip(starts, limits, strides))
+    return Kernel(operator.getitem, Operand(0), index)
+
+
+@kernel("stablehlo.concatenate")
+def _concatenate(op: Operation) -> Kernel:
+    return Kernel(np.concatenate, PACKED, common.integer(op.get_attr("dimension")))
+
+
+@kernel("stablehlo.reverse")
+def _reverse(op: Operation) -> Kernel:
+    return Kernel(np.flip, Operand(0), common.ints(op.get_attr("dimensions")))
+
+
+@kernel("stablehlo.iota")
+def _iota(op: Operation) -> Kernel:
+    return Kernel.constant(iota(result_shape(op), common.integer(op.get_attr("iota_dimension")), result_dtype(op)))
+
+
+def iota(shape, dim, dtype):
+    values = np.arange(shape[dim]).astype(dtype)
+    expanded = [1] * len(shape)
+    expanded[dim] = shape[dim]
+    out = np.broadcast_to(values.reshape(expanded), shape)
+    out.flags.writeable = False
+    return out
+
+
+@kernel("stablehlo.constant")
+def _constant(op: Operation) -> Kernel:
+    return Kernel.constant(common.dense_value(op.get_attr("value")))
+
+
+@kernel("stablehlo.pad")
+def _pad(op: Operation) -> Kernel:
+    return Kernel(pad, Operand(0), Operand(1), common.ints(op.get_attr("edge_padding_low")),
+                  common.ints(op.get_attr("edge_padding_high")), common.ints(op.get_attr("interior_padding")))
+
+
+@kernel("stablehlo.get_dimension_size")
+def _get_dimension_size(op: Operation) -> Kernel:
+    return Kernel(get_dimension_size, Operand(0), common.integer(op.get_attr("dimension")))
+
+
+def get_dimension_size(x, dim):
+    return np.array(x.shape[dim], np.int32)
+
+
+@kernel("stablehlo.dynamic_reshape")
+def _dynamic_reshape(op: Operation) -> Kernel:
+    return Kernel(dynamic_reshape)
+
+
+def dynamic_reshape(x, shape):
+    return np.reshape(x, tuple(int(s) for s in np.asarray(shape)))
+
+
+@kernel("stablehlo.dynamic_iota")
+def _dynamic_iota(op: Operation) -> Kernel:
+    return Kernel(dynamic_iota, Operand(0), common.integer(op.get_attr("iota_dimension")), result_dtype(op))
+
+
+def dynamic_iota(shape, dim, dtype):
+    return iota(tuple(int(s) for s in np.asarray(shape)), dim, dtype)
+
+
+@kernel("stablehlo.dynamic_broadcast_in_dim")
+def _dynamic_broadcast_in_dim(op: Operation) -> Kernel:
+    return Kernel(dynamic_broadcast_in_dim, Operand(0), Operand(1),
+                  common.ints(op.get_attr("broadcast_dimensions")))
+
+
+def dynamic_broadcast_in_dim(x, shape, dims):
+    shape = tuple(int(s) for s in np.asarray(shape))
+    expanded = [1] * len(shape)
+    for d, n in zip(dims, np.shape(x)):
+        expanded[d] = n
+    return np.broadcast_to(np.reshape(x, expanded), shape)
+
+
+
+@kernel("stablehlo.bitcast_convert")
+def _bitcast_convert(op: Operation) -> Kernel:
+    in_bits, out_bits = common.element_bits(op.operands[0].type), common.element_bits(op.results[0].type)
+    dtype = result_dtype(op)
+    in_dtype = operand_dtype(op)
+    if in_bits == in_dtype.itemsize * 8 and out_bits == dtype.itemsize * 8 and in_dtype not in NARROW_FLOATS:
+        return Kernel(bitcast_convert, Operand(0), dtype, result_shape(op))
+    return Kernel(bitcast_convert_bits, Operand(0), operand_dtype(op), in_bits, dtype, out_bits, result_shape(op))
+
+
+def bitcast_convert(x, dtype, shape):
+    return np.ascontiguousarray(x).view(dtype).reshape(shape)
+
+
+def bitcast_convert_bits(x, in_dtype, in_bits: int, dtype, out_bits: int, shape):
+    """bitcast_convert where an element's bits do not fill its storage (i1 in a byte, i4 in int8,
+    f4E2M1FN in a byte): the operand's `in_bits` low bits per element, little-endian, regrouped
+    into `out_bits` per result element; the storage's high bits are zero (the sub-byte wrap after
+    the op extends the sign of signed integers)."""
+    x = np.ascontiguousarray(x, in_dtype)  # the torch backend holds float8 in float32
+    raw = x.reshape(x.size, 1).view(np.uint8)
+    bits = np.unpackbits(raw, axis=1, bitorder="little")[:, :in_bits].reshape(-1, out_bits)
+    padded = np.zeros((bits.shape[0], dtype.itemsize * 8), np.uint8)
+    padded[:, :out_bits] = bits
+    return np.packbits(padded, axis=1, bitorder="little").view(dtype).reshape(shape)
+
+
+torch_kernels_in("loom.ops.shape_torch")
 
 
 def _element(v: Value) -> Type:

@@ -15,9 +15,9 @@ from support.paths import CORPUS as CORPUS_ROOT
 
 import loom.ir
 from loom.backend import compile as loom_compile
-from loom.backend import compiled as compiled_module
 from loom.backend import execute, register_custom_call
 from loom.backend.custom_calls import CUSTOM_CALLS
+from loom.ops import reductions
 
 try:
     import jax
@@ -222,7 +222,7 @@ def test_sort_fallbacks(monkeypatch):
     expected = [np.array([0, 1, 1, 2, 2, 2], np.int32), np.array([2.0, 4.0, 3.0, 1.5, 0.5, -1.0], F32)]
     check(text, keys, values, expected=expected)
     assert "sort_pairwise" in loom_compile(text).source
-    monkeypatch.setattr(compiled_module, "PAIRWISE_SORT_LIMIT", 4)
+    monkeypatch.setattr(reductions, "PAIRWISE_SORT_LIMIT", 4)
     fresh = loom.ir.parse(text)
     assert "interpreted_sort" in loom_compile(fresh).source
     for got, want in zip(loom_compile(fresh)(keys, values), expected):

@@ -581,7 +581,7 @@ def to_host(x):
     """A result as a numpy array (torch tensors through loom's own conversion, bf16 included)."""
     if isinstance(x, np.ndarray):
         return x
-    from loom.backend.kernels_torch import to_numpy
+    from loom.backend.torch_kernels import to_numpy
     return to_numpy(x)
 
 

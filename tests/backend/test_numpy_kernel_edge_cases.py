@@ -18,8 +18,9 @@ jax = pytest.importorskip("jax")
 from support.oracles import run_xla  # noqa: E402
 
 import loom  # noqa: E402
-from loom.backend import kernels_numpy as kn  # noqa: E402
 from loom.backend import rng as numpy_rng  # noqa: E402
+from loom.ops.elementwise import reduce_precision  # noqa: E402
+from loom.ops.reductions import reduce_ufunc  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -101,11 +102,11 @@ def xla_reduce_precision(x, e: int, m: int) -> np.ndarray:
 def test_reduce_precision_kernel_is_bit_exact_with_xla(dt):
     x = every_pattern(dt) if dt.itemsize == 2 else wide_values(dt)
     for e, m in FORMATS:
-        got = kn.reduce_precision(x, e, m)
+        got = reduce_precision(x, e, m)
         assert_bits_equal(got, xla_reduce_precision(x, e, m), f"{dt.name} ({e}, {m})")
     for v in x[:40]:  # 0-d operands: the same bits, and no overflow warning from numpy scalars
         with np.errstate(all="raise"):
-            got = kn.reduce_precision(np.array(v), 4, 3)
+            got = reduce_precision(np.array(v), 4, 3)
         assert got.shape == ()
         assert_bits_equal(got, xla_reduce_precision(np.array(v), 4, 3), f"{dt.name} {v!r}")
 
@@ -114,13 +115,13 @@ def test_reduce_precision_float16_subnormals_round_on_float16_bits():
     """Values worked out by hand: float16 subnormals round where their own bits are, rather
     than being flushed by the narrower exponent of a float32 intermediate."""
     x = np.array([0x0003, 0x0001, 0x8003, 0x0002, 0x0006, 0x03FF, 0x0400], np.uint16).view(np.float16)
-    got = kn.reduce_precision(x, 5, 9)  # one mantissa bit fewer, same exponent range
+    got = reduce_precision(x, 5, 9)  # one mantissa bit fewer, same exponent range
     # 3 ulp -> 4 (tie to the even kept bit), 1 -> 0 (tie, kept bit even), -3 -> -4, 2 and 6 stay,
     # the largest subnormal rounds up into the smallest normal, which stays
     want = np.array([0x0004, 0x0000, 0x8004, 0x0002, 0x0006, 0x0400, 0x0400], np.uint16)
     np.testing.assert_array_equal(got.view(np.uint16), want)
     # a narrower exponent flushes them to signed zeros, as it does the normal values below its range
-    got = kn.reduce_precision(x, 4, 10)
+    got = reduce_precision(x, 4, 10)
     np.testing.assert_array_equal(got.view(np.uint16), [0, 0, 0x8000, 0, 0, 0, 0])
 
 
@@ -128,13 +129,13 @@ def test_reduce_precision_nan_payloads():
     f16_nans = np.array([0x7C01, 0xFE00, 0x7D55], np.uint16).view(np.float16)
     bf16_nans = np.array([0x7F81, 0xFFA5, 0x7FC0], np.uint16).view(BF16)
     for e, m in [(5, 10), (11, 52)]:  # no-ops on float16: every bit kept
-        np.testing.assert_array_equal(kn.reduce_precision(f16_nans, e, m).view(np.uint16), f16_nans.view(np.uint16))
-    np.testing.assert_array_equal(kn.reduce_precision(f16_nans, 5, 3).view(np.uint16), f16_nans.view(np.uint16))
+        np.testing.assert_array_equal(reduce_precision(f16_nans, e, m).view(np.uint16), f16_nans.view(np.uint16))
+    np.testing.assert_array_equal(reduce_precision(f16_nans, 5, 3).view(np.uint16), f16_nans.view(np.uint16))
     for e, m in [(8, 23), (11, 52)]:  # no-ops on bfloat16's float32 computation: every bit kept
-        np.testing.assert_array_equal(kn.reduce_precision(bf16_nans, e, m).view(np.uint16), bf16_nans.view(np.uint16))
+        np.testing.assert_array_equal(reduce_precision(bf16_nans, e, m).view(np.uint16), bf16_nans.view(np.uint16))
     for e, m in [(8, 7), (5, 3)]:  # computed in float32: the quiet NaN of each sign
-        np.testing.assert_array_equal(kn.reduce_precision(bf16_nans, e, m).view(np.uint16), [0x7FC0, 0xFFC0, 0x7FC0])
-        assert_bits_equal(kn.reduce_precision(bf16_nans, e, m), xla_reduce_precision(bf16_nans, e, m))
+        np.testing.assert_array_equal(reduce_precision(bf16_nans, e, m).view(np.uint16), [0x7FC0, 0xFFC0, 0x7FC0])
+        assert_bits_equal(reduce_precision(bf16_nans, e, m), xla_reduce_precision(bf16_nans, e, m))
 
 
 @pytest.mark.parametrize("dt", [F16, BF16, F32, F64], ids=lambda d: d.name)
@@ -268,8 +269,8 @@ def test_reduce_over_an_empty_dimension_gives_the_init_value(name, dt):
 def test_reduce_kernel_over_an_empty_axis_keeps_the_nonempty_ones():
     init = np.array(-3, np.int16)
     for ufunc in (np.maximum, np.minimum, np.add, np.multiply):
-        got = kn.reduce_ufunc(np.ones((4, 0, 2), np.int16), init, ufunc, (1,))
+        got = reduce_ufunc(np.ones((4, 0, 2), np.int16), init, ufunc, (1,))
         assert got.dtype == np.int16
         np.testing.assert_array_equal(got, np.full((4, 2), -3, np.int16))
-        got = kn.reduce_ufunc(np.ones((4, 0, 2), np.int16), init, ufunc, (0, 2))  # an empty result
+        got = reduce_ufunc(np.ones((4, 0, 2), np.int16), init, ufunc, (0, 2))  # an empty result
         assert got.shape == (0,) and got.dtype == np.int16

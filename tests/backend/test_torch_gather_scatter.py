@@ -20,9 +20,8 @@ from jaxlib import xla_client  # noqa: E402
 
 import loom.ir  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
-from loom.backend import kernels_numpy as kn  # noqa: E402
-from loom.backend import kernels_torch as kt  # noqa: E402
-from loom.backend.kernels_torch import to_numpy, to_torch  # noqa: E402
+from loom.backend.torch_kernels import to_numpy, to_torch  # noqa: E402
+from loom.ops import indexing, indexing_torch  # noqa: E402
 
 GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
 rs = np.random.RandomState(3)
@@ -202,7 +201,7 @@ def random_gather(r: np.random.RandomState):
     kept = [d for d in dims if d not in batching and d not in collapsed]
     out_rank = len(batch_sizes) + len(kept)
     offset = sorted(int(v) for v in r.choice(out_rank, size=len(kept), replace=False))
-    dn = kn.GatherDims(None)
+    dn = indexing.GatherDims(None)
     dn.offset_dims, dn.collapsed_slice_dims, dn.start_index_map = tuple(offset), tuple(collapsed), tuple(start_map)
     dn.operand_batching_dims, dn.start_indices_batching_dims = tuple(batching), tuple(start_batching)
     dn.index_vector_dim = ivd
@@ -216,8 +215,8 @@ def test_random_gathers_match_the_numpy_kernel(seed):
     r = np.random.RandomState(seed)
     shape, idx, dn, sizes = random_gather(r)
     x = r.randn(*shape).astype(np.float32)
-    want = kn.gather(x, idx, dn, sizes)
-    got = kt.Gather(shape, idx.shape, dn, sizes)(torch.from_numpy(x), torch.from_numpy(idx))
+    want = indexing.gather(x, idx, dn, sizes)
+    got = indexing_torch.Gather(shape, idx.shape, dn, sizes)(torch.from_numpy(x), torch.from_numpy(idx))
     assert tuple(got.shape) == want.shape
     np.testing.assert_array_equal(got.numpy(), want)
 
@@ -225,7 +224,7 @@ def test_random_gathers_match_the_numpy_kernel(seed):
 def random_scatter(r: np.random.RandomState):
     """A gather's dimension numbers read as a scatter's (the same correspondence StableHLO has)."""
     shape, idx, g, sizes = random_gather(r)
-    dn = kn.ScatterDims(None)
+    dn = indexing.ScatterDims(None)
     dn.update_window_dims, dn.inserted_window_dims = g.offset_dims, g.collapsed_slice_dims
     dn.scatter_dims_to_operand_dims, dn.index_vector_dim = g.start_index_map, g.index_vector_dim
     dn.input_batching_dims, dn.scatter_indices_batching_dims = g.operand_batching_dims, g.start_indices_batching_dims
@@ -247,8 +246,8 @@ def test_random_scatters_match_the_numpy_kernel(seed, kind, ufunc):
     shape, idx, dn, ushape = random_scatter(r)
     x = r.randint(-5, 6, size=shape).astype(np.int32)
     u = r.randint(-5, 6, size=ushape).astype(np.int32)
-    want = kn.scatter_ufunc(x, idx, u, dn, ufunc)
-    got = kt.Scatter(shape, idx.shape, ushape, dn, kind)(torch.from_numpy(x), torch.from_numpy(idx),
+    want = indexing.scatter_ufunc(x, idx, u, dn, ufunc)
+    got = indexing_torch.Scatter(shape, idx.shape, ushape, dn, kind)(torch.from_numpy(x), torch.from_numpy(idx),
                                                          torch.from_numpy(u))
     np.testing.assert_array_equal(got.numpy(), want)
 
@@ -267,7 +266,7 @@ def test_random_gathers_and_scatters_match_xla(seed):
     gives XLA's results (the numpy comparisons above then cover more cases cheaply)."""
     r = np.random.RandomState(seed)
     shape, idx, g, sizes = random_gather(r)
-    out_shape = kn.gather(np.zeros(shape, np.float32), idx, g, sizes).shape
+    out_shape = indexing.gather(np.zeros(shape, np.float32), idx, g, sizes).shape
     attrs = (f"dimension_numbers = #stablehlo.gather<offset_dims = {_ints(g.offset_dims)}, collapsed_slice_dims = "
              f"{_ints(g.collapsed_slice_dims)}, operand_batching_dims = {_ints(g.operand_batching_dims)}, "
              f"start_indices_batching_dims = {_ints(g.start_indices_batching_dims)}, start_index_map = "

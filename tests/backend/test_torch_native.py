@@ -21,8 +21,9 @@ import loom.ir  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
 from loom import lax  # noqa: E402
 from loom.backend import compile as loom_compile  # noqa: E402
-from loom.backend import kernels_torch as kt  # noqa: E402
 from loom.backend import rng as numpy_rng  # noqa: E402
+from loom.backend import torch_kernels as kt  # noqa: E402
+from loom.ops import linalg_torch  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 BITS_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -704,8 +705,9 @@ def test_exact_integer_dot_from_float64_byte_products(dt):
     b = torch.from_numpy(rng.integers(info.min, info.max, (3, 11, 5), dtype=dt, endpoint=True))
     dims = ((0,), (0,), (2,), (1,))
     for out in {kt.torch_dtype(dt), torch.int32, torch.int64}:
-        want = kt.dot_general(a, b, dims, out)
-        assert torch.equal(kt.exact_integer_product(kt.dot_general, a, b, out, dims, torch.float64), want)
+        want = linalg_torch.dot_general(a, b, dims, out)
+        product = linalg_torch.exact_integer_product(linalg_torch.dot_general, a, b, out, dims, torch.float64)
+        assert torch.equal(product, want)
 
 
 @pytest.mark.parametrize("dt", [np.uint16, np.uint32, np.uint64], ids=lambda d: np.dtype(d).name)

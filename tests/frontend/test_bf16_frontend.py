@@ -16,7 +16,7 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 torch = pytest.importorskip("torch")
 
-from loom.backend.kernels_torch import to_numpy  # noqa: E402
+from loom.backend.torch_kernels import to_numpy  # noqa: E402
 from loom.devices import Array, Device  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

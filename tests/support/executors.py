@@ -44,7 +44,7 @@ def assert_all_close(text: str, args: Sequence, expected: Any, rtol: float = 1e-
 
 def run_everywhere(text: str, *args: Any) -> Iterator[tuple[str, Any]]:
     """`(where, results)` per executor, results as numpy arrays (a tuple for several)."""
-    from loom.backend.kernels_torch import to_numpy
+    from loom.backend.torch_kernels import to_numpy
     for executor, backend in EXECUTORS:
         yield f"{executor}/{backend}", to_numpy(execute(text, *args, executor=executor, backend=backend))
 

@@ -272,4 +272,60 @@ OP_INFO: list[OpInfo] = [
                      fixed(1.0, 1.0, 0.0, -1.0, -2.5, -0.5, 1e9, 1e-3, dtype=F64)),)),
 ]
 
+
+
+def mulhi_ref(a, b):
+    """The high half of the double-width product, in int64 / uint64 arithmetic: widened for 32
+    bits and fewer; for 64 bits, the unsigned product of 32-bit halves (no partial product
+    overflows), corrected for negative signed operands (Hacker's Delight 8-2)."""
+    dt = np.dtype(a.dtype)
+    bits = dt.itemsize * 8
+    if bits <= 32:
+        wide = jnp.int64 if dt.kind == "i" else jnp.uint64
+        return ((a.astype(wide) * b.astype(wide)) >> bits).astype(dt)
+    u, v = a.astype(jnp.uint64), b.astype(jnp.uint64)
+    m = jnp.uint64(0xFFFFFFFF)
+    u0, u1, v0, v1 = u & m, u >> 32, v & m, v >> 32
+    t = u1 * v0 + ((u0 * v0) >> 32)
+    w1 = u0 * v1 + (t & m)
+    high = u1 * v1 + (t >> 32) + (w1 >> 32)
+    if dt.kind == "i":
+        high = high - jnp.where(a < 0, v, 0).astype(jnp.uint64) - jnp.where(b < 0, u, 0).astype(jnp.uint64)
+    return high.astype(dt)
+
+
+MULHI_EDGES = tuple((fixed(info.min, info.min, info.max, info.max, -1 if d.kind == "i" else 1, 0, dtype=d),
+                     fixed(info.min, info.max, info.max, -1 if d.kind == "i" else 2, info.min or 3, 5, dtype=d))
+                    for d in (I8, I32, I64, U8, U32, U64) for info in (np.iinfo(d),))
+
+@dataclass(frozen=True)
+class OrderFirstOpInfo(OpInfo):
+    """An op whose first operand is an order: random samples of it are small non-negative integers."""
+
+    def operand(self, rs: np.random.RandomState, i: int, shape: tuple, dt: Any, grad: bool = False) -> np.ndarray:
+        if i == 0:
+            return rs.randint(0, 4, size=shape).astype(dt)
+        return super().operand(rs, i, shape, dt, grad)
+
+
+def asin_acos_kernel_ref(z):
+    """CHLO's `_asin_acos_kernel` (which XLA's asin / acos decompositions use) from jax's complex
+    sqrt and asin: w = Re(sqrt(1 - z^2)) + i |Im(asin(z))|, so that asin(z) = atan2(Re z, Re w)
+    + i sign(Im z) Im w."""
+    return jnp.sqrt(1 - z * z).real + 1j * jnp.abs(jnp.arcsin(z).imag)
+
+
+OP_INFO += [
+    OpInfo("chlo.mulhi", mulhi_ref, INTS, arity=2, domain="full", samples=MULHI_EDGES, grad=False),
+    OrderFirstOpInfo("chlo.polygamma", lax.polygamma, (F32, F64), arity=2, domain="positive", grad_wrt=(1,),
+                     samples=((fixed(0, 1, 2, 3, 1, 0.5, -1, 4, dtype=F64),
+                               lambda rs: random_array(rs, (8,), F64, "positive")),)),
+    OpInfo("chlo.bessel_i1e", lax.bessel_i1e, (F32, F64),
+           samples=(fixed(0.0, -0.0, 1e-30, -3.0, 7.9, 8.0, 8.1, 50.0, -700.0, 1e10, np.inf, -np.inf, np.nan,
+                          dtype=F64),)),
+    OpInfo("chlo._asin_acos_kernel", asin_acos_kernel_ref, (C64, np.dtype(np.complex128)), grad=False,
+           samples=(fixed(0.5, -0.5, 2.0, -2.0, 1.0, 3j, -3j, 1e-3 + 1e-3j, -2 + 3j, 10 - 0.5j, 0,
+                          dtype=np.complex128),)),
+]
+
 __all__ = ["BF16", "FLOATS", "INTS", "INT_EDGES", "MLIR_TYPES", "OP_INFO", "OpInfo", "fixed", "random_array"]

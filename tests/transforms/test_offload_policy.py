@@ -14,11 +14,11 @@ import loom
 import loom.ir as lir
 import loom.numpy as lnp
 from loom import lax
-from loom.backend import stack_kernels
 from loom.backend.compiled import Executable
-from loom.backend.stack_kernels import HostOffload, SavedStack
 from loom.devices import _OFFLOAD_STREAMS, OffloadedValue, offload
 from loom.frontend.grad import _Differentiable
+from loom.ops import stack as stack_kernels
+from loom.ops.stack import HostOffload, SavedStack
 
 jax = pytest.importorskip("jax")
 torch = pytest.importorskip("torch")

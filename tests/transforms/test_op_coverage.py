@@ -104,12 +104,12 @@ def test_missing_derivative_is_an_error_naming_op_and_table(transformation):
 def test_missing_kernel_is_an_error_naming_op_and_executor():
     module = loom.ir.parse("""
 func.func @main(%x: tensor<3xf32>, %n: tensor<3xf32>) -> tensor<3xf32> {
-  %0 = "chlo.polygamma"(%n, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %0 = "chlo.broadcast_polygamma"(%n, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }""")
     x = np.ones(3, np.float32)
     for executor in ("compiled", "interpreter"):
-        with pytest.raises(ExecutorMissingRuleError, match=r"chlo.polygamma"):
+        with pytest.raises(ExecutorMissingRuleError, match=r"chlo.broadcast_polygamma"):
             loom.execute(module, x, x, executor=executor)
 
 

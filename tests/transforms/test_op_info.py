@@ -68,7 +68,7 @@ def test_values_match_the_oracle(info, args, name):
     for executor, backend in (("compiled", "numpy"), ("interpreter", "numpy"), ("compiled", "torch")):
         got = loom.execute(module, *args, executor=executor, backend=backend)
         if backend == "torch":
-            got = loom.backend.kernels_torch.to_numpy(got)
+            got = loom.backend.torch_kernels.to_numpy(got)
         assert_matches(got, expected, info.tol, f"{name} on the {executor} executor ({backend})")
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.kernels_numpy import KERNELS, Kernel
+from loom.backend.kernels import KERNELS, Kernel
 from loom.devices import OffloadedValue
 from loom.ir.core import Operation
 
@@ -340,5 +340,3 @@ _register_torch_rules()
 
 __all__ = ["OFFLOAD", "HostOffload", "SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes",
            "stack_companion", "stack_new", "stack_new_offloaded", "stack_pop", "stack_push"]
-
-import loom.backend.ad_kernels  # noqa: E402, F401  (the ad dialect's kernels, registered in the same table)

@@ -1,4 +1,4 @@
-"""Kernels of the ad dialect for both executors (imported by `loom.backend.stack_kernels`).
+"""Kernels of the ad dialect for both executors.
 
 `ad.stop_gradient` is the identity at run time. Its kernel is numpy's `identity` kernel, which the
 compiled executor recognises and turns into an alias (no statement in the generated code), and
@@ -9,7 +9,7 @@ inlined them).
 
 from __future__ import annotations
 
-from loom.backend.kernels_numpy import KERNELS, Kernel, Operand, identity, values_tuple
+from loom.backend.kernels import KERNELS, Kernel, Operand, identity, values_tuple
 from loom.ir.core import Operation
 
 
