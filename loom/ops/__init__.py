@@ -11,9 +11,11 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     reductions    reduce, reduce_window, sort: derivatives and batching
     shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
                   (the transpose) and batching side by side; iota, constants, dynamic shapes
-    control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
+    control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng: the
+                  derivatives and batching of while / if / case / optimization_barrier side by side
     collectives   the distributed and host-communication ops (no rules yet)
-    loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+    loom_ops      loom's own dialects (ad, stack, knn): derivatives and batching of stop_gradient,
+                  custom_jvp, custom_vjp, the stack ops, and the top-k ops (knn.approx_top_k, chlo.top_k)
     normalization batch_norm_training / inference / grad: kernels (numpy, torch)
     dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
     rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
@@ -21,10 +23,10 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     quantization  uniform_quantize / uniform_dequantize, and dequantize-op-quantize for the ops the spec
                   allows on quantized tensors
 
-The kernels (numpy, torch) of every family but the elementwise one, and the rules of control flow
-and of the `ad` and `stack` dialects (parts of the transformations), are still in `loom.backend`
-and `loom.transforms`; each family module says where, and declares what its ops lack. Shared IR
-builders are in `loom.transforms.rule_builders`.
+The kernels (numpy, torch) of every family but the elementwise one are still in `loom.backend`;
+each family module says where, and declares what its ops lack. The transformations' engines (the
+reverse-mode, forward-mode and batching drivers) and the builders the rules share stay in
+`loom.transforms` (`autodiff`, `forward_ad`, `batching`, `rule_builders`).
 
 Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once
 they are loaded, so any use of their tables sees the rules.
