@@ -30,13 +30,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from loom.dialects import builtin, func, stablehlo
-from loom.ir.attributes import TypeAttr, numpy_dtype
+from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
-from loom.ir.types import FloatType, FunctionType, RankedTensorType, Type
+from loom.ir.types import FunctionType
+from loom.transforms.autodiff.builders import full, is_float
 
 TRANSFORMATION = "vjp"
 
@@ -46,70 +45,6 @@ VJP_RULES: dict[str, VjpRule] = {}
 
 class MissingRuleError(NotImplementedError):
     """An op on the differentiated path has no rule in `VJP_RULES`."""
-
-
-def is_float(t: Type) -> bool:
-    """Whether `t` is a tensor (or scalar) of a floating-point element type."""
-    et = t.element_type if isinstance(t, RankedTensorType) else t
-    return isinstance(et, FloatType)
-
-
-# --- helpers emitting ops -----------------------------------------------------------------------
-
-
-def _shape(v: Value) -> tuple[int, ...]:
-    return tuple(v.type.shape)
-
-
-def _element(v: Value) -> Type:
-    return v.type.element_type
-
-
-def full(b: Builder, value: float, type: RankedTensorType) -> Value:
-    """A splat constant `value` of tensor type `type`."""
-    return stablehlo.constant(b, np.asarray(value, dtype=numpy_dtype(type.element_type)), type)
-
-
-def full_like(b: Builder, value: float, v: Value) -> Value:
-    """A splat constant `value` of the type of `v`."""
-    return full(b, value, v.type)
-
-
-def reduce_sum(b: Builder, v: Value, axes: Sequence[int]) -> Value:
-    """`v` summed over `axes` (a `stablehlo.reduce` with an add body)."""
-    if not axes:
-        return v
-    zero = full(b, 0, RankedTensorType((), _element(v), None))
-    return stablehlo.reduce(b, [v], [zero], sorted(axes), lambda bb, args: [stablehlo.add(bb, args[0], args[1])])
-
-
-def unbroadcast(b: Builder, g: Value, operand: Value, dims: Sequence[int]) -> Value:
-    """The transpose of `broadcast_in_dim(operand, shape(g), dims)`: sum `g` over the broadcast
-    dimensions and back to the operand's shape and dimension order."""
-    in_shape, out_shape = _shape(operand), _shape(g)
-    collapsed = [j for j, d in enumerate(dims) if in_shape[j] == 1 and out_shape[d] != 1]
-    kept = [j for j in range(len(dims)) if j not in collapsed]
-    axes = [i for i in range(len(out_shape)) if i not in dims] + [dims[j] for j in collapsed]
-    v = reduce_sum(b, g, axes)
-    sorted_kept = sorted(dims[j] for j in kept)
-    perm = [sorted_kept.index(dims[j]) for j in kept]
-    if perm != list(range(len(perm))):
-        v = stablehlo.transpose(b, v, perm)
-    if _shape(v) != in_shape:
-        v = stablehlo.reshape(b, v, in_shape)
-    return v
-
-
-def props_ints(op: Operation, name: str) -> list[int]:
-    """The integers of an array/dense property of `op` (empty when it is absent)."""
-    attr = op.properties.get(name)
-    if attr is None:
-        return []
-    values = getattr(attr, "values", None)
-    if values is None:
-        values = attr.to_numpy().tolist() if hasattr(attr, "to_numpy") else list(attr)
-    return [int(x) for x in values]
-
 
 def no_gradient(b: Builder, op: Operation, cts: list[Value | None]) -> list[Value | None]:
     """The rule of an op whose operands get no cotangent."""
@@ -356,48 +291,6 @@ def inline_body(bb: Builder, fb: Any, mapping: dict, skip: int = 0) -> list[Valu
 _inline_body = inline_body  # the name the collectives' rules import
 
 
-
-# --- ad.stop_gradient after differentiation ------------------------------------------------------
-
-
-def lower_stop_gradients(root: Operation) -> int:
-    """Replace every `ad.stop_gradient` nested in `root` by its operand, and every `ad.custom_vjp`
-    and `ad.custom_jvp` by its outputs; return how many there were.
-
-    Only for a module whose differentiation is done: StableHLO has no stop-gradient op (XLA sees
-    the identity, as for JAX's), so a module printed for XLA goes through this first. loom's own
-    pipelines keep the op, since `loom.grad` may differentiate an already optimised function."""
-    ops = [op for op in root.walk() if op.name in ("ad.stop_gradient", "ad.custom_vjp", "ad.custom_jvp")]
-    for op in ops:
-        values = op.operands if op.name == "ad.stop_gradient" else op.operands_of("outputs")
-        for r, v in zip(op.results, values):
-            r.replace_all_uses_with(v)
-        op.erase()
-    return len(ops)
-
-
-def _register_lowering_pass() -> type:
-    from loom.rewrite.passes import Pass, register_pass
-
-    @register_pass
-    class LowerStopGradientPass(Pass):
-        """`lower-stop-gradient`: `ad.stop_gradient` replaced by its operand (for XLA export, after
-        every differentiation)."""
-
-        name = "lower-stop-gradient"
-        summary = "Replace ad.stop_gradient by its operand (run after differentiation, before XLA export)"
-
-        def run(self, op: Operation) -> None:
-            lower_stop_gradients(op)
-
-    return LowerStopGradientPass
-
-
-LowerStopGradientPass = _register_lowering_pass()
-
-
-__all__ = ["BOUNDARY", "STACK_OPS", "LowerStopGradientPass", "TRANSFORMATION", "VJP_RULES", "MissingRuleError",
-           "VjpRule", "accumulate_captured", "current_state", "defining_op", "full", "full_like", "inline_body",
-           "is_active", "is_float", "lower_stop_gradients", "no_gradient", "props_ints", "reduce_sum",
-           "region_free_values", "region_function", "replace_op", "thread_state", "unbroadcast", "vjp_function",
-           "vjp_module"]
+__all__ = ["BOUNDARY", "STACK_OPS", "TRANSFORMATION", "VJP_RULES", "MissingRuleError", "VjpRule",
+           "accumulate_captured", "current_state", "defining_op", "inline_body", "is_active", "no_gradient",
+           "region_free_values", "region_function", "replace_op", "thread_state", "vjp_function", "vjp_module"]
