@@ -19,10 +19,10 @@ from jax import lax  # noqa: E402
 from jaxlib import xla_client  # noqa: E402
 
 import loom.ir  # noqa: E402
-from loom.backend import compile as loom_compile  # noqa: E402
 from loom.backend import kernels_numpy as kn  # noqa: E402
 from loom.backend import kernels_torch as kt  # noqa: E402
 from loom.backend.kernels_torch import to_numpy, to_torch  # noqa: E402
+from loom.runtime.executable import compile as loom_compile  # noqa: E402
 
 GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
 rs = np.random.RandomState(3)
