@@ -245,10 +245,7 @@ def vmap_function(fn: Operation, in_dims: Sequence[int | None], axis_size: int,
                 if old.name == "stack.new":
                     origins[new_op.results[0]] = old.results[0]
                 continue
-            rule = BATCH_RULES.get(old.name)
-            if rule is None:
-                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{old.name}' "
-                                       f"(at {old.location}); add one to its op family in loom.ops")
+            rule = autodiff.lookup_rule(BATCH_RULES, old, TRANSFORMATION, MissingRuleError)
             b.location = old.location
             outs, out_ds = rule(b, old, args, ds)
             for r, v, d in zip(old.results, outs, out_ds):

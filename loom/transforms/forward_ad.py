@@ -147,10 +147,7 @@ def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()
                 continue
             if not any(is_float(r.type) and r.has_uses for r in old.results):
                 continue  # no result that carries a tangent is used (argmax's variadic reduce)
-            rule = JVP_RULES.get(op.name)
-            if rule is None:
-                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                       f"(at {op.location}); add one to its op family in loom.ops")
+            rule = autodiff.lookup_rule(JVP_RULES, op, TRANSFORMATION, MissingRuleError)
             b.location = op.location
             results = list(op.results)
             outs = rule(b, op, list(op.operands), ts)

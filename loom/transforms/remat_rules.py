@@ -21,7 +21,7 @@ from loom.dialects import stablehlo
 from loom.ir.attributes import IntegerAttr, StringAttr
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
-from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float
+from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float, lookup_rule
 
 BARRIER = "stablehlo.optimization_barrier"
 START, END, OUTPUTS, POLICY = "loom.remat_start", "loom.remat_end", "loom.remat_outputs", "loom.remat_policy"
@@ -140,10 +140,7 @@ def remat_vjp(b: Builder, end: Operation, cts: list[Value | None]) -> list[Value
             if saved is not None and not any(r.has_uses for r in op.results):
                 op.erase()
             continue
-        rule = VJP_RULES.get(op.name)
-        if rule is None:
-            raise MissingRuleError(f"the vjp transformation has no rule for op '{op.name}' (at {op.location}); "
-                                   "add one to its op family in loom.ops")
+        rule = lookup_rule(VJP_RULES, op)
         b.location = op.location
         for v, c in zip(op.operands, rule(b, op, op_cts)):
             _accumulate(b, cotangents, v, c)

@@ -22,6 +22,7 @@ from loom.transforms.autodiff.reverse import (
     defining_op,
     inline_body,
     is_active,
+    lookup_rule,
     no_gradient,
     region_free_values,
     region_function,
@@ -33,7 +34,7 @@ from loom.transforms.autodiff.reverse import (
 from loom.transforms.autodiff.stop_gradient import LowerStopGradientPass, lower_stop_gradients
 
 __all__ = ["BOUNDARY", "STACK_OPS", "TRANSFORMATION", "VJP_RULES", "LowerStopGradientPass", "MissingRuleError",
-           "VjpRule", "accumulate_captured", "current_state", "defining_op", "full", "full_like",
-           "inline_body", "is_active", "is_float", "lower_stop_gradients", "no_gradient", "props_ints", "reduce_sum",
+           "VjpRule", "accumulate_captured", "current_state", "defining_op", "full", "full_like", "inline_body",
+           "is_active", "is_float", "lookup_rule", "lower_stop_gradients", "no_gradient", "props_ints", "reduce_sum",
            "region_free_values", "region_function", "replace_op", "thread_state", "unbroadcast", "vjp_function",
            "vjp_module"]

@@ -46,6 +46,17 @@ VJP_RULES: dict[str, VjpRule] = {}
 class MissingRuleError(NotImplementedError):
     """An op on the differentiated path has no rule in `VJP_RULES`."""
 
+
+def lookup_rule(table: dict[str, Any], op: Operation, transformation: str = TRANSFORMATION,
+                error: type[MissingRuleError] = MissingRuleError) -> Any:
+    """The rule of `op` in a transformation's `table`; `error` naming the op, the transformation and
+    the op's location when there is none."""
+    rule = table.get(op.name)
+    if rule is None:
+        raise error(f"the {transformation} transformation has no rule for op '{op.name}' (at {op.location}); "
+                    "add one to its op family in loom.ops")
+    return rule
+
 def no_gradient(b: Builder, op: Operation, cts: list[Value | None]) -> list[Value | None]:
     """The rule of an op whose operands get no cotangent."""
     return [None] * len(op.operands)
@@ -219,10 +230,7 @@ def vjp_function(fn: Operation, wrt: Sequence[int], cotangent_outputs: Sequence[
                                          for n in op.walk() if n is not op))
             if all(c is None for c in cts) and not forced:
                 continue
-            rule = VJP_RULES.get(op.name)
-            if rule is None:
-                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                       f"(at {op.location}); add one to its op family in loom.ops")
+            rule = lookup_rule(VJP_RULES, op)
             b.location = op.location
             operands = list(op.operands)  # the rule of a loop may replace (and erase) the op
             operand_cts = rule(b, op, cts)
@@ -292,5 +300,6 @@ _inline_body = inline_body  # the name the collectives' rules import
 
 
 __all__ = ["BOUNDARY", "STACK_OPS", "TRANSFORMATION", "VJP_RULES", "MissingRuleError", "VjpRule",
-           "accumulate_captured", "current_state", "defining_op", "inline_body", "is_active", "no_gradient",
-           "region_free_values", "region_function", "replace_op", "thread_state", "vjp_function", "vjp_module"]
+           "accumulate_captured", "current_state", "defining_op", "inline_body", "is_active", "lookup_rule",
+           "no_gradient", "region_free_values", "region_function", "replace_op", "thread_state", "vjp_function",
+           "vjp_module"]
