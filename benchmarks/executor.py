@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 from bench_common import Record, cpu_name, fmt, load_average  # noqa: E402
 
 import loom.ir  # noqa: E402
-from loom.backend import compile as loom_compile  # noqa: E402
+from loom.runtime.executable import compile as loom_compile  # noqa: E402
 
 
 def machine() -> str:

@@ -456,11 +456,11 @@ def merge_share(n: int, d: int, nq: int, k: int, recall_target: float, shards: i
     every shard's k candidates per query, exact top-k), on the same shapes and runtime."""
     import loom.numpy as lnp
     from loom import lax
-    from loom.devices import Device, device_put
     from loom.frontend.jit import jit
     from loom.frontend.shapes import ShapeDtypeStruct
     from loom.frontend.shard_map import shard_map
     from loom.knn.sharded import ShardedDatabase
+    from loom.runtime.devices import Device, device_put
     from loom.sharding import NamedSharding, P, make_mesh
     mesh = make_mesh((shards,), ("x",), devices=[Device("cpu", i, "numpy") for i in range(shards)])
     q = np.random.default_rng((seed, 1 << 40)).standard_normal((nq, d), np.float32)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom.backend.api import compile as _compile
-from loom.backend.api import execute as _execute
+from loom.runtime.executable import compile as _compile
+from loom.runtime.executable import execute as _execute
 
 __version__ = "0.1.0"
 
@@ -24,14 +24,14 @@ def compile(module_or_text: Any, entry: str = "main", executor: str = "compiled"
     """A callable running function `entry` of a module (or its text) on numpy arrays, or on torch
     tensors with `backend="torch"` (`device` e.g. "cuda"); a sharded module (JAX's sdy meshes and
     shardings) runs partitioned over the CPU devices, global arrays in and out. See
-    loom.backend.api.compile."""
+    loom.runtime.executable.compile."""
     return _compile(module_or_text, entry=entry, executor=executor, backend=backend, device=device,
                     partition=partition)
 
 
 def execute(module_or_text: Any, *args: Any, entry: str = "main", executor: str = "compiled", backend: str = "numpy",
             device: Any = None, partition: bool | None = None) -> Any:
-    """Compile and run function `entry` on `args`. See loom.backend.api.execute."""
+    """Compile and run function `entry` on `args`. See loom.runtime.executable.execute."""
     return _execute(module_or_text, *args, entry=entry, executor=executor, backend=backend, device=device,
                     partition=partition)
 
@@ -47,9 +47,6 @@ from loom import (  # noqa: E402  (`loom.lax`, `loom.numpy`, ... after `import l
     sharding,
     tree_util,
 )
-
-# `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.devices import ...`.
-from loom.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.frontend.checkpoint import checkpoint, checkpoint_policies, remat  # noqa: E402
 from loom.frontend.config import config  # noqa: E402
 from loom.frontend.custom_derivatives import closure_convert, custom_jvp, custom_vjp  # noqa: E402
@@ -63,6 +60,9 @@ from loom.frontend.shapes import ShapeDtypeStruct, block_until_ready, device_get
 from loom.frontend.shard_map import shard_map  # noqa: E402
 from loom.frontend.vmap import vmap  # noqa: E402
 from loom.lax.control_flow import checkpoint_policy  # noqa: E402
+
+# `loom.devices` is the function, as `jax.devices`; the module is reached with `from loom.runtime.devices import ...`.
+from loom.runtime.devices import Array, Device, device_put, devices, from_dlpack  # noqa: E402
 from loom.sharding import make_mesh  # noqa: E402
 
 __all__ = ["Array", "Device", "ShapeDtypeStruct", "__version__", "block_until_ready", "checkpoint",

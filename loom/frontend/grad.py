@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from loom.backend.compiled import Executable
-from loom.devices import Array
 from loom.dialects import stablehlo
 from loom.frontend.jit import (
     Jitted,
@@ -39,6 +38,7 @@ from loom.frontend.pytree import PyTreeDef, tree_flatten, tree_unflatten
 from loom.frontend.shard_map import count_invariants_once, current_mesh
 from loom.frontend.tracing import Tracer, current_trace, is_floating, lift, np_dtype
 from loom.ir.core import Operation
+from loom.runtime.devices import Array
 from loom.transforms.autodiff import vjp_module
 
 

@@ -32,8 +32,6 @@ import loom.ir as lir
 import loom.transforms  # noqa: F401 - registers the passes
 from loom.backend.common import ArgumentError
 from loom.backend.compiled import CudaGraphExecutable, Executable, InductorExecutable
-from loom.devices import HOST, Array, ShardedArray, committed_device, get_device
-from loom.devices import devices as devices_list
 from loom.frontend.config import config
 from loom.frontend.pytree import PyTreeDef, keystr, tree_flatten, tree_flatten_with_path, tree_unflatten
 from loom.frontend.tracing import (
@@ -48,6 +46,8 @@ from loom.frontend.tracing import (
 )
 from loom.ir.core import Operation
 from loom.rewrite import PassManager
+from loom.runtime.devices import HOST, Array, ShardedArray, committed_device, get_device
+from loom.runtime.devices import devices as devices_list
 
 # The pass pipeline run on every traced function before it is compiled (a module-level constant
 # so that other passes, e.g. knn-fusion, can be added to it).

@@ -242,7 +242,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     specs = broadcast_prefix(shardings, x, "with_sharding_constraint shardings")
     trace = current_trace()
     if trace is None:
-        from loom.devices import device_put
+        from loom.runtime.devices import device_put
         leaves, tree = tree_flatten(x)
         return tree_unflatten(tree, [v if s is None else device_put(v, s) for v, s in zip(leaves, specs)])
     leaves, tree = tree_flatten(x)

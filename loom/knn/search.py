@@ -235,7 +235,7 @@ def search(queries: Any, database: Any, k: int, metric: str = "ip", recall_targe
     from loom.frontend.tracing import Tracer
     if isinstance(queries, Tracer) or isinstance(database, Tracer):
         return _search_traced(queries, database, k, metric, recall_target)
-    from loom.devices import ShardedArray
+    from loom.runtime.devices import ShardedArray
     if isinstance(database, ShardedArray):
         from loom.knn.sharded import search_sharded
         return search_sharded(queries, database, k, metric, recall_target)

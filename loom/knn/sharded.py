@@ -44,11 +44,11 @@ import numpy as np
 import loom.numpy as lnp
 from loom import lax
 from loom.backend.kernels import LOW_FLOATS
-from loom.devices import ShardedArray
 from loom.frontend.jit import jit
 from loom.frontend.shapes import ShapeDtypeStruct
 from loom.frontend.shard_map import shard_map
 from loom.knn.search import check_finite_rows, check_k, check_vectors, half_squared_norms, normalize
+from loom.runtime.devices import ShardedArray
 from loom.sharding import Mesh, NamedSharding, P
 
 

@@ -22,7 +22,7 @@ the `checkpoint_policy(...)` context manager:
   loops whose saved values do not fit on the accelerator. Differentiation marks the loop's stacks
   (`"stack.new"() <{offload}>`, see `loom.dialects.stack`) and keeps the policy on the loops it
   makes, so gradients of gradients offload too. The torch executor then copies each CUDA tensor
-  pushed on a marked stack to pinned host memory (`loom.devices.offload`), asynchronously on a
+  pushed on a marked stack to pinned host memory (`loom.runtime.devices.offload`), asynchronously on a
   side stream, so the forward loop goes on computing while the copy runs; the next push on the
   same stack makes the compute stream wait for that copy, so at most one value per stack is in
   flight (its device memory is held until its copy ends). The backward loop waits for a value's

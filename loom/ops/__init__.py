@@ -11,9 +11,11 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     reductions    reduce, reduce_window, sort, select_and_scatter, top_k: kernels, codegen, derivatives, batching
     shape         reshape, broadcast_in_dim, transpose, reverse, slice, pad, concatenate: JVP, VJP
                   (the transpose) and batching side by side; iota, constants, dynamic shapes
-    control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng
+    control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng: the
+                  derivatives and batching of while / if / case / optimization_barrier side by side
     collectives   the distributed and host-communication ops (no rules yet)
-    loom_ops      loom's own dialects (ad, stack, knn): the top-k rules (knn.approx_top_k, chlo.top_k)
+    loom_ops      loom's own dialects (ad, stack, knn): derivatives and batching of stop_gradient,
+                  custom_jvp, custom_vjp, the stack ops, and the top-k ops (knn.approx_top_k, chlo.top_k)
     stack, ad     the kernels of the stack dialect (saved values of reverse-mode loops) and of ad
     normalization batch_norm_training / inference / grad: kernels (numpy, torch)
     dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
@@ -31,9 +33,9 @@ and `loom.backend.torch_kernels` imports it when torch is first used, never at `
 `custom_vjp` / `custom_jvp`. What stays in `loom.backend` is the machinery: the kernel tables
 (`kernels`, `torch_kernels`: markers, dtypes, the numpy fallback, unsigned views, helpers several
 families share), the interpreter, and the compiled executor (`compiled.codegen`, its region
-analysis `compiled.regions`, `compiled.executables`). The rules of control flow and of the `ad` and
-`stack` dialects that are parts of the transformations are in `loom.transforms`; each family module
-declares what its ops lack. Shared IR builders are in `loom.transforms.rule_builders`.
+analysis `compiled.regions`, `compiled.executables`). The transformations' engines (the reverse-mode,
+forward-mode and batching drivers) stay in `loom.transforms`; each family module declares what its
+ops lack. Shared IR builders are in `loom.transforms.rule_builders`.
 
 Importing `loom.ops` registers everything; `loom.backend` and `loom.transforms` import it once
 they are loaded, so any use of their tables sees the rules.

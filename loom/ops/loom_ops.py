@@ -2,8 +2,8 @@
 reverse-mode while loops) and `knn` (approximate and fused top-k), and `chlo.top_k`, which shares
 `knn.approx_top_k`'s rules.
 
-Kernels in `loom.ops.ad` / `loom.ops.stack` / `loom.backend.knn_kernels`; the rules of `ad` and
-`stack` in `loom.transforms.autodiff` / `batching` (they are part of those transformations).
+Kernels in `loom.ops.ad` / `loom.ops.stack` / `loom.backend.knn_kernels`; the derivatives and
+batching of `ad` and `stack` at the end of this module.
 
 The rules of `knn.approx_top_k` and `chlo.top_k`:
 
@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from loom.dialects import chlo, knn, stablehlo
+from loom.dialects import chlo, knn, stablehlo, stack
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
 from loom.ir.types import IntegerType, RankedTensorType
 from loom.ops.registry import declare, register, unsupported
-from loom.transforms.autodiff import VJP_RULES, full, is_float
+from loom.transforms import autodiff, batching, forward_ad
+from loom.transforms.autodiff import VJP_RULES, full, full_like, is_float
 from loom.transforms.batching import BATCH_RULES, moveaxis
 from loom.transforms.forward_ad import JVP_RULES
 from loom.transforms.sharding_propagation import SHARDING_RULES, Factors, identity_rule, shape_of
@@ -194,3 +195,179 @@ for _name in ("stack.new", "stack.companion", "stack.push", "stack.pop"):
     register(SHARDING_RULES, _name, _stack_layout)
 declare(["knn.approx_top_k", "knn.fused_score_top_k", "ad.custom_jvp", "ad.custom_vjp"],
         unsupported("search kernels and the transformations' own ops: run replicated"), tables=("sharding",))
+
+
+# --- the `ad` dialect: derivatives and batching ------------------------------------------------------
+
+
+# ad.stop_gradient (`lax.stop_gradient`): the identity whose result has a zero tangent and passes
+# no cotangent back; batched, the same op on the batched operand.
+
+
+def _stop_gradient_batch(b: Builder, op: Operation, args: list[Value], dims: list[int | None]):
+    return [b.create(op.name, [args[0]], [args[0].type], {}, dict(op.attributes)).results[0]], [dims[0]]
+
+
+register(JVP_RULES, "ad.stop_gradient", forward_ad.zero_tangent)
+register(VJP_RULES, "ad.stop_gradient", autodiff.no_gradient)
+register(BATCH_RULES, "ad.stop_gradient", _stop_gradient_batch)
+
+
+# ad.custom_jvp and ad.custom_vjp: the user's derivative, inlined. The rules refuse a derivative
+# function that closes over a value being differentiated (its derivative would be lost).
+
+
+def _check_no_differentiated_closure(op: Operation) -> None:
+    """Raise if the forward function read a differentiated value other than through the op's
+    inputs (a closure): its derivative would be lost, since only the inputs get cotangents."""
+    inputs = set(op.operands_of("inputs"))
+    pending, seen = [v for g in op.GROUPS[1:] for v in op.operands_of(g)], set()
+    while pending:
+        v = pending.pop()
+        if v in inputs or v in seen:
+            continue
+        seen.add(v)
+        owner = v.owner_op
+        if owner is None:
+            if autodiff.is_active(v):
+                raise TypeError(f"the {op.name[3:]} function at {op.location} closes over a value being differentiated "
+                                "(not one of its arguments), whose derivative its rule cannot give; pass that value "
+                                "as an argument instead (loom.closure_convert makes closed-over values arguments)")
+            continue
+        pending.extend(owner.operands)
+        if owner.regions:
+            pending.extend(autodiff.region_free_values(owner))
+
+
+def _custom_jvp_jvp(b, op, xs, ts):
+    """The user's JVP, inlined on the inputs and their tangents (zeros where there are none)."""
+    inputs = op.operands_of("inputs")
+    block = op.regions[0].entry
+    tangents = [t if t is not None else full_like(b, 0, x) for x, t in zip(inputs, ts)]
+    got = autodiff.inline_body(b, block, dict(zip(block.args, [*inputs, *tangents])))
+    return [t if is_float(r.type) else None for t, r in zip(got, op.results)]
+
+
+def _custom_jvp_vjp(b, op, cts):
+    """The transpose of the user's JVP, linear in the tangents: the VJP of the jvp region with
+    respect to its tangent arguments, taken at zero tangents (JAX transposes the linearized rule
+    the same way)."""
+    _check_no_differentiated_closure(op)
+    inputs = op.operands_of("inputs")
+    n = len(inputs)
+    free = autodiff.region_free_values(op)
+    fn = autodiff.region_function(op.regions[0], free, name="jvp")
+    wrt = [n + i for i, x in enumerate(inputs) if is_float(x.type)]
+    transposed = autodiff.vjp_function(fn, wrt)
+    seeds = [ct if ct is not None else full_like(b, 0, r) for ct, r in zip(cts, op.results)]
+    zeros = [full_like(b, 0, x) for x in inputs]
+    block = transposed.regions[0].entry
+    got = iter(autodiff.inline_body(b, block, dict(zip(block.args, [*inputs, *zeros, *free, *seeds])),
+                                    skip=len(op.results)))
+    in_cts = [next(got) if is_float(x.type) else None for x in inputs]
+    return [*in_cts, *[None] * len(op.results)]
+
+
+def _custom_vjp_jvp(b, op, xs, ts):
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "
+                    "its derivative is given only in reverse mode")
+
+
+def _custom_vjp_vjp(b, op, cts):
+    """The user's backward function, inlined: residuals and result cotangents in, input cotangents
+    out. The forward function's outputs and residuals get none (its ops are not differentiated)."""
+    _check_no_differentiated_closure(op)
+    block = op.regions[0].entry
+    seeds = [ct if ct is not None else full_like(b, 0, r) for ct, r in zip(cts, op.results)]
+    got = autodiff.inline_body(b, block, dict(zip(block.args, [*op.operands_of("residuals"), *seeds])))
+    inputs = op.operands_of("inputs")
+    in_cts = [ct if is_float(x.type) else None for ct, x in zip(got, inputs)]
+    return [*in_cts, *[None] * (len(op.operands) - len(inputs))]
+
+
+def _custom_derivative_batch(b, op, args, dims):
+    """Every operand batched at axis 0 (unbatched ones broadcast), the region batched over the
+    same axis; the values the region captures keep their own batching (an unbatched constant
+    stays one: a reduce's initial value, say, must not become batched). The op keeps its
+    derivative under vmap."""
+    size = batching.axis_size()
+    operands = [batching.bdim_to_front(b, v, d, size) for v, d in zip(args, dims)]
+    free, fvals, fdims = batching.captured(b, op)
+    block = op.regions[0].entry
+    fn, _ = batching.vmap_region(op.regions[0], free, [0] * len(block.args), fdims, size, 0)
+    region = stablehlo._build_region([batching.batched_type(a.type, size) for a in block.args],
+                                     lambda bb, a: batching.inline_function(bb, fn, [*a, *fvals]), b.location)
+    sizes = op.properties["operandSegmentSizes"].values
+    groups, start = [], 0
+    for k in sizes:
+        groups.append(operands[start:start + k])
+        start += k
+    new = type(op)._build(b, groups, region, None)
+    return list(new.results), [0] * len(new.results)
+
+
+register(JVP_RULES, "ad.custom_jvp", _custom_jvp_jvp)
+register(VJP_RULES, "ad.custom_jvp", _custom_jvp_vjp)
+register(BATCH_RULES, "ad.custom_jvp", _custom_derivative_batch)
+register(JVP_RULES, "ad.custom_vjp", _custom_vjp_jvp)
+register(VJP_RULES, "ad.custom_vjp", _custom_vjp_vjp)
+register(BATCH_RULES, "ad.custom_vjp", _custom_derivative_batch)
+
+
+# --- the `stack` dialect: derivatives and batching ---------------------------------------------------
+#
+# Stacks of saved values are differentiable, so gradients of gradients work through loops: a pop's
+# cotangent is pushed on the stack's companion (`stack.companion`), and popped back by the rule of
+# the push that saved the value. The companion belongs to the run-time stack rather than to one IR
+# value, so the pops' and the pushes' rules reach the same one even when the stack's handle was
+# itself saved on an outer loop's stack and popped back (loops nested in loops). Batched, a stack
+# keeps its element type: a batched value is pushed as its lanes, one by one, and every pop of that
+# stack pops the lanes back and stacks them (so a batched while loop's forward and backward
+# passes, which run the same number of iterations for every lane, stay in step).
+
+
+def _push_vjp(b, op, cts):
+    v = op.operands[1]
+    if not is_float(v.type):
+        return [None, None]
+    return [None, stack.pop(b, stack.companion(b, op.operands[0]))]
+
+
+def _push_batch(b, op, args, dims):
+    s, v = args
+    if dims[1] is None:
+        stack.push(b, s, v)
+        return [], []
+    batching.split_stack(s)
+    v = moveaxis(b, v, dims[1], 0)
+    shape = tuple(v.type.shape)
+    for lane in range(shape[0]):
+        part = stablehlo.slice_(b, v, [lane] + [0] * (len(shape) - 1), [lane + 1, *shape[1:]])
+        stack.push(b, s, stablehlo.reshape(b, part, shape[1:]))
+    return [], []
+
+
+def _pop_vjp(b, op, cts):
+    r = op.results[0]
+    if is_float(r.type):
+        stack.push(b, stack.companion(b, op.operands[0]), cts[0] if cts[0] is not None else full(b, 0, r.type))
+    return [None]
+
+
+def _pop_batch(b, op, args, dims):
+    s = args[0]
+    if not batching.is_split_stack(s):
+        return [stack.pop(b, s)], [None]
+    size = batching.axis_size()
+    lanes = [stack.pop(b, s) for _ in range(size)][::-1]
+    t = s.type.element_type
+    parts = [stablehlo.reshape(b, x, (1, *t.shape)) for x in lanes]
+    return [stablehlo.concatenate(b, parts, 0) if size > 1 else parts[0]], [0]
+
+
+register(VJP_RULES, "stack.push", _push_vjp)
+register(BATCH_RULES, "stack.push", _push_batch)
+register(VJP_RULES, "stack.pop", _pop_vjp)
+register(BATCH_RULES, "stack.pop", _pop_batch)
+for _name in ("stack.new", "stack.companion"):
+    register(VJP_RULES, _name, autodiff.no_gradient)

@@ -10,7 +10,7 @@ marked `offload` (the `offload` memory policy of `loom.lax.while_loop`) makes a 
 its values in host memory through `OFFLOAD`, a `HostOffload`:
 
 - a CUDA tensor pushed on a marked stack is copied to pinned host memory by
-  `loom.devices.offload`, asynchronously on a side stream, so the forward loop does not wait for
+  `loom.runtime.devices.offload`, asynchronously on a side stream, so the forward loop does not wait for
   the copy; the next push on the same stack makes the compute stream (not the host) wait for the
   previous copy, which bounds the device memory held by copies in flight to one value per stack;
 - popping a marked stack waits for that value's copy to host if it has not finished, and starts
@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 
 from loom.backend.kernels import KERNELS, Kernel
-from loom.devices import OffloadedValue
 from loom.ir.core import Operation
+from loom.runtime.devices import OffloadedValue
 
 
 class _Counter:
@@ -167,12 +167,12 @@ class HostOffload:
     before a push with what the previous push stored. Replace `OFFLOAD` (or its methods) to
     change the policy; values only move, so every hook must give back the value pushed.
 
-    The default moves CUDA tensors to pinned host memory with `loom.devices.offload` and keeps
+    The default moves CUDA tensors to pinned host memory with `loom.runtime.devices.offload` and keeps
     anything else (host values: CPU tensors, numpy arrays, nested stacks) as it is."""
 
     def store(self, value: Any) -> Any:
         if _is_cuda_tensor(value):
-            from loom.devices import offload
+            from loom.runtime.devices import offload
             return offload(value)
         return value
 

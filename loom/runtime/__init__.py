@@ -1,3 +1,4 @@
-"""Running programs on many devices: the communicator the collective kernels call, the per-thread
-SPMD context (which partition the running program is), meshes of devices in one process and many
-processes on torch.distributed."""
+"""Running programs: devices, placement and `loom.Array` (`devices`), `compile` / `execute` and the
+executables they return (`executable`), the communicator the collective kernels call and the
+per-thread SPMD context (`communicator`), meshes of devices in one process (`local`), many processes
+on torch.distributed (`distributed`), and placed (MPMD) programs (`mpmd`)."""

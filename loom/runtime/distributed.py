@@ -786,7 +786,7 @@ class PartitionedProgram:
     naming the ranks that differ."""
 
     def __init__(self, module: Operation | str, executor: str = "compiled") -> None:
-        from loom.backend.api import compile as compile_module
+        from loom.runtime.executable import compile as compile_module
         self.module = _module(module)
         self.communicator = communicator()
         rank, world = self.communicator.rank, self.communicator.num_partitions

@@ -47,13 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.api import Interpreted
-from loom.backend.api import compile as compile_module
 from loom.backend.common import dtype_of, shape_of
 from loom.backend.interpreter import functions_of
-from loom.devices import ShardedArray
 from loom.ir.core import Operation
 from loom.runtime.communicator import REDUCTION_UFUNCS, CollectiveError, PartitionError, Transfer, spmd_context
+from loom.runtime.devices import ShardedArray
+from loom.runtime.executable import Interpreted
+from loom.runtime.executable import compile as compile_module
 from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).

@@ -38,12 +38,12 @@ from typing import Any, Protocol
 import ml_dtypes
 import numpy as np
 
-from loom.backend.api import Interpreted
-from loom.backend.api import compile as compile_module
 from loom.dialects.mpmd import RESULTS_OF_FUNCTION
 from loom.ir.core import Operation
 from loom.runtime import distributed
 from loom.runtime.communicator import CollectiveError, spmd_context
+from loom.runtime.executable import Interpreted
+from loom.runtime.executable import compile as compile_module
 from loom.runtime.local import DEFAULT_TIMEOUT, ThreadCommunicator, _module
 from loom.runtime.local import _run as run_threads
 from loom.transforms.mpmd_partition import device_functions

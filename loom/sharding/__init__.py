@@ -227,7 +227,7 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str], devices: Se
     """A mesh of the first prod(axis_shapes) `devices` (by default loom's CPU devices,
     `loom.devices("numpy")`: as many as LOOM_NUM_CPU_DEVICES says), in row-major order, as
     `jax.make_mesh`."""
-    from loom.devices import devices as all_devices
+    from loom.runtime.devices import devices as all_devices
     shape = tuple(int(s) for s in axis_shapes)
     if len(shape) != len(tuple(axis_names)):
         raise ValueError(f"make_mesh: {len(shape)} axis sizes {shape} but {len(tuple(axis_names))} axis names "

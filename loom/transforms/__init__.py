@@ -14,6 +14,6 @@ import loom.transforms.collective_matmul  # noqa: E402, F401  (decompose-collect
 import loom.transforms.knn_fusion  # noqa: E402, F401  (registers the knn-fusion pass)
 import loom.transforms.latency_hiding  # noqa: E402, F401  (schedule-latency-hiding)
 import loom.transforms.mpmd_partition  # noqa: E402, F401  (mpmd-partition)
-import loom.transforms.remat_rules  # noqa: E402, F401  (optimization_barrier and loom.checkpoint's rules)
+import loom.transforms.remat_rules  # noqa: E402, F401  (loom.checkpoint's policies and recomputation)
 import loom.transforms.sharding_propagation  # noqa: E402, F401  (sharding-propagation)
 import loom.transforms.spmd_partition  # noqa: E402, F401  (spmd-partition)

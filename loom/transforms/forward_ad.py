@@ -15,8 +15,10 @@ op (its operands and results are values of the new function), `primals_in` its o
 `tangents_in` one entry per operand (None for a zero tangent), and the rule returns one entry per
 result (None for zero).
 
-`stablehlo.while`, `if` and `case` are rebuilt to carry tangents next to primals (their bodies
-are the JVPs of the forward bodies, the tangents of captured values looked up with `tangent_of`).
+The rules live with their ops in `loom.ops`. Those of ops with regions (`stablehlo.while`, `if`,
+`case`, in `loom.ops.control_flow`) rebuild the op to carry tangents next to primals, with
+`region_jvp` (a region's JVP function), `tangent_of` (the tangents of captured values) and
+`replace_op`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from loom.dialects import builtin, func, stablehlo
+from loom.dialects import builtin, func
 from loom.ir.attributes import TypeAttr
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Value
@@ -43,73 +45,20 @@ class MissingRuleError(autodiff.MissingRuleError):
     """An op with a nonzero input tangent has no rule in `JVP_RULES`."""
 
 
-# --- helpers -----------------------------------------------------------------------------------
-
-
-def _shape(v: Value) -> tuple[int, ...]:
-    return tuple(v.type.shape)
-
-
-def _like(b: Builder, value: float, v: Value) -> Value:
-    return full(b, value, v.type)
-
-
-def _zeros(b: Builder, t: Value | None, like: Value) -> Value:
-    """`t`, or zeros of the type of `like` when `t` is None."""
-    return t if t is not None else _like(b, 0, like)
-
-
-def _add(b: Builder, x: Value | None, y: Value | None) -> Value | None:
-    if x is None:
-        return y
-    if y is None:
-        return x
-    return stablehlo.add(b, x, y)
-
-
-def _scale(b: Builder, t: Value | None, factor: Value) -> Value | None:
-    return None if t is None else stablehlo.multiply(b, t, factor)
-
-
-def _rule(*names: str) -> Callable[[JvpRule], JvpRule]:
-    def register(fn: JvpRule) -> JvpRule:
-        for n in names:
-            JVP_RULES[n] = fn
-        return fn
-    return register
-
-
 # --- rules -------------------------------------------------------------------------------------
 
 
-def _zero_tangent(b, op, xs, ts):
+def zero_tangent(b: Builder, op: Operation, xs: list[Value], ts: list[Value | None]) -> list[Value | None]:
+    """The rule of an op whose results get no tangent."""
     return [None] * len(op.results)
 
 
 # Elementwise ops' rules come from loom.ops.elementwise (one derivative per op, both modes).
 for _name in ("stablehlo.constant", "stablehlo.iota", "stablehlo.bitcast_convert"):
-    JVP_RULES[_name] = _zero_tangent
-# `lax.stop_gradient`: the identity whose result has a zero tangent
-JVP_RULES["ad.stop_gradient"] = _zero_tangent
+    JVP_RULES[_name] = zero_tangent
 
 
-@_rule("ad.custom_jvp")
-def _custom_jvp_rule(b, op, xs, ts):
-    """The user's JVP, inlined on the inputs and their tangents (zeros where there are none)."""
-    inputs = op.operands_of("inputs")
-    block = op.regions[0].entry
-    tangents = [t if t is not None else _like(b, 0, x) for x, t in zip(inputs, ts)]
-    got = autodiff._inline_body(b, block, dict(zip(block.args, [*inputs, *tangents])))
-    return [t if is_float(r.type) else None for t, r in zip(got, op.results)]
-
-
-@_rule("ad.custom_vjp")
-def _custom_vjp_rule(b, op, xs, ts):
-    raise TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function (at {op.location}); "
-                    "its derivative is given only in reverse mode")
-
-
-# --- control flow ------------------------------------------------------------------------------
+# --- what the rules of ops with regions read ----------------------------------------------------
 
 
 class _State:
@@ -145,69 +94,15 @@ def replace_op(old: Operation, new_values: Sequence[Value]) -> None:
     old.erase()
 
 
-def _region_jvp(b: Builder, region: Any, free: list[Value], n_args: int) -> tuple[Operation, list[Value]]:
+def region_jvp(b: Builder, region: Any, free: list[Value], n_args: int) -> tuple[Operation, list[Value]]:
     """The JVP function of a region (args: block args, captured values, their tangents) and the
     outer tangents of the captured values (zeros where none)."""
     fn = autodiff.region_function(region, free)
-    tfree = [tangent_of(v) if tangent_of(v) is not None else _like(b, 0, v) for v in free]
+    tfree = [tangent_of(v) if tangent_of(v) is not None else full(b, 0, v.type) for v in free]
     # a captured value without a tangent stays without one inside the region: a materialised zero
     # would meet rules like power's `t_y * z * log(x)`, where 0 * nan (x < 0) is nan
     inactive = [n_args + i for i, v in enumerate(free) if tangent_of(v) is None]
     return jvp_function(fn, inactive=inactive), tfree
-
-
-@_rule("stablehlo.while")
-def _while(b, op, xs, ts):
-    # One loop carrying primals and tangents: its body is the JVP of the forward body.
-    n = len(op.operands)
-    free = autodiff.region_free_values(op, [op.regions[1]])
-    m = len(free)
-    jvp, tfree = _region_jvp(b, op.regions[1], free, n)
-    jb = jvp.regions[0].entry
-    init = [*xs, *(_zeros(b, t, x) for t, x in zip(ts, xs))]
-    types = [v.type for v in init]
-    cond_block = op.regions[0].entry
-
-    def cond(bb: Builder, args: list) -> list:
-        mapping: dict = dict(zip(cond_block.args, args[:n]))
-        for o in cond_block.ops:
-            if o is cond_block.last_op:
-                return [mapping.get(o.operands[0], o.operands[0])]
-            bb.insert(o.clone(mapping))
-        return []
-
-    def body(bb: Builder, args: list) -> list:
-        mapping: dict = dict(zip(jb.args[:n], args[:n]))
-        mapping.update(zip(jb.args[n:n + m], free))
-        mapping.update(zip(jb.args[n + m:2 * n + m], args[n:]))
-        mapping.update(zip(jb.args[2 * n + m:], tfree))
-        return autodiff._inline_body(bb, jb, mapping)
-
-    regions = [stablehlo._build_region(types, cond, b.location), stablehlo._build_region(types, body, b.location)]
-    new = b.insert(stablehlo.WhileOp.create(init, regions=regions, location=b.location))
-    replace_op(op, list(new.results[:n]))
-    return [t if is_float(t.type) else None for t in new.results[n:]]
-
-
-@_rule("stablehlo.if", "stablehlo.case")
-def _branches(b, op, xs, ts):
-    # The same branch op whose branches return primals and tangents.
-    free = autodiff.region_free_values(op)
-    regions = []
-    for region in op.regions:
-        jvp, tfree = _region_jvp(b, region, free, 0)
-        jb = jvp.regions[0].entry
-
-        def body(bb: Builder, _args: list, jb=jb, tfree=tfree) -> list:
-            mapping: dict = dict(zip(jb.args[:len(free)], free))
-            mapping.update(zip(jb.args[len(free):], tfree))
-            return autodiff._inline_body(bb, jb, mapping)
-        regions.append(stablehlo._build_region([], body, b.location))
-    types = [*op.result_types, *op.result_types]
-    new = b.insert(type(op).create([op.operands[0]], result_types=types, regions=regions, location=b.location))
-    k = len(op.results)
-    replace_op(op, list(new.results[:k]))
-    return [t if is_float(t.type) else None for t in new.results[k:]]
 
 
 # --- the transformation ------------------------------------------------------------------------
@@ -252,10 +147,7 @@ def jvp_function(fn: Operation, name: str = "main", inactive: Sequence[int] = ()
                 continue
             if not any(is_float(r.type) and r.has_uses for r in old.results):
                 continue  # no result that carries a tangent is used (argmax's variadic reduce)
-            rule = JVP_RULES.get(op.name)
-            if rule is None:
-                raise MissingRuleError(f"the {TRANSFORMATION} transformation has no rule for op '{op.name}' "
-                                       f"(at {op.location}); add one to its op family in loom.ops")
+            rule = autodiff.lookup_rule(JVP_RULES, op, TRANSFORMATION, MissingRuleError)
             b.location = op.location
             results = list(op.results)
             outs = rule(b, op, list(op.operands), ts)
@@ -291,5 +183,5 @@ def jvp_module(module: Operation, entry: str = "main") -> Operation:
     return out
 
 
-__all__ = ["JVP_RULES", "TRANSFORMATION", "JvpRule", "MissingRuleError", "jvp_function", "jvp_module", "replace_op",
-           "tangent_of"]
+__all__ = ["JVP_RULES", "TRANSFORMATION", "JvpRule", "MissingRuleError", "jvp_function", "jvp_module", "region_jvp",
+           "replace_op", "tangent_of", "zero_tangent"]

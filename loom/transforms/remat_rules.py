@@ -1,17 +1,15 @@
-"""Rules for `stablehlo.optimization_barrier`, and rematerialization (`loom.checkpoint`).
-
-A barrier is the identity to every transformation: its cotangents and tangents pass through, and
-batched it stays one barrier over the batched values.
+"""Rematerialization (`loom.checkpoint`): the markers, the policies and the VJP of a region.
 
 `loom.checkpoint` brackets a traced function between two barriers: a start marker (attribute
 `loom.remat_start`) over the function's inputs and the values it captures, and an end marker
 (`loom.remat_end`, `loom.remat_outputs` = the number of outputs, `loom.remat_policy`) over its
-outputs followed by the start marker's results. The end marker's VJP rule recomputes the
-function's ops from the start marker's values behind a fresh barrier (which also holds the
-cotangents, so nothing can hoist the recomputation into the forward pass or merge it with the
-original by CSE), differentiates the recomputed ops with the rules of `VJP_RULES`, and returns the
-cotangents of the start marker's values; the original intermediates are then used by nothing
-but the forward pass, so they need not be kept. A policy may name ops whose results are saved
+outputs followed by the start marker's results. The end marker's VJP (`remat_vjp`, called by the
+rule of `stablehlo.optimization_barrier` in `loom.ops.control_flow`) recomputes the function's ops
+from the start marker's values behind a fresh barrier (which also holds the cotangents, so nothing
+can hoist the recomputation into the forward pass or merge it with the original by CSE),
+differentiates the recomputed ops with the rules of `VJP_RULES`, and returns the cotangents of the
+start marker's values; the original intermediates are then used by nothing but the forward pass,
+so they need not be kept. A policy may name ops whose results are saved
 instead (`saveable(op) -> bool`), as JAX's checkpoint policies.
 """
 
@@ -23,9 +21,7 @@ from loom.dialects import stablehlo
 from loom.ir.attributes import IntegerAttr, StringAttr
 from loom.ir.builder import Builder
 from loom.ir.core import Operation, Value
-from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float
-from loom.transforms.batching import BATCH_RULES
-from loom.transforms.forward_ad import JVP_RULES
+from loom.transforms.autodiff import VJP_RULES, MissingRuleError, is_float, lookup_rule
 
 BARRIER = "stablehlo.optimization_barrier"
 START, END, OUTPUTS, POLICY = "loom.remat_start", "loom.remat_end", "loom.remat_outputs", "loom.remat_policy"
@@ -105,7 +101,9 @@ def _accumulate(b: Builder, cts: dict, v: Value, ct: Value | None) -> None:
     cts[v] = ct if prev is None else stablehlo.add(b, prev, ct)
 
 
-def _remat_vjp(b: Builder, end: Operation, cts: list[Value | None]) -> list[Value | None]:
+def remat_vjp(b: Builder, end: Operation, cts: list[Value | None]) -> list[Value | None]:
+    """The VJP of the end marker `end` of a `loom.checkpoint` region: the region recomputed from
+    its start marker's values and differentiated (the rule of optimization_barrier calls it)."""
     n_out = _attr_int(end, OUTPUTS) or 0
     inputs = list(end.operands[n_out:])
     start = inputs[0].owner_op if inputs else None
@@ -142,10 +140,7 @@ def _remat_vjp(b: Builder, end: Operation, cts: list[Value | None]) -> list[Valu
             if saved is not None and not any(r.has_uses for r in op.results):
                 op.erase()
             continue
-        rule = VJP_RULES.get(op.name)
-        if rule is None:
-            raise MissingRuleError(f"the vjp transformation has no rule for op '{op.name}' (at {op.location}); "
-                                   "add one to its op family in loom.ops")
+        rule = lookup_rule(VJP_RULES, op)
         b.location = op.location
         for v, c in zip(op.operands, rule(b, op, op_cts)):
             _accumulate(b, cotangents, v, c)
@@ -157,28 +152,6 @@ def _remat_vjp(b: Builder, end: Operation, cts: list[Value | None]) -> list[Valu
     return [None] * n_out + [cotangents.get(mapping[v]) for v in inputs]
 
 
-def _barrier_vjp(b: Builder, op: Operation, cts: list[Value | None]) -> list[Value | None]:
-    if END in op.attributes:
-        return _remat_vjp(b, op, cts)
-    return list(cts)
-
-
-def _barrier_jvp(b: Builder, op: Operation, xs: list[Value], ts: list[Value | None]) -> list[Value | None]:
-    return list(ts)
-
-
-def _barrier_batch(b: Builder, op: Operation, args: list[Value], dims: list[int | None]):
-    new = stablehlo.OptimizationBarrierOp.build(b, args)
-    for k, v in op.attributes.items():
-        new.attributes[k] = v
-    return list(new.results), list(dims)
-
-
-VJP_RULES[BARRIER] = _barrier_vjp
-JVP_RULES[BARRIER] = _barrier_jvp
-BATCH_RULES[BARRIER] = _barrier_batch
-
-
 def mark(op: Operation, kind: str, region: int, outputs: int | None = None, policy: str | None = None) -> None:
     """Set the attributes of a start (`kind` START) or end (END) marker of remat region `region`."""
     op.attributes[kind] = IntegerAttr.get(region)
@@ -188,7 +161,7 @@ def mark(op: Operation, kind: str, region: int, outputs: int | None = None, poli
         op.attributes[POLICY] = StringAttr(policy)
 
 
-__all__ = ["END", "OUTPUTS", "POLICIES", "POLICY", "START", "mark", "register_policy"]
+__all__ = ["END", "OUTPUTS", "POLICIES", "POLICY", "START", "mark", "register_policy", "remat_vjp"]
 
 
 used_values = _used_values  # public for the front end (checkpoint and linearize walk the same uses)

@@ -14,10 +14,11 @@ from support.oracles import run_xla
 from support.paths import CORPUS as CORPUS_ROOT
 
 import loom.ir
-from loom.backend import compile as loom_compile
-from loom.backend import execute, register_custom_call
+from loom.backend import register_custom_call
 from loom.backend.custom_calls import CUSTOM_CALLS
 from loom.ops import reductions
+from loom.runtime.executable import compile as loom_compile
+from loom.runtime.executable import execute
 
 try:
     import jax

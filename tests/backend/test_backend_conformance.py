@@ -44,7 +44,7 @@ from support.op_info import (  # noqa: E402  (the edge-case inputs of the per-op
 from support.oracles import assert_matches  # noqa: E402
 
 import loom.ir  # noqa: E402
-from loom.backend import compile as loom_compile  # noqa: E402
+from loom.runtime.executable import compile as loom_compile  # noqa: E402
 
 BF16 = ml_dtypes.bfloat16
 F32, F64, F16 = np.float32, np.float64, np.float16

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import loom.ir
-from loom.backend import ArgumentError, ExecutionError, MissingRuleError, execute
-from loom.backend import compile as loom_compile
+from loom.backend import ArgumentError, ExecutionError, MissingRuleError
+from loom.runtime.executable import compile as loom_compile
+from loom.runtime.executable import execute
 
 EXECUTORS = ("compiled", "interpreter")
 

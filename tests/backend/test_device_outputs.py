@@ -15,7 +15,7 @@ jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 torch = pytest.importorskip("torch")
 
-from loom.devices import Array, Device, device_put  # noqa: E402
+from loom.runtime.devices import Array, Device, device_put  # noqa: E402
 
 TORCH_CPU = Device("cpu", 0, "torch")
 RNG = np.random.default_rng(3)

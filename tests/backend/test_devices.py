@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 import loom  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
 from loom.backend.common import ArgumentError  # noqa: E402
-from loom.devices import HOST, Array, Device, device_put, devices, from_dlpack, get_device, offload  # noqa: E402
+from loom.runtime.devices import HOST, Array, Device, device_put, devices, from_dlpack, get_device, offload  # noqa: E402
 
 TORCH_CPU = Device("cpu", 0, "torch")
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -14,11 +14,11 @@ import loom.ir  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
 import loom.random  # noqa: E402
 from loom import lax  # noqa: E402
-from loom.backend import compile as loom_compile  # noqa: E402
 from loom.backend import torch_kernels as kt  # noqa: E402
 from loom.backend.common import ArgumentError  # noqa: E402
 from loom.backend.kernels import Kernel  # noqa: E402
-from loom.devices import Array, get_device  # noqa: E402
+from loom.runtime.devices import Array, get_device  # noqa: E402
+from loom.runtime.executable import compile as loom_compile  # noqa: E402
 
 TORCH_CPU = "torch:cpu"
 rng = np.random.default_rng(0)

@@ -19,9 +19,9 @@ from jax import lax  # noqa: E402
 from jaxlib import xla_client  # noqa: E402
 
 import loom.ir  # noqa: E402
-from loom.backend import compile as loom_compile  # noqa: E402
 from loom.backend.torch_kernels import to_numpy, to_torch  # noqa: E402
 from loom.ops import indexing, indexing_torch  # noqa: E402
+from loom.runtime.executable import compile as loom_compile  # noqa: E402
 
 GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
 rs = np.random.RandomState(3)

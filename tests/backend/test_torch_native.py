@@ -20,10 +20,10 @@ import loom  # noqa: E402
 import loom.ir  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
 from loom import lax  # noqa: E402
-from loom.backend import compile as loom_compile  # noqa: E402
 from loom.backend import rng as numpy_rng  # noqa: E402
 from loom.backend import torch_kernels as kt  # noqa: E402
 from loom.ops import linalg_torch  # noqa: E402
+from loom.runtime.executable import compile as loom_compile  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 BITS_OF = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

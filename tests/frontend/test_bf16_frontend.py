@@ -17,7 +17,7 @@ jnp = pytest.importorskip("jax.numpy")
 torch = pytest.importorskip("torch")
 
 from loom.backend.torch_kernels import to_numpy  # noqa: E402
-from loom.devices import Array, Device  # noqa: E402
+from loom.runtime.devices import Array, Device  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16 = np.dtype(np.float16)

@@ -231,7 +231,7 @@ def test_bad_fwd_and_missing_defvjp():
 
 def test_on_the_torch_backend():
     pytest.importorskip("torch")
-    from loom.devices import device_put
+    from loom.runtime.devices import device_put
     mine, theirs, args = pair("scaled_sin")
     got = loom.grad(mine, argnums=(0, 1))(*(device_put(a, "torch:cpu") for a in args))
     close([np.asarray(g) for g in got], jax.grad(theirs, argnums=(0, 1))(*args))

@@ -116,7 +116,7 @@ def test_static_arguments_cannot_be_donated():
 
 def test_donated_loom_array_is_deleted_and_torch_buffer_reused():
     torch = pytest.importorskip("torch")
-    from loom.devices import device_put
+    from loom.runtime.devices import device_put
     f = loom.jit(lambda w, g: w - 0.1 * g, donate_argnums=0)
     w, g = randn(6), randn(6)
     a = device_put(w, "torch:cpu")
@@ -146,7 +146,7 @@ def test_torch_fast_path_caches_per_device_signature():
 
 def test_fast_path_moves_numpy_arguments_to_the_pinned_device():
     pytest.importorskip("torch")
-    from loom.devices import Array
+    from loom.runtime.devices import Array
     f = loom.jit(lambda x, y: lnp.exp(x) - y, device="torch:cpu")
     a, b = randn(5), randn(5)
     first = f(a, b)

@@ -11,9 +11,9 @@ import loom
 import loom.ir as lir
 import loom.numpy as lnp
 from loom import lax
-from loom.backend import execute
 from loom.frontend.grad import _Differentiable
 from loom.rewrite import PassManager
+from loom.runtime.executable import execute
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

@@ -11,7 +11,7 @@ from crashing_file import CrashingFile
 
 import loom
 import loom.knn
-from loom.devices import Device, ShardedArray
+from loom.runtime.devices import Device, ShardedArray
 from loom.sharding import NamedSharding, P, make_mesh
 
 DEVICES = [Device("cpu", i, "numpy") for i in range(8)]  # what LOOM_NUM_CPU_DEVICES=8 lists

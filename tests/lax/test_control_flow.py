@@ -12,7 +12,7 @@ import loom
 import loom.ir as lir
 import loom.numpy as lnp
 from loom import lax
-from loom.backend import execute
+from loom.runtime.executable import execute
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy

@@ -11,8 +11,8 @@ import loom
 import loom.ir as lir
 import loom.numpy as lnp
 from loom import lax
-from loom.backend import execute
 from loom.frontend.grad import _Differentiable
+from loom.runtime.executable import execute
 
 
 @pytest.fixture(autouse=True)

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from support.executors import EXECUTORS, module, to_numpy
 
-from loom.backend.api import execute
 from loom.backend.common import dtype_of
 from loom.host import TOKEN, register_infeed
 from loom.ir.parser import Parser, parse
 from loom.ir.types import TupleType, Type
 from loom.runtime.communicator import PartitionError
+from loom.runtime.executable import execute
 from loom.runtime.local import run_spmd
 
 DATA = Path(__file__).parent.parent / "data" / "stablehlo_spec_examples" / "spec_examples.json"

@@ -15,8 +15,8 @@ from support.executors import EXECUTORS, one_op_program, run_everywhere  # noqa:
 from support.oracles import run_xla  # noqa: E402
 
 import loom.ir  # noqa: E402
-from loom.backend.api import execute  # noqa: E402
 from loom.ir.diagnostics import LoomError  # noqa: E402
+from loom.runtime.executable import execute  # noqa: E402
 
 # type, ml_dtypes type, width, signed
 TYPES = [("i4", ml_dtypes.int4, 4, True), ("ui4", ml_dtypes.uint4, 4, False),

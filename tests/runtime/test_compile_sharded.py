@@ -15,8 +15,8 @@ import pytest
 
 import loom
 from loom.backend.common import ExecutionError
-from loom.devices import Device
 from loom.dialects.sdy import TensorShardingAttr
+from loom.runtime.devices import Device
 from loom.sharding import NamedSharding
 
 CORPUS = pathlib.Path(__file__).parents[1] / "transforms" / "spmd_corpus"
@@ -32,7 +32,7 @@ def _inputs(name: str) -> list[np.ndarray]:
 @pytest.fixture
 def eight_devices(monkeypatch):
     """What LOOM_NUM_CPU_DEVICES=8 gives at import."""
-    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES",
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES",
                         tuple(Device("cpu", i, "numpy") for i in range(8)))
 
 

@@ -11,7 +11,7 @@ import pytest
 from support.spmd_programs import run_with_devices
 
 import loom
-from loom.devices import Device, ShardedArray, device_of
+from loom.runtime.devices import Device, ShardedArray, device_of
 from loom.runtime.local import MeshExecutable
 from loom.sharding import Mesh, NamedSharding, P, shard_slices
 
@@ -146,13 +146,13 @@ def test_a_bad_device_count_is_an_error(monkeypatch, value):
     import sys
     monkeypatch.setenv("LOOM_NUM_CPU_DEVICES", value)
     with pytest.raises(ValueError, match=rf"LOOM_NUM_CPU_DEVICES='{value}': expected a positive number"):
-        sys.modules["loom.devices"]._num_cpu_devices()
+        sys.modules["loom.runtime.devices"]._num_cpu_devices()
 
 
 def test_cpu_devices_lead_every_listing(monkeypatch):
     """devices(), devices("cpu") and devices("numpy") list the CPU devices first, ids 0..N-1."""
     import sys
-    module = sys.modules["loom.devices"]
+    module = sys.modules["loom.runtime.devices"]
     monkeypatch.setattr(module, "CPU_DEVICES", tuple(DEVICES))
     for listing in (loom.devices(), loom.devices("cpu"), loom.devices("numpy")):
         assert listing[:8] == DEVICES

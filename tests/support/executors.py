@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.api import execute
+from loom.runtime.executable import execute
 
 EXECUTORS = [("compiled", "numpy"), ("interpreter", "numpy"), ("compiled", "torch")]
 

@@ -15,10 +15,10 @@ import loom.ir as lir
 import loom.numpy as lnp
 from loom import lax
 from loom.backend.compiled import Executable
-from loom.devices import _OFFLOAD_STREAMS, OffloadedValue, offload
 from loom.frontend.grad import _Differentiable
 from loom.ops import stack as stack_kernels
 from loom.ops.stack import HostOffload, SavedStack
+from loom.runtime.devices import _OFFLOAD_STREAMS, OffloadedValue, offload
 
 jax = pytest.importorskip("jax")
 torch = pytest.importorskip("torch")
@@ -162,7 +162,7 @@ def test_the_mark_is_verified():
 
 class Recording(HostOffload):
     """The default policy, recording each call; with `copy`, CPU tensors go through
-    `loom.devices.offload` too (it keeps a copy and hands back an `OffloadedValue`), so the
+    `loom.runtime.devices.offload` too (it keeps a copy and hands back an `OffloadedValue`), so the
     handle path runs on the CPU."""
 
     def __init__(self, copy: bool = False) -> None:

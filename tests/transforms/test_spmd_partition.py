@@ -387,8 +387,9 @@ def test_transformer_example_in_process_equals_one_device(monkeypatch, capsys):
     and over "data" and leaves the weights split."""
     import sys
 
-    from loom.devices import Device
-    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
+    from loom.runtime.devices import Device
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES",
+                        tuple(Device("cpu", i, "numpy") for i in range(4)))
     example = _load_example("transformer_parallel")
     monkeypatch.setattr(sys, "argv", ["transformer_parallel.py", *EXAMPLE_SIZES])
     with pytest.raises(SystemExit) as done:
@@ -433,9 +434,10 @@ def test_shard_map_manual_over_some_axes_gives_jax_values(monkeypatch):
 
     import loom.numpy as lnp
     from loom import lax
-    from loom.devices import Device
+    from loom.runtime.devices import Device
     from loom.sharding import NamedSharding, P
-    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(8)))
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES",
+                        tuple(Device("cpu", i, "numpy") for i in range(8)))
     mesh = loom.make_mesh((2, 4), ("x", "y"))
 
     def body(v):

@@ -136,7 +136,7 @@ def _sharded(module: Operation, mesh_attr: Any, entry: str, executor: str, backe
     """A sharded program run partitioned (loom.sharding.partition) over the first devices (in mesh
     order, or as the mesh's device_ids say), one thread each: it takes and returns global
     arrays. Cached per module object, entry and executor, like compiled programs."""
-    from loom.devices import devices
+    from loom.runtime.devices import devices
     from loom.runtime.local import MeshExecutable
     from loom.sharding import Mesh, partition
     if backend != "numpy":
