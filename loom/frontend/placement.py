@@ -30,9 +30,9 @@ A loop can say where it runs and how far its devices may drift apart, per loop:
   The other devices are not given work: a device takes part in the loop (runs its own copy of
   the loop's control) when it holds some of the loop's ops or carries.
 
-Both are attributes of the traced loop: the forward and backward loops that reverse mode makes
-from it are new loops, and run with the program's default bound, their devices inferred as for
-any unplaced op (the backward pass of a placed line on its device).
+Both are attributes of the traced loop. The forward and backward loops that reverse mode makes
+from it keep its bound; the forward loop also keeps its devices, while the backward loop's
+control goes where its body starts (the backward pass of a placed line runs on its device).
 
     program = mpmd_program(f, x, parallel_iterations=4)   # traced, partitioned, compiled
     y = program(x)                                        # one thread per device

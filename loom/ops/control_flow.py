@@ -25,6 +25,7 @@ from loom.backend.interpreter import Interpreter
 from loom.backend.interpreter import rule as interpreter_rule
 from loom.backend.kernels import KERNELS, Kernel, Operand, identity, kernel, values_tuple
 from loom.dialects import stablehlo, stack
+from loom.dialects.mpmd import LOOP_DEVICES_ATTRIBUTE, PARALLEL_ITERATIONS_ATTRIBUTE
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Operation, Region, Value
 from loom.ir.types import FloatType, IntegerType, RankedTensorType
@@ -403,12 +404,17 @@ def _while_vjp(b, op, cts):
     # popping them in reverse; cotangents of captured (loop-invariant) values are summed.
     loop = _LoopVjp(op)
     kind, every = _policy(op)
-    policy_attrs = {POLICY: op.attributes[POLICY]} if kind == "offload" else None
+    # The loops made here keep the user's per-loop bound on iterations in flight (a partitioned
+    # gradient pipelines as its forward loop does), the forward loop also its devices; the backward
+    # loop's control goes where its body starts (mpmd-partition), so it takes no home device.
+    bound = {k: op.attributes[k] for k in (PARALLEL_ITERATIONS_ATTRIBUTE,) if k in op.attributes}
+    back_attrs = {**bound, **({POLICY: op.attributes[POLICY]} if kind == "offload" else {})}
+    fwd_attrs = {**back_attrs, **{k: op.attributes[k] for k in (LOOP_DEVICES_ATTRIBUTE,) if k in op.attributes}}
     n = loop.n
     fb = Builder(InsertionPoint.before(op), op.location)
     zero, one = full(fb, 0, _I32), full(fb, 1, _I32)
     if kind == "checkpoint":
-        new, count, ckpt_stacks, every_v = _checkpointed_forward(fb, loop, every, zero, one)
+        new, count, ckpt_stacks, every_v = _checkpointed_forward(fb, loop, every, zero, one, fwd_attrs)
     else:
         # Under `offload` the stacks are marked (the torch executor keeps their values in host
         # memory) and the loops made here keep the policy, so that differentiating them again
@@ -419,7 +425,7 @@ def _while_vjp(b, op, cts):
         def fwd_body(bb: Builder, args: list) -> list:
             return [*loop.forward_body(bb, args[:n], stacks), stablehlo.add(bb, args[n], one)]
         out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], fwd_body,
-                        policy_attrs)
+                        fwd_attrs)
         new, count = out[:n], out[n]
     autodiff.replace_op(op, new)
 
@@ -451,12 +457,12 @@ def _while_vjp(b, op, cts):
                 return [stablehlo.subtract(b2, a2[0], one_b), *g, *s]
             out = _while_op(bb, [length, *cts_in, *acc], positive, back)
             return [start, *out[1:]]
-        back_out = _while_op(b, [count, *ct0, *acc0], positive, segment)
+        back_out = _while_op(b, [count, *ct0, *acc0], positive, segment, back_attrs)
     else:
         def backward(bb: Builder, args: list) -> list:
             g, s = loop.backward_body(bb, hoisted, stacks, args[1:1 + nf], args[1 + nf:])
             return [stablehlo.subtract(bb, args[0], one_b), *g, *s]
-        back_out = _while_op(b, [count, *ct0, *acc0], positive, backward, policy_attrs)
+        back_out = _while_op(b, [count, *ct0, *acc0], positive, backward, back_attrs)
     for j, g in zip(loop.active_free, back_out[1 + nf:]):
         autodiff.accumulate_captured(loop.free[j], g)
     result: list[Value | None] = [None] * n
@@ -465,8 +471,8 @@ def _while_vjp(b, op, cts):
     return result
 
 
-def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: Value, one: Value
-                          ) -> tuple[list[Value], Value, list[Value], Value]:
+def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: Value, one: Value,
+                          attributes: dict) -> tuple[list[Value], Value, list[Value], Value]:
     """The forward loop of the checkpointing policy: it saves only the carries of every k-th
     iteration. With k unset, a first loop counts the iterations n and k = ceil(sqrt(n))."""
     n = loop.n
@@ -494,7 +500,7 @@ def _checkpointed_forward(fb: Builder, loop: _LoopVjp, every: int | None, zero: 
             stablehlo._build_region([], save, bb.location), stablehlo._build_region([], lambda b2, a: [], bb.location)],
             location=bb.location))
         return [*loop.forward_body(bb, args[:n], None), stablehlo.add(bb, counter, one)]
-    out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], body)
+    out = _while_op(fb, [*op.operands, zero], lambda bb, args: [loop.cond(bb, args[:n])], body, attributes)
     return out[:n], out[n], stacks, every_v
 
 

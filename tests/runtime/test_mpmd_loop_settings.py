@@ -51,7 +51,10 @@ def test_the_gradient_through_a_loop_with_devices_matches_one_device_and_finite_
     try:
         x, n = np.linspace(-1, 1, 5), np.int32(4)
         g = loom.grad(homed_loss)
-        got, = MPMDProgram(partition(loom.jit(g).lower(x, n).module))(x, n, timeout=20)
+        module = partition(loom.jit(g).lower(x, n).module, parallel_iterations=1)
+        loops = [o for f in device_functions(module).values() for o in f.walk() if o.name == "mpmd.iteration"]
+        assert len(loops) >= 4 and {int(o.properties["parallel"].value) for o in loops} == {2}  # forward and backward
+        got, = MPMDProgram(module)(x, n, timeout=20)
         assert_bitwise_equal((got,), loom.jit(g)(x, n))
         eps = 1e-6
         loss = loom.jit(homed_loss)
