@@ -101,8 +101,8 @@ def _ancestors(op):
 
 
 def test_distributed_cg_in_process_matches_one_device_and_the_analytic_gradient(monkeypatch, capsys) -> None:
-    from loom.devices import Device
-    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
+    from loom.runtime.devices import Device
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
     with loom.config.override(enable_x64=loom.config.enable_x64):  # the example turns float64 on
         out = run_main(load("distributed_cg"), CG_SIZES, monkeypatch, capsys)
     assert "rows over 4 threads" in out and "FAIL" not in out and out.count("ok  ") == 5
@@ -112,10 +112,10 @@ def test_distributed_cg_reduces_the_residual_across_the_mesh_every_iteration(mon
     """Each iteration of the partitioned solver moves the search direction (gathered for the
     rows' matmul) and two scalars reduced over the mesh, p.Ap and the squared residual norm, which
     the loop's condition reads: never the residual itself."""
-    from loom.devices import Device
+    from loom.runtime.devices import Device
     from loom.sharding import NamedSharding, P
     from loom.sharding.partitioning import partition
-    monkeypatch.setattr(sys.modules["loom.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
     cg = load("distributed_cg")
     with loom.config.override(enable_x64=True):
         a, b, c = cg.problem(16, 20.0, 0)
