@@ -14,9 +14,9 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     control_flow  while, if, case, map, return, tuples, optimization_barrier, custom_call, rng: the
                   derivatives and batching of while / if / case / optimization_barrier side by side
     collectives   the distributed and host-communication ops (no rules yet)
-    loom_ops      loom's own dialects (ad, stack, knn): derivatives and batching of stop_gradient,
-                  custom_jvp, custom_vjp, the stack ops, and the top-k ops (knn.approx_top_k, chlo.top_k)
-    stack, ad     the kernels of the stack dialect (saved values of reverse-mode loops) and of ad
+    topk          knn.approx_top_k and chlo.top_k: derivatives, batching, sharding
+    stack         the stack dialect (saved values of reverse-mode loops): kernels, derivatives, batching
+    ad            the ad dialect (stop_gradient, custom_jvp, custom_vjp): kernels, derivatives, batching
     normalization batch_norm_training / inference / grad: kernels (numpy, torch)
     dynamic_shape dynamic_pad, dynamic_gather, dynamic_conv, real_dynamic_slice, set_dimension_size: kernels
     rng           the legacy stablehlo.rng: its kernel (a seeded generator per op)
@@ -29,8 +29,7 @@ and reference interpreter rules in a section after its imports (`# Kernels ---`)
 and the run-time helpers of its torch code generation rules, are in `<family>_torch` (elementwise,
 shape, indexing, linalg, reductions, rng), which imports torch: `common.torch_kernels_in` names it,
 and `loom.backend.torch_kernels` imports it when torch is first used, never at `import loom`.
-`stack` and `ad` hold the kernels of loom's saved-value stacks and of `ad.stop_gradient` /
-`custom_vjp` / `custom_jvp`. What stays in `loom.backend` is the machinery: the kernel tables
+What stays in `loom.backend` is the machinery: the kernel tables
 (`kernels`, `torch_kernels`: markers, dtypes, the numpy fallback, unsigned views, helpers several
 families share), the interpreter, and the compiled executor (`compiled.codegen`, its region
 analysis `compiled.regions`, `compiled.executables`). The transformations' engines (the reverse-mode,
@@ -51,7 +50,6 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     host,
     indexing,
     linalg,
-    loom_ops,
     mpmd,
     normalization,
     reductions,
@@ -59,6 +57,7 @@ from loom.ops import (  # noqa: F401  (each registers its family's rules)
     rng,
     shape,
     stack,
+    topk,
 )
 
 # isort: split

@@ -1,4 +1,5 @@
-"""Kernels of the stack dialect (saved values of reverse-mode loops) for both executors.
+"""The stack dialect (saved values of reverse-mode loops): kernels for both executors, derivatives
+and batching (at the end).
 
 A stack at run time is a `SavedStack`: a Python list that grows as the forward loop pushes and
 shrinks as the backward loop pops. The kernels are registered in the numpy kernel table
@@ -33,8 +34,15 @@ from typing import Any
 import numpy as np
 
 from loom.backend.kernels import KERNELS, Kernel
+from loom.dialects import stablehlo
+from loom.dialects import stack as stack_dialect
 from loom.ir.core import Operation
+from loom.ops.registry import declare, register, unsupported
 from loom.runtime.devices import OffloadedValue
+from loom.transforms import autodiff, batching
+from loom.transforms.autodiff import VJP_RULES, full, is_float
+from loom.transforms.batching import BATCH_RULES, moveaxis
+from loom.transforms.sharding_propagation import SHARDING_RULES
 
 
 class _Counter:
@@ -340,3 +348,81 @@ _register_torch_rules()
 
 __all__ = ["OFFLOAD", "HostOffload", "SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes",
            "stack_companion", "stack_new", "stack_new_offloaded", "stack_pop", "stack_push"]
+
+
+# Declarations ------------------------------------------------------------------------------------
+
+declare(["stack.new", "stack.companion", "stack.push", "stack.pop"],
+        unsupported("made by reverse mode for while loops: forward mode never sees them"), tables=("jvp",))
+declare(["stack.new", "stack.companion"],
+        unsupported("made by reverse mode inside a loop's body; vmap batches the pushed values"), tables=("batching",))
+
+
+def _stack_layout(op):
+    """stack ops: spmd-partition handles them structurally (a stack holds each device's shards,
+    split as the values pushed on it), so the rule table only records that they are handled."""
+    return None
+
+
+for _name in ("stack.new", "stack.companion", "stack.push", "stack.pop"):
+    register(SHARDING_RULES, _name, _stack_layout)
+
+
+# --- the `stack` dialect: derivatives and batching ---------------------------------------------------
+#
+# Stacks of saved values are differentiable, so gradients of gradients work through loops: a pop's
+# cotangent is pushed on the stack's companion (`stack.companion`), and popped back by the rule of
+# the push that saved the value. The companion belongs to the run-time stack rather than to one IR
+# value, so the pops' and the pushes' rules reach the same one even when the stack's handle was
+# itself saved on an outer loop's stack and popped back (loops nested in loops). Batched, a stack
+# keeps its element type: a batched value is pushed as its lanes, one by one, and every pop of that
+# stack pops the lanes back and stacks them (so a batched while loop's forward and backward
+# passes, which run the same number of iterations for every lane, stay in step).
+
+
+def _push_vjp(b, op, cts):
+    v = op.operands[1]
+    if not is_float(v.type):
+        return [None, None]
+    return [None, stack_dialect.pop(b, stack_dialect.companion(b, op.operands[0]))]
+
+
+def _push_batch(b, op, args, dims):
+    s, v = args
+    if dims[1] is None:
+        stack_dialect.push(b, s, v)
+        return [], []
+    batching.split_stack(s)
+    v = moveaxis(b, v, dims[1], 0)
+    shape = tuple(v.type.shape)
+    for lane in range(shape[0]):
+        part = stablehlo.slice_(b, v, [lane] + [0] * (len(shape) - 1), [lane + 1, *shape[1:]])
+        stack_dialect.push(b, s, stablehlo.reshape(b, part, shape[1:]))
+    return [], []
+
+
+def _pop_vjp(b, op, cts):
+    r = op.results[0]
+    if is_float(r.type):
+        ct = cts[0] if cts[0] is not None else full(b, 0, r.type)
+        stack_dialect.push(b, stack_dialect.companion(b, op.operands[0]), ct)
+    return [None]
+
+
+def _pop_batch(b, op, args, dims):
+    s = args[0]
+    if not batching.is_split_stack(s):
+        return [stack_dialect.pop(b, s)], [None]
+    size = batching.axis_size()
+    lanes = [stack_dialect.pop(b, s) for _ in range(size)][::-1]
+    t = s.type.element_type
+    parts = [stablehlo.reshape(b, x, (1, *t.shape)) for x in lanes]
+    return [stablehlo.concatenate(b, parts, 0) if size > 1 else parts[0]], [0]
+
+
+register(VJP_RULES, "stack.push", _push_vjp)
+register(BATCH_RULES, "stack.push", _push_batch)
+register(VJP_RULES, "stack.pop", _pop_vjp)
+register(BATCH_RULES, "stack.pop", _pop_batch)
+for _name in ("stack.new", "stack.companion"):
+    register(VJP_RULES, _name, autodiff.no_gradient)

@@ -16,7 +16,7 @@ batch dimension, or None for an unbatched value), and the rule returns one value
 dimension per result.
 
 The rules live with their ops in `loom.ops`. Those of ops with regions (control flow in
-`loom.ops.control_flow`, `ad.custom_vjp` / `custom_jvp` in `loom.ops.loom_ops`) batch each region
+`loom.ops.control_flow`, `ad.custom_vjp` / `custom_jvp` in `loom.ops.ad`) batch each region
 with `vmap_region` on the values the op captures (`captured`) and inline it (`inline_function`).
 Values a gradient saves on stacks are pushed lane by lane (`split_stack`), and every pop of such a
 stack pops the lanes back (`is_split_stack`).

@@ -102,7 +102,8 @@ def _ancestors(op):
 
 def test_distributed_cg_in_process_matches_one_device_and_the_analytic_gradient(monkeypatch, capsys) -> None:
     from loom.runtime.devices import Device
-    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES",
+                        tuple(Device("cpu", i, "numpy") for i in range(4)))
     with loom.config.override(enable_x64=loom.config.enable_x64):  # the example turns float64 on
         out = run_main(load("distributed_cg"), CG_SIZES, monkeypatch, capsys)
     assert "rows over 4 threads" in out and "FAIL" not in out and out.count("ok  ") == 5
@@ -115,7 +116,8 @@ def test_distributed_cg_reduces_the_residual_across_the_mesh_every_iteration(mon
     from loom.runtime.devices import Device
     from loom.sharding import NamedSharding, P
     from loom.sharding.partitioning import partition
-    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES", tuple(Device("cpu", i, "numpy") for i in range(4)))
+    monkeypatch.setattr(sys.modules["loom.runtime.devices"], "CPU_DEVICES",
+                        tuple(Device("cpu", i, "numpy") for i in range(4)))
     cg = load("distributed_cg")
     with loom.config.override(enable_x64=True):
         a, b, c = cg.problem(16, 20.0, 0)

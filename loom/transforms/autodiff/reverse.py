@@ -17,7 +17,7 @@ Only values that depend on the differentiated arguments (an activity analysis) g
 
 The rules live with their ops in `loom.ops`. Ops with regions capture values of enclosing scopes;
 their rules (control flow in `loom.ops.control_flow`, `ad.custom_jvp` / `custom_vjp` in
-`loom.ops.loom_ops`) build a region's function (`region_function`), differentiate it with
+`loom.ops.ad`) build a region's function (`region_function`), differentiate it with
 `vjp_function`, inline the result (`inline_body`) and add the captured values' cotangents with
 `accumulate_captured`. The rule of `stablehlo.while` rewrites the forward loop (`replace_op`) to
 save what its backward loop needs on stacks of the `stack` dialect; a push or pop on an active
@@ -262,7 +262,7 @@ def vjp_module(module: Operation, wrt: Sequence[int], cotangent_outputs: Sequenc
     return out
 
 
-# --- builders for the rules of ops with regions (loom.ops.control_flow, loom.ops.loom_ops) ------------
+# --- builders for the rules of ops with regions (loom.ops.control_flow, loom.ops.ad) ------------
 
 
 def region_function(region: Any, free: Sequence[Value], name: str = "region") -> Operation:
