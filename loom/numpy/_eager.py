@@ -5,7 +5,9 @@ the program, as a closure's values are), compiled once per signature and run. Dt
 values and errors are therefore those of a jitted call (loom.frontend.config's dtype policy:
 64-bit values are 32-bit unless enable_x64).
 
-Calls that tracing cannot serve run NumPy instead, under the same dtype policy: calls with no
+A call whose other array arguments must be concrete (the `q` of `quantile`, a `repeats` array)
+is traced with its first array as the only input, the others part of the program. Calls that
+tracing cannot serve run NumPy instead, under the same dtype policy: calls with no
 array argument (creation functions: `zeros`, `arange`; their dtypes are JAX's defaults), with an
 array loom does not trace (complex numbers, strings, device arrays), calls that need concrete
 values (`nonzero`, `unique` without `size=`: they raise `TracerError` when traced, as JAX's
@@ -29,7 +31,8 @@ class _NotAnArrayFunction(Exception):
 
 
 _NUMPY = object()  # the cache's mark for calls that run NumPy
-_CACHE: dict[Hashable, Any] = {}  # (function, static arguments, x64) -> Jitted or _NUMPY
+_FIRST_TRACED = object()  # ... and for calls traced with their first array only as an input
+_CACHE: dict[Hashable, Any] = {}  # (function, static arguments, x64) -> Jitted, _FIRST_TRACED or _NUMPY
 _CACHE_SIZE = 4096
 
 
@@ -121,14 +124,25 @@ def eager_dtype_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
         jitted = _CACHE.get(key) if key is not None else None
         if jitted is None:
             jitted = _traced(fn, static)
-        if jitted is not _NUMPY:
+        if isinstance(jitted, Jitted):
             try:
                 out = jitted(*arrays)
+            except (TracerError, _NotAnArrayFunction):
+                jitted = _FIRST_TRACED if len(arrays) > 1 else _NUMPY
+            else:
+                if key is not None:
+                    _remember(key, jitted)
+                return out
+        if jitted is _FIRST_TRACED:
+            # the other arrays as concrete values (the `q` of a quantile, a `repeats` array): only
+            # the first is an input, the others are part of the program (not cached: they are values)
+            try:
+                out = _traced(fn, _fill(static, [_Slot(0), *arrays[1:]]))(arrays[0])
             except (TracerError, _NotAnArrayFunction):
                 jitted = _NUMPY
             else:
                 if key is not None:
-                    _remember(key, jitted)
+                    _remember(key, _FIRST_TRACED)
                 return out
         if key is not None:
             _remember(key, _NUMPY)
