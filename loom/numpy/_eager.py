@@ -104,7 +104,7 @@ def _traced(fn: Callable[..., Any], static: tuple) -> Jitted:
     return Jitted(functools.wraps(fn)(call))
 
 
-def eager_dtype_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
+def run_eager_as_jitted(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` whose eager calls run as jitted ones (see above); traced calls are passed through."""
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
