@@ -42,6 +42,17 @@ class TracerError(TypeError):
     """A traced value was used where a concrete Python value is needed."""
 
 
+class ConcretizationError(TracerError, NotImplementedError, ValueError, IndexError):
+    """A call that needs concrete values, or that loom implements only on them (a traced `repeats`
+    array, a `pad` mode): under jit an error (of each kind such calls were reported with), while
+    eager calls of loom.numpy run NumPy instead, as JAX's eager calls see concrete values."""
+
+
+class IncompatibleShapesError(ValueError, TypeError):
+    """Operand shapes that do not fit together (broadcasting, contraction, concatenation): a
+    ValueError, as NumPy's, and a TypeError, as JAX's."""
+
+
 class TracerBoolConversionError(TracerError):
     """Python control flow (`if`, `while`, `and`, `bool(...)`) on a traced value."""
 
@@ -417,8 +428,8 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together "
-                         f"(at {user_line()})") from None
+        raise IncompatibleShapesError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together "
+                                      f"(at {user_line()})") from None
 
 
 def broadcast_to_shape(x: Tracer, shape: tuple[int, ...]) -> Tracer:
@@ -468,7 +479,7 @@ def result_type(*xs: Any) -> np.dtype:
     return promote_types(*items)[0]
 
 
-__all__ = ["TraceContext", "Tracer", "TracerBoolConversionError", "TracerError", "broadcast_shapes",
-           "broadcast_to_shape", "canonical_dtype", "current_trace", "default_dtype", "filled_like",
-           "floating_dtype", "ir_element_type", "lift", "np_dtype", "promote", "promote_types", "result_type",
-           "scalar_dtype", "tensor_type", "trace_of", "user_location", "user_line"]
+__all__ = ["ConcretizationError", "IncompatibleShapesError", "TraceContext", "Tracer", "TracerBoolConversionError",
+           "TracerError", "broadcast_shapes", "broadcast_to_shape", "canonical_dtype", "current_trace",
+           "default_dtype", "filled_like", "floating_dtype", "ir_element_type", "lift", "np_dtype", "promote",
+           "promote_types", "result_type", "scalar_dtype", "tensor_type", "trace_of", "user_location", "user_line"]

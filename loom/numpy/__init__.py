@@ -2,8 +2,9 @@
 
 Inside `loom.jit` the functions take `Tracer`s and insert StableHLO ops, promoting dtypes as JAX
 does (Python scalars are weakly typed: `x_f32 + 1.0` stays float32) and broadcasting as NumPy does.
-Called on plain arrays outside tracing, they run NumPy directly, under the same dtype policy
-(`loom.config`: 64-bit values canonicalized to 32 bits unless `enable_x64`; see `_eager`).
+Called on plain arrays outside tracing, they run as under `loom.jit` (traced and compiled once
+per signature, as JAX's eager calls: the same dtypes, values and errors; see `_eager`), NumPy
+serving only what tracing cannot (creation functions, calls that need concrete values).
 Creation functions (`zeros`, `arange`, ...) return NumPy arrays with JAX's default dtypes
 (float32, int32; float64, int64 with `enable_x64`); combined with tracers they become constants.
 
@@ -60,13 +61,13 @@ __all__ = sorted(_scalar_types_all + _lax_numpy_all + _ufuncs_all + _reductions_
                  + _sorting_all + _setops_all + _index_tricks_all + _indexing_all + _polynomial_all
                  + _window_functions_all + _vectorize_all)
 
-# Eager calls (plain arrays, no trace) follow the dtype policy of traced ones (loom.numpy._eager);
+# Eager calls (plain arrays, no trace) run as jitted ones (loom.numpy._eager);
 # the modules call each other's functions directly, so the policy applies once, at this boundary.
 from loom.numpy import _eager  # noqa: E402
 
 for _name in __all__:
     if isinstance(globals()[_name], types.FunctionType):
-        globals()[_name] = _eager.eager_dtype_policy(globals()[_name])
+        globals()[_name] = _eager.run_eager_as_jitted(globals()[_name])
 
 from loom.numpy import _array_methods, linalg  # noqa: E402, F401 - built on the functions above
 

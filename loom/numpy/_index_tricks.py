@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from loom.frontend.tracing import (
+    ConcretizationError,
     Tracer,
     user_line,
 )
@@ -95,8 +96,8 @@ def ravel_multi_index(multi_index: Sequence[ArrayLike], dims: Sequence[int], mod
     coords = list(multi_index)
     if mode == "raise":
         if any(isinstance(c, Tracer) for c in coords):
-            raise TypeError("ravel_multi_index: mode='raise' needs concrete indices; under jit use mode='clip' "
-                            "or mode='wrap'")
+            raise ConcretizationError("ravel_multi_index: mode='raise' needs concrete indices; under jit use "
+                                      "mode='clip' or mode='wrap'")
         for i, (c, d) in enumerate(zip(coords, dims)):
             c = np.asarray(c)
             if c.size and (c.min() < 0 or c.max() >= d):

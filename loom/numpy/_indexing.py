@@ -17,6 +17,7 @@ import numpy as np
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import GatherDimensionNumbers, ScatterDimensionNumbers
 from loom.frontend.tracing import (
+    ConcretizationError,
     TraceContext,
     Tracer,
     is_floating,
@@ -29,7 +30,7 @@ from loom.frontend.tracing import trace_of as _trace_of
 from loom.lax.ops import out_of_bounds_fill
 from loom.numpy import _lax_numpy as lax_numpy
 from loom.numpy import _ufuncs as ufuncs
-from loom.numpy._util import ArrayLike, as_tracer, canonical_axes, is_traced, lift_all
+from loom.numpy._util import ArrayLike, AxisError, as_tracer, canonical_axes, is_traced, lift_all
 from loom.transforms.rule_builders import clamp_starts as _clamp_starts
 from loom.transforms.rule_builders import in_bounds as _in_bounds
 
@@ -73,6 +74,11 @@ def put_along_axis(arr: ArrayLike, indices: ArrayLike, values: ArrayLike, axis: 
 _INDEX_DTYPE = np.dtype(np.int32)
 
 
+class IndexDtypeError(IndexError, TypeError, ValueError):
+    """An index array that is not of an integer (or boolean) dtype: an IndexError as NumPy's, and
+    the TypeError of JAX's indexing (`x[i]` under jit) and ValueError of its `take`."""
+
+
 def _is_array_index(i: Any) -> bool:
     if isinstance(i, Tracer):
         return True
@@ -84,7 +90,7 @@ def _is_array_index(i: Any) -> bool:
 def _check_index_entry(i: Any) -> None:
     if i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)) or _is_array_index(i):
         if isinstance(i, Tracer) and i.dtype.kind not in "iub":
-            raise IndexError(f"indices must be integers or booleans, got a traced array of dtype {i.dtype} "
+            raise IndexDtypeError(f"indices must be integers or booleans, got a traced array of dtype {i.dtype} "
                              f"(at {user_line()})")
         return
     raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid "
@@ -100,16 +106,17 @@ def _normalize(x_ndim: int, index: Any) -> list[Any]:
     for i in index:
         _check_index_entry(i)
         if isinstance(i, Tracer) and i.dtype == np.bool_:
-            raise IndexError(f"a traced boolean mask has a data-dependent number of selected elements, so it cannot "
-                             f"index inside loom.jit (at {user_line()}); use lnp.where(mask, x, other) instead")
+            raise ConcretizationError(f"a traced boolean mask has a data-dependent number of selected elements, so it "
+                                      f"cannot index inside loom.jit (at {user_line()}); use lnp.where(mask, x, other) "
+                                      "instead")
         if isinstance(i, (bool, np.bool_)):
-            raise IndexError(f"a scalar boolean index is not supported inside loom.jit (at {user_line()})")
+            raise ConcretizationError(f"a scalar boolean index is not supported inside loom.jit (at {user_line()})")
         if isinstance(i, (list, tuple)):
             i = _static_list(i)
         if isinstance(i, np.ndarray) and i.dtype == np.bool_:
             entries.extend(np.nonzero(i)) if i.ndim else entries.append(i)
             if i.ndim == 0:
-                raise IndexError(f"a 0-d boolean index is not supported inside loom.jit (at {user_line()})")
+                raise ConcretizationError(f"a 0-d boolean index is not supported inside loom.jit (at {user_line()})")
             continue
         if isinstance(i, np.ndarray) and i.dtype.kind not in "iu":
             raise IndexError(f"index arrays must be integers or booleans, got dtype {i.dtype} (at {user_line()})")
@@ -443,7 +450,7 @@ def at(x: Tracer) -> _IndexHelper:
 def _index_operand(trace: TraceContext, indices: Any) -> Tracer:
     t = _lift(trace, indices if isinstance(indices, Tracer) else np.asarray(indices))
     if t.dtype.kind not in "iu":
-        raise IndexError(f"indices must be integers, got dtype {t.dtype} (at {user_line()})")
+        raise IndexDtypeError(f"indices must be integers, got dtype {t.dtype} (at {user_line()})")
     return t if t.dtype == _INDEX_DTYPE else lax_numpy.astype(t, _INDEX_DTYPE)
 
 
@@ -479,7 +486,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     if axis is None:
         a, axis = lax_numpy.reshape(a, (-1,)), 0
     if not -a.ndim <= axis < a.ndim:
-        raise ValueError(f"take: axis {axis} is out of bounds for an array of rank {a.ndim} (at {user_line()})")
+        raise AxisError(f"take: axis {axis} is out of bounds for an array of rank {a.ndim} (at {user_line()})")
     ax = axis % a.ndim
     idx = _index_operand(trace, indices)
     n = a.shape[ax]
@@ -508,7 +515,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
         raise ValueError(f"take_along_axis: indices and arr must have the same number of dimensions, got shapes "
                          f"{idx.shape} and {a.shape} (at {user_line()})")
     if not -a.ndim <= axis < a.ndim:
-        raise ValueError(f"take_along_axis: axis {axis} is out of bounds for an array of rank {a.ndim} "
+        raise AxisError(f"take_along_axis: axis {axis} is out of bounds for an array of rank {a.ndim} "
                          f"(at {user_line()})")
     ax = axis % a.ndim
     for d in range(a.ndim):

@@ -17,6 +17,8 @@ import numpy as np
 from loom.dialects import stablehlo
 from loom.frontend.shard_map import mark_varying
 from loom.frontend.tracing import (
+    ConcretizationError,
+    IncompatibleShapesError,
     Tracer,
     TracerError,
     canonical_dtype,
@@ -42,6 +44,7 @@ from loom.numpy import _ufuncs as ufuncs
 from loom.numpy._util import (
     ArrayLike,
     Axis,
+    AxisError,
     array_dtype,
     as_tracer,
     asarray_of_result_type,
@@ -256,7 +259,11 @@ def concatenate(arrays: Sequence[ArrayLike], axis: int = 0) -> Any:
     ndim = ts[0].ndim
     if ndim == 0:
         raise ValueError(f"zero-dimensional arrays cannot be concatenated (at {user_line()})")
-    axis %= ndim
+    axis = positive_axis(axis, ndim, "concatenate")
+    shapes = [t.shape for t in ts]
+    if any(len(s) != ndim or s[:axis] + s[axis + 1:] != shapes[0][:axis] + shapes[0][axis + 1:] for s in shapes):
+        raise IncompatibleShapesError(f"concatenate: the arrays' shapes {', '.join(map(str, shapes))} differ "
+                                      f"outside axis {axis} (at {user_line()})")
     return Tracer(stablehlo.concatenate(trace.emit(), [t.value for t in ts], axis), trace, weak)
 
 
@@ -363,7 +370,7 @@ def repeat(x: ArrayLike, repeats: int, axis: int | None = None) -> Any:
     if not isinstance(x, Tracer):
         return np.repeat(x, repeats, axis)
     if not isinstance(repeats, (int, np.integer)):
-        raise NotImplementedError(f"repeat: only an int `repeats` is supported inside loom.jit (at {user_line()})")
+        raise ConcretizationError(f"repeat: only an int `repeats` is supported inside loom.jit (at {user_line()})")
     if axis is None:
         x, axis = reshape(x, (-1,)), 0
     ax = canonical_axes(axis, x.ndim)[0]
@@ -389,7 +396,7 @@ def pad(x: ArrayLike, pad_width: Any, mode: str = "constant", constant_values: A
         return np.pad(x, pad_width, mode=mode, constant_values=constant_values) if mode == "constant" \
             else np.pad(x, pad_width, mode=mode)
     if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported inside loom.jit; only 'constant' "
+        raise ConcretizationError(f"pad: mode {mode!r} is not supported inside loom.jit; only 'constant' "
                                   f"(at {user_line()})")
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
     if (widths < 0).any():
@@ -591,7 +598,7 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0,
     last bin are dropped."""
     if length is None:
         if isinstance(x, Tracer):
-            raise TypeError("bincount: the number of bins of a traced x must be given as length=... (the "
+            raise ConcretizationError("bincount: the number of bins of a traced x must be given as length=... (the "
                             "output shape cannot depend on values)")
         length = builtins.max(int(minlength), int(np.max(np.asarray(x), initial=-1)) + 1)
     hits = ufuncs.equal(expand_dims(x, -1), np.arange(length, dtype=np.int32))
@@ -698,7 +705,7 @@ def gradient(f: ArrayLike, *varargs: ArrayLike, axis: int | Sequence[int] | None
     axes = list(range(rank)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
     for a in axes:
         if not -rank <= a < rank:
-            raise ValueError(f"gradient: axis {a} is out of bounds for an array of rank {rank} (at {user_line()})")
+            raise AxisError(f"gradient: axis {a} is out of bounds for an array of rank {rank} (at {user_line()})")
     axes = [a % rank for a in axes]
     if len(varargs) == 0:
         spacings = [1.0] * len(axes)
@@ -816,7 +823,7 @@ def compress(condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, siz
         a, axis = ravel(a), 0
     rank = ndim(a)
     if not -rank <= axis < rank:
-        raise ValueError(f"compress: axis {axis} is out of bounds for an array of rank {rank} (at {user_line()})")
+        raise AxisError(f"compress: axis {axis} is out of bounds for an array of rank {rank} (at {user_line()})")
     axis %= rank
     c, n = shape(condition)[0], shape(a)[axis]
     if c > n:

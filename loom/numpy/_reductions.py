@@ -16,6 +16,7 @@ import numpy as np
 
 from loom.dialects import stablehlo
 from loom.frontend.tracing import (
+    ConcretizationError,
     Tracer,
     TracerError,
     canonical_dtype,
@@ -34,6 +35,7 @@ from loom.numpy import _ufuncs as ufuncs
 from loom.numpy._util import (
     ArrayLike,
     Axis,
+    AxisError,
     array_dtype,
     as_bool,
     as_tracer,
@@ -54,6 +56,18 @@ def _in_float32(x: Tracer, body: Callable[[Tracer], Tracer]) -> Tracer:
         return body(x)
     out = body(lax_numpy.astype(x, np.float32))
     return _lift(out.trace, out, x.dtype, x.weak)
+
+
+def _accumulator(x: Tracer, dtype: Any) -> Tracer:
+    """`x` in `dtype`, or, without one, as JAX's sums and products take it: bools and integers
+    narrower than the default integer (int32; int64 with enable_x64) widened to it (unsigned ones
+    to the default unsigned integer)."""
+    if dtype is not None:
+        return lax_numpy.astype(x, dtype)
+    wide = default_dtype("i")
+    if x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < wide.itemsize):
+        return lax_numpy.astype(x, wide if x.dtype.kind != "u" else canonical_dtype(np.uint64))
+    return x
 
 
 def _reduce(x: Tracer, axis: Axis, keepdims: bool, init: Any, body: Callable) -> Tracer:
@@ -81,10 +95,7 @@ def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = No
     """Sum over `axis` (all axes when None); bool and small ints sum as int32, as JAX."""
     if not isinstance(x, Tracer):
         return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
-    if dtype is not None:
-        x = lax_numpy.astype(x, dtype)
-    elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 4):
-        x = lax_numpy.astype(x, default_dtype("i") if x.dtype.kind != "u" else canonical_dtype(np.uint64))
+    x = _accumulator(x, dtype)
     return _in_float32(x, lambda xf: _reduce(xf, axis, keepdims, 0, stablehlo.add))
 
 
@@ -105,13 +116,13 @@ def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:  # noqa
 amax, amin = max, min
 
 
-def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:
-    """Mean over `axis`; integer inputs give float32, as JAX."""
+def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = None) -> Any:
+    """Mean over `axis`, computed in `dtype` when given; integer inputs give float32, as JAX."""
     if not isinstance(x, Tracer):
-        return np.mean(x, axis=axis, keepdims=keepdims)
+        return np.mean(x, axis=axis, keepdims=keepdims, dtype=dtype)
     axes = canonical_axes(axis, x.ndim)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    xf = lax_numpy.astype(x, _floating(x.dtype))
+    xf = lax_numpy.astype(x, _floating(x.dtype) if dtype is None else canonical_dtype(dtype))
     return _in_float32(xf, lambda t: ufuncs.divide(sum(t, axis=axes, keepdims=keepdims), float(count)))
 
 
@@ -119,10 +130,7 @@ def prod(x: ArrayLike, axis: Axis = None, keepdims: bool = False, dtype: Any = N
     """Product over `axis`; bool and small ints multiply as int32, as JAX."""
     if not isinstance(x, Tracer):
         return np.prod(x, axis=axis, keepdims=keepdims, dtype=dtype)
-    if dtype is not None:
-        x = lax_numpy.astype(x, dtype)
-    elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 4):
-        x = lax_numpy.astype(x, default_dtype("i") if x.dtype.kind != "u" else canonical_dtype(np.uint64))
+    x = _accumulator(x, dtype)
     return _in_float32(x, lambda xf: _reduce(xf, axis, keepdims, 1, stablehlo.multiply))
 
 
@@ -140,11 +148,12 @@ def all(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Any:  # noqa
     return _reduce(as_bool(x), axis, keepdims, True, stablehlo.and_)
 
 
-def var(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any:
-    """Variance over `axis` (divided by `n - ddof`); integer inputs give float32."""
+def var(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0, dtype: Any = None) -> Any:
+    """Variance over `axis` (divided by `n - ddof`), computed in `dtype` when given; integer
+    inputs give float32."""
     if not isinstance(x, Tracer):
-        return np.var(x, axis=axis, keepdims=keepdims, ddof=ddof)
-    xf = lax_numpy.astype(x, _floating(x.dtype))
+        return np.var(x, axis=axis, keepdims=keepdims, ddof=ddof, dtype=dtype)
+    xf = lax_numpy.astype(x, _floating(x.dtype) if dtype is None else canonical_dtype(dtype))
     axes = canonical_axes(axis, x.ndim)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
 
@@ -157,11 +166,11 @@ def var(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) 
     return _in_float32(xf, body)
 
 
-def std(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0) -> Any:
-    """Standard deviation over `axis`."""
+def std(x: ArrayLike, axis: Axis = None, keepdims: bool = False, ddof: int = 0, dtype: Any = None) -> Any:
+    """Standard deviation over `axis` (computed in `dtype` when given)."""
     if not isinstance(x, Tracer):
-        return np.std(x, axis=axis, keepdims=keepdims, ddof=ddof)
-    return ufuncs.sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof))
+        return np.std(x, axis=axis, keepdims=keepdims, ddof=ddof, dtype=dtype)
+    return ufuncs.sqrt(var(x, axis=axis, keepdims=keepdims, ddof=ddof, dtype=dtype))
 
 
 def argmax(x: ArrayLike, axis: int | None = None, keepdims: bool = False) -> Any:
@@ -169,6 +178,8 @@ def argmax(x: ArrayLike, axis: int | None = None, keepdims: bool = False) -> Any
     on ties and the first NaN, as numpy. int32, as JAX."""
     if not isinstance(x, Tracer):
         return np.argmax(x, axis=axis, keepdims=keepdims)
+    if axis is not None:
+        positive_axis(axis, x.ndim, "argmax")  # an AxisError: an IndexError, as JAX's
     return lax_numpy.astype(arg_reduce(x, axis, keepdims, True), default_dtype("i"))
 
 
@@ -176,6 +187,8 @@ def argmin(x: ArrayLike, axis: int | None = None, keepdims: bool = False) -> Any
     """Index of the smallest element along `axis`; the first on ties and the first NaN."""
     if not isinstance(x, Tracer):
         return np.argmin(x, axis=axis, keepdims=keepdims)
+    if axis is not None:
+        positive_axis(axis, x.ndim, "argmin")  # an AxisError: an IndexError, as JAX's
     return lax_numpy.astype(arg_reduce(x, axis, keepdims, False), default_dtype("i"))
 
 
@@ -184,8 +197,8 @@ def _cumulative(x: Tracer, axis: int | None, dtype: Any, init: Any, hlo_fn: Any)
         x, axis = lax_numpy.reshape(x, (-1,)), 0
     if dtype is not None:
         x = lax_numpy.astype(x, dtype)
-    elif x.dtype.kind == "b":  # as JAX: bools accumulate as int32, other dtypes keep theirs
-        x = lax_numpy.astype(x, np.int32)
+    elif x.dtype.kind == "b":  # as JAX: bools accumulate in the default integer, other dtypes keep theirs
+        x = lax_numpy.astype(x, default_dtype("i"))
     ax = canonical_axes(axis, x.ndim)[0]
     n = x.shape[ax]
     if n == 0:
@@ -309,7 +322,7 @@ def _nanquantile(x: Tracer, qs: np.ndarray, axis: Any, keepdims: builtins.bool, 
     axes = tuple(range(rank)) if axis is None else tuple(
         a % rank for a in ((axis,) if isinstance(axis, int) else axis))
     if builtins.any(not -rank <= a < rank for a in ((axis,) if isinstance(axis, int) else axis or ())):
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {rank} (at {user_line()})")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {rank} (at {user_line()})")
     if x.dtype.kind in "biu":
         x = lax_numpy.astype(x, _floating(x.dtype))
     kept = [a for a in range(rank) if a not in axes]
@@ -498,7 +511,7 @@ def static_quantiles(name: str, q: Any, method: str) -> np.ndarray:
     if isinstance(q, Tracer):
         raise TracerError(f"{name}: `q` must be a static value inside loom.jit, not a traced one (at {user_line()})")
     if method != "linear":
-        raise NotImplementedError(f"{name}: method {method!r} is not supported inside loom.jit; only 'linear' "
+        raise ConcretizationError(f"{name}: method {method!r} is not supported inside loom.jit; only 'linear' "
                                   f"(at {user_line()})")
     qs = np.asarray(q, dtype=np.float64)
     if ((qs < 0) | (qs > 1)).any():

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from loom.frontend.tracing import (
+    ConcretizationError,
     Tracer,
     TracerError,
     user_line,
@@ -176,7 +177,7 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: builtins.bool = F
     `fill_value`, by default the smallest one); `return_indices` only on concrete arrays without `size`."""
     if return_indices:
         if is_traced(ar1, ar2) or size is not None:
-            raise NotImplementedError(f"intersect1d: return_indices is only supported on concrete arrays without "
+            raise ConcretizationError(f"intersect1d: return_indices is only supported on concrete arrays without "
                                       f"size= (at {user_line()})")
         return np.intersect1d(np.asarray(ar1), np.asarray(ar2), assume_unique, return_indices=True)
     return _set_op("intersect1d", ar1, ar2, size, fill_value, _smallest, np.intersect1d,

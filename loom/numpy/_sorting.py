@@ -14,6 +14,7 @@ import numpy as np
 from loom.dialects import stablehlo
 from loom.frontend.tracing import (
     Tracer,
+    default_dtype,
     is_floating,
     tensor_type,
     user_line,
@@ -36,7 +37,7 @@ def _sort(x: Tracer, axis: int | None, with_indices: bool) -> list[Tracer]:
     b = x.trace.emit()
     inputs = [x.value]
     if with_indices:
-        inputs.append(stablehlo.iota(b, tensor_type(x.shape, np.int32), ax))
+        inputs.append(stablehlo.iota(b, tensor_type(x.shape, default_dtype("i")), ax))
     results = stablehlo.sort(b, inputs, ax, lambda bb, args: [less_total_order(bb, args[0], args[1], is_float)],
                              is_stable=True)
     results = [results] if not isinstance(results, (list, tuple)) else list(results)
@@ -51,7 +52,7 @@ def sort(x: ArrayLike, axis: int | None = -1) -> Any:
 
 
 def argsort(x: ArrayLike, axis: int | None = -1) -> Any:
-    """Indices that sort `x` along `axis` (a stable sort; int32, as JAX)."""
+    """Indices that sort `x` along `axis` (a stable sort; the default integer, as JAX)."""
     if not isinstance(x, Tracer):
         return np.argsort(x, axis=axis, kind="stable")
     return _sort(x, axis, True)[1]

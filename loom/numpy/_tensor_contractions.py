@@ -16,6 +16,8 @@ import numpy as np
 from loom.dialects import stablehlo
 from loom.dialects.stablehlo import DotDimensionNumbers
 from loom.frontend.tracing import (
+    ConcretizationError,
+    IncompatibleShapesError,
     Tracer,
     promote_types,
     scalar_dtype,
@@ -45,7 +47,7 @@ def matmul(x: ArrayLike, y: ArrayLike) -> Any:
     ka = a.shape[-1]
     kb_dim = 0 if b.ndim == 1 else b.ndim - 2
     if ka != b.shape[kb_dim]:
-        raise ValueError(f"matmul: contracting dimensions differ: shapes {a.shape} and {b.shape} "
+        raise IncompatibleShapesError(f"matmul: contracting dimensions differ: shapes {a.shape} and {b.shape} "
                          f"({ka} != {b.shape[kb_dim]}) at {user_line()}")
     if (a.ndim >= 3 or b.ndim >= 3) and a.ndim >= 2 and b.ndim >= 2:
         bshape = _broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -181,7 +183,7 @@ def einsum(spec: str, *operands: ArrayLike) -> Any:
         others = "".join(terms[:k] + terms[k + 1:]) + out
         drop = [i for i, c in enumerate(term) if c not in others]
         if drop:
-            ts[k] = reductions.sum(t, axis=tuple(drop))
+            ts[k] = reductions.sum(t, axis=tuple(drop), dtype=_same_dtype(t))
             terms[k] = "".join(c for i, c in enumerate(term) if i not in drop)
     # Contract pairwise, left to right, keeping the labels later operands or the output need.
     while len(ts) > 1:
@@ -202,7 +204,15 @@ def vecdot(a: ArrayLike, b: ArrayLike, axis: int = -1) -> Any:
         raise ValueError(
             f"vecdot: axis {axis} has size {lax_numpy.shape(a)[axis]} in a and {lax_numpy.shape(b)[axis]} in b"
         )
-    return reductions.sum(ufuncs.multiply(a, b), axis=axis)
+    product = ufuncs.multiply(a, b)
+    return reductions.sum(product, axis=axis, dtype=_same_dtype(product))
+
+
+def _same_dtype(x: ArrayLike) -> Any:
+    """The dtype a contraction's sum keeps (JAX's contractions sum in their operands' dtype; a
+    plain `sum` widens narrow integers); None for bools, which sum as integers."""
+    dtype = np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
+    return None if dtype.kind == "b" else dtype
 
 
 def matvec(a: ArrayLike, v: ArrayLike) -> Any:
@@ -222,8 +232,8 @@ def cross(a: ArrayLike, b: ArrayLike, axis: int = -1) -> Any:
     a, b = lift_all([a, b])
     a, b = lax_numpy.moveaxis(a, axis, -1), lax_numpy.moveaxis(b, axis, -1)
     if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise ValueError(f"cross: only 3-vectors are supported inside loom.jit, got shapes {a.shape} and {b.shape} "
-                         f"(at {user_line()})")
+        raise ConcretizationError(f"cross: only 3-vectors are supported inside loom.jit, got shapes {a.shape} and "
+                                  f"{b.shape} (at {user_line()})")
     a0, a1, a2 = (a[..., i] for i in range(3))
     b0, b1, b2 = (b[..., i] for i in range(3))
     return lax_numpy.stack(

@@ -16,6 +16,7 @@ from loom import lax
 from loom.dialects import chlo, stablehlo
 from loom.frontend.tracing import (
     Tracer,
+    filled_like,
     is_floating,
     promote_types,
     scalar_dtype,
@@ -242,6 +243,8 @@ def remainder(x: ArrayLike, y: ArrayLike) -> Any:
     if trace is None:
         return np.remainder(x, y)
     a, b = _promote(trace, x, y)
+    if b.dtype.kind in "iub":  # as JAX: an integer remainder by zero is 0
+        b = lax_numpy.where(equal(b, 0), filled_like(b, 1), b)
     r = _rem(trace, a, b)
     fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(b, 0)))
     return lax_numpy.where(fix, add(r, b), r)
@@ -262,7 +265,7 @@ def floor_divide(x: ArrayLike, y: ArrayLike) -> Any:
         q = Tracer(stablehlo.divide(trace.emit(), a.value, b.value), trace, a.weak and b.weak)
         return lax_numpy.where(fix, subtract(q, 1), q)
     # floats, as JAX: (x - fmod(x, y)) / y, corrected, then rounded
-    div = divide(subtract(a, r), b)
+    div = divide(lax_numpy.where(equal(b, 0), a, subtract(a, r)), b)  # x // 0 is +-inf (or nan), as JAX
     div = lax_numpy.where(fix, subtract(div, 1.0), div)
     fl = floor(div)
     fl = lax_numpy.where(greater(subtract(div, fl), 0.5), add(fl, 1.0), fl)
@@ -288,7 +291,12 @@ def round(x: ArrayLike, decimals: int = 0) -> Any:  # noqa: A001 - numpy's name
     """Round half to even, as `numpy.round` (integers are returned unchanged when `decimals >= 0`)."""
     if not isinstance(x, Tracer):
         return np.round(x, decimals)
-    if x.dtype.kind in "iub":
+    if x.dtype.kind == "b":  # as JAX
+        raise ValueError(f"round: data type bool is not inexact (at {user_line()})")
+    if x.dtype.kind in "iu":
+        if decimals < 0:  # as JAX
+            raise NotImplementedError(f"round: integer rounding to decimals={decimals} < 0 is not implemented "
+                                      f"(at {user_line()})")
         return x
     if decimals == 0:
         return _unary_tracer(x, stablehlo.round_nearest_even)
@@ -867,6 +875,17 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 
 
 atan2 = arctan2
+
+
+_power = power
+
+
+def power(x: ArrayLike, y: ArrayLike) -> Any:
+    """`x ** y` elementwise; as JAX, a bool base with a Python int exponent is taken as int32 (jax's
+    `to_numeric_dtype`), 64-bit values enabled or not."""
+    if isinstance(y, int) and not isinstance(y, bool) and dtype_of(x) == np.bool_:
+        x = lax_numpy.astype(x, np.int32)
+    return _power(x, y)
 
 
 pow = power  # noqa: A001 - the array API's name

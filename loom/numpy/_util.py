@@ -31,6 +31,11 @@ ArrayLike = Any
 Axis = int | Sequence[int] | None
 
 
+# An axis out of range: a ValueError and an IndexError (NumPy's class), as JAX raises one or the
+# other depending on the function (sum: ValueError, argmax: IndexError).
+AxisError = np.exceptions.AxisError
+
+
 def canonical_axes(axis: Axis, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
@@ -38,7 +43,7 @@ def canonical_axes(axis: Axis, ndim: int) -> tuple[int, ...]:
     out = []
     for a in axes:
         if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} is out of bounds for an array of rank {ndim} (at {user_line()})")
+            raise AxisError(f"axis {a} is out of bounds for an array of rank {ndim} (at {user_line()})")
         out.append(a % ndim)
     return tuple(sorted(set(out)))
 
@@ -58,7 +63,7 @@ def take_slice(x: Tracer, axis: int, start: int, stop: int) -> Tracer:
 
 def positive_axis(axis: int, rank: int, name: str) -> int:
     if not -rank <= axis < rank:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for an array of rank {rank}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {rank} (at {user_line()})")
     return axis % rank
 
 

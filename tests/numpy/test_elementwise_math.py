@@ -67,15 +67,14 @@ def test_elementwise_matches_numpy_values_and_jax_dtypes(name, args):
         return getattr(mod, name)(*[statics[i] if i in statics else next(it) for i in range(len(args))])
 
     with np.errstate(all="ignore"):
-        expected = raw = call(np, *arrays)
+        expected = call(np, *arrays)
         if np.asarray(expected[0] if isinstance(expected, tuple) else expected).dtype == np.float16 and not any(
                 a.dtype == np.float16 for a in arrays):  # numpy computes float math of bools in float16, JAX in float32
             expected = call(np, *[a.astype(np.float32) if a.dtype == np.bool_ else a for a in arrays])
         eager = call(lnp, *arrays)
     jitted = loom.jit(lambda *a: call(lnp, *a))(*arrays)
     theirs = call(jnp, *arrays)
-    np.testing.assert_allclose(np.asarray(eager, np.float64), np.asarray(raw, np.float64), rtol=1e-6,
-                               equal_nan=True)  # eagerly, NumPy itself runs
+    _check(name, eager, expected, theirs)  # eager calls run as jitted ones: JAX's dtypes, float32 math of bools
     _check(name, jitted, expected, theirs)
 
 
@@ -217,12 +216,18 @@ def test_common_function_matches_numpy_values_and_jax_dtypes(name, fn, args):
     with np.errstate(all="ignore"), loom.config.override(enable_x64=True):  # NumPy's float64 values
         expected = fn(np, *args)
         eager = fn(lnp, *args)
+        jitted_x64 = loom.jit(lambda *a: fn(lnp, *a))(*args)
     jitted = loom.jit(lambda *a: fn(lnp, *a))(*args)
     theirs = fn(jnp, *args)
     _check(name, jitted, expected, theirs, rtol=1e-4)
+    # eager calls run as jitted ones (with 64-bit values enabled here): the same dtypes and values
     eager_l = eager if isinstance(eager, (list, tuple)) else [eager]
-    for e, n in zip(eager_l, expected if isinstance(expected, (list, tuple)) else [expected]):
-        np.testing.assert_allclose(np.asarray(e, np.float64), np.asarray(n, np.float64), equal_nan=True)
+    jitted_l = jitted_x64 if isinstance(jitted_x64, (list, tuple)) else [jitted_x64]
+    for e, j, n in zip(eager_l, jitted_l, expected if isinstance(expected, (list, tuple)) else [expected]):
+        assert np.asarray(e).dtype == np.asarray(j).dtype, name
+        np.testing.assert_allclose(np.asarray(e, np.float64), np.asarray(j, np.float64), rtol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(np.asarray(e, np.float64), np.asarray(n, np.float64), rtol=1e-4, atol=2e-6,
+                                   equal_nan=True)
 
 
 def test_creation_functions_have_jax_default_dtypes():
