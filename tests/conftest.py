@@ -79,6 +79,7 @@ SLOW = frozenset({
     "test_fuse.py::test_fused_training_step_matches_jax",
     "test_grad.py::test_grad_matches_jax",
     "test_knn.py::test_low_precision_database_is_searched_exactly_without_a_float32_copy",
+    "test_knn_sharded.py::test_the_example_over_gloo_processes_answers_as_one_process",
     "test_lax_ops.py::test_lax_op_matches_jax_inside_jit",
     "test_lax_special.py::test_associative_scan_gradients_and_vmap_match_jax",
     "test_lax_special.py::test_associative_scan_matches_jax",

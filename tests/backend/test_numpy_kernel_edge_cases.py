@@ -7,6 +7,7 @@ worked out by hand or an independent Python reference."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import ml_dtypes
@@ -29,22 +30,32 @@ M64 = 2 ** 64 - 1
 rng = np.random.default_rng(20261130)
 
 
+# One jitted wrapper per function, so that calls with the same argument types reuse one compile
+# (the oracles below are functions built once per case list, not lambdas built per call).
+_jit = functools.cache(jax.jit)
+
+
 def jax_run(fn, *args) -> list[np.ndarray]:
     with jax.enable_x64(True):
-        return [np.asarray(r) for r in jax.tree.leaves(jax.jit(fn)(*args))]
+        return [np.asarray(r) for r in jax.tree.leaves(_jit(fn)(*args))]
 
 
 def lowered(fn, *args) -> str:
     """The StableHLO text jax lowers `fn` to, in generic form."""
     with jax.enable_x64(True):
-        return jax.jit(fn).lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
+        return _jit(fn).lower(*args).compiler_ir("stablehlo").operation.get_asm(print_generic_op_form=True)
+
+
+@functools.cache
+def loom_compile(text: str, executor: str):
+    return loom.compile(text, executor=executor, backend="numpy")
 
 
 def run_loom(text: str, *args) -> dict[str, list[np.ndarray]]:
     """The results of the compiled numpy executor and of the interpreter."""
     out = {}
     for executor in ("compiled", "interpreter"):
-        r = loom.compile(text, executor=executor, backend="numpy")(*args)
+        r = loom_compile(text, executor)(*args)
         out[executor] = [np.asarray(v) for v in (r if isinstance(r, tuple) else (r,))]
     return out
 
@@ -94,21 +105,29 @@ def wide_values(dt) -> np.ndarray:
     return np.concatenate([words, fill]).view(dt)
 
 
-def xla_reduce_precision(x, e: int, m: int) -> np.ndarray:
-    return jax_run(lambda v: jax.lax.reduce_precision(v, e, m), x)[0]
+@functools.cache
+def reduce_precision_program(formats: tuple[tuple[int, int], ...]):
+    """One program that reduces its operand to each of `formats` (one XLA compile per operand type)."""
+    def fn(v):
+        return tuple(jax.lax.reduce_precision(v, e, m) for e, m in formats)
+    return fn
+
+
+def xla_reduce_precision(x, *formats: tuple[int, int]) -> list[np.ndarray]:
+    return jax_run(reduce_precision_program(formats), x)
 
 
 @pytest.mark.parametrize("dt", [F16, BF16, F32, F64], ids=lambda d: d.name)
 def test_reduce_precision_kernel_is_bit_exact_with_xla(dt):
     x = every_pattern(dt) if dt.itemsize == 2 else wide_values(dt)
-    for e, m in FORMATS:
+    for (e, m), want in zip(FORMATS, xla_reduce_precision(x, *FORMATS), strict=True):
         got = reduce_precision(x, e, m)
-        assert_bits_equal(got, xla_reduce_precision(x, e, m), f"{dt.name} ({e}, {m})")
+        assert_bits_equal(got, want, f"{dt.name} ({e}, {m})")
     for v in x[:40]:  # 0-d operands: the same bits, and no overflow warning from numpy scalars
         with np.errstate(all="raise"):
             got = reduce_precision(np.array(v), 4, 3)
         assert got.shape == ()
-        assert_bits_equal(got, xla_reduce_precision(np.array(v), 4, 3), f"{dt.name} {v!r}")
+        assert_bits_equal(got, xla_reduce_precision(np.array(v), (4, 3))[0], f"{dt.name} {v!r}")
 
 
 def test_reduce_precision_float16_subnormals_round_on_float16_bits():
@@ -135,7 +154,7 @@ def test_reduce_precision_nan_payloads():
         np.testing.assert_array_equal(reduce_precision(bf16_nans, e, m).view(np.uint16), bf16_nans.view(np.uint16))
     for e, m in [(8, 7), (5, 3)]:  # computed in float32: the quiet NaN of each sign
         np.testing.assert_array_equal(reduce_precision(bf16_nans, e, m).view(np.uint16), [0x7FC0, 0xFFC0, 0x7FC0])
-        assert_bits_equal(reduce_precision(bf16_nans, e, m), xla_reduce_precision(bf16_nans, e, m))
+        assert_bits_equal(reduce_precision(bf16_nans, e, m), xla_reduce_precision(bf16_nans, (e, m))[0])
 
 
 @pytest.mark.parametrize("dt", [F16, BF16, F32, F64], ids=lambda d: d.name)
@@ -189,6 +208,13 @@ def test_philox_blocks_wrap_past_the_top_of_the_counter():
 
 
 PHILOX_TYPES = [np.uint8, np.uint16, np.uint32, np.uint64]
+PHILOX_CASES = list(itertools.product([(), (1,), (7,), (3, 5), (2, 9)], PHILOX_TYPES))
+
+
+def philox_every_case(s):
+    """The new state and the bits of each of PHILOX_CASES from state `s`, in one XLA program."""
+    return [jax.lax.rng_bit_generator(s, shape, dt, algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX)
+            for shape, dt in PHILOX_CASES]
 
 
 @pytest.mark.parametrize("lo", [M64, M64 - 1, M64 - 2, M64 - 7, 0, 2 ** 63], ids=hex)
@@ -196,11 +222,9 @@ def test_philox_two_word_state_whose_high_word_is_all_ones_matches_xla(lo):
     """A 2-word state's high counter word is its key: a key of 2**64 - 1 puts the counter at the
     top of its range."""
     state = np.array([M64, lo], np.uint64)
-    for shape, dt in itertools.product([(), (1,), (7,), (3, 5), (2, 9)], PHILOX_TYPES):
-        want_state, want_bits = jax_run(
-            lambda s, shape=shape, dt=dt: jax.lax.rng_bit_generator(s, shape, dt,
-                                                                    algorithm=jax.lax.RandomAlgorithm.RNG_PHILOX),
-            state)
+    wants = jax_run(philox_every_case, state)
+    assert len(wants) == 2 * len(PHILOX_CASES)
+    for (shape, dt), want_state, want_bits in zip(PHILOX_CASES, wants[0::2], wants[1::2], strict=True):
         got_state, got_bits = numpy_rng.rng_bit_generator(state, "PHILOX", shape, dt)
         what = f"lo={lo:#x} {shape} {np.dtype(dt).name}"
         np.testing.assert_array_equal(got_state, want_state, err_msg=what)
@@ -247,23 +271,33 @@ REDUCE_TYPES = [F32, F64, F16, BF16, np.dtype(np.int32), np.dtype(np.int8), np.d
                 np.dtype(np.uint64)]
 
 
+@functools.cache
+def empty_reductions(name: str):
+    """One program that reduces each of its operands (EMPTY's shapes, in order) over EMPTY's
+    dimensions with the same init value, its last argument."""
+    def fn(*args):
+        *xs, init = args
+        return tuple(jax.lax.reduce(x, init, REDUCERS[name], dims) for x, (_, dims) in zip(xs, EMPTY, strict=True))
+    return fn
+
+
 @pytest.mark.parametrize("dt", REDUCE_TYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", list(REDUCERS))
 def test_reduce_over_an_empty_dimension_gives_the_init_value(name, dt):
     inits = [np.array(v, dt) for v in ([2.5, -np.inf, np.nan] if dt.kind == "f" or dt == BF16 else [7, 0])]
     if dt.kind == "i":
         inits.append(np.array(np.iinfo(dt).min, dt))
-    for (shape, dims), init in itertools.product(EMPTY, inits):
-        x = np.zeros(shape, dt)
-
-        def fn(v, i, dims=dims):
-            return jax.lax.reduce(v, i, REDUCERS[name], dims)
-
-        (want,) = jax_run(fn, x, init)
-        out_shape = [d for k, d in enumerate(shape) if k not in dims]
-        assert_bits_equal(want, np.full(out_shape, init, dt), "jax")
-        for executor, (got,) in run_loom(lowered(fn, x, init), x, init).items():
-            assert_bits_equal(got, want, f"{executor} {shape} {dims} init={init}")
+    fn = empty_reductions(name)
+    xs = [np.zeros(shape, dt) for shape, _ in EMPTY]
+    text = lowered(fn, *xs, inits[0])  # the init value is an argument: one program serves every init
+    for init in inits:
+        wants = jax_run(fn, *xs, init)
+        for (shape, dims), want in zip(EMPTY, wants, strict=True):
+            out_shape = [d for k, d in enumerate(shape) if k not in dims]
+            assert_bits_equal(want, np.full(out_shape, init, dt), f"jax {shape} {dims} init={init}")
+        for executor, gots in run_loom(text, *xs, init).items():
+            for (shape, dims), got, want in zip(EMPTY, gots, wants, strict=True):
+                assert_bits_equal(got, want, f"{executor} {shape} {dims} init={init}")
 
 
 def test_reduce_kernel_over_an_empty_axis_keeps_the_nonempty_ones():

@@ -158,8 +158,10 @@ def test_reduce_precision_is_native_and_matches_xla_bit_for_bit(dt):
                   f"(%x: {t})")
     got, want, exe = run_both(text, x)
     assert_native(exe)
-    for (e, m), g, w in zip(FORMATS, got, want):
-        xla = jax_run(lambda v, e=e, m=m: jax.lax.reduce_precision(v, e, m), x)[0]
+    # one XLA program for every format: one compile instead of one per format
+    xlas = jax_run(lambda v: tuple(jax.lax.reduce_precision(v, e, m) for e, m in FORMATS), x)
+    assert len(got) == len(want) == len(xlas) == len(FORMATS)
+    for g, w, xla in zip(got, want, xlas):
         assert_bits_equal(g, xla)  # NaNs included: kept as XLA keeps them
         with np.errstate(invalid="ignore"):
             assert np.array_equal(np.isnan(g.astype(np.float64)), np.isnan(x.astype(np.float64)))
@@ -186,34 +188,44 @@ SHAPES = [(), (1,), (5,), (3, 4), (3, 5, 7), (2, 1, 3), (7, 1)]
 RNG_TYPES = [np.uint32, np.int32, np.uint64, np.int64, np.uint8, np.int16, np.uint16, np.float32, np.float64]
 
 
-def _rng_module(algorithm: str, n_state: int, shape: tuple[int, ...], dt) -> str:
+def _rng_module(algorithm: str, n_state: int, cases: list[tuple[tuple[int, ...], type]]) -> str:
+    """One rng_bit_generator from the argument state per (shape, dtype) of `cases`, returning the
+    new state and the bits of each in turn."""
     st = f"tensor<{n_state}xui64>"
-    out = f"tensor<{''.join(f'{d}x' for d in shape)}{mlir_type(dt)}>"
-    return module(f'''
-    %0, %1 = "stablehlo.rng_bit_generator"(%s) <{{rng_algorithm = #stablehlo<rng_algorithm {algorithm}>}}>
-      : ({st}) -> ({st}, {out})
-    "func.return"(%0, %1) : ({st}, {out}) -> ()''', f"({st}) -> ({st}, {out})", f"(%s: {st})")
+    outs = [f"tensor<{''.join(f'{d}x' for d in shape)}{mlir_type(dt)}>" for shape, dt in cases]
+    ops = "".join(f'''
+    %s{k}, %b{k} = "stablehlo.rng_bit_generator"(%s) <{{rng_algorithm = #stablehlo<rng_algorithm {algorithm}>}}>
+      : ({st}) -> ({st}, {out})''' for k, out in enumerate(outs))
+    names = ", ".join(f"%s{k}, %b{k}" for k in range(len(cases)))
+    types = ", ".join(f"{st}, {out}" for out in outs)
+    return module(f'''{ops}
+    "func.return"({names}) : ({types}) -> ()''', f"({st}) -> ({types})", f"(%s: {st})")
 
 
 @pytest.mark.parametrize("algorithm", ["THREE_FRY", "PHILOX", "DEFAULT"])
 def test_rng_bit_generator_is_native_and_bit_exact_with_the_numpy_kernel(algorithm):
-    for state, shape, dt in itertools.product(STATES, SHAPES, RNG_TYPES):
+    cases = list(itertools.product(SHAPES, RNG_TYPES))
+    for state in STATES:
         if algorithm == "THREE_FRY" and len(state) != 2:
             continue
         s = np.array(state, np.uint64)
-        (new_state, bits), (want_state, want_bits), exe = run_both(_rng_module(algorithm, len(state), shape, dt), s)
+        # every (shape, dtype) from this state in one program: one compile per state, not per case
+        got, want, exe = run_both(_rng_module(algorithm, len(state), cases), s)
         assert_native(exe)
-        what = f"{algorithm} {state} {shape} {np.dtype(dt).name}"
-        np.testing.assert_array_equal(new_state, want_state, err_msg=what)
-        assert new_state.dtype == np.uint64
-        assert_bits_equal(bits, want_bits)
+        assert len(got) == len(want) == 2 * len(cases)
+        for (shape, dt), new_state, bits, want_state, want_bits in zip(cases, got[0::2], got[1::2], want[0::2],
+                                                                        want[1::2]):
+            what = f"{algorithm} {state} {shape} {np.dtype(dt).name}"
+            np.testing.assert_array_equal(new_state, want_state, err_msg=what)
+            assert new_state.dtype == np.uint64
+            assert_bits_equal(bits, want_bits)
 
 
 def test_rng_bit_generator_counters_wrap_around_as_uint64():
     """The 128-bit Philox counter carries out of its low word, and wraps past 2**128 - 1 (the
     numpy kernel's Python ints overflow there: the expected words come from its philox4x32)."""
     s = np.array([9, 2 ** 64 - 2, 2 ** 64 - 1], np.uint64)
-    exe = loom_compile(loom.ir.parse(_rng_module("PHILOX", 3, (8,), np.uint32)), backend="torch")
+    exe = loom_compile(loom.ir.parse(_rng_module("PHILOX", 3, [((8,), np.uint32)])), backend="torch")
     assert_native(exe)
     new_state, bits = exe(s)
     assert kt.to_numpy(new_state).tolist() == [9, 0, 0]  # 2 blocks of 4 words: the counter wraps to 0
