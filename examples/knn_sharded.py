@@ -166,6 +166,7 @@ def search_distributed(args: argparse.Namespace) -> tuple[list, float, float]:
         if rank == 0:
             progress(len(found), args.queries, start)
     rate = args.queries / (time.perf_counter() - start)
+    communicator().barrier()  # no process leaves while a peer's last collective may still read from it
     loom.distributed.shutdown()
     return (found, rate, recall) if rank == 0 else ([], rate, recall)
 
