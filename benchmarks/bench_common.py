@@ -9,6 +9,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,55 @@ class Record:
                                         **more})
         print(f"record: {path}")
         return path
+
+
+def time_rounds(fns: dict, rounds: int, barrier: Callable[[], None] | None = None) -> dict[Any, list[float]]:
+    """Every function once (a warm-up), then `rounds` rounds of each in turn, round-robin so that a
+    change in the machine's load affects all alike; in several processes, `barrier` (the
+    communicator's) runs before and after each timed call, so every process times the same call."""
+    sync = barrier or (lambda: None)
+    times: dict[Any, list[float]] = {k: [] for k in fns}
+    for fn in fns.values():
+        sync()
+        fn()
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            sync()
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def spawn_ranks(target: Callable[..., None], world: int, args: tuple, deadline_s: float) -> Any:
+    """Run `target(rank, port, *args, results)` in `world` spawned processes (a free loopback port
+    for their rendezvous) and return the first thing one of them puts on `results` (rank 0's
+    figures); a process that exits with an error, or nothing within `deadline_s`, ends the
+    benchmark with a message saying which. Every process is joined or killed on the way out."""
+    import queue
+    import socket
+
+    import torch.multiprocessing as mp
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=target, args=(rank, port, *args, results)) for rank in range(world)]
+    for p in procs:
+        p.start()
+    end = time.monotonic() + deadline_s
+    try:
+        while time.monotonic() < end:
+            try:
+                return results.get(timeout=1.0)
+            except queue.Empty:
+                if any(p.exitcode not in (None, 0) for p in procs):
+                    raise SystemExit(f"a benchmark process failed (exit codes {[p.exitcode for p in procs]})") from None
+        raise SystemExit(f"the benchmark processes reported nothing within {deadline_s:g} s")
+    finally:
+        for p in procs:
+            p.join(timeout=60)
+            if p.is_alive():
+                p.kill()

@@ -24,16 +24,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import sys
-import time
 from pathlib import Path
 
 if __name__ == "__main__":  # one BLAS thread per device
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
 import numpy as np  # noqa: E402
-from bench_common import Record, cpu_name  # noqa: E402
+from bench_common import Record, cpu_name, spawn_ranks, time_rounds  # noqa: E402
 
 import loom  # noqa: E402
 from loom.frontend.placement import mpmd_program  # noqa: E402
@@ -71,49 +69,11 @@ def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
                                                                                            timeout=300))
                for p, prog in programs.items()}
         fns[SINGLE] = (lambda: single(tree, *data)) if rank == 0 else (lambda: None)
-        times: dict[str, list[float]] = {name: [] for name in fns}
-        for fn in fns.values():  # warm-up
-            communicator().barrier()
-            fn()
-        for _ in range(args.rounds):
-            for name, fn in fns.items():
-                communicator().barrier()
-                t0 = time.perf_counter()
-                fn()
-                communicator().barrier()
-                times[name].append(time.perf_counter() - t0)
+        times = time_rounds(fns, args.rounds, communicator().barrier)
         if rank == 0:
             results.put(times)
     finally:
         loom.distributed.shutdown()
-
-
-def run_processes(args: argparse.Namespace) -> dict[str, list[float]]:
-    import socket
-
-    import torch.multiprocessing as mp
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    procs = [ctx.Process(target=_process, args=(r, port, args, results)) for r in range(2)]
-    for p in procs:
-        p.start()
-    end = time.monotonic() + args.deadline
-    try:
-        while time.monotonic() < end:
-            try:
-                return results.get(timeout=1.0)
-            except queue.Empty:
-                if any(p.exitcode not in (None, 0) for p in procs):
-                    raise SystemExit(f"a benchmark process failed (exit codes {[p.exitcode for p in procs]})") from None
-        raise SystemExit(f"the benchmark processes reported nothing within {args.deadline:g} s")
-    finally:
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():
-                p.kill()
 
 
 def main() -> None:
@@ -145,7 +105,7 @@ def main() -> None:
         "layers": 2, "inputs": args.inputs, "hidden": args.hidden, "outputs": args.outputs, "batch": args.batch,
         "iterations": args.max_len, "tokens": tokens, "rounds": args.rounds, "parallel_iterations": args.parallel})
     case, many = "2 gloo processes vs one process", f"2 processes, parallel_iterations={args.parallel}"
-    times = run_processes(args)
+    times = spawn_ranks(_process, 2, (args,), args.deadline)
     record.add_all(case, {name: times[name] for name in (SINGLE, ONE, many)})
     for name in (SINGLE, ONE, many):
         ts = times[name]

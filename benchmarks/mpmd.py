@@ -34,16 +34,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import sys
-import time
 from pathlib import Path
 
 if __name__ == "__main__":  # one BLAS thread per device
     os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
 import numpy as np  # noqa: E402
-from bench_common import Record, cpu_name  # noqa: E402
+from bench_common import Record, cpu_name, spawn_ranks, time_rounds  # noqa: E402
 
 import loom  # noqa: E402
 import loom.numpy as lnp  # noqa: E402
@@ -87,19 +85,7 @@ def bare_pair(rank: int, messages: int) -> None:
             dist.irecv(predicate, 0, tag=1).wait()
 
 
-def time_rounds(fns: dict, rounds: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for fn in fns.values():
-        fn()  # warm-up
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
-    return times
-
-
-def _process(rank: int, world: int, port: int, steps: int, parallel: int, rounds: int, trips: int,
+def _process(rank: int, port: int, steps: int, parallel: int, rounds: int, trips: int,
              results) -> None:
     import torch
 
@@ -108,56 +94,18 @@ def _process(rank: int, world: int, port: int, steps: int, parallel: int, rounds
     torch.set_num_threads(1)
     w1, w2, xs = inputs(WIDTH, steps, 0, BATCH)
     length, n = np.int32(steps), np.int32(trips)
-    loom.distributed.initialize(f"127.0.0.1:{port}", world, rank, timeout_s=120)
+    loom.distributed.initialize(f"127.0.0.1:{port}", 2, rank, timeout_s=120)
     try:
         programs = {p: mpmd_program(two_stages, w1, w2, xs, length, parallel_iterations=p) for p in (1, parallel)}
         controls = {p: mpmd_program(empty_loop, n, parallel_iterations=p) for p in (1, parallel)}
         fns = {p: (lambda prog=prog: prog.run_process(w1, w2, xs, length, timeout=120)) for p, prog in programs.items()}
         fns |= {("control", p): (lambda prog=prog: prog.run_process(n, timeout=120)) for p, prog in controls.items()}
         fns["bare"] = lambda: bare_pair(rank, trips + 1)  # the loop sends trips + 1 predicates, the last one false
-        times = {}
-        for p, fn in fns.items():
-            fn()
-            times[p] = []
-        for _ in range(rounds):
-            for p, fn in fns.items():
-                communicator().barrier()
-                t0 = time.perf_counter()
-                fn()
-                communicator().barrier()
-                times[p].append(time.perf_counter() - t0)
+        times = time_rounds(fns, rounds, communicator().barrier)
         if rank == 0:
             results.put(times)
     finally:
         loom.distributed.shutdown()
-
-
-def run_processes(steps: int, parallel: int, rounds: int, trips: int) -> dict:
-    import socket
-
-    import torch.multiprocessing as mp
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    procs = [ctx.Process(target=_process, args=(r, 2, port, steps, parallel, rounds, trips, results)) for r in range(2)]
-    for p in procs:
-        p.start()
-    end = time.monotonic() + 600
-    try:
-        while time.monotonic() < end:
-            try:
-                return results.get(timeout=1.0)
-            except queue.Empty:
-                if any(p.exitcode not in (None, 0) for p in procs):
-                    raise SystemExit(f"a benchmark process failed (exit codes {[p.exitcode for p in procs]})") from None
-        raise SystemExit("the benchmark processes reported nothing within 600 s")
-    finally:
-        for p in procs:
-            p.join(timeout=60)
-            if p.is_alive():
-                p.kill()
 
 
 def main() -> None:
@@ -205,7 +153,7 @@ def main() -> None:
               f"vs single device: {record.ratio(case, many, peer):.2f}x")
     if not args.no_processes:
         case = "2 gloo processes (point-to-point transfers)"
-        by_p = run_processes(args.steps, args.parallel, args.rounds, args.control_trips)
+        by_p = spawn_ranks(_process, 2, (args.steps, args.parallel, args.rounds, args.control_trips), 600)
         record.add(case, one, by_p[1])
         record.add(case, many, by_p[args.parallel])
         record.add(case, peer, times[peer])  # the peer is the same single-device run
