@@ -24,6 +24,12 @@ along axis a (N = prod n_a); each axis is a ring whose links carry data both way
   bandwidth: every device issues the permute at once); the op's time is its slowest pair's.
 - switch: each device has one link of W per direction to a crossbar; ring algorithms over it,
   (N - 1) steps of latency, V·(N-1)/N / W for all_gather / reduce_scatter.
+- shared: one medium of W in all (a bus; a loopback metered by one token bucket). Every transfer
+  crosses it: a permute's pairs all share it (load = the pairs that move data), and a collective
+  over groups of N moves every group's whole traffic through it: (N - 1) steps of latency,
+  V·(N-1)·groups / W (each of the N devices receives V·(N-1)/N; all_to_all and broadcast alike).
+- cores (`core_share`): N devices running in step on C < N shared cores each get C/N of a core,
+  so every op that computes takes N/C of its time alone.
 """
 
 from __future__ import annotations
@@ -127,7 +133,7 @@ def roofline_time(flops: float, nbytes: float, machine: Machine) -> float:
 def group_axes(group: Sequence[int], machine: Machine) -> list[int]:
     """How many devices of `group` lie along each axis of the machine's torus (device d at the
     row-major coordinate of d in topology_shape); a switch or a ring: [len(group)]."""
-    if machine.topology == "switch" or len(group) <= 1:
+    if machine.topology in ("switch", "shared") or len(group) <= 1:
         return [len(group)]
     shape = torus_shape(machine, max(group))
     coords = np.array(np.unravel_index(np.asarray(group), shape)).T
@@ -142,8 +148,9 @@ def compact_axes(group_size: int, machine: Machine) -> list[int]:
 
 @functools.lru_cache(maxsize=1 << 16)
 def hops(source: int, target: int, machine: Machine) -> int:
-    """Links between two devices: 1 through a switch, the torus (wraparound) distance otherwise."""
-    if machine.topology == "switch" or source == target:
+    """Links between two devices: 1 through a switch or the shared medium, the torus (wraparound)
+    distance otherwise."""
+    if machine.topology in ("switch", "shared") or source == target:
         return int(source != target)
     shape = torus_shape(machine, max(source, target))
     a, b = np.unravel_index(source, shape), np.unravel_index(target, shape)
@@ -161,9 +168,11 @@ def route(source: int, target: int, machine: Machine) -> tuple[tuple[int, int, i
     """The directed links (device, axis, +1 / -1) a transfer crosses: through a switch, the
     source's uplink and the target's downlink (axis 0, +1 and -1); on a ring or torus, dimension
     order routing: axis by axis, first to last, the shorter way around each (the + way at a tie),
-    each link named by the device it leaves."""
+    each link named by the device it leaves; on a shared medium, the medium (0, 0, 0)."""
     if source == target:
         return ()
+    if machine.topology == "shared":
+        return ((0, 0, 0),)
     if machine.topology == "switch":
         return ((source, 0, 1), (target, 0, -1))
     shape = torus_shape(machine, max(source, target))
@@ -204,6 +213,9 @@ def collective_time_on(kind: str, nbytes: float, axes: Sequence[int], machine: M
         return 0.0
     if kind == "all_reduce":
         return 2 * collective_time_on("all_gather", nbytes, axes, machine)
+    if machine.topology == "shared":
+        steps = {"all_to_all": 1}.get(kind, n - 1)
+        return steps * lat + nbytes * (n - 1) / w
     if machine.topology == "switch":
         steps = {"all_to_all": 1, "collective_broadcast": n - 1}.get(kind, n - 1)
         return steps * lat + nbytes * (n - 1) / n / w
@@ -254,7 +266,19 @@ def op_time(op: Operation, machine: Machine, num_partitions: int = 1) -> float:
         loads = permute_loads(groups, machine)
         return max((collective_time_on(kind, nbytes, [2], machine, hops(s, t, machine), loads[s]) for s, t in groups),
                    default=0.0)
-    return collective_time_on(kind, nbytes, group_axes(groups[0], machine), machine)
+    return collective_time_on(kind, shared_bytes(nbytes, groups, machine), group_axes(groups[0], machine), machine)
+
+
+def shared_bytes(nbytes: float, groups: Sequence[Sequence[int]], machine: Machine) -> float:
+    """The bytes per device a collective over `groups` is priced for: on a shared medium every
+    group's traffic crosses it at once, elsewhere a group's links are its own."""
+    return nbytes * len(groups) if machine.topology == "shared" else nbytes
+
+
+def core_share(machine: Machine, devices: int) -> float:
+    """How many times longer an op that computes takes when `devices` run it at once on the
+    machine's shared cores (1 with a core per device)."""
+    return max(1.0, devices / machine.cores) if machine.cores else 1.0
 
 
 @dataclass(frozen=True)
@@ -410,6 +434,6 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
 
 
 __all__ = ["COLLECTIVES", "Decision", "closed_form_decision", "collective_matmul_decision", "collective_of",
-           "collective_time", "collective_time_on", "group_axes", "hops", "op_bytes", "op_flops", "op_time",
-           "permute_loads", "ring_positions", "route", "roofline_time", "tensor_bytes", "torus_shape",
-           "windowed_einsum_decision"]
+           "collective_time", "collective_time_on", "core_share", "group_axes", "hops", "op_bytes", "op_flops",
+           "op_time", "permute_loads", "ring_positions", "route", "roofline_time", "shared_bytes", "tensor_bytes",
+           "torus_shape", "windowed_einsum_decision"]

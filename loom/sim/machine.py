@@ -9,18 +9,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-TOPOLOGIES = ("ring", "torus2d", "torus3d", "switch")
+TOPOLOGIES = ("ring", "torus2d", "torus3d", "switch", "shared")
 
 
 @dataclass(frozen=True)
 class Machine:
     """`peak_flops`: FLOP/s of one device for the dtype used; `memory_bandwidth`: B/s of its
     memory; `link_bandwidth`: B/s per direction of one link; `link_latency`: s per hop;
-    `topology`: "ring", "torus2d", "torus3d" (wraparound on every axis) or "switch" (every device
-    one link from a crossbar); `topology_shape`: the torus's (or ring's) extent per axis;
-    `op_overhead`: seconds every executed op that computes or moves memory costs on top of its
-    roofline (an executor's dispatch: 0 for the presets' asynchronously launched kernels, about
-    the cost of one small numpy call for loom's CPU executors)."""
+    `topology`: "ring", "torus2d", "torus3d" (wraparound on every axis), "switch" (every device
+    one link from a crossbar) or "shared" (one medium of `link_bandwidth` in all, like a bus or a
+    metered loopback: every transfer in flight, of every device, shares it); `topology_shape`: the
+    torus's (or ring's) extent per axis; `op_overhead`: seconds every executed op that computes
+    or moves memory costs on top of its roofline (an executor's dispatch: 0 for the presets'
+    asynchronously launched kernels, about the cost of one small numpy call for loom's CPU
+    executors); `cores`: the processors the devices' compute shares (0: one per device; N
+    processes on C < N cores time-slice, and `peak_flops`, `memory_bandwidth` and `op_overhead`
+    are then one process's running alone on a core)."""
 
     name: str
     peak_flops: float
@@ -30,6 +34,7 @@ class Machine:
     topology: str = "ring"
     topology_shape: tuple[int, ...] = ()
     op_overhead: float = 0.0
+    cores: int = 0
 
     def __post_init__(self) -> None:
         if self.topology not in TOPOLOGIES:
@@ -37,7 +42,7 @@ class Machine:
         for field in ("peak_flops", "memory_bandwidth", "link_bandwidth"):
             if not getattr(self, field) > 0:
                 raise ValueError(f"Machine {self.name!r}: {field} must be positive, got {getattr(self, field)}")
-        for field in ("link_latency", "op_overhead"):
+        for field in ("link_latency", "op_overhead", "cores"):
             if getattr(self, field) < 0:
                 raise ValueError(f"Machine {self.name!r}: {field} must be >= 0, got {getattr(self, field)}")
         object.__setattr__(self, "topology_shape", tuple(int(s) for s in self.topology_shape))

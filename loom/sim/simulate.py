@@ -22,6 +22,13 @@ axis, all drawn on the direction's lane).
   source's uplink and the target's downlink. Transfers of different ops on different devices do
   not contend, and the synchronous collectives are priced alone (cost's ring and torus
   algorithms on their group's axes).
+- A shared medium (topology "shared"): a device's transfers all take one lane, "link", and each
+  is priced with every device's traffic of its op on the medium (cost's "shared"), so with every
+  device running the same ops in step, k transfers in flight on each device share the medium as
+  k · devices transfers would.
+- Shared cores (`Machine.cores` C below the partitions N): the devices run in step, so each
+  computes while the others do, and every op on the compute lane takes N/C of its time
+  (cost.core_share); a transfer is assumed to need no core.
 - `stablehlo.while` runs its condition and body once per iteration, the trip count read from
   constant bounds (an induction variable compared against a constant, started from a constant,
   stepped by a constant); `stablehlo.case` / `stablehlo.if` take their slowest branch;
@@ -46,12 +53,14 @@ from loom.ir.diagnostics import VerifyError
 from loom.sim.cost import (
     collective_of,
     collective_time_on,
+    core_share,
     group_axes,
     hops,
     op_flops,
     op_time,
     permute_loads,
     route,
+    shared_bytes,
     torus_shape,
 )
 from loom.sim.machine import Machine
@@ -202,7 +211,7 @@ class _Device:
         elif name in ("comm.collective_permute_start", "comm.all_gather_start"):
             if name == "comm.all_gather_start":  # both directions of every torus axis its group spans
                 latency, work = 0.0, self.collective(op)
-                keys = [(lane, axis) for lane in ("link+", "link-") for axis in self.group_axes(op)]
+                keys = [(lane, axis) for lane in self.lanes() for axis in self.group_axes(op)]
             else:
                 (latency, work), key = self.permute(op)
                 keys = [key]
@@ -225,7 +234,7 @@ class _Device:
                 (latency, work), key = self.permute(op)
                 seconds, lanes = latency + work, [key[0]]
             else:
-                seconds, lanes = self.collective(op), ["link+", "link-"]
+                seconds, lanes = self.collective(op), self.lanes()
             held = [link for key, link in self.links.items() if key[0] in lanes]  # every axis: it waits for all
             start = max([self.clock, *(link.free() for link in held)])
             self.clock = start + seconds
@@ -238,7 +247,7 @@ class _Device:
         else:
             key = id(op)
             if key not in self.cache:
-                self.cache[key] = op_time(op, self.machine)
+                self.cache[key] = op_time(op, self.machine) * core_share(self.machine, self.num_partitions)
             seconds = self.cache[key]
             self.span("compute", op, self.clock, self.clock + seconds)
             self.clock += seconds
@@ -254,18 +263,23 @@ class _Device:
             self.cache[key] = _permute_routes(op, self.machine)
         return self.cache[key].get(self.device, ((0.0, 0.0), ("link+", 0)))
 
+    def lanes(self) -> list[str]:
+        """The link lanes a collective holds: both directions, or the shared medium."""
+        return ["link"] if self.machine.topology == "shared" else ["link+", "link-"]
+
     def group(self, op: Operation) -> list[int]:
         groups = collective_of(op, self.num_partitions)[2]
         return next((g for g in groups if self.device in g), groups[0])
 
     def collective(self, op: Operation) -> float:
-        kind, nbytes, _ = collective_of(op, self.num_partitions)
-        return collective_time_on(kind, nbytes, group_axes(self.group(op), self.machine), self.machine)
+        kind, nbytes, groups = collective_of(op, self.num_partitions)
+        return collective_time_on(kind, shared_bytes(nbytes, groups, self.machine),
+                                  group_axes(self.group(op), self.machine), self.machine)
 
     def group_axes(self, op: Operation) -> list[int]:
         """The torus axes this device's group of `op` spans (axis 0 of a switch or a ring)."""
         group = self.group(op)
-        if self.machine.topology == "switch" or len(group) <= 1:
+        if self.machine.topology in ("switch", "shared") or len(group) <= 1:
             return [0]
         coords = np.array(np.unravel_index(np.asarray(group), torus_shape(self.machine, max(group))))
         return [a for a in range(len(coords)) if len(set(coords[a].tolist())) > 1]
@@ -315,7 +329,8 @@ def _permute_routes(op: Operation, machine: Machine) -> dict[int, tuple[tuple[fl
         latency = far * machine.link_latency
         work = collective_time_on("collective_permute", nbytes, [2], machine, far, loads[s]) - latency
         axis = next(iter(route(s, t, machine)), (0, 0, 0))[1]
-        routes[s] = ((latency, work), ("link+" if ahead <= len(ring) // 2 else "link-", axis))
+        lane = "link" if machine.topology == "shared" else "link+" if ahead <= len(ring) // 2 else "link-"
+        routes[s] = ((latency, work), (lane, axis))
     return routes
 
 
