@@ -40,7 +40,6 @@ import argparse
 import datetime
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,10 +53,11 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import RESULTS, Record, fmt, load_average  # noqa: E402
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+from bench_common import RESULTS, Record, fmt, load_average, spawn_ranks  # noqa: E402
 
 SHOWN = ("undecomposed", "decomposed + scheduled")  # the programs --plot draws
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 # The activations' sizes; the MLP's width (ffn) is chosen on the processes, from a measurement of
 # the link and of a dot, so that the communication takes `--comm-ratio` of the compute (the time a
@@ -88,7 +88,9 @@ def mlp_program(world: int, seq: int, hidden: int, ffn: int) -> Any:
 
 
 PIPELINES = {"undecomposed": "", "decomposed, synchronous": "decompose-collective-matmul{mode=on}",
-             "decomposed + scheduled": "decompose-collective-matmul{mode=on},schedule-latency-hiding"}
+             "decomposed + scheduled": "decompose-collective-matmul{mode=on},schedule-latency-hiding",
+             "decomposed two-way + scheduled":
+                 "decompose-collective-matmul{mode=on bidirectional=true},schedule-latency-hiding"}
 
 
 def variants(world: int, sizes: dict[str, int]) -> dict[str, Any]:
@@ -123,13 +125,11 @@ def _timed(comm: Any, fn: Any, steps: int) -> list[float]:
     return times
 
 
-def worker(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool,
-           results: Any) -> None:
-    try:
-        results.put((rank, measure(rank, world, port, sizes, steps, ratio, traced)))
-    except BaseException as e:  # noqa: BLE001 - reported to the parent
-        import traceback
-        results.put((rank, {"error": f"{type(e).__name__}: {e}\n{traceback.format_exc()}"}))
+def _process(rank: int, port: int, world: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool,
+             results: Any) -> None:
+    out = measure(rank, world, port, sizes, steps, ratio, traced)  # every rank gathers every rank's figures
+    if rank == 0:
+        results.put(out)
 
 
 def mlp_compute() -> Any:
@@ -189,13 +189,20 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     times["permute shard"] = _timed(comm, lambda: comm.collective_permute(rank, args[0], ring), steps)
     tiny = np.ones(1, np.float32)
     times["permute 4 bytes"] = _timed(comm, lambda: comm.collective_permute(rank, tiny, ring), steps)
-    # the machine, by loom.sim.calibrate, every rank at once (as they compute in the programs)
-    calibration = {}
-    for what, measure_it in (("peak_flops", lambda: calibrate.measure_compute(n=1024)),
-                             ("memory_bandwidth", lambda: calibrate.measure_memory(nbytes=64 << 20)),
-                             ("op_overhead", calibrate.measure_op_overhead)):
+    # the machine, by loom.sim.calibrate: each rank alone on the cores (the others waiting at the
+    # barrier: the figures of one process on a core, which the simulator shares among the ranks)
+    # and every rank at once (how much slower the ranks compute together: the sharing, measured)
+    calibration: dict[str, dict[str, float]] = {"alone": {}, "together": {}}
+    probes = (("peak_flops", lambda: calibrate.measure_compute(n=1024)),
+              ("memory_bandwidth", lambda: calibrate.measure_memory(nbytes=64 << 20)),
+              ("op_overhead", calibrate.measure_op_overhead))
+    for what, measure_it in probes:
+        for turn in range(world):
+            comm.barrier()
+            if turn == rank:
+                calibration["alone"][what] = measure_it()
         comm.barrier()
-        calibration[what] = measure_it()
+        calibration["together"][what] = measure_it()
     # one more step of each shown program with the communicator recording its spans (every
     # process reads the same monotonic clock: rank 0's reading is the origin)
     traces = {}
@@ -210,61 +217,50 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
         traces[name] = [(d, lane, sp.name, sp.start, sp.end) for d in timeline.devices() for lane in timeline.lanes(d)
                         for sp in timeline.spans(d, lane)]
     everyone = comm.all_gather_object((times, traces, calibration), "gathering the timings")
+    threads = threads_per_process()
     shutdown()
     # a step takes as long as its slowest rank
     steps_max = {name: [max(r[name][i] for r, _, _ in everyone) for i in range(len(times[name]))] for name in times}
     spans = {name: [sp for _, t, _ in everyone for sp in t[name]] for name in traces}
     # the slowest rank's figures: a step waits for it
-    machine = {k: min(c[k] for _, _, c in everyone) for k in ("peak_flops", "memory_bandwidth")}
-    machine["op_overhead"] = max(c["op_overhead"] for _, _, c in everyone)
-    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans, "calibration": machine}
+    machine = {how: {k: min(c[how][k] for _, _, c in everyone) for k in ("peak_flops", "memory_bandwidth")}
+               | {"op_overhead": max(c[how]["op_overhead"] for _, _, c in everyone)} for how in calibration}
+    return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans, "calibration": machine,
+            "threads": threads}
+
+
+def threads_per_process() -> dict[str, Any]:
+    """The intra-op threads this process computes with (torch's, and numpy's BLAS pools): one each,
+    so that N processes on C cores time-slice N threads, not N times the cores."""
+    import torch
+    try:
+        from threadpoolctl import threadpool_info
+        pools = {f"{p['internal_api']} ({p['user_api']})": p["num_threads"] for p in threadpool_info()}
+    except ImportError:
+        pools = {"numpy's BLAS": f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}"}
+    return {"torch": torch.get_num_threads(), **pools}
 
 
 def launch(world: int, sizes: dict[str, int], steps: int, ratio: float, traced: bool) -> dict[str, Any]:
-    import torch.multiprocessing as mp
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    procs = [ctx.Process(target=worker, args=(r, world, port, sizes, steps, ratio, traced, results), daemon=True)
-             for r in range(world)]
-    for p in procs:
-        p.start()
-    outcomes: dict[int, Any] = {}
-    deadline = time.monotonic() + 1800
-    try:
-        while len(outcomes) < world and time.monotonic() < deadline:
-            try:
-                rank, out = results.get(timeout=5)
-                outcomes[rank] = out
-            except Exception:
-                if all(not p.is_alive() for p in procs):
-                    break
-    finally:
-        for p in procs:
-            p.join(timeout=30)
-            if p.is_alive():
-                p.kill()
-    errors = {r: o["error"] for r, o in outcomes.items() if "error" in o}
-    if errors or len(outcomes) < world:
-        raise RuntimeError(f"{world} processes: ranks failed or did not report: {errors or sorted(outcomes)}")
-    return outcomes[0]
+    return spawn_ranks(_process, world, (world, sizes, steps, ratio, traced), deadline_s=1800)
 
 
 # The simulator -------------------------------------------------------------------------------------
 
 def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any]) -> Any:
-    """This machine as the processes measured it: compute, memory and per-op overhead by
-    loom.sim.calibrate; the link from the ring permutes (every rank sending at once, as in the
-    programs: the tbf bucket is shared by all of them)."""
+    """This rig as the processes measured it: `world` processes sharing this machine's cores
+    (compute, memory and per-op overhead of one process alone, by loom.sim.calibrate) and one
+    metered medium, the loopback's tbf bucket, which every transfer in flight shares: its
+    bandwidth is the ring permute's (every rank sending a shard at once) world · shard bytes over
+    its time past the latency (the 4-byte permute's)."""
     from loom.sim.machine import Machine
     times = out["times"]
-    shard_bytes = sizes["seq"] // world * sizes["hidden"] * 4
+    moved = world * sizes["seq"] // world * sizes["hidden"] * 4
     latency = statistics.median(times["permute 4 bytes"])
-    per_byte = max(statistics.median(times["permute shard"]) - latency, 1e-9) / shard_bytes
-    return Machine(name=f"this machine, {world} processes (calibrated)", link_bandwidth=1.0 / per_byte,
-                   link_latency=latency, topology="ring", topology_shape=(world,), **out["calibration"])
+    bandwidth = moved / max(statistics.median(times["permute shard"]) - latency, 1e-9)
+    return Machine(name=f"this machine, {world} processes on {CORES} cores (calibrated)", link_bandwidth=bandwidth,
+                   link_latency=latency, topology="shared", topology_shape=(world,), cores=CORES,
+                   **out["calibration"]["alone"])
 
 
 # The plot ------------------------------------------------------------------------------------------
@@ -287,7 +283,7 @@ def plot(world: int, traces: dict[str, list[tuple]], path: Path) -> Path | None:
         print("--plot needs matplotlib (pip install matplotlib) for the PNG; wrote the Chrome traces only")
         return None
     fig, axes = plt.subplots(len(timelines), 1, figsize=(12, 1.2 + 0.9 * world * len(timelines)), sharex=True)
-    colors = {"compute": "tab:blue", "link+": "tab:orange", "link-": "tab:green"}
+    colors = {"compute": "tab:blue", "link+": "tab:orange", "link-": "tab:green", "link": "tab:orange"}
     for ax, (name, tl) in zip(axes, timelines.items()):
         labels = []
         for d in tl.devices():
@@ -336,21 +332,31 @@ def run(args: argparse.Namespace) -> int:
         compute, comm = statistics.median(times["compute"]), statistics.median(times["communication"])
         ideal = max(compute, comm)
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
+        two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
         machine = calibrated_machine(world, sizes, out)
         programs = variants(world, sizes)
         sim = {name: simulate(programs[name], machine).step_time for name in programs}
-        predictions[case] = {"machine": machine.__dict__ | {"topology_shape": list(machine.topology_shape)},
-                             "predicted_step": sim}
-        derived[case] = {"sizes": sizes, "speedup": speedup, "compute": compute, "communication": comm,
+        alone, together = out["calibration"]["alone"], out["calibration"]["together"]
+        predictions[case] = {"machine": machine.to_json(), "predicted_step": sim,
+                             "calibration_every_rank_at_once": together}
+        derived[case] = {"sizes": sizes, "speedup": speedup, "speedup_two_way": two_way, "compute": compute,
+                         "communication": comm,
                          "max_compute_communication": ideal, "decomposed_over_max": after / ideal,
                          "simulator_error_undecomposed": sim["undecomposed"] / before - 1,
                          "simulator_error_decomposed": sim["decomposed + scheduled"] / after - 1,
-                         "max_abs_difference": out["max_abs_difference"]}
-        print(f"\n{case} ({sizes}, {steps} steps; load {load_average():.1f})")
+                         "max_abs_difference": out["max_abs_difference"], "threads": out["threads"],
+                         "compute_sharing_measured": alone["peak_flops"] / together["peak_flops"]}
+        print(f"\n{case} on {CORES} cores ({sizes}, {steps} steps; load {load_average():.1f}; "
+              f"intra-op threads per process {out['threads']})")
         for name, ts in times.items():
             print(f"  {name:26s} median {fmt(statistics.median(ts)):>10s}  [{fmt(min(ts))} .. {fmt(max(ts))}]")
-        print(f"  speedup {speedup:.2f}x; decomposed / max(compute, communication) = {after / ideal:.2f}")
-        for name in ("undecomposed", "decomposed + scheduled"):
+        print(f"  speedup {speedup:.2f}x (two-way {two_way:.2f}x); "
+              f"decomposed / max(compute, communication) = {after / ideal:.2f}")
+        print(f"  calibrated: {machine.peak_flops:.3g} FLOP/s a process alone, "
+              f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
+              f"slower; the simulator's sharing: {max(1.0, world / CORES):.2f}x); the medium "
+              f"{machine.link_bandwidth / 1e6:.0f} MB/s, latency {fmt(machine.link_latency)}")
+        for name in programs:
             m = statistics.median(times[name])
             print(f"  simulator: {name} {fmt(sim[name])} (measured {fmt(m)}, {100 * (sim[name] / m - 1):+.0f}%)")
         print(f"  values: largest |decomposed - undecomposed| = {out['max_abs_difference']}")
