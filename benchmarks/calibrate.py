@@ -10,90 +10,51 @@ What is measured (loom.sim.calibrate's functions, in this process and in two spa
 - op_overhead: one small numpy call (what an executor making one array call per op pays per op);
 - link_latency and link_bandwidth: two processes joined by torch.distributed (gloo, 127.0.0.1)
   ping-pong a tensor: half the median round trip of a small message is the latency, a large one
-  gives the bandwidth. Every wait is bounded; a process that does not report in time is named.
-The machine is described as a `switch` (each process one link to the kernel's loopback). Its
-peer, side by side in the output, is the h200 preset the pass prices by default.
+  gives the bandwidth. The processes are bench_common.spawn_ranks': every wait is bounded, and a
+  process that fails or does not report in time ends the run saying so.
+The machine is described as a `switch` (each process one link to the kernel's loopback) whose
+processes share this machine's cores (`cores`: the CPUs this process may run on; the compute
+figures are one process's alone). Its peer, side by side in the output, is the h200 preset the
+pass prices by default.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import multiprocessing as mp
 import os
-import queue
 import socket
 import sys
-import time
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench_common import Record  # noqa: E402
+from bench_common import Record, spawn_ranks  # noqa: E402
 
 from loom.sim.calibrate import MIB, measure_compute, measure_link, measure_memory, measure_op_overhead  # noqa: E402
 from loom.sim.machine import Machine  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _link_worker(rank: int, port: int, large_bytes: int, repeats: int, timeout: float, results: Any) -> None:
+    import torch
+    import torch.distributed as dist
 
-
-def _link_worker(rank: int, port: int, large_bytes: int, repeats: int, timeout: float, results: mp.Queue) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
+                            timeout=datetime.timedelta(seconds=timeout))
     try:
-        import torch
-        import torch.distributed as dist
-
-        torch.set_num_threads(1)
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
-                                timeout=datetime.timedelta(seconds=timeout))
-        try:
-            latency, bandwidth = measure_link(dist.group.WORLD, large_bytes=large_bytes, repeats=repeats,
-                                              timeout=timeout)
-        finally:
-            dist.destroy_process_group()
-        results.put((rank, "ok", latency, bandwidth))
-    except Exception as err:  # reported to the parent, which names the rank
-        results.put((rank, "error", repr(err), None))
+        figures = measure_link(dist.group.WORLD, large_bytes=large_bytes, repeats=repeats, timeout=timeout)
+    finally:
+        dist.destroy_process_group()
+    if rank == 0:
+        results.put(figures)
 
 
 def link_between_two_processes(large_bytes: int, repeats: int, timeout: float) -> tuple[float, float]:
-    """(latency, bandwidth) as rank 0 measured it; every wait bounded by `timeout`."""
-    ctx = mp.get_context("spawn")
-    results: mp.Queue = ctx.Queue()
-    port = _free_port()
-    procs = [ctx.Process(target=_link_worker, args=(r, port, large_bytes, repeats, timeout, results), daemon=True)
-             for r in range(2)]
-    for p in procs:
-        p.start()
-    outcomes: dict[int, tuple] = {}
-    budget = 2 * timeout + 60  # start-up (importing torch) and the measurement
-    deadline = time.monotonic() + budget
-    try:
-        while len(outcomes) < 2 and time.monotonic() < deadline:
-            try:
-                rank, status, a, b = results.get(timeout=1.0)
-                outcomes[rank] = (status, a, b)
-            except queue.Empty:
-                dead = [r for r, p in enumerate(procs) if not p.is_alive() and r not in outcomes and p.exitcode]
-                if dead:
-                    code = procs[dead[0]].exitcode
-                    raise RuntimeError(f"calibrate: link rank {dead[0]} exited with code {code}") from None
-    finally:
-        for p in procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.terminate()
-                p.join(timeout=5)
-    missing = [r for r in range(2) if r not in outcomes]
-    if missing:
-        raise TimeoutError(f"calibrate: link rank {missing[0]} did not report within {budget:.0f} s")
-    for r, (status, a, _) in sorted(outcomes.items()):
-        if status != "ok":
-            raise RuntimeError(f"calibrate: link rank {r}: {a}")
-    return outcomes[0][1], outcomes[0][2]
+    """(latency, bandwidth) as rank 0 measured it; every wait bounded by `timeout`, the whole by
+    twice that and a minute (start-up: importing torch)."""
+    return spawn_ranks(_link_worker, 2, (large_bytes, repeats, timeout), deadline_s=2 * timeout + 60)
 
 
 def main() -> int:
@@ -108,7 +69,8 @@ def main() -> int:
     memory = measure_memory(mem, repeats=repeats)
     overhead = measure_op_overhead(repeats=repeats)
     latency, bandwidth = link_between_two_processes(large, repeats, opts.timeout)
-    machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,), op_overhead=overhead)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,), op_overhead=overhead, cores=cores)
     path = machine.save(opts.out)
     peer = Machine.preset("h200")
     print(f"{'':>18} {'this machine':>14} {'h200 preset':>14}")
