@@ -6,9 +6,10 @@ Per device: x (seq/N x hidden) is all-gathered along the sequence into the first
 hidden x ffn/N), gelu, the second matmul (w2, ffn/N x hidden), and the result reduce-scattered
 along the sequence. The programs: loom.shard_map -> loom.jit -> loom.sharding.partition, then
 `decompose-collective-matmul{mode=on}` and `schedule-latency-hiding` for the decomposed one (also
-reported: decomposed with synchronous permutes). Each of N processes (torch.multiprocessing, gloo
-on 127.0.0.1, one thread each) runs its partition; a step is timed from a barrier to its end, the
-step time is the slowest rank's. Also measured on the same processes: the compute alone (the
+reported: decomposed with synchronous permutes, and the two-way loops, `bidirectional=true`). Each
+of N processes (bench_common.spawn_ranks, gloo on 127.0.0.1, one intra-op thread each: torch's
+and numpy's BLAS pools, reported) runs its partition; a step is timed from a barrier to its end,
+the step time is the slowest rank's. Also measured on the same processes: the compute alone (the
 per-device MLP on gathered input), the communication alone (the all_gather and reduce_scatter),
 and the link (a ring permute of one shard, and of 4 bytes).
 
@@ -17,14 +18,15 @@ inside a private network namespace whose loopback is throttled:
 
     unshare -n sh -c 'ip link set lo up; tc qdisc add dev lo root tbf rate 2gbit burst 512kb latency 100ms; ...'
 
-Elsewhere it says what is missing and runs on the plain loopback. The loopback is one link shared
-by every process (tbf meters all its traffic), not a ring of independent links: the simulator is
-given the bandwidth one transfer gets while every rank sends at once, as measured.
+Elsewhere it says what is missing and runs on the plain loopback.
 
-Predictions: `loom.sim.simulate` of both programs on a Machine calibrated in the same processes,
-every rank at once: peak FLOP/s, memory bandwidth and per-op overhead by loom.sim.calibrate (a
-1024^3 matmul, a 64 MiB copy, small numpy calls), link bandwidth and latency from the timed ring
-permutes.
+Predictions: `loom.sim.simulate` of every program on a Machine describing the rig, calibrated in
+the same processes: N devices on this machine's C cores (`cores`: compute of ranks running at
+once shares them) and one medium, the loopback's tbf bucket, which meters every transfer in flight
+(topology "shared"). Peak FLOP/s, memory bandwidth and per-op overhead by loom.sim.calibrate (a
+1024^3 matmul, a 64 MiB copy, small numpy calls) on each rank alone (the slowest rank's; also
+measured every rank at once, and reported: the sharing other load adds shows there); the medium's
+bandwidth and latency from the timed ring permutes (N shards through the bucket at once).
 
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 10]
 
@@ -335,9 +337,14 @@ def run(args: argparse.Namespace) -> int:
         two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
         machine = calibrated_machine(world, sizes, out)
         programs = variants(world, sizes)
-        sim = {name: simulate(programs[name], machine).step_time for name in programs}
+        predicted = {name: simulate(programs[name], machine) for name in programs}
+        sim = {name: p.step_time for name, p in predicted.items()}
+        # which half of the model is off: the undecomposed program's compute and communication
+        # (synchronous: they add up) against the measured compute alone and communication alone
+        split = {"compute": predicted["undecomposed"].compute_time,
+                 "communication": predicted["undecomposed"].communication_time}
         alone, together = out["calibration"]["alone"], out["calibration"]["together"]
-        predictions[case] = {"machine": machine.to_json(), "predicted_step": sim,
+        predictions[case] = {"machine": machine.to_json(), "predicted_step": sim, "predicted_undecomposed": split,
                              "calibration_every_rank_at_once": together}
         derived[case] = {"sizes": sizes, "speedup": speedup, "speedup_two_way": two_way, "compute": compute,
                          "communication": comm,
@@ -356,6 +363,9 @@ def run(args: argparse.Namespace) -> int:
               f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
               f"slower; the simulator's sharing: {max(1.0, world / CORES):.2f}x); the medium "
               f"{machine.link_bandwidth / 1e6:.0f} MB/s, latency {fmt(machine.link_latency)}")
+        for name, t in split.items():
+            m = statistics.median(times[name])
+            print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
         for name in programs:
             m = statistics.median(times[name])
             print(f"  simulator: {name} {fmt(sim[name])} (measured {fmt(m)}, {100 * (sim[name] / m - 1):+.0f}%)")
