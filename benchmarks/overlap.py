@@ -117,13 +117,17 @@ def local_args(rank: int, world: int, seq: int, hidden: int, ffn: int) -> list[n
 
 # One process -----------------------------------------------------------------------------------
 
-def _timed(comm: Any, fn: Any, steps: int) -> list[float]:
+def _timed(comm: Any, fn: Any, steps: int, cpu: list[float] | None = None) -> list[float]:
+    """`steps` runs of `fn`, each from a barrier; `cpu` collects this process's CPU time (every
+    thread's) within each run."""
     times = []
     for _ in range(steps):
         comm.barrier()
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - t)
+        if cpu is not None:
+            cpu.append(time.process_time() - c)
     return times
 
 
@@ -188,7 +192,9 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
                                                    comm.reduce_scatter(rank, partial, group, 0, "sum")), steps)
     # the link: a ring permute of one shard (every rank sending), and of 4 bytes
     ring = [(p, (p + 1) % world) for p in range(world)]
-    times["permute shard"] = _timed(comm, lambda: comm.collective_permute(rank, args[0], ring), steps)
+    cpu: list[float] = []  # what a transfer takes of a core (the simulator assumes nothing)
+    times["permute shard"] = _timed(comm, lambda: comm.collective_permute(rank, args[0], ring), steps, cpu)
+    transfer_cpu = sum(cpu) / sum(times["permute shard"])
     tiny = np.ones(1, np.float32)
     times["permute 4 bytes"] = _timed(comm, lambda: comm.collective_permute(rank, tiny, ring), steps)
     # the machine, by loom.sim.calibrate: each rank alone on the cores (the others waiting at the
@@ -218,17 +224,17 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
         comm.barrier()  # the sends' completions are in
         traces[name] = [(d, lane, sp.name, sp.start, sp.end) for d in timeline.devices() for lane in timeline.lanes(d)
                         for sp in timeline.spans(d, lane)]
-    everyone = comm.all_gather_object((times, traces, calibration), "gathering the timings")
+    everyone = comm.all_gather_object((times, traces, calibration, transfer_cpu), "gathering the timings")
     threads = threads_per_process()
     shutdown()
     # a step takes as long as its slowest rank
-    steps_max = {name: [max(r[name][i] for r, _, _ in everyone) for i in range(len(times[name]))] for name in times}
-    spans = {name: [sp for _, t, _ in everyone for sp in t[name]] for name in traces}
+    steps_max = {name: [max(r[name][i] for r, *_ in everyone) for i in range(len(times[name]))] for name in times}
+    spans = {name: [sp for _, t, *_ in everyone for sp in t[name]] for name in traces}
     # the slowest rank's figures: a step waits for it
-    machine = {how: {k: min(c[how][k] for _, _, c in everyone) for k in ("peak_flops", "memory_bandwidth")}
-               | {"op_overhead": max(c[how]["op_overhead"] for _, _, c in everyone)} for how in calibration}
+    machine = {how: {k: min(c[how][k] for _, _, c, _ in everyone) for k in ("peak_flops", "memory_bandwidth")}
+               | {"op_overhead": max(c[how]["op_overhead"] for _, _, c, _ in everyone)} for how in calibration}
     return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans, "calibration": machine,
-            "threads": threads}
+            "threads": threads, "transfer_cpu_share": max(u for *_, u in everyone)}
 
 
 def threads_per_process() -> dict[str, Any]:
@@ -352,7 +358,8 @@ def run(args: argparse.Namespace) -> int:
                          "simulator_error_undecomposed": sim["undecomposed"] / before - 1,
                          "simulator_error_decomposed": sim["decomposed + scheduled"] / after - 1,
                          "max_abs_difference": out["max_abs_difference"], "threads": out["threads"],
-                         "compute_sharing_measured": alone["peak_flops"] / together["peak_flops"]}
+                         "compute_sharing_measured": alone["peak_flops"] / together["peak_flops"],
+                         "transfer_cpu_share": out["transfer_cpu_share"]}
         print(f"\n{case} on {CORES} cores ({sizes}, {steps} steps; load {load_average():.1f}; "
               f"intra-op threads per process {out['threads']})")
         for name, ts in times.items():
@@ -362,7 +369,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  calibrated: {machine.peak_flops:.3g} FLOP/s a process alone, "
               f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
               f"slower; the simulator's sharing: {max(1.0, world / CORES):.2f}x); the medium "
-              f"{machine.link_bandwidth / 1e6:.0f} MB/s, latency {fmt(machine.link_latency)}")
+              f"{machine.link_bandwidth / 1e6:.0f} MB/s, latency {fmt(machine.link_latency)}; a transfer keeps "
+              f"{100 * out['transfer_cpu_share']:.0f}% of a core busy per rank (the busiest; the simulator: none)")
         for name, t in split.items():
             m = statistics.median(times[name])
             print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
