@@ -230,8 +230,10 @@ def collective_time_on(kind: str, nbytes: float, axes: Sequence[int], machine: M
 def collective_time(kind: str, nbytes: float, group_size: int, machine: Machine) -> float:
     """The time of collective `kind` ("all_gather", "reduce_scatter", "all_reduce", "all_to_all",
     "collective_permute", "collective_broadcast") of `nbytes` per device over a compact group of
-    `group_size` devices (a permute: to a neighbour, one hop)."""
-    return collective_time_on(kind, nbytes, compact_axes(group_size, machine), machine)
+    `group_size` devices (a permute: each to a neighbour, one hop; on a shared medium all
+    `group_size` transfers share it)."""
+    load = group_size if machine.topology == "shared" and kind == "collective_permute" else 1
+    return collective_time_on(kind, nbytes, compact_axes(group_size, machine), machine, permute_load=load)
 
 
 def collective_of(op: Operation, num_partitions: int) -> tuple[str, float, list[list[int]]] | None:

@@ -12,7 +12,7 @@ import pytest
 
 import loom
 from loom.rewrite.pass_manager import PassManager
-from loom.sim.cost import collective_time_on, core_share, op_time, permute_loads, route
+from loom.sim.cost import collective_time_on, core_share, op_time, permute_loads, route, windowed_einsum_decision
 from loom.sim.machine import Machine
 from loom.sim.simulate import simulate
 
@@ -97,6 +97,18 @@ def test_a_ring_loop_moves_what_the_collective_it_replaces_moves():
     V = math.prod(gathered.shape) * 4
     assert simulate(before, machine).communication_time == pytest.approx((n - 1) * (LATENCY + V / BANDWIDTH))
     assert simulate(after, machine).communication_time == pytest.approx((n - 1) * (LATENCY + V / BANDWIDTH))
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_xlas_inequality_on_the_medium_prices_the_loop_as_the_collective(n):
+    """On one medium the loop's n - 1 ring steps move what the collective does (m = 1): with the
+    dot as long as the transfer and no latency, max(T_comp, T_comm) + T_comm·2/n."""
+    machine = _shared(n, link_latency=0.0)
+    full = 1 << 20
+    t_comm = full * (n - 1) / BANDWIDTH
+    d = windowed_einsum_decision("all_gather", t_comm * machine.peak_flops, full, n, machine)
+    assert d.t_before == pytest.approx(2 * t_comm) and d.t_after == pytest.approx(t_comm * (1 + 2 / n))
+    assert d.decompose == (n > 2)
 
 
 ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> tensor<128x128xf32> {
