@@ -331,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
     predictions, derived = {}, {}
     from loom.sim import simulate
     for world in args.worlds:
-        out = launch(world, table, steps, args.comm_ratio, args.plot)
+        out = launch(world, table, steps, args.comm_ratio or (world - 1) / world, args.plot)
         times, sizes = out["times"], out["sizes"]
         case = f"{world} processes"
         for name, ts in times.items():
@@ -391,8 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes, 3 steps")
     ap.add_argument("--plot", action="store_true", help="draw before / after timelines (matplotlib)")
     ap.add_argument("--worlds", type=int, nargs="+", default=[2, 4], choices=[2, 4])
-    ap.add_argument("--comm-ratio", type=float, default=0.5,
-                    help="communication / compute the MLP's width is chosen for (at 0.5 a 2-step ring hides all)")
+    ap.add_argument("--comm-ratio", type=float, default=0.0,
+                    help="communication / compute the MLP's width is chosen for (default (N - 1) / N on N "
+                         "processes: the ring loop overlaps N - 1 of its N dots with a transfer)")
     ap.add_argument("--ffn", type=int, default=0, help="the MLP's width (default: chosen by --comm-ratio)")
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--rate", default="2gbit", help="the loopback's tbf rate")
