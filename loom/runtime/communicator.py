@@ -122,6 +122,23 @@ def current() -> SPMDContext:
     return ctx
 
 
+def donated() -> bool:
+    """Whether the collective this thread calls may overwrite its operands: the program never
+    reads them again (`operands_donated`). A communicator then may reduce into an operand and
+    return it, where it would otherwise copy it first."""
+    return getattr(_LOCAL, "donated", False)
+
+
+@contextlib.contextmanager
+def operands_donated() -> Iterator[None]:
+    """Within the body, this thread's collectives may overwrite their operands (see `donated`)."""
+    _LOCAL.donated = True
+    try:
+        yield
+    finally:
+        _LOCAL.donated = False
+
+
 @contextlib.contextmanager
 def spmd_context(partition_id: int, communicator: Communicator) -> Iterator[SPMDContext]:
     """Run the body as partition `partition_id` of `communicator`'s partitions (per thread)."""

@@ -498,7 +498,10 @@ class TorchCommunicator:
         if op is None:
             return back(self._gather_reduce(x_np, group, reduction))
         pg = self._group(group)
-        out = self._result(x_np.shape, x_np.dtype, x_np)  # all_reduce writes in place: into the result
+        # all_reduce writes in place: into the operand when the program never reads it again
+        # (donated), else into a result array holding a copy of it
+        own = back is _same and communicator_module.donated() and x_np.flags.writeable and x_np.flags.c_contiguous
+        out = x_np if own else self._result(x_np.shape, x_np.dtype, x_np)
         t = self._tensor(out)
         self._run(group, lambda: dist.all_reduce(t, op=op, group=pg))
         return back(self._written(out, t))
@@ -783,10 +786,12 @@ class PartitionedProgram:
     """A partitioned (per-device) module ready to run on this process's partition. Made once per
     module: on creation every process checks (one `all_gather_object`) that all run the same
     program on the same mesh and as many partitions as processes; a mismatch raises on every rank,
-    naming the ranks that differ."""
+    naming the ranks that differ. `donate_argnums`: the arguments the caller gives up (see
+    `run_partitioned`); an all_reduce whose operand the program never reads again reduces into it
+    in place (`loom.runtime.executable.dead_operand_collectives`)."""
 
-    def __init__(self, module: Operation | str, executor: str = "compiled") -> None:
-        from loom.runtime.executable import compile as compile_module
+    def __init__(self, module: Operation | str, executor: str = "compiled", donate_argnums: Sequence[int] = ()) -> None:
+        from loom.runtime.executable import compile_partition
         self.module = _module(module)
         self.communicator = communicator()
         rank, world = self.communicator.rank, self.communicator.num_partitions
@@ -801,7 +806,7 @@ class PartitionedProgram:
                                    f"({'mhlo.num_partitions' if partitions is not None else 'its mesh'}) but "
                                    f"{world} processes run it; run one process per partition")
         self.mesh = mesh
-        self.fn = compile_module(self.module, executor=executor, partition=False)
+        self.fn = compile_partition(self.module, executor=executor, donate=donate_argnums)
 
     def __call__(self, local_args: Sequence[Any]) -> list[Any]:
         with spmd_context(self.communicator.rank, self.communicator):
@@ -873,14 +878,17 @@ def _mesh_text(mesh: Any) -> str:
 _PROGRAMS: dict[Any, PartitionedProgram] = {}
 
 
-def run_partitioned(module: Operation | str, local_args: Sequence[Any], executor: str = "compiled") -> list[Any]:
+def run_partitioned(module: Operation | str, local_args: Sequence[Any], executor: str = "compiled",
+                    donate_argnums: Sequence[int] = ()) -> list[Any]:
     """Run this process's partition (its rank) of a partitioned module on its local arguments; the
-    local results, as a list. The module is checked and compiled on its first run here (every
-    process must run it, see PartitionedProgram), then reused."""
-    key = (module if isinstance(module, str) else id(module), executor)
+    local results, as a list. `donate_argnums`: the arguments the caller gives up (it does not read
+    them again): results, an all_reduce's included, may be written into their memory. The module
+    is checked and compiled on its first run here (every process must run it, see
+    PartitionedProgram), then reused."""
+    key = (module if isinstance(module, str) else id(module), executor, tuple(donate_argnums))
     program = _PROGRAMS.get(key)
     if program is None or program.communicator is not _STATE.communicator:
-        program = _PROGRAMS[key] = PartitionedProgram(module, executor)
+        program = _PROGRAMS[key] = PartitionedProgram(module, executor, donate_argnums)
         if not isinstance(module, str):
             program.module = module  # keeps the id in the key alive
     return program(local_args)
