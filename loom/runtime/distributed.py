@@ -355,6 +355,7 @@ class TorchCommunicator:
         self.num_partitions = dist.get_world_size()
         self.rank = dist.get_rank()
         self.device = _STATE.device
+        self._on_cpu = self.device.type == "cpu"  # (read on every call: a torch.device's type is not free)
         self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
         self._spare: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
@@ -478,13 +479,13 @@ class TorchCommunicator:
     def _tensor(self, a: np.ndarray, filled: bool = True) -> Any:
         """`a` as a tensor on this process's device; on a GPU, an uninitialized one unless `filled`."""
         t = to_torch(a)
-        if self.device.type == "cpu":
+        if self._on_cpu:
             return t
         return t.to(self.device) if filled else t.new_empty(t.shape, device=self.device)
 
     def _written(self, out: np.ndarray, t: Any) -> np.ndarray:
         """`out` once torch has written `t` (its tensor): on a GPU, copied back."""
-        if t.device.type != "cpu":
+        if not self._on_cpu:
             to_torch(out).copy_(t)
         return out
 
