@@ -177,6 +177,9 @@ def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", ex
 
 # The collectives whose communicator methods reduce into a donated operand.
 IN_PLACE_COLLECTIVES = ("stablehlo.all_reduce",)
+_COLLECTIVES = frozenset({"stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
+                          "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
+                          "stablehlo.collective_reduce"})
 _NOT_OWNED = object()  # the root of memory the program does not own: a constant, a caller's argument
 
 
@@ -185,9 +188,10 @@ def dead_operand_collectives(module: Operation, entry: str = "main", donate: Seq
     never reads again, so the communicator may write the result into them: each operand, and every
     value that may share its memory (results of ops that are not known to make new arrays, as
     the compiled code's donation counts them), has no later use in its block, nested regions and
-    the return included; its memory was made by an op of that block (a fresh array), or is an
-    entry argument in `donate` (given up by the caller). Constants, other arguments and values
-    from enclosing blocks (a loop body runs again) are never overwritten."""
+    the return included; no earlier collective or call of the block read it (a peer may still
+    read it); its memory was made by an op of that block (a fresh array), or is an entry argument
+    in `donate` (given up by the caller). Constants, other arguments and values from enclosing
+    blocks (a loop body runs again) are never overwritten."""
     dead: set[Operation] = set()
     funcs = functions_of(module)
     for name, func in funcs.items():
@@ -224,10 +228,19 @@ def _dead_in_block(block: Any, roots: dict[Value, frozenset]) -> set[Operation]:
         # later reads of values made before the collective (values made after it from its results
         # are the result's own, in place or not)
         later = [v for vs in used[k + 1:] for v in vs if made_at.get(v, -1) < k]
-        pushed = [v for o2 in ops[:k] for n in o2.walk() if n.name == "stack.push" for v in n.operands]
-        if not any(roots.get(v, frozenset()) & every for v in later + pushed):
+        # values handed earlier to a collective or a call (a peer, or a transfer in flight, may
+        # still read them) or pushed on a stack (popped later)
+        lent = [v for j, o2 in enumerate(ops[:k]) if any(_lends(n) for n in o2.walk()) for v in used[j]]
+        if not any(roots.get(v, frozenset()) & every for v in later + lent):
             dead.add(o)
     return dead
+
+
+def _lends(op: Operation) -> bool:
+    """Whether `op` may leave its operands to be read after it returns: a collective (on the
+    in-process mesh a peer may read an operand after the caller has left; an asynchronous one
+    reads it until its done), a call (of a function that may be one), a stack push."""
+    return op.name in _COLLECTIVES or op.name.startswith("comm.") or op.name in ("func.call", "stack.push")
 
 
 def _donating(fn: Callable[..., Any]) -> Callable[..., Any]:

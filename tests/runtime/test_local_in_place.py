@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from runtime.distributed_worker import in_place_expected, in_place_operand, in_place_program
 from runtime.test_local_mesh import in_threads
+from support.spmd_programs import CHANNEL, binary_reducer, groups_attr, ids, module, tensor
 
 from loom.ir import parse
 from loom.runtime.communicator import operands_donated
@@ -21,6 +22,26 @@ def test_only_operands_never_read_again_are_dead(donate, in_place):
     dead = dead_operand_collectives(module, donate=donate)
     operand_of = {ops[0]: "y", ops[1]: "w", ops[2]: "arg0"}
     assert sorted(operand_of[op] for op in dead) == sorted(in_place)
+
+
+@pytest.mark.parametrize("earlier", ["all_gather", "collective_permute"])
+def test_an_operand_an_earlier_collective_read_is_not_overwritten(earlier):
+    """On the in-process mesh a peer may still read an earlier collective's operand after its
+    owner has left it: the all_reduce of that value copies."""
+    t, g = tensor((8,), "f32"), tensor((16,), "f32")
+    first = {"all_gather": f'%e = "stablehlo.all_gather"(%w) <{{all_gather_dim = 0 : i64, {groups_attr([[0, 1]])}}}> '
+                           f": ({t}) -> {g}",
+             "collective_permute": f'%e = "stablehlo.collective_permute"(%w) <{{{CHANNEL}, source_target_pairs = '
+                                   f"{ids([[0, 1], [1, 0]])}}}> : ({t}) -> {t}"}[earlier]
+    text = module(2, [t], [t], [
+        f'%w = "stablehlo.negate"(%arg0) : ({t}) -> {t}',
+        first,
+        f'%s = "stablehlo.all_reduce"(%w) <{{{groups_attr([[0, 1]])}}}> {binary_reducer("add", "f32")} : ({t}) -> {t}',
+        f'"func.return"(%s) : ({t}) -> ()',
+    ])
+    assert dead_operand_collectives(parse(text)) == set()
+    assert len(dead_operand_collectives(parse(text.replace("(%w) <{all_gather", "(%arg0) <{all_gather")
+                                              .replace("permute\"(%w)", "permute\"(%arg0)")))) == 1
 
 
 @pytest.mark.parametrize("n", [2, 4])
