@@ -129,14 +129,23 @@ def donated() -> bool:
     return getattr(_LOCAL, "donated", False)
 
 
-@contextlib.contextmanager
-def operands_donated() -> Iterator[None]:
-    """Within the body, this thread's collectives may overwrite their operands (see `donated`)."""
-    _LOCAL.donated = True
-    try:
-        yield
-    finally:
+class _OperandsDonated:
+    """(A class, not a generator: it runs around every such collective call.)"""
+
+    def __enter__(self) -> None:
+        _LOCAL.donated = True
+
+    def __exit__(self, *exc: object) -> None:
         _LOCAL.donated = False
+
+
+_OPERANDS_DONATED = _OperandsDonated()
+
+
+def operands_donated() -> _OperandsDonated:
+    """Within the body (`with operands_donated(): ...`), this thread's collectives may overwrite
+    their operands (see `donated`)."""
+    return _OPERANDS_DONATED
 
 
 @contextlib.contextmanager

@@ -203,7 +203,8 @@ class _Liveness:
 
     def __init__(self, store: Any, rank: int, address: str, hosts_store: bool) -> None:
         self.store, self.rank, self.address, self.hosts_store = store, rank, address, hosts_store
-        self.progress: tuple[int, str] = (0, "none")
+        # the collectives entered, the last one's name and group (formatted by the heartbeat thread)
+        self.progress: tuple[int, str, Sequence[int] | None] = (0, "none", None)
         self._beats = 0
         self._publish()
         self._stop = threading.Event()
@@ -216,7 +217,8 @@ class _Liveness:
 
     def _publish(self) -> None:
         self._beats += 1
-        calls, what = self.progress
+        calls, collective, group = self.progress
+        what = collective if group is None else _describe(collective, group)
         self.store.set(self._key(self.rank), f"{self._beats} {calls} {what}")
 
     def _beat(self) -> None:
@@ -360,7 +362,7 @@ class TorchCommunicator:
         self._groups: dict[tuple[int, ...], Any] = {}
         self._spare: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
         self._calls = 0
-        self._what = ""
+        self._entered_call: tuple[str, Sequence[int]] = ("none", ())  # the last collective entered and its group
         self._world = tuple(range(self.num_partitions))
         self.timeline: Any = None  # see `record`
         self._origin = self._resumed = self._entered = 0.0
@@ -388,6 +390,9 @@ class TorchCommunicator:
     # groups
     def _group(self, group: Sequence[int]) -> Any:
         import torch.distributed as dist
+        pg = self._groups.get(group) if type(group) is tuple else None  # the kernels' groups: found as they are
+        if pg is not None:
+            return pg
         key = tuple(int(g) for g in group)
         pg = self._groups.get(key)
         if pg is None:
@@ -403,6 +408,12 @@ class TorchCommunicator:
             self._groups[key] = pg
         return pg
 
+    @property
+    def _what(self) -> str:
+        """The collective entered last, for messages."""
+        collective, group = self._entered_call
+        return f"{_describe(collective, group)} (collective #{self._calls} of rank {self.rank})"
+
     def _enter(self, collective: str, me: int, group: Sequence[int]) -> None:
         """Count the collective (every member of a group enters the same ones, in the same order)
         and say where this process is, for a peer's diagnosis."""
@@ -410,10 +421,10 @@ class TorchCommunicator:
             raise DistributedError(f"partition {me} asked for a collective on rank {self.rank}; in a distributed run "
                                    "each process runs the partition of its rank")
         self._calls += 1
-        self._what = f"{_describe(collective, group)} (collective #{self._calls} of rank {self.rank})"
+        self._entered_call = (collective, group)  # `_what` says it, on demand: formatting it costs every call
         self._computed()
         if _STATE.liveness is not None:
-            _STATE.liveness.progress = (self._calls, _describe(collective, group))
+            _STATE.liveness.progress = (self._calls, collective, group)
 
     def _run(self, peers: Sequence[int], call: Callable[[], Any], what: str = "", calls: int | None = None,
              lane: str | None = "link+") -> Any:
@@ -421,7 +432,6 @@ class TorchCommunicator:
         `calls`, described by `what`); its failure becomes a CollectiveError naming the
         collective, this rank and the peers missing from it. Recording (see `record`), the call is
         a span on `lane` (None: none) and the rank computes again after it."""
-        what = what or self._what
         calls = self._calls if calls is None else calls
         start = time.monotonic()
         try:
@@ -429,13 +439,15 @@ class TorchCommunicator:
             if self.timeline is not None:
                 now = self._clock()
                 if lane is not None:
-                    self.timeline.add(self.rank, lane, what.split(" (collective #")[0], self._entered, now)
+                    name = what.split(" (collective #")[0] if what else _describe(*self._entered_call)
+                    self.timeline.add(self.rank, lane, name, self._entered, now)
                 self._resumed = now
             return out
         except Exception as e:
             if isinstance(e, LoomError):
                 raise
             elapsed = time.monotonic() - start
+            what = what or self._what
             liveness = _STATE.liveness
             missing, diagnosis = [], ""
             if liveness is not None:

@@ -199,8 +199,8 @@ def dead_operand_collectives(module: Operation, entry: str = "main", donate: Seq
         for op in func.walk():
             for region in op.regions:
                 for block in region.blocks:
-                    args = {a: frozenset([a] if op is func and i in owned else [_NOT_OWNED])
-                            for i, a in enumerate(block.args)}
+                    args: dict[Value, frozenset] = {a: frozenset([a] if op is func and i in owned else [_NOT_OWNED])
+                                                     for i, a in enumerate(block.args)}
                     dead |= _dead_in_block(block, args)
     return dead
 
