@@ -348,7 +348,9 @@ class TorchCommunicator:
 
     Operands are numpy arrays (or torch tensors, returned as tensors); on the CPU they reach torch
     without a copy (`torch.from_numpy`), except where a collective writes in place (all_reduce,
-    broadcast)."""
+    broadcast): into a copy, unless the program never reads the operand again (an all_reduce
+    called under `communicator.operands_donated`, see `PartitionedProgram`), which then holds the
+    result."""
 
     def __init__(self) -> None:
         import torch.distributed as dist

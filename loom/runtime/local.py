@@ -11,11 +11,12 @@ instance per thread.
 
 A collective is a rendezvous: each member of the group deposits its operand, waits (on one
 condition variable, with a deadline) until every member has, and computes its own result from
-all operands into a new array. A member that fails, finishes its program without joining, calls
-a different collective, or does not arrive in time makes the others raise a `CollectiveError`
-naming it; when every running partition waits for one that waits too (mismatched groups), the
-deadlock is reported at once. `run_spmd` then raises a `PartitionError` naming the partition
-that failed first.
+all operands into a new array; a large all_reduce whose operand the program never reads again
+(`loom.runtime.executable.dead_operand_collectives`) is reduced into that operand instead. A
+member that fails, finishes its program without joining, calls a different collective, or does
+not arrive in time makes the others raise a `CollectiveError` naming it; when every running
+partition waits for one that waits too (mismatched groups), the deadlock is reported at once.
+`run_spmd` then raises a `PartitionError` naming the partition that failed first.
 
 `MeshExecutable(partitioned_module, mesh)` runs the output of `loom.sharding.partition` on global
 values: each argument is split by its `sdy.sharding` (uneven dimensions padded with zeros up to
