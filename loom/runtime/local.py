@@ -69,8 +69,9 @@ DEFAULT_TIMEOUT = 120.0
 # operand, written into every member's result): each member reads ~2x its operand, not
 # group-size x, at the cost of a second rendezvous.
 SLICED_REDUCE_MIN = 1 << 15
-# Reductions accumulate this many elements at a time in a scratch array that stays in the cache.
-REDUCE_CHUNK = 1 << 16  # (256 KiB of float32: fewer chunks, fewer handoffs of the GIL between partitions)
+# A reduction into donated operands only accumulates this many elements at a time in a scratch
+# array (256 KiB of float32, which stays in the cache).
+REDUCE_CHUNK = 1 << 16
 # Results of at least this many bytes come from arrays the partition's earlier results of the same
 # shape and dtype left behind once nothing holds them: a fresh large array costs a page fault (and
 # the kernel's zeroing) per page, since the allocator gives freed ones back to the system.
@@ -378,7 +379,8 @@ class ThreadCommunicator:
         deposits = self.exchange(me, group, (x, out), signature)
         n, pos = len(deposits), list(group).index(me)
         lo, hi = x.size * pos // n, x.size * (pos + 1) // n
-        _reduce_into(ufunc, [o.reshape(-1)[lo:hi] for o, _ in deposits], [r.reshape(-1)[lo:hi] for _, r in deposits])
+        _reduce_into(ufunc, [o.reshape(-1)[lo:hi] for o, _ in deposits], [r.reshape(-1)[lo:hi] for _, r in deposits],
+                     [r is o for o, r in deposits])
         self.exchange(me, group, None, ("all_reduce (slices written)",))
         return out
 
@@ -554,17 +556,20 @@ def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray], out: np.ndarray | Non
     return out
 
 
-def _reduce_into(ufunc: np.ufunc, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray]) -> None:
+def _reduce_into(ufunc: np.ufunc, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray],
+                 donated: Sequence[bool] = ()) -> None:
     """The elementwise reduction of `sources` (arrays of one shape) in order, written into each of
-    `targets` (which may be sources, read before written): contiguous ones a chunk of
-    `REDUCE_CHUNK` elements at a time, accumulated in a scratch array that stays in the cache, so
-    each source is read from memory once and each target written once."""
-    if not all(a.flags.c_contiguous for a in (*sources, *targets)):
-        acc = _reduce(ufunc, sources)
+    `targets`. `donated[i]`: target i is source i (read before it is written). The reduction
+    accumulates in a target that is no source; when every target is one, in a scratch array a
+    chunk of `REDUCE_CHUNK` elements at a time (which stays in the cache)."""
+    fresh = [t for t, d in zip(targets, donated or [False] * len(targets)) if not d]
+    if fresh:
+        acc = _reduce(ufunc, sources, fresh[0])
         for t in targets:
-            t[...] = acc
+            if t is not acc:
+                t[...] = acc
         return
-    sources, targets = [a.reshape(-1) for a in sources], [a.reshape(-1) for a in targets]
+    sources, targets = [a.reshape(-1) for a in sources], [a.reshape(-1) for a in targets]  # (contiguous: views)
     size = sources[0].size
     scratch = np.empty(min(size, REDUCE_CHUNK), sources[0].dtype)
     for lo in range(0, size, REDUCE_CHUNK):

@@ -55,19 +55,21 @@ def test_an_operand_read_after_its_all_reduce_keeps_its_value(n, executor):
             np.testing.assert_array_equal(got, want, err_msg=f"partition {p}, result {i}")
 
 
+@pytest.mark.parametrize("every", [False, True])
 @pytest.mark.parametrize("n", [2, 3, 4])
-def test_a_donated_operand_holds_the_sum_and_a_held_one_is_untouched(n):
-    """Each member reduces its slice of every operand in group order, into the donated operands."""
+def test_a_donated_operand_holds_the_sum_and_a_held_one_is_untouched(n, every):
+    """Each member reduces its slice of every operand in group order, into the donated operands
+    (odd partitions', or `every` partition's: then through a scratch array, in chunks)."""
     comm = ThreadCommunicator(n, timeout=30)
     rng = np.random.default_rng(1)
-    xs = [rng.standard_normal(SLICED_REDUCE_MIN * 3 + 7).astype(np.float32) for _ in range(n)]
+    xs = [rng.standard_normal(SLICED_REDUCE_MIN * 9 + 7).astype(np.float32) for _ in range(n)]
     want = xs[0].copy()
     for x in xs[1:]:
         want += x  # group order, as the communicator sums
     operands = [x.copy() for x in xs]
 
     def body(p):
-        if p % 2:  # odd partitions donate their operand, even ones hold theirs
+        if p % 2 or every:  # odd partitions (or all) donate their operand, the others hold theirs
             with operands_donated():
                 return comm.all_reduce(p, operands[p], range(n), "sum")
         return comm.all_reduce(p, operands[p], range(n), "sum")
@@ -76,6 +78,6 @@ def test_a_donated_operand_holds_the_sum_and_a_held_one_is_untouched(n):
     assert not errors, errors
     for p in range(n):
         np.testing.assert_array_equal(outs[p], want, err_msg=f"partition {p}")
-        assert (outs[p] is operands[p]) == bool(p % 2)
-        if not p % 2:
+        assert (outs[p] is operands[p]) == bool(p % 2 or every)
+        if not (p % 2 or every):
             np.testing.assert_array_equal(operands[p], xs[p])
