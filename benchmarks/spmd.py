@@ -22,10 +22,11 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
      round is timed from the moment all threads are released to the moment the last one has its
      result (the last round's result is dropped before the next round, so the communicator may
      hand its array out again).
-   - `numpy copy`: the bytes the collective delivers, copied by numpy in one thread into new
-     arrays (N copies of an operand for all_reduce, N concatenations of the N operands for
-     all_gather, N copies of 1/N of an operand for reduce_scatter). The bar: the collective takes
-     no longer than this copy (its ratio <= 1).
+   - `numpy copy`: the bytes the collective moves, copied by numpy in one thread into new arrays:
+     for each of the N partitions, the bytes it moves by the counting convention of section 1
+     (per device, each collective once: all_reduce 2(N-1)/N x V, all_gather (N-1)/N x result =
+     (N-1) x V, reduce_scatter (N-1) x result = (N-1)/N x V; V the operand), taken from the other
+     partitions' operands. The bar: the collective takes no longer than this copy (its ratio <= 1).
    - `numpy copy, reused`: the same copy into arrays allocated once (no page faults): the copy
      alone, a stricter bar than the target's.
    - `run_spmd all_reduce`: the all_reduce as a per-device program run by run_spmd (the round
@@ -34,12 +35,13 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
    with an add reducer, `stablehlo.all_gather`, `stablehlo.reduce_scatter`, over all partitions,
    as JAX's shard_map lowering writes them) run by `loom.runtime.distributed.run_partitioned` (the
    compiled program, the collective kernel, the TorchCommunicator, torch.distributed with gloo on
-   127.0.0.1), against the torch.distributed call made directly on preallocated tensors
-   (all_reduce in place; loom's all_reduce first copies its operand, which it must not
-   overwrite). The size is the operand's, per process (float32). Each timed call starts after a
-   barrier; the calls of the two contenders alternate (and which goes first, too), so a change in
-   the machine's load hits both; a call's time is the slowest process's. A warm-up call of each
-   is not timed.
+   127.0.0.1), against the torch.distributed call made directly on preallocated tensors. The
+   direct all_reduce is in place, so loom's runs with its argument donated (`donate_argnums`: the
+   caller does not read it again), which it then reduces in place too; an operand the program or
+   its caller still reads is copied first (checked once per size, not timed). The size is the
+   operand's, per process (float32). Each timed call starts after a barrier; the calls of the two
+   contenders alternate (and which goes first, too), so a change in the machine's load hits
+   both; a call's time is the slowest process's. A warm-up call of each is not timed.
 """
 
 from __future__ import annotations
@@ -229,28 +231,42 @@ def time_run_spmd(n: int, elements: int, repeat: int) -> list[float]:
     return times[1:]
 
 
+def moved_elements(call: str, n: int, elements: int) -> int:
+    """The elements one partition moves in `call` over n partitions of `elements`-element operands,
+    by section 1's convention: all_reduce 2(n-1)/n V, all_gather (n-1)/n x result, reduce_scatter
+    (n-1) x result."""
+    return {"all_reduce": 2 * (n - 1) * elements // n, "all_gather": (n - 1) * elements,
+            "reduce_scatter": (n - 1) * (elements // n)}[call]
+
+
 def time_copy(n: int, elements: int, repeat: int, call: str, reused: bool = False) -> list[float]:
-    """Seconds to copy, in one thread, the bytes `call` delivers to n partitions into new arrays
-    (or, `reused`, into arrays allocated once)."""
+    """Seconds to copy, in one thread, the bytes `call` moves (`moved_elements`) for each of n
+    partitions, from the other partitions' operands, into new arrays (or, `reused`, into arrays
+    allocated once)."""
     operands = [np.full(elements, p + 1, np.float32) for p in range(n)]
-    size = {"all_reduce": elements, "all_gather": n * elements, "reduce_scatter": elements // n}[call]
+    size = moved_elements(call, n, elements)
+    sources = []  # per partition: the pieces of the others' operands it copies (views)
+    for p in range(n):
+        pieces, left = [], size
+        for q in [*range(p + 1, n), *range(p)]:
+            pieces.append(operands[q][:min(left, elements)])
+            left -= len(pieces[-1])
+        sources.append([piece for piece in pieces if len(piece)])
     targets = [np.empty(size, np.float32) for _ in range(n)] if reused else None
     times = []
     for _ in range(repeat + 1):
         t0 = time.perf_counter()
         outs = targets if targets is not None else [np.empty(size, np.float32) for _ in range(n)]
-        for p, out in enumerate(outs):
-            if call == "all_gather":
-                np.concatenate(operands, out=out)
-            else:
-                np.copyto(out, operands[p][:size])
+        for pieces, out in zip(sources, outs):
+            np.concatenate(pieces, out=out)
         times.append(time.perf_counter() - t0)
         del outs
     return times[1:]
 
 
 def local(sizes_mib: list[float], partitions: list[int], repeat: int) -> list[dict]:
-    print("== local: collectives in one process (threads) vs a numpy copy of the same bytes")
+    print("== local: collectives in one process (threads) vs a numpy copy of the bytes they move (per partition: "
+          "all_reduce 2(N-1)/N V, all_gather (N-1) V, reduce_scatter (N-1)/N V)")
     print(f"median of {repeat} rounds (min-max)")
     cases = []
     for mib in sizes_mib:
@@ -350,8 +366,13 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
         for collective in COLLECTIVES:
             text = program(collective, rows, n)
             direct = _direct(collective, torch.from_numpy(x.copy()), n)
-            _check(collective, run_partitioned(text, [x])[0], x, n)
-            contenders = {"loom": lambda text=text, x=x: run_partitioned(text, [x]), "torch.distributed": direct}
+            _check(collective, run_partitioned(text, [x])[0], x, n)  # an argument the caller holds: copied
+            _check(collective, run_partitioned(text, [x.copy()], donate_argnums=(0,))[0], x, n)
+            # torch's all_reduce overwrites its tensor: loom's is given its argument to overwrite too
+            donate = (0,) if collective == "all_reduce" else ()
+            buffer = x.copy()
+            contenders = {"loom": lambda text=text, b=buffer, d=donate: run_partitioned(text, [b], donate_argnums=d),
+                          "torch.distributed": direct}
             times: dict[str, list[float]] = {name: [] for name in contenders}
             for i in range(warmup + repeat):
                 order = list(contenders.items())

@@ -122,6 +122,32 @@ def current() -> SPMDContext:
     return ctx
 
 
+def donated() -> bool:
+    """Whether the collective this thread calls may overwrite its operands: the program never
+    reads them again (`operands_donated`). A communicator then may reduce into an operand and
+    return it, where it would otherwise copy it first."""
+    return getattr(_LOCAL, "donated", False)
+
+
+class _OperandsDonated:
+    """(A class, not a generator: it runs around every such collective call.)"""
+
+    def __enter__(self) -> None:
+        _LOCAL.donated = True
+
+    def __exit__(self, *exc: object) -> None:
+        _LOCAL.donated = False
+
+
+_OPERANDS_DONATED = _OperandsDonated()
+
+
+def operands_donated() -> _OperandsDonated:
+    """Within the body (`with operands_donated(): ...`), this thread's collectives may overwrite
+    their operands (see `donated`)."""
+    return _OPERANDS_DONATED
+
+
 @contextlib.contextmanager
 def spmd_context(partition_id: int, communicator: Communicator) -> Iterator[SPMDContext]:
     """Run the body as partition `partition_id` of `communicator`'s partitions (per thread)."""

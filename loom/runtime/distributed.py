@@ -203,7 +203,8 @@ class _Liveness:
 
     def __init__(self, store: Any, rank: int, address: str, hosts_store: bool) -> None:
         self.store, self.rank, self.address, self.hosts_store = store, rank, address, hosts_store
-        self.progress: tuple[int, str] = (0, "none")
+        # the collectives entered, the last one's name and group (formatted by the heartbeat thread)
+        self.progress: tuple[int, str, Sequence[int] | None] = (0, "none", None)
         self._beats = 0
         self._publish()
         self._stop = threading.Event()
@@ -216,7 +217,8 @@ class _Liveness:
 
     def _publish(self) -> None:
         self._beats += 1
-        calls, what = self.progress
+        calls, collective, group = self.progress
+        what = collective if group is None else _describe(collective, group)
         self.store.set(self._key(self.rank), f"{self._beats} {calls} {what}")
 
     def _beat(self) -> None:
@@ -346,7 +348,9 @@ class TorchCommunicator:
 
     Operands are numpy arrays (or torch tensors, returned as tensors); on the CPU they reach torch
     without a copy (`torch.from_numpy`), except where a collective writes in place (all_reduce,
-    broadcast)."""
+    broadcast): into a copy, unless the program never reads the operand again (an all_reduce
+    called under `communicator.operands_donated`, see `PartitionedProgram`), which then holds the
+    result."""
 
     def __init__(self) -> None:
         import torch.distributed as dist
@@ -355,11 +359,12 @@ class TorchCommunicator:
         self.num_partitions = dist.get_world_size()
         self.rank = dist.get_rank()
         self.device = _STATE.device
+        self._on_cpu = self.device.type == "cpu"  # (read on every call: a torch.device's type is not free)
         self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
         self._spare: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
         self._calls = 0
-        self._what = ""
+        self._entered_call: tuple[str, Sequence[int]] = ("none", ())  # the last collective entered and its group
         self._world = tuple(range(self.num_partitions))
         self.timeline: Any = None  # see `record`
         self._origin = self._resumed = self._entered = 0.0
@@ -387,6 +392,9 @@ class TorchCommunicator:
     # groups
     def _group(self, group: Sequence[int]) -> Any:
         import torch.distributed as dist
+        pg = self._groups.get(group) if type(group) is tuple else None  # the kernels' groups: found as they are
+        if pg is not None:
+            return pg
         key = tuple(int(g) for g in group)
         pg = self._groups.get(key)
         if pg is None:
@@ -402,6 +410,12 @@ class TorchCommunicator:
             self._groups[key] = pg
         return pg
 
+    @property
+    def _what(self) -> str:
+        """The collective entered last, for messages."""
+        collective, group = self._entered_call
+        return f"{_describe(collective, group)} (collective #{self._calls} of rank {self.rank})"
+
     def _enter(self, collective: str, me: int, group: Sequence[int]) -> None:
         """Count the collective (every member of a group enters the same ones, in the same order)
         and say where this process is, for a peer's diagnosis."""
@@ -409,10 +423,10 @@ class TorchCommunicator:
             raise DistributedError(f"partition {me} asked for a collective on rank {self.rank}; in a distributed run "
                                    "each process runs the partition of its rank")
         self._calls += 1
-        self._what = f"{_describe(collective, group)} (collective #{self._calls} of rank {self.rank})"
+        self._entered_call = (collective, group)  # `_what` says it, on demand: formatting it costs every call
         self._computed()
         if _STATE.liveness is not None:
-            _STATE.liveness.progress = (self._calls, _describe(collective, group))
+            _STATE.liveness.progress = (self._calls, collective, group)
 
     def _run(self, peers: Sequence[int], call: Callable[[], Any], what: str = "", calls: int | None = None,
              lane: str | None = "link+") -> Any:
@@ -420,7 +434,6 @@ class TorchCommunicator:
         `calls`, described by `what`); its failure becomes a CollectiveError naming the
         collective, this rank and the peers missing from it. Recording (see `record`), the call is
         a span on `lane` (None: none) and the rank computes again after it."""
-        what = what or self._what
         calls = self._calls if calls is None else calls
         start = time.monotonic()
         try:
@@ -428,13 +441,15 @@ class TorchCommunicator:
             if self.timeline is not None:
                 now = self._clock()
                 if lane is not None:
-                    self.timeline.add(self.rank, lane, what.split(" (collective #")[0], self._entered, now)
+                    name = what.split(" (collective #")[0] if what else _describe(*self._entered_call)
+                    self.timeline.add(self.rank, lane, name, self._entered, now)
                 self._resumed = now
             return out
         except Exception as e:
             if isinstance(e, LoomError):
                 raise
             elapsed = time.monotonic() - start
+            what = what or self._what
             liveness = _STATE.liveness
             missing, diagnosis = [], ""
             if liveness is not None:
@@ -478,13 +493,13 @@ class TorchCommunicator:
     def _tensor(self, a: np.ndarray, filled: bool = True) -> Any:
         """`a` as a tensor on this process's device; on a GPU, an uninitialized one unless `filled`."""
         t = to_torch(a)
-        if self.device.type == "cpu":
+        if self._on_cpu:
             return t
         return t.to(self.device) if filled else t.new_empty(t.shape, device=self.device)
 
     def _written(self, out: np.ndarray, t: Any) -> np.ndarray:
         """`out` once torch has written `t` (its tensor): on a GPU, copied back."""
-        if t.device.type != "cpu":
+        if not self._on_cpu:
             to_torch(out).copy_(t)
         return out
 
@@ -498,7 +513,10 @@ class TorchCommunicator:
         if op is None:
             return back(self._gather_reduce(x_np, group, reduction))
         pg = self._group(group)
-        out = self._result(x_np.shape, x_np.dtype, x_np)  # all_reduce writes in place: into the result
+        # all_reduce writes in place: into the operand when the program never reads it again
+        # (donated), else into a result array holding a copy of it
+        own = back is _same and communicator_module.donated() and x_np.flags.writeable and x_np.flags.c_contiguous
+        out = x_np if own else self._result(x_np.shape, x_np.dtype, x_np)
         t = self._tensor(out)
         self._run(group, lambda: dist.all_reduce(t, op=op, group=pg))
         return back(self._written(out, t))
@@ -783,10 +801,12 @@ class PartitionedProgram:
     """A partitioned (per-device) module ready to run on this process's partition. Made once per
     module: on creation every process checks (one `all_gather_object`) that all run the same
     program on the same mesh and as many partitions as processes; a mismatch raises on every rank,
-    naming the ranks that differ."""
+    naming the ranks that differ. `donate_argnums`: the arguments the caller gives up (see
+    `run_partitioned`); an all_reduce whose operand the program never reads again reduces into it
+    in place (`loom.runtime.executable.dead_operand_collectives`)."""
 
-    def __init__(self, module: Operation | str, executor: str = "compiled") -> None:
-        from loom.runtime.executable import compile as compile_module
+    def __init__(self, module: Operation | str, executor: str = "compiled", donate_argnums: Sequence[int] = ()) -> None:
+        from loom.runtime.executable import compile_partition
         self.module = _module(module)
         self.communicator = communicator()
         rank, world = self.communicator.rank, self.communicator.num_partitions
@@ -801,7 +821,7 @@ class PartitionedProgram:
                                    f"({'mhlo.num_partitions' if partitions is not None else 'its mesh'}) but "
                                    f"{world} processes run it; run one process per partition")
         self.mesh = mesh
-        self.fn = compile_module(self.module, executor=executor, partition=False)
+        self.fn = compile_partition(self.module, executor=executor, donate=donate_argnums)
 
     def __call__(self, local_args: Sequence[Any]) -> list[Any]:
         with spmd_context(self.communicator.rank, self.communicator):
@@ -873,14 +893,17 @@ def _mesh_text(mesh: Any) -> str:
 _PROGRAMS: dict[Any, PartitionedProgram] = {}
 
 
-def run_partitioned(module: Operation | str, local_args: Sequence[Any], executor: str = "compiled") -> list[Any]:
+def run_partitioned(module: Operation | str, local_args: Sequence[Any], executor: str = "compiled",
+                    donate_argnums: Sequence[int] = ()) -> list[Any]:
     """Run this process's partition (its rank) of a partitioned module on its local arguments; the
-    local results, as a list. The module is checked and compiled on its first run here (every
-    process must run it, see PartitionedProgram), then reused."""
-    key = (module if isinstance(module, str) else id(module), executor)
+    local results, as a list. `donate_argnums`: the arguments the caller gives up (it does not read
+    them again): results, an all_reduce's included, may be written into their memory. The module
+    is checked and compiled on its first run here (every process must run it, see
+    PartitionedProgram), then reused."""
+    key = (module if isinstance(module, str) else id(module), executor, tuple(donate_argnums))
     program = _PROGRAMS.get(key)
     if program is None or program.communicator is not _STATE.communicator:
-        program = _PROGRAMS[key] = PartitionedProgram(module, executor)
+        program = _PROGRAMS[key] = PartitionedProgram(module, executor, donate_argnums)
         if not isinstance(module, str):
             program.module = module  # keeps the id in the key alive
     return program(local_args)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from loom.backend.common import ExecutionError, Token, argument_names, check_arguments
 from loom.backend.compiled import LIBRARIES, Executable
-from loom.backend.interpreter import Interpreter
-from loom.ir.core import Operation
+from loom.backend.compiled.codegen import _fresh_result
+from loom.backend.interpreter import Interpreter, functions_of
+from loom.backend.kernels import KERNELS, Kernel
+from loom.ir.core import Operation, Value
+from loom.runtime.communicator import operands_donated
 
 EXECUTORS = ("compiled", "interpreter")
 BACKENDS = LIBRARIES
@@ -170,4 +173,109 @@ def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", ex
                    partition=partition)(*args)
 
 
-__all__ = ["BACKENDS", "EXECUTORS", "Interpreted", "compile", "execute"]
+# Per-device programs: collectives that may overwrite their operands ----------------------------
+
+# The collectives whose communicator methods reduce into a donated operand.
+IN_PLACE_COLLECTIVES = ("stablehlo.all_reduce",)
+_COLLECTIVES = frozenset({"stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
+                          "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
+                          "stablehlo.collective_reduce"})
+_NOT_OWNED = object()  # the root of memory the program does not own: a constant, a caller's argument
+
+
+def dead_operand_collectives(module: Operation, entry: str = "main", donate: Sequence[int] = ()) -> set[Operation]:
+    """The collectives (`IN_PLACE_COLLECTIVES`) of `module` whose operands the program owns and
+    never reads again, so the communicator may write the result into them: each operand, and every
+    value that may share its memory (results of ops that are not known to make new arrays, as
+    the compiled code's donation counts them), has no later use in its block, nested regions and
+    the return included; no earlier collective or call of the block read it (a peer may still
+    read it); its memory was made by an op of that block (a fresh array), or is an entry argument
+    in `donate` (given up by the caller). Constants, other arguments and values from enclosing
+    blocks (a loop body runs again) are never overwritten."""
+    dead: set[Operation] = set()
+    funcs = functions_of(module)
+    for name, func in funcs.items():
+        owned = set(donate) if name == entry else set()
+        for op in func.walk():
+            for region in op.regions:
+                for block in region.blocks:
+                    args: dict[Value, frozenset] = {a: frozenset([a] if op is func and i in owned else [_NOT_OWNED])
+                                                     for i, a in enumerate(block.args)}
+                    dead |= _dead_in_block(block, args)
+    return dead
+
+
+def _dead_in_block(block: Any, roots: dict[Value, frozenset]) -> set[Operation]:
+    ops = list(block.ops)
+    used = [[v for nested in o.walk() for v in nested.operands] for o in ops]
+    made_at = {r: k for k, o in enumerate(ops) for r in o.results}
+    for o, vs in zip(ops, used):
+        if _fresh_result(o):
+            roots.update((r, frozenset([r])) for r in o.results)
+        else:  # may be a view of (or be) what it reads; an op of no operands: a constant
+            reach = frozenset().union(*(roots.get(v, {_NOT_OWNED}) for v in vs)) if vs else frozenset()
+            if o.regions or not vs:
+                reach |= {_NOT_OWNED}
+            roots.update((r, reach) for r in o.results)
+    dead = set()
+    for k, o in enumerate(ops):
+        if o.name not in IN_PLACE_COLLECTIVES or not o.operands:
+            continue
+        mine = [roots.get(v, frozenset([_NOT_OWNED])) for v in o.operands]
+        every = frozenset().union(*mine)
+        if _NOT_OWNED in every or sum(map(len, mine)) != len(every):  # foreign, or two operands share memory
+            continue
+        # later reads of values made before the collective (values made after it from its results
+        # are the result's own, in place or not)
+        later = [v for vs in used[k + 1:] for v in vs if made_at.get(v, -1) < k]
+        # values handed earlier to a collective or a call (a peer, or a transfer in flight, may
+        # still read them) or pushed on a stack (popped later)
+        lent = [v for j, o2 in enumerate(ops[:k]) if any(_lends(n) for n in o2.walk()) for v in used[j]]
+        if not any(roots.get(v, frozenset()) & every for v in later + lent):
+            dead.add(o)
+    return dead
+
+
+def _lends(op: Operation) -> bool:
+    """Whether `op` may leave its operands to be read after it returns: a collective (on the
+    in-process mesh a peer may read an operand after the caller has left; an asynchronous one
+    reads it until its done), a call (of a function that may be one), a stack push."""
+    return op.name in _COLLECTIVES or op.name.startswith("comm.") or op.name in ("func.call", "stack.push")
+
+
+def _donating(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` run with its operands donated to the communicator (see `operands_donated`)."""
+    def run(*args: Any) -> Any:
+        with operands_donated():
+            return fn(*args)
+    return run
+
+
+def compile_partition(module: Operation, entry: str = "main", executor: str = "compiled",
+                      donate: Sequence[int] = ()) -> Callable[..., Any]:
+    """A per-device program ready to run as one partition: compiled, its collectives whose
+    operands are dead (`dead_operand_collectives`) writing their results into them, and the entry
+    arguments in `donate` given up by the caller (results may reuse their memory); or run by the
+    interpreter (which copies)."""
+    if executor == "interpreter":
+        return Interpreted(module, entry)
+    if executor != "compiled":
+        raise ValueError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
+    donate = tuple(sorted(set(donate)))
+    per_module = _CACHE.setdefault(module, {})
+    key = ("partition", entry, donate)
+    if key in per_module:
+        return per_module[key]
+    dead = dead_operand_collectives(module, entry, donate)
+    kernels = dict(KERNELS)
+    for name in IN_PLACE_COLLECTIVES:
+        def make(op: Operation, make_default: Callable[[Operation], Kernel] = KERNELS[name]) -> Kernel:
+            k = make_default(op)
+            return Kernel(_donating(k.fn), *k.template) if op in dead and k.fn is not None else k
+        kernels[name] = make
+    exe = per_module[key] = Executable(module, entry, kernels=kernels, donate=donate)
+    return exe
+
+
+__all__ = ["BACKENDS", "EXECUTORS", "Interpreted", "compile", "compile_partition", "dead_operand_collectives",
+           "execute"]

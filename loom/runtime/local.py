@@ -11,11 +11,12 @@ instance per thread.
 
 A collective is a rendezvous: each member of the group deposits its operand, waits (on one
 condition variable, with a deadline) until every member has, and computes its own result from
-all operands into a new array. A member that fails, finishes its program without joining, calls
-a different collective, or does not arrive in time makes the others raise a `CollectiveError`
-naming it; when every running partition waits for one that waits too (mismatched groups), the
-deadlock is reported at once. `run_spmd` then raises a `PartitionError` naming the partition
-that failed first.
+all operands into a new array; a large all_reduce whose operand the program never reads again
+(`loom.runtime.executable.dead_operand_collectives`) is reduced into that operand instead. A
+member that fails, finishes its program without joining, calls a different collective, or does
+not arrive in time makes the others raise a `CollectiveError` naming it; when every running
+partition waits for one that waits too (mismatched groups), the deadlock is reported at once.
+`run_spmd` then raises a `PartitionError` naming the partition that failed first.
 
 `MeshExecutable(partitioned_module, mesh)` runs the output of `loom.sharding.partition` on global
 values: each argument is split by its `sdy.sharding` (uneven dimensions padded with zeros up to
@@ -50,10 +51,16 @@ import numpy as np
 from loom.backend.common import dtype_of, shape_of
 from loom.backend.interpreter import functions_of
 from loom.ir.core import Operation
-from loom.runtime.communicator import REDUCTION_UFUNCS, CollectiveError, PartitionError, Transfer, spmd_context
+from loom.runtime.communicator import (
+    REDUCTION_UFUNCS,
+    CollectiveError,
+    PartitionError,
+    Transfer,
+    donated,
+    spmd_context,
+)
 from loom.runtime.devices import ShardedArray
-from loom.runtime.executable import Interpreted
-from loom.runtime.executable import compile as compile_module
+from loom.runtime.executable import Interpreted, compile_partition
 from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).
@@ -62,6 +69,9 @@ DEFAULT_TIMEOUT = 120.0
 # operand, written into every member's result): each member reads ~2x its operand, not
 # group-size x, at the cost of a second rendezvous.
 SLICED_REDUCE_MIN = 1 << 15
+# A reduction into donated operands only accumulates this many elements at a time in a scratch
+# array (256 KiB of float32, which stays in the cache).
+REDUCE_CHUNK = 1 << 16
 # Results of at least this many bytes come from arrays the partition's earlier results of the same
 # shape and dtype left behind once nothing holds them: a fresh large array costs a page fault (and
 # the kernel's zeroing) per page, since the allocator gives freed ones back to the system.
@@ -361,22 +371,16 @@ class ThreadCommunicator:
             return _reduce(ufunc, self.exchange(me, group, x, signature))
         # Each member reduces one slice of every operand straight into every member's result,
         # then all wait until every slice is written (nobody reads an operand or writes a result
-        # after that): each member reads about 2x its operand and writes 1x, whatever the group size.
-        out = self._result(me, x.shape, x.dtype)
+        # after that): each member reads about 2x its operand and writes 1x, whatever the group
+        # size. An operand the program never reads again (donated) is its member's result: only
+        # the slice's own member reads and writes a slice, reading it before writing it.
+        own = donated() and x.flags.writeable and x.flags.c_contiguous
+        out = x if own else self._result(me, x.shape, x.dtype)
         deposits = self.exchange(me, group, (x, out), signature)
         n, pos = len(deposits), list(group).index(me)
         lo, hi = x.size * pos // n, x.size * (pos + 1) // n
-        flat = [o.reshape(-1) for o, _ in deposits]
-        mine = out.reshape(-1)[lo:hi]
-        if n == 1:
-            mine[...] = flat[0][lo:hi]
-        else:
-            ufunc(flat[0][lo:hi], flat[1][lo:hi], out=mine)
-            for f in flat[2:]:
-                ufunc(mine, f[lo:hi], out=mine)
-        for _, other in deposits:
-            if other is not out:
-                other.reshape(-1)[lo:hi] = mine
+        _reduce_into(ufunc, [o.reshape(-1)[lo:hi] for o, _ in deposits], [r.reshape(-1)[lo:hi] for _, r in deposits],
+                     [r is o for o, r in deposits])
         self.exchange(me, group, None, ("all_reduce (slices written)",))
         return out
 
@@ -398,7 +402,8 @@ class ThreadCommunicator:
         operands = self.exchange(me, group, x, ("reduce_scatter", reduction, dim, x.shape, x.dtype))
         pos = list(group).index(me)
         pieces = [_piece(o, dim, len(operands), pos) for o in operands]  # views: no copies before the reduction
-        out = _reduce(ufunc, pieces, self._result(me, pieces[0].shape, x.dtype))
+        out = self._result(me, pieces[0].shape, x.dtype)
+        _reduce_into(ufunc, pieces, [out])
         self._ring(me, "reduce_scatter", len(group) - 1, out.nbytes)
         self._leave(me)
         return out
@@ -551,6 +556,29 @@ def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray], out: np.ndarray | Non
     return out
 
 
+def _reduce_into(ufunc: np.ufunc, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray],
+                 donated: Sequence[bool] = ()) -> None:
+    """The elementwise reduction of `sources` (arrays of one shape) in order, written into each of
+    `targets`. `donated[i]`: target i is source i (read before it is written). The reduction
+    accumulates in a target that is no source; when every target is one, in a scratch array a
+    chunk of `REDUCE_CHUNK` elements at a time (which stays in the cache)."""
+    fresh = [t for t, d in zip(targets, donated or [False] * len(targets)) if not d]
+    if fresh:
+        acc = _reduce(ufunc, sources, fresh[0])
+        for t in targets:
+            if t is not acc:
+                t[...] = acc
+        return
+    sources, targets = [a.reshape(-1) for a in sources], [a.reshape(-1) for a in targets]  # (contiguous: views)
+    size = sources[0].size
+    scratch = np.empty(min(size, REDUCE_CHUNK), sources[0].dtype)
+    for lo in range(0, size, REDUCE_CHUNK):
+        hi = min(lo + REDUCE_CHUNK, size)
+        acc = _reduce(ufunc, [a[lo:hi] for a in sources], scratch[:hi - lo])
+        for t in targets:
+            t[lo:hi] = acc
+
+
 def _piece(x: np.ndarray, dim: int, n: int, pos: int) -> np.ndarray:
     """Piece `pos` of `x` cut into `n` equal pieces along `dim` (a view)."""
     dim %= x.ndim
@@ -570,11 +598,11 @@ def _module(module_or_text: Operation | str) -> Operation:
 
 
 def _runners(module: Operation, entry: str, executor: str, n: int) -> list[Any]:
-    """One callable per partition: the same compiled executable for all, or an interpreter each."""
+    """One callable per partition: the same compiled executable for all (its all_reduces of
+    operands it never reads again reduce in place), or an interpreter each."""
     if executor == "interpreter":
         return [Interpreted(module, entry) for _ in range(n)]
-    exe = compile_module(module, entry=entry, executor=executor, partition=False)
-    return [exe] * n
+    return [compile_partition(module, entry=entry, executor=executor)] * n
 
 
 def num_partitions_of(module: Operation) -> int | None:

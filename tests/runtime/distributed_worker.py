@@ -313,10 +313,56 @@ def scenario_partitions(rank: int, world: int) -> dict[str, Any]:
     return {"result": run_partitioned(text, [np.ones(4, np.float32)])}
 
 
+IN_PLACE_ELEMENTS = 1 << 15  # large enough for the in-process mesh's sliced all_reduce
+
+
+def in_place_program(world: int) -> str:
+    """Three all_reduces (sums over all partitions) of x: of y = x * x, which is read again after
+    it (z = y + sum(y): must be copied); of w = -x, never read again (reduced in place); of the
+    argument x, which the caller holds (copied, unless donated: then in place)."""
+    from support.spmd_programs import binary_reducer, groups_attr, module, tensor
+    t = tensor((IN_PLACE_ELEMENTS,), "f32")
+    total = f'<{{{groups_attr([list(range(world))])}}}> {binary_reducer("add", "f32")} : ({t}) -> {t}'
+    return module(world, [t], [t, t, t], [
+        f'%y = "stablehlo.multiply"(%arg0, %arg0) : ({t}, {t}) -> {t}',
+        f'%a = "stablehlo.all_reduce"(%y) {total}',
+        f'%z = "stablehlo.add"(%y, %a) : ({t}, {t}) -> {t}',
+        f'%w = "stablehlo.negate"(%arg0) : ({t}) -> {t}',
+        f'%b = "stablehlo.all_reduce"(%w) {total}',
+        f'%c = "stablehlo.all_reduce"(%arg0) {total}',
+        f'"func.return"(%z, %b, %c) : ({t}, {t}, {t}) -> ()',
+    ])
+
+
+def in_place_operand(rank: int) -> np.ndarray:
+    """Small integers: every sum is exact in any order."""
+    return (np.arange(IN_PLACE_ELEMENTS) % 5 + rank).astype(np.float32)
+
+
+def in_place_expected(rank: int, world: int) -> list[np.ndarray]:
+    """`in_place_program`'s results on `rank`, by numpy."""
+    xs = [in_place_operand(r) for r in range(world)]
+    squares = sum(x * x for x in xs)
+    return [xs[rank] * xs[rank] + squares, -sum(xs), sum(xs)]
+
+
+def scenario_in_place(rank: int, world: int) -> dict[str, Any]:
+    """`in_place_program` with its argument held (then checked unchanged) and donated (then its
+    all_reduce's result is the argument's memory)."""
+    from loom.runtime.distributed import run_partitioned
+    text = in_place_program(world)
+    held, donated = in_place_operand(rank), in_place_operand(rank)
+    kept = run_partitioned(text, [held])
+    given = run_partitioned(text, [donated], donate_argnums=(0,))
+    return {"held": kept, "held_unchanged": bool(np.array_equal(held, in_place_operand(rank))),
+            "donated": [np.array(r) for r in given], "donated_reused": bool(np.shares_memory(given[2], donated))}
+
+
 SCENARIOS: dict[str, Callable[[int, int], Any]] = {
     "collectives": scenario_collectives, "killed": scenario_killed, "killed_rank0": scenario_killed_rank0,
     "stuck": scenario_stuck, "mismatch": scenario_mismatch, "partitions": scenario_partitions,
     "program": scenario_program, "global": scenario_global, "corpus": scenario_corpus,
+    "in_place": scenario_in_place,
 }
 
 

@@ -16,6 +16,7 @@ from distributed_worker import (
     SPMD_CORPUS,
     collective_cases,
     global_operands,
+    in_place_expected,
     launch,
     operand,
     own_group,
@@ -125,6 +126,20 @@ def test_a_hand_written_program_with_every_collective_matches_the_spec(world):
             for i, (a, b) in enumerate(zip(got, want)):
                 assert a.dtype == b.dtype and a.shape == b.shape, (rank, executor, i, a.dtype, a.shape)
                 np.testing.assert_array_equal(a, b, err_msg=f"rank {rank}, {executor}, result {i}")
+
+
+def test_an_all_reduce_reduces_in_place_only_into_operands_the_program_gives_up():
+    """A value read after its all_reduce, and an argument the caller holds, keep their values; an
+    argument given up (donated) holds the all_reduce's result."""
+    outcomes = launch("in_place", 2)
+    for rank in range(2):
+        assert outcomes[rank][0] == "ok", outcomes[rank]
+        got = outcomes[rank][1]
+        want = in_place_expected(rank, 2)
+        for results in (got["held"], got["donated"]):
+            for i, (a, b) in enumerate(zip(results, want, strict=True)):
+                np.testing.assert_array_equal(a, b, err_msg=f"rank {rank}, result {i}")
+        assert got["held_unchanged"] and got["donated_reused"], got
 
 
 @pytest.mark.parametrize("world", [2, 4])
