@@ -16,8 +16,11 @@ Contenders, on the same batch and weights, timed per training step in the same t
 
 Targets: P iterations at least 1.7x the steps/s of one process and 1.5x those of
 `parallel_iterations=1`. Ratios are peer time / contender time (above 1: the contender is faster);
-the median of the rounds is reported with its spread. Writes
-benchmarks/results/distributed_control_flow-DATE.json.
+the median of the rounds is reported with its spread. Each process also counts its CPU time per
+step (all its threads: the program's and gloo's), which a loaded machine inflates far less than
+the wall clock: the one-process step's CPU time over the busier process's CPU time in a
+partitioned step bounds what the partitioned step can gain on two cores (before its pipeline's
+fill and drain). Writes benchmarks/results/distributed_control_flow-DATE.json.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 if __name__ == "__main__":  # one BLAS thread per device
@@ -69,9 +74,19 @@ def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
                                                                                            timeout=300))
                for p, prog in programs.items()}
         fns[SINGLE] = (lambda: single(tree, *data)) if rank == 0 else (lambda: None)
-        times = time_rounds(fns, args.rounds, communicator().barrier)
+        cpu: dict[str, list[float]] = {name: [] for name in fns}
+
+        def counted(name: str, fn) -> Callable[[], None]:
+            def run() -> None:
+                start = time.process_time()
+                fn()
+                cpu[name].append(time.process_time() - start)
+            return run
+        times = time_rounds({name: counted(name, fn) for name, fn in fns.items()}, args.rounds,
+                            communicator().barrier)
+        cpu_by_rank = communicator().all_gather_object({name: ts[1:] for name, ts in cpu.items()})  # not the warm-up
         if rank == 0:
-            results.put(times)
+            results.put((times, cpu_by_rank))
     finally:
         loom.distributed.shutdown()
 
@@ -105,8 +120,11 @@ def main() -> None:
         "layers": 2, "inputs": args.inputs, "hidden": args.hidden, "outputs": args.outputs, "batch": args.batch,
         "iterations": args.max_len, "tokens": tokens, "rounds": args.rounds, "parallel_iterations": args.parallel})
     case, many = "2 gloo processes vs one process", f"2 processes, parallel_iterations={args.parallel}"
-    times = spawn_ranks(_process, 2, (args,), args.deadline)
+    times, cpu_by_rank = spawn_ranks(_process, 2, (args,), args.deadline)
     record.add_all(case, {name: times[name] for name in (SINGLE, ONE, many)})
+    cpu = {f"{name}, rank {rank}": cpu_by_rank[rank][name] for name in (SINGLE, ONE, many) for rank in (0, 1)}
+    del cpu[f"{SINGLE}, rank 1"]  # it waits at the barrier
+    record.add_all("CPU time per step (the process's threads)", cpu)
     for name in (SINGLE, ONE, many):
         ts = times[name]
         print(f"  {name:<36} {1 / np.median(ts):8.2f} steps/s {tokens / np.median(ts):9.0f} tokens/s  "
@@ -114,6 +132,12 @@ def main() -> None:
     over_single, over_one = record.ratio(case, many, SINGLE), record.ratio(case, many, ONE)
     print(f"  parallel_iterations={args.parallel} vs one process: {over_single:.2f}x (target 1.7x); "
           f"vs parallel_iterations=1: {over_one:.2f}x (target 1.5x)")
+    print("  CPU time per step, median:")
+    for name, ts in cpu.items():
+        print(f"    {name:<46} {np.median(ts) * 1e3:8.1f} ms")
+    busier = max(np.median(cpu[f"{many}, rank {rank}"]) for rank in (0, 1))
+    print(f"  bound from CPU time: one process / the busier process of parallel_iterations={args.parallel}: "
+          f"{np.median(cpu[f'{SINGLE}, rank 0']) / busier:.2f}x")
     record.write()
 
 

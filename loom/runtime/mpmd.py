@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
@@ -223,6 +224,12 @@ _RUNS = itertools.count()  # every rank runs its programs in the same order: a r
 _HEADER = 16  # int64s: dtype index, rank, dims
 _WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
 _PAYLOAD, _SHAPE, _STARTED = range(3)  # what a tag carries
+_AHEAD = 4  # receives posted beyond the one waited for, per stream of payloads or tokens (not headers)
+
+
+def _said(text: str) -> Callable[[], str]:
+    """`text` as the P2PCommunicator's waits take where they are (made only when a wait fails)."""
+    return lambda: text
 
 
 def _tag(kind: int, channel: int, sequence: int) -> int:
@@ -238,7 +245,15 @@ class P2PCommunicator:
     IR's types are static); every message travels as bytes. Every `parallel // 2`-th iteration
     started is a one-byte message to every other device of the loop that waits for it (not from
     the loop's decider when `parallel >= 2`: its predicate says as much), consumed when a wait
-    needs it and drained at the end of the run. Every wait is bounded by the timeout; when one fails (the
+    needs it and drained at the end of the run.
+
+    Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) of payloads
+    or tokens first posts the receives of its next `_AHEAD` messages. Gloo sends a message only once
+    its receiver posted the receive (a rendezvous: a round trip between the processes otherwise), so
+    a message posted for lands while its receiver is still busy with the ones before it. Both sides
+    count the same messages, so at the end of the run the sender knows which receives are still
+    posted (the `_AHEAD` after its last message of each stream) and fills them with messages of the
+    same size, and the next run starts with none posted. Every wait is bounded by the timeout; when one fails (the
     peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
     and failure notes in the store name the rank that stopped or failed."""
 
@@ -247,6 +262,7 @@ class P2PCommunicator:
         import torch.distributed as dist
 
         self.torch, self.dist = torch, dist
+        self.group: Any = dist.group.WORLD  # its send / recv: the module's isend / irecv add Python per message
         self.store = dist.distributed_c10d._get_default_store()
         self.rank = distributed.process_index()
         self.num_partitions = distributed.process_count()
@@ -254,12 +270,14 @@ class P2PCommunicator:
         self.failed_key = f"loom/mpmd/{next(_RUNS)}/failed/{{}}"  # a run's failure notes
         self._sent: dict[tuple, int] = {}  # (peer, kind, channel) -> messages sent
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
-        self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...]]] = {}  # (peer, channel) -> what it sends
+        self._posted: dict[tuple, deque] = {}  # (peer, kind, channel) -> (work, buffer) of the next messages
+        self._sizes: dict[tuple, int] = {}  # (peer, kind, channel) -> bytes of each message (as sent)
+        self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...], int]] = {}  # (peer, channel) -> dtype, shape, bytes
+        self._plans: dict[int, tuple[list[int], list[int], int]] = {}  # loop -> begin_iteration's tell, hear, every
         self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
         self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
         self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
         self._token = torch.ones(1, dtype=torch.uint8)  # what every token carries (isend only reads it)
-        self._token_in = torch.empty(1, dtype=torch.uint8)  # where tokens land (each waited for at once)
         self._patience = timedelta(seconds=max(self.timeout, 1e-3))
 
     def fail(self, reason: str) -> None:
@@ -270,24 +288,33 @@ class P2PCommunicator:
             pass
 
     def _isend(self, peer: int, kind: int, channel: int, data: Any) -> None:
-        n = self._sent.get((peer, kind, channel), 0)
-        self._sent[(peer, kind, channel)] = n + 1
-        self._sends.append((peer, self.dist.isend(data, peer, tag=_tag(kind, channel, n))))
+        stream = (peer, kind, channel)
+        n = self._sent.get(stream, 0)
+        self._sent[stream] = n + 1
+        self._sizes[stream] = data.numel()
+        self._sends.append((peer, self.group.send([data], peer, _tag(kind, channel, n))))
 
-    def _recv_into(self, peer: int, kind: int, channel: int, buffer: Any, what: str) -> Any:
-        n = self._received.get((peer, kind, channel), 0)
-        self._received[(peer, kind, channel)] = n + 1
-        self._wait(peer, self.dist.irecv(buffer, peer, tag=_tag(kind, channel, n)), what)
+    def _take(self, peer: int, kind: int, channel: int, nbytes: int, what: Callable[[], str]) -> Any:
+        """The next message of a stream (a new tensor of `nbytes` bytes), its later ones' receives posted."""
+        stream = (peer, kind, channel)
+        n = self._received.get(stream, 0)
+        self._received[stream] = n + 1
+        posted = self._posted.setdefault(stream, deque())
+        while len(posted) <= (0 if kind == _SHAPE else _AHEAD):
+            buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
+            posted.append((self.group.recv([buffer], peer, _tag(kind, channel, n + len(posted))), buffer))
+        work, buffer = posted.popleft()
+        self._wait(peer, work, what)
         return buffer
 
-    def _wait(self, peer: int, work: Any, what: str) -> None:
+    def _wait(self, peer: int, work: Any, what: Callable[[], str]) -> None:
         """Wait for `work` within the timeout (gloo's works report completion only through a
-        wait); if it fails, say which rank is to blame."""
+        wait); if it fails, say which rank is to blame and where (`what()`, made only then)."""
         try:
             work.wait(timeout=self._patience)
         except Exception as e:  # noqa: BLE001 - the transport's errors: connection closed, timed out
             blamed, why = self._blame(peer)
-            raise CollectiveError(f"rank {self.rank} at {what}: {why} ({type(e).__name__}: {str(e)[:200]})",
+            raise CollectiveError(f"rank {self.rank} at {what()}: {why} ({type(e).__name__}: {str(e)[:200]})",
                                   blamed) from None
 
     def _blame(self, peer: int) -> tuple[int, str]:
@@ -318,18 +345,20 @@ class P2PCommunicator:
             header = np.zeros(_HEADER, np.int64)
             header[:2 + array.ndim] = [_DTYPES.index(array.dtype), array.ndim, *array.shape]
             self._isend(peer, _SHAPE, channel, self.torch.from_numpy(header))
-        self._isend(peer, _PAYLOAD, channel, self.torch.from_numpy(array.reshape(-1).view(np.uint8).copy()))
+        # no copy: the kernel hands over an array of its own (loom.ops.mpmd.send), which the tensor keeps alive
+        self._isend(peer, _PAYLOAD, channel, self.torch.from_numpy(array.reshape(-1).view(np.uint8)))
 
     def recv(self, me: int, peer: int, key: tuple) -> Any:
-        channel, what = key[0], f"mpmd.recv from rank {peer} {_what(key)}"
+        channel = key[0]
+
+        def what() -> str:
+            return f"mpmd.recv from rank {peer} {_what(key)}"
         if (peer, channel) not in self._shapes:
-            header = self._recv_into(peer, _SHAPE, channel, self.torch.zeros(_HEADER, dtype=self.torch.int64),
-                                     what).numpy()
-            self._shapes[(peer, channel)] = _DTYPES[header[0]], tuple(int(d) for d in header[2:2 + header[1]])
-        dtype, shape = self._shapes[(peer, channel)]
-        nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
-        data = self._recv_into(peer, _PAYLOAD, channel, self.torch.empty(nbytes, dtype=self.torch.uint8), what)
-        return data.numpy().view(dtype).reshape(shape)
+            header = self._take(peer, _SHAPE, channel, 8 * _HEADER, what).numpy().view(np.int64)
+            dtype, shape = _DTYPES[header[0]], tuple(int(d) for d in header[2:2 + header[1]])
+            self._shapes[(peer, channel)] = dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+        dtype, shape, nbytes = self._shapes[(peer, channel)]
+        return self._take(peer, _PAYLOAD, channel, nbytes, what).numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
         # A device says it started every `every`-th iteration (half the window: fewer messages) to
@@ -341,11 +370,13 @@ class P2PCommunicator:
         # it cannot deadlock. The device that decides the loop (devices[0]) sends every other one
         # its predicate for iteration i after its iteration i - 1: with a window of 2 or more, that
         # message is all the others need to hear from it, so it sends them no tokens.
-        loop_id, decider = loop[0], devices[0]
-        implied = parallel >= 2
-        tell = [p for p in devices if p != me and not (implied and me == decider)]
-        hear = [p for p in devices if p != me and not (implied and p == decider)]
-        every = max(1, parallel // 2)
+        loop_id = loop[0]
+        if loop_id not in self._plans:  # the same for every iteration of the loop
+            decider, implied = devices[0], parallel >= 2
+            self._plans[loop_id] = ([p for p in devices if p != me and not (implied and me == decider)],
+                                    [p for p in devices if p != me and not (implied and p == decider)],
+                                    max(1, parallel // 2))
+        tell, hear, every = self._plans[loop_id]
         if iteration == 0:
             for peer in hear:
                 self._first[(peer, loop_id)] = self._due.get((peer, loop_id), 0)
@@ -360,19 +391,28 @@ class P2PCommunicator:
         for peer in hear:
             tokens = self._first[(peer, loop_id)] + -(-need // every) + 1
             while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
-                self._recv_into(peer, _STARTED, loop_id, self._token_in,
-                                f"mpmd.iteration {iteration} of loop {loop_id} (waiting for rank {peer} to start "
-                                f"iteration {need})")
+                self._take(peer, _STARTED, loop_id, 1, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
+                                                             f"(waiting for rank {peer} to start iteration {need})"))
 
     def finish(self) -> None:
-        """Take the peers' iteration tokens no wait needed, and wait until every send was taken:
-        the next run starts with no message in flight."""
+        """Fill the receives the peers posted past their last message, take the peers' iteration
+        tokens no wait needed and the fillers they send, and wait until every send was taken: the
+        next run starts with no message in flight and no receive posted."""
+        for (peer, kind, channel), n in list(self._sent.items()):
+            if kind != _SHAPE:
+                filler = self.torch.zeros(self._sizes[(peer, kind, channel)], dtype=self.torch.uint8)
+                for k in range(n, n + _AHEAD):
+                    self._sends.append((peer, self.group.send([filler], peer, _tag(kind, channel, k))))
         for (peer, loop_id), due in self._due.items():
             while self._received.get((peer, _STARTED, loop_id), 0) < due:
-                self._recv_into(peer, _STARTED, loop_id, self._token_in,
-                                f"the end of the run (loop {loop_id}'s iterations started by rank {peer})")
+                self._take(peer, _STARTED, loop_id, 1,
+                           _said(f"the end of the run (loop {loop_id}'s iterations started by rank {peer})"))
+        for (peer, _, _), posted in self._posted.items():
+            for work, _ in posted:
+                self._wait(peer, work, _said(f"the end of the run (rank {peer}'s messages past its last one)"))
+        self._posted.clear()
         for peer, work in self._sends:
-            self._wait(peer, work, f"the end of the run (a message not yet received by rank {peer})")
+            self._wait(peer, work, _said(f"the end of the run (a message not yet received by rank {peer})"))
         self._sends.clear()
 
 
