@@ -35,24 +35,32 @@ from loom.numpy._util import ArrayLike, as_bool, dtype_of, is_traced
 from loom.ops import elementwise
 
 
-def _elementwise_binary(np_fn: Callable, hlo_fn: Callable) -> Callable[[ArrayLike, ArrayLike], Any]:
+def _elementwise_binary(np_fn: Callable, hlo_fn: Callable, to_float: bool = False,
+                        integers: str | None = None) -> Callable[[ArrayLike, ArrayLike], Any]:
     def fn(x: ArrayLike, y: ArrayLike) -> Any:
         trace = _trace_of(x, y)
         if trace is None:  # NumPy, in the dtype JAX's promotion gives (numpy's may be wider)
             d = promote_types(scalar_dtype(x), scalar_dtype(y))[0]
             return np_fn(*(v.astype(d) if isinstance(v, (np.ndarray, np.generic)) else v for v in (x, y)))
         a, b = _promote(trace, x, y)
+        if integers is not None:
+            _require_integers(np_fn.__name__, a.dtype, integers)
+        if to_float:
+            a, b = _float_tracer(a), _float_tracer(b)
         return Tracer(hlo_fn(trace.emit(), a.value, b.value), trace, a.weak and b.weak)
     fn.__name__ = fn.__qualname__ = np_fn.__name__
     fn.__doc__ = f"Elementwise `numpy.{np_fn.__name__}`, with JAX's dtype promotion and broadcasting."
     return fn
 
 
-def _elementwise_unary(np_fn: Callable, hlo_fn: Callable, to_float: bool = False) -> Callable[[ArrayLike], Any]:
+def _elementwise_unary(np_fn: Callable, hlo_fn: Callable, to_float: bool = False,
+                       integers: str | None = None) -> Callable[[ArrayLike], Any]:
     def fn(x: ArrayLike) -> Any:
         trace = _trace_of(x)
         if trace is None:
             return np_fn(x)
+        if integers is not None:
+            _require_integers(np_fn.__name__, x.dtype, integers)
         d = _floating(x.dtype) if to_float else x.dtype
         t = _lift(trace, x, d, x.weak)
         return Tracer(hlo_fn(trace.emit(), t.value), trace, t.weak)
@@ -61,17 +69,28 @@ def _elementwise_unary(np_fn: Callable, hlo_fn: Callable, to_float: bool = False
     return fn
 
 
+def _require_integers(name: str, dtype: np.dtype, kinds: str) -> None:
+    """numpy's TypeError for an operand dtype of a kind outside `kinds` ("iu", or "iub" with bools)."""
+    if dtype.kind not in kinds:
+        raise TypeError(f"{name}: arguments must be integers{' or bools' if 'b' in kinds else ''}, got {dtype} "
+                        f"(at {user_line()})")
+
+
 # The rows of the op table (loom.ops.elementwise) whose loom.numpy function is numpy's of the same
 # name applied by the op: numpy's own function on plain arrays (in the dtype JAX's promotion
-# gives), traced the operands promoted (to a floating dtype for an op that takes no integers) and
-# broadcast, then the op. The other rows' functions are written out in this module, for what numpy
-# or jax.numpy adds to the op, listed here with the reason.
+# gives), traced the operands promoted (to a floating dtype for an op that takes no integers;
+# refused with numpy's TypeError unless integers, or bools where the op takes them, for an op that
+# takes no floats) and broadcast, then the op. The other rows' functions are written out in this
+# module, for what numpy or jax.numpy adds to the op, listed here with the reason.
 WRITTEN_BY_HAND = {
-    **dict.fromkeys(("abs", "sign", "floor", "ceil", "rint", "square", "isfinite", "isinf", "isposinf",
-                     "isneginf", "true_divide", "fmod", "arctan2", "nextafter"),
-                    "integer and bool operands as jax.numpy treats them (kept, or converted to float)"),
-    **dict.fromkeys(("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
-                     "bitwise_count"), "integer or bool operands only, with numpy's error otherwise"),
+    **dict.fromkeys(("abs", "sign"), "unsigned and bool operands as jax.numpy treats them (returned, or compared)"),
+    **dict.fromkeys(("floor", "ceil"), "integer and bool operands returned unchanged (as jax.numpy)"),
+    **dict.fromkeys(("isfinite", "isinf", "isposinf", "isneginf"),
+                    "integer and bool operands answered without the op (never infinite)"),
+    "square": "`x * x`, which takes bools (chlo.square does not)",
+    "true_divide": "integer operands divided as floats (the op divides integers)",
+    "right_shift": "arithmetic for signed and logical for unsigned integers: two ops",
+    "bitwise_count": "the count of the absolute value's bits, as uint8",
     **dict.fromkeys(("sinh", "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "cbrt"),
                     "jax.numpy's formula, half precision computed in float32"),
     **dict.fromkeys(("real", "imag", "conjugate"), "the front end has no complex dtype"),
@@ -86,20 +105,24 @@ def elementwise_function(row: Any) -> Callable[..., Any]:
 
     def hlo(b: Any, *values: Any) -> Any:
         return row.op.build(b, *values).results[0]
-    if len(row.op.definition.operands) == 2:
-        return _elementwise_binary(np_fn, hlo)
     kinds = row.op.definition.operands[0].constraint.kinds
-    return _elementwise_unary(np_fn, hlo, to_float=not any(k in kinds for k in "is"))
+    to_float = not any(k in kinds for k in "is")  # an op that takes no integers: operands made floats
+    # an op that takes no floats: integers (and bools, where it takes them) only
+    integers = None if any(k in kinds for k in "fc") else "iu" + ("b" if "p" in kinds else "")
+    make = _elementwise_binary if len(row.op.definition.operands) == 2 else _elementwise_unary
+    return make(np_fn, hlo, to_float, integers)
 
 
 ELEMENTWISE_FUNCTIONS = {row.lnp: elementwise_function(row) for row in elementwise.OPS
                          if row.lnp is not None and row.lnp not in WRITTEN_BY_HAND}
 globals().update(ELEMENTWISE_FUNCTIONS)
 # the ones the functions below are written with
-add, subtract, multiply, maximum, minimum, power, negative, exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh = (
-    ELEMENTWISE_FUNCTIONS[name] for name in ("add", "subtract", "multiply", "maximum", "minimum", "power",
-                                             "negative", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos",
-                                             "tan", "tanh"))
+add, subtract, multiply, maximum, minimum, power, negative, exp, expm1, log, log1p, sqrt, sin, cos, tan, tanh, \
+    arctan2, nextafter, bitwise_and, bitwise_or, invert, left_shift = (
+        ELEMENTWISE_FUNCTIONS[name] for name in ("add", "subtract", "multiply", "maximum", "minimum", "power",
+                                                 "negative", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos",
+                                                 "tan", "tanh", "arctan2", "nextafter", "bitwise_and", "bitwise_or",
+                                                 "invert", "left_shift"))
 
 
 def _comparison(np_fn: Callable, direction: str) -> Callable[[ArrayLike, ArrayLike], Any]:
@@ -220,17 +243,6 @@ def isinf(x: ArrayLike) -> Any:
     if not is_floating(x.dtype):
         return Tracer(x.trace.constant(np.asarray(False), shape=x.shape), x.trace)
     return equal(abs(x), np.inf)
-
-
-def arctan2(y: ArrayLike, x: ArrayLike) -> Any:
-    """Elementwise angle of the point `(x, y)`, in `[-pi, pi]`."""
-    trace = _trace_of(y, x)
-    if trace is None:
-        return np.arctan2(y, x)
-    a, b = _promote(trace, y, x)
-    d = _floating(a.dtype)
-    a, b = _lift(trace, a, d, a.weak), _lift(trace, b, d, b.weak)
-    return Tracer(stablehlo.atan2(trace.emit(), a.value, b.value), trace, a.weak and b.weak)
 
 
 def _rem(trace: Any, a: Tracer, b: Tracer) -> Tracer:
@@ -677,23 +689,6 @@ def trunc(x: ArrayLike) -> Any:
 fix = trunc
 
 
-def rint(x: ArrayLike) -> Any:
-    """Round half to even; integers give float32 (as JAX)."""
-    if not isinstance(x, Tracer):
-        return np.rint(x)
-    xf = _float_tracer(x)
-    return Tracer(stablehlo.round_nearest_even(x.trace.emit(), xf.value), x.trace, xf.weak)
-
-
-def fmod(x: ArrayLike, y: ArrayLike) -> Any:
-    """Elementwise C `fmod`: the remainder with the sign of the dividend."""
-    trace = _trace_of(x, y)
-    if trace is None:
-        return np.fmod(x, y)
-    a, b = _promote(trace, x, y)
-    return _rem(trace, a, b)
-
-
 def modf(x: ArrayLike) -> tuple[Any, Any]:
     """The fractional and integral parts of `x`, both with its sign (float results)."""
     if not isinstance(x, Tracer):
@@ -756,68 +751,20 @@ def ldexp(x: ArrayLike, n: ArrayLike) -> Any:
     return multiply(xf, power(_lift(trace, 2.0, d, True), lax_numpy.astype(n, d)))
 
 
-def nextafter(x: ArrayLike, y: ArrayLike) -> Any:
-    """The next representable float after `x` towards `y` (`chlo.next_after`; not differentiable)."""
-    if _trace_of(x, y) is None:
-        return np.nextafter(x, y)
-    a, b = _float_pair(x, y)
-    return Tracer(chlo.NextAfterOp.build(a.trace.emit(), a.value, b.value).results[0], a.trace, a.weak and b.weak)
-
-
-def _integer_pair(name: str, x: ArrayLike, y: ArrayLike, bools: bool) -> tuple[Tracer, Tracer]:
-    trace = _trace_of(x, y)
-    a, b = _promote(trace, x, y)
-    if a.dtype.kind not in ("iub" if bools else "iu"):
-        raise TypeError(f"{name}: arguments must be integers{' or bools' if bools else ''}, got {a.dtype} "
-                        f"(at {user_line()})")
+def _integer_pair(name: str, x: ArrayLike, y: ArrayLike) -> tuple[Tracer, Tracer]:
+    a, b = _promote(_trace_of(x, y), x, y)
+    _require_integers(name, a.dtype, "iu")
     return a, b
 
 
-def _bitwise(np_fn: Any, hlo_fn: Any, name: str) -> Any:
-    def fn(x: ArrayLike, y: ArrayLike) -> Any:
-        if _trace_of(x, y) is None:
-            return np_fn(x, y)
-        a, b = _integer_pair(name, x, y, True)
-        return Tracer(hlo_fn(a.trace.emit(), a.value, b.value), a.trace, a.weak and b.weak)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Elementwise `numpy.{np_fn.__name__}` of integers or bools."
-    return fn
-
-
-bitwise_and = _bitwise(np.bitwise_and, stablehlo.and_, "bitwise_and")
-
-
-bitwise_or = _bitwise(np.bitwise_or, stablehlo.or_, "bitwise_or")
-
-
-bitwise_xor = _bitwise(np.bitwise_xor, stablehlo.xor, "bitwise_xor")
-
-
-def invert(x: ArrayLike) -> Any:
-    """Elementwise bitwise NOT of integers (logical NOT of bools)."""
-    if not isinstance(x, Tracer):
-        return np.invert(x)
-    if x.dtype.kind not in "iub":
-        raise TypeError(f"invert: `x` must be integers or bools, got {x.dtype} (at {user_line()})")
-    return Tracer(stablehlo.not_(x.trace.emit(), x.value), x.trace, x.weak)
-
-
 bitwise_not = bitwise_invert = invert
-
-
-def left_shift(x: ArrayLike, y: ArrayLike) -> Any:
-    """Elementwise `x << y` of integers (0 when `y` is at least the bit width, as XLA)."""
-    if _trace_of(x, y) is None:
-        return np.left_shift(x, y)
-    a, b = _integer_pair("left_shift", x, y, False)
-    return Tracer(stablehlo.shift_left(a.trace.emit(), a.value, b.value), a.trace, a.weak and b.weak)
 
 
 def right_shift(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise `x >> y` of integers: arithmetic for signed, logical for unsigned dtypes."""
     if _trace_of(x, y) is None:
         return np.right_shift(x, y)
-    a, b = _integer_pair("right_shift", x, y, False)
+    a, b = _integer_pair("right_shift", x, y)
     hlo = stablehlo.shift_right_arithmetic if a.dtype.kind == "i" else stablehlo.shift_right_logical
     return Tracer(hlo(a.trace.emit(), a.value, b.value), a.trace, a.weak and b.weak)
 
@@ -840,7 +787,7 @@ def gcd(x: ArrayLike, y: ArrayLike) -> Any:
     `stablehlo.while`."""
     if _trace_of(x, y) is None:
         return np.gcd(x, y)
-    a, b = _integer_pair("gcd", x, y, False)
+    a, b = _integer_pair("gcd", x, y)
     a, b = abs(a), abs(b)
 
     def body(carry: tuple) -> tuple:
@@ -860,7 +807,7 @@ def lcm(x: ArrayLike, y: ArrayLike) -> Any:
     """Elementwise least common multiple of integers (non-negative; 0 if either is 0)."""
     if _trace_of(x, y) is None:
         return np.lcm(x, y)
-    a, b = _integer_pair("lcm", x, y, False)
+    a, b = _integer_pair("lcm", x, y)
     g = gcd(a, b)
     zero = equal(g, 0)
     q = Tracer(stablehlo.divide(a.trace.emit(), abs(a).value, lax_numpy.where(zero, 1, g).value), a.trace, a.weak)

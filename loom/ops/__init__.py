@@ -24,9 +24,10 @@ transformations read (`KERNELS`, `TORCH_KERNELS`, `CODEGEN_RULES`, `INTERPRETER_
     quantization  uniform_quantize / uniform_dequantize, and dequantize-op-quantize for the ops the spec
                   allows on quantized tensors
 
-Each family module holds its ops' numpy kernels, region-op code generation rules (numpy and torch)
-and reference interpreter rules in a section after its imports (`# Kernels ---`); its torch kernels,
-and the run-time helpers of its torch code generation rules, are in `<family>_torch` (elementwise,
+Each family module holds its ops' numpy kernels, region-op code generation rules (one per op, for
+numpy and torch code) and reference interpreter rules in a section after its imports
+(`# Kernels ---`); its torch kernels, and the run-time helpers of the torch code its code
+generation rules emit, are in `<family>_torch` (elementwise,
 shape, indexing, linalg, reductions, rng), which imports torch: `common.torch_kernels_in` names it,
 and `loom.backend.torch_kernels` imports it when torch is first used, never at `import loom`.
 What stays in `loom.backend` is the machinery: the kernel tables

@@ -19,7 +19,7 @@ import numpy as np
 
 from loom.backend import common
 from loom.backend.common import TORCH_KERNELS, MissingRuleError
-from loom.backend.compiled.codegen import EXECUTOR, FunctionCodegen, codegen_rule, torch_codegen_rule
+from loom.backend.compiled.codegen import EXECUTOR, FunctionCodegen, codegen_rule, torch_library
 from loom.backend.custom_calls import custom_call_kernel
 from loom.backend.interpreter import Interpreter
 from loom.backend.interpreter import rule as interpreter_rule
@@ -173,22 +173,12 @@ def _case(gen: FunctionCodegen, op: Operation) -> None:
 
 @codegen_rule("stablehlo.custom_call")
 def _custom_call(gen: FunctionCodegen, op: Operation) -> None:
+    """Custom-call kernels are numpy functions: torch code runs them on the tensors' values."""
     try:
         k = custom_call_kernel(op, EXECUTOR)
+        if gen.torch:
+            k = torch_library().fallback(k, gen.mod.device)
     except MissingRuleError as e:  # raise when run, not when compiled (the call may be unreachable)
-        def missing(*args, error=e):
-            raise error
-        k = Kernel(missing)
-    gen.kernel(op, k)
-
-
-@torch_codegen_rule("stablehlo.custom_call")
-def _custom_call_torch(gen: FunctionCodegen, op: Operation) -> None:
-    """Custom-call kernels are numpy functions: they run on the tensors' values."""
-    try:
-        from loom.backend.torch_kernels import fallback  # imports torch: only torch code asks
-        k = fallback(custom_call_kernel(op, EXECUTOR), gen.mod.device)
-    except MissingRuleError as e:
         def missing(*args, error=e):
             raise error
         k = Kernel(missing)

@@ -26,7 +26,7 @@ import numpy as np
 from loom.backend import common
 from loom.backend.common import dtype_of, torch_kernels_in
 from loom.backend.common import shape_of as type_shape
-from loom.backend.compiled.codegen import FunctionCodegen, codegen_rule, torch_codegen_rule
+from loom.backend.compiled.codegen import FunctionCodegen, codegen_rule
 from loom.backend.compiled.regions import has_shell_dtypes, is_elementwise_region, reducer_ufunc
 from loom.backend.interpreter import Interpreter
 from loom.backend.interpreter import rule as interpreter_rule
@@ -265,25 +265,8 @@ def scatter_sequential(body: Callable, inputs: Sequence[Any], indices, updates: 
     return tuple(outs)
 
 
-@codegen_rule("stablehlo.scatter")
-def _scatter(gen: FunctionCodegen, op: Operation) -> None:
-    n = len(op.results)
-    inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
-    dims = ScatterDims(op.get_attr("scatter_dimension_numbers"))
-    dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
-    if n == 1:
-        known, ufunc = scatter_update_ufunc(op.regions[0])
-        if known:
-            gen.bind(op, f"{gen.mod.function(scatter_ufunc)}({gen.name(inputs[0])}, {gen.name(indices)}, "
-                         f"{gen.name(updates[0])}, {dims_name}, {gen.mod.literal(ufunc)})")
-            return
-    body = gen.region_function(op.regions[0], "update")
-    gen.bind(op, f"{gen.mod.function(scatter_sequential)}({body}, {gen.packed(inputs)}, {gen.name(indices)}, "
-                 f"{gen.packed(updates)}, {dims_name})", returns_tuple=True)
-
-
 def _torch():
-    """`loom.ops.indexing_torch` (it imports torch): the runtime of the torch rules below."""
+    """`loom.ops.indexing_torch` (it imports torch): the runtime of the torch code."""
     from loom.ops import indexing_torch
     return indexing_torch
 
@@ -291,32 +274,42 @@ def _torch():
 _SCATTER_KINDS = {None: None, np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min"}
 
 
-@torch_codegen_rule("stablehlo.scatter")
-def _scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
+@codegen_rule("stablehlo.scatter")
+def _scatter(gen: FunctionCodegen, op: Operation) -> None:
+    """An update that replaces or is one known binary op: one indexed update of the library
+    (numpy: `scatter_ufunc`; torch: a `Scatter` planned for the static shapes); any other update
+    computation is applied update by update (numpy: `scatter_sequential`; torch: `ScatterRounds`,
+    rounds of updates to distinct positions, for static shapes and an elementwise update)."""
     n = len(op.results)
-    static = common.static_operands(op)
-    if n == 1:
-        inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
-        known, ufunc = scatter_update_ufunc(op.regions[0])
-        complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
-        if known and ufunc in _SCATTER_KINDS and complex_ok and static:
-            dims = ScatterDims(op.get_attr("scatter_dimension_numbers"))
-            plan = _torch().Scatter(type_shape(inputs[0].type), type_shape(indices.type),
-                                    type_shape(updates[0].type), dims,
-                                    _SCATTER_KINDS[ufunc], unsigned=has_shell_dtypes(op.operands))
-            gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({gen.name(inputs[0])}, "
-                         f"{gen.name(indices)}, {gen.name(updates[0])})")
+    inputs, indices, updates = op.operands[:n], op.operands[n], op.operands[n + 1:]
+    dims = ScatterDims(op.get_attr("scatter_dimension_numbers"))
+    known, ufunc = scatter_update_ufunc(op.regions[0]) if n == 1 else (False, None)
+    if not gen.torch:
+        dims_name = gen.mod.hoist(dims, gen.mod.fresh("scatter_dims"))
+        if known:
+            gen.bind(op, f"{gen.mod.function(scatter_ufunc)}({gen.name(inputs[0])}, {gen.name(indices)}, "
+                         f"{gen.name(updates[0])}, {dims_name}, {gen.mod.literal(ufunc)})")
             return
-    if static and not has_shell_dtypes(op.operands) and is_elementwise_region(op.regions[0]):
-        plan = _torch().ScatterRounds(type_shape(op.operands[0].type), type_shape(op.operands[n].type),
-                                   type_shape(op.operands[n + 1].type),
-                                   ScatterDims(op.get_attr("scatter_dimension_numbers")))
         body = gen.region_function(op.regions[0], "update")
-        gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({body}, "
-                     f"{gen.packed(op.operands[:n])}, {gen.name(op.operands[n])}, "
-                     f"{gen.packed(op.operands[n + 1:])})", returns_tuple=True)
+        gen.bind(op, f"{gen.mod.function(scatter_sequential)}({body}, {gen.packed(inputs)}, {gen.name(indices)}, "
+                     f"{gen.packed(updates)}, {dims_name})", returns_tuple=True)
         return
-    gen.numpy_island(op, "dynamic shapes, unsigned operands or an update computation that is not elementwise")
+    static = common.static_operands(op)
+    complex_ok = dtype_of(inputs[0].type).kind != "c" or ufunc in (None, np.add)
+    if known and ufunc in _SCATTER_KINDS and complex_ok and static:
+        plan = _torch().Scatter(type_shape(inputs[0].type), type_shape(indices.type), type_shape(updates[0].type),
+                                dims, _SCATTER_KINDS[ufunc], unsigned=has_shell_dtypes(op.operands))
+        gen.bind(op, f"{gen.mod.hoist(plan, gen.mod.fresh(plan.__name__))}({gen.name(inputs[0])}, "
+                     f"{gen.name(indices)}, {gen.name(updates[0])})")
+        return
+    if not (static and not has_shell_dtypes(op.operands) and is_elementwise_region(op.regions[0])):
+        gen.not_lowered(op, "dynamic shapes, unsigned operands or an update computation that is not elementwise")
+        return
+    rounds = _torch().ScatterRounds(type_shape(inputs[0].type), type_shape(indices.type),
+                                    type_shape(updates[0].type), dims)
+    body = gen.region_function(op.regions[0], "update")
+    gen.bind(op, f"{gen.mod.hoist(rounds, gen.mod.fresh(rounds.__name__))}({body}, {gen.packed(inputs)}, "
+                 f"{gen.name(indices)}, {gen.packed(updates)})", returns_tuple=True)
 
 
 # The reference interpreter's rules (the spec's definitions, element by element) ---------------

@@ -35,7 +35,6 @@ from loom.backend.compiled.codegen import (
     InterpretedOp,
     codegen_rule,
     free_values,
-    torch_codegen_rule,
 )
 from loom.backend.compiled.regions import (
     argreduce_direction,
@@ -192,34 +191,47 @@ def argreduce(values, indices, init_value, init_index, axis, pick_max, body):
 
 @codegen_rule("stablehlo.reduce")
 def _reduce(gen: FunctionCodegen, op: Operation) -> None:
+    """A known reducer is one call of the library's reduction; argmax-style pairs and the other
+    elementwise reducers apply the body to whole arrays (`argreduce`, a pairwise `reduce_tree`)."""
     n = len(op.results)
     xs, inits = op.operands[:n], op.operands[n:]
     dims = common.ints(op.get_attr("dimensions"))
     region = op.regions[0]
     ufunc = reducer_ufunc(region) if n == 1 else None
-    if ufunc is not None:
-        init = _constant_value(inits[0])
-        if init is not None and dims:  # one call: ufunc.reduce with the init folded in
-            dtype = dtype_of(op.results[0].type)
-            reduce = gen.mod.hoist(ufunc.reduce, f"np_{ufunc.__name__}_reduce")
-            initial = gen.mod.hoist(init, gen.mod.fresh("init"))
-            gen.bind(op, f"{reduce}({gen.name(xs[0])}, {gen.mod.literal(dims)}, {gen.mod.literal(dtype)}, "
-                         f"initial={initial})")
-            return
-        gen.bind(op, f"{gen.mod.function(reduce_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
-                     f"{gen.mod.function(ufunc)}, {gen.mod.literal(dims)})")
+    if (_reduce_forms_torch if gen.torch else _reduce_by_ufunc)(gen, op, ufunc, dims):
         return
     if not is_elementwise_region(region):
-        gen.interpreted(op)
+        gen.not_lowered(op, "the reducer is not elementwise")
         return
+    runtime = gen.runtime(__name__)
     pick_max = argreduce_direction(op)
     body = gen.region_function(region, "reducer")
-    if pick_max is not None:
-        gen.bind(op, f"{gen.mod.function(argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, {pick_max}, "
-                     f"{body})", returns_tuple=True)
+    # torch's argmax and argmin take one dimension, and no unsigned or complex values
+    if pick_max is not None and (not gen.torch or (len(dims) == 1 and not has_shell_dtypes(op.operands) and
+                                                   dtype_of(xs[0].type).kind in "fViu")):
+        gen.bind(op, f"{gen.mod.function(runtime.argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, "
+                     f"{pick_max}, {body})", returns_tuple=True)
         return
-    gen.bind(op, f"{gen.mod.function(reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
+    gen.bind(op, f"{gen.mod.function(runtime.reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
                  f"{gen.mod.literal(dims)})", returns_tuple=True)
+
+
+def _reduce_by_ufunc(gen: FunctionCodegen, op: Operation, ufunc: np.ufunc | None, dims: list[int]) -> bool:
+    """numpy code for a reduce by a known reducer (`ufunc.reduce`); False for other reducers."""
+    if ufunc is None:
+        return False
+    x, init_value = op.operands
+    init = _constant_value(init_value)
+    if init is not None and dims:  # one call: ufunc.reduce with the init folded in
+        dtype = dtype_of(op.results[0].type)
+        reduce = gen.mod.hoist(ufunc.reduce, f"np_{ufunc.__name__}_reduce")
+        initial = gen.mod.hoist(init, gen.mod.fresh("init"))
+        gen.bind(op, f"{reduce}({gen.name(x)}, {gen.mod.literal(dims)}, {gen.mod.literal(dtype)}, "
+                     f"initial={initial})")
+        return True
+    gen.bind(op, f"{gen.mod.function(reduce_ufunc)}({gen.name(x)}, {gen.name(init_value)}, "
+                 f"{gen.mod.function(ufunc)}, {gen.mod.literal(dims)})")
+    return True
 
 
 def _constant_value(value: Value) -> Any:
@@ -249,34 +261,45 @@ def reduce_window_tree(body: Callable, xs: Sequence[Any], inits: Sequence[Any], 
 
 @codegen_rule("stablehlo.reduce_window")
 def _reduce_window(gen: FunctionCodegen, op: Operation) -> None:
+    """A known reducer is one reduction of a strided view of the windows; other elementwise
+    reducers a pairwise tree over it (`reduce_window_tree`)."""
     n = len(op.results)
     xs, inits = op.operands[:n], op.operands[n:]
     config = _window_config(op, len(type_shape(xs[0].type)))
     region = op.regions[0]
     ufunc = reducer_ufunc(region) if n == 1 else None
-    if ufunc is not None:
-        window, strides, base_dil, win_dil, padding = config
-        gen.bind(op, f"{gen.mod.function(reduce_window_ufunc)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
-                     f"{gen.mod.function(ufunc)}, {gen.mod.literal(window)}, {gen.mod.literal(strides)}, "
-                     f"{gen.mod.literal(base_dil)}, {gen.mod.literal(win_dil)}, {gen.mod.literal(padding)})")
+    if (_reduce_window_forms_torch if gen.torch else _reduce_window_by_ufunc)(gen, op, ufunc, config):
         return
     if not is_elementwise_region(region):
-        gen.interpreted(op)
+        gen.not_lowered(op, "the reducer is not elementwise")
         return
     body = gen.region_function(region, "reducer")
-    gen.bind(op, f"{gen.mod.function(reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
-                 f"{gen.mod.literal(config)})", returns_tuple=True)
+    gen.bind(op, f"{gen.mod.function(gen.runtime(__name__).reduce_window_tree)}({body}, {gen.packed(xs)}, "
+                 f"{gen.packed(inits)}, {gen.mod.literal(config)})", returns_tuple=True)
+
+
+def _reduce_window_by_ufunc(gen: FunctionCodegen, op: Operation, ufunc: np.ufunc | None, config: tuple) -> bool:
+    """numpy code for a reduce_window by a known reducer; False for other reducers."""
+    if ufunc is None:
+        return False
+    x, init = op.operands
+    window, strides, base_dil, win_dil, padding = config
+    gen.bind(op, f"{gen.mod.function(reduce_window_ufunc)}({gen.name(x)}, {gen.name(init)}, "
+                 f"{gen.mod.function(ufunc)}, {gen.mod.literal(window)}, {gen.mod.literal(strides)}, "
+                 f"{gen.mod.literal(base_dil)}, {gen.mod.literal(win_dil)}, {gen.mod.literal(padding)})")
+    return True
 
 
 @codegen_rule("stablehlo.map")
 def _map(gen: FunctionCodegen, op: Operation) -> None:
     region = op.regions[0]
     if not is_elementwise_region(region):
-        gen.interpreted(op)
+        gen.not_lowered(op, "the mapper is not elementwise")
         return
     body = gen.region_function(region, "mapper")
     shape = type_shape(op.results[0].type)
-    gen.bind(op, f"{gen.mod.function(apply_map)}({body}, {gen.packed(op.operands)}, {gen.mod.literal(shape)})")
+    gen.bind(op, f"{gen.mod.function(gen.runtime(__name__).apply_map)}({body}, {gen.packed(op.operands)}, "
+                 f"{gen.mod.literal(shape)})")
 
 
 def apply_map(body: Callable, xs: Sequence[Any], shape: tuple[int, ...]) -> np.ndarray:
@@ -459,35 +482,56 @@ PAIRWISE_SORT_LIMIT = 2048
 
 @codegen_rule("stablehlo.sort")
 def _sort(gen: FunctionCodegen, op: Operation) -> None:
+    """A comparator ordering by keys sorts by stable sorts of the keys (numpy: by one key; torch:
+    lexicographically by several, the last key first); another elementwise one ranks all pairs
+    (`sort_pairwise`) up to PAIRWISE_SORT_LIMIT elements; the rest is not lowered."""
     shape = type_shape(op.operands[0].type)
     dim = common.integer(op.get_attr("dimension"), -1)
     if dim < 0:
         dim += len(shape)
     keys = lexicographic_keys(op)
-    if keys is not None and len(keys) == 1 and not keys[0].nan_last:
-        k, ops, value, descending, total = keys[0][:5]
-        block = op.regions[0].blocks[0]
-        name = gen.mod.fresh("key")
-        param = gen.mod.fresh("b")
-        gen.emit(f"def {name}({param}):")
-        with gen.nested_scope():
-            gen.names[block.args[2 * k]] = param
-            for o in ops:
-                gen.op(o)
-            gen.emit(f"return {gen.name(value)}")
-        key_expr = f"{name}({gen.name(op.operands[k])})"
-        if total:
+    if gen.torch and keys is not None and all(dtype_of(key.value.type).kind != "c" for key in keys):
+        kt = _torch()
+        exprs = [f"{gen.mod.function(kt.sortable)}({_key_function(gen, op, key)}.expand({gen.mod.literal(shape)}), "
+                 f"{key.total})" for key in keys]
+        descending = tuple(key.descending for key in keys)
+        gen.bind(op, f"{gen.mod.function(kt.sort_lexicographic)}({gen.packed(op.operands)}, ({', '.join(exprs)},), "
+                     f"{gen.mod.literal(descending)}, {dim})", returns_tuple=True)
+        return
+    if not gen.torch and keys is not None and len(keys) == 1 and not keys[0].nan_last:
+        key_expr = _key_function(gen, op, keys[0])
+        if keys[0].total:
             key_expr = f"{gen.mod.function(total_order_key)}({key_expr})"
         key_expr = f"{gen.mod.function(np.broadcast_to)}({key_expr}, {gen.mod.literal(shape)})"
         gen.bind(op, f"{gen.mod.function(sort_by_key)}({gen.packed(op.operands)}, {key_expr}, {dim}, "
-                     f"{descending})", returns_tuple=True)
+                     f"{keys[0].descending})", returns_tuple=True)
         return
-    if is_elementwise_region(op.regions[0]) and (shape[dim] if shape else 1) <= PAIRWISE_SORT_LIMIT:
-        body = gen.region_function(op.regions[0], "comparator")
-        gen.bind(op, f"{gen.mod.function(sort_pairwise)}({body}, {gen.packed(op.operands)}, {dim})",
-                 returns_tuple=True)
+    region = op.regions[0]
+    length = shape[dim] if shape else 1
+    if not is_elementwise_region(region):
+        gen.not_lowered(op, "the comparator is neither a compare of keys nor elementwise")
         return
-    gen.interpreted(op)
+    if length > PAIRWISE_SORT_LIMIT:
+        gen.not_lowered(op, f"the comparator is not a compare of keys, and {length} elements are more than the "
+                            f"pairwise sort takes ({PAIRWISE_SORT_LIMIT})")
+        return
+    body = gen.region_function(region, "comparator")
+    gen.bind(op, f"{gen.mod.function(gen.runtime(__name__).sort_pairwise)}({body}, {gen.packed(op.operands)}, "
+                 f"{dim})", returns_tuple=True)
+
+
+def _key_function(gen: FunctionCodegen, op: Operation, key: SortKey) -> str:
+    """Emit the function computing one sort key from its operand; return its call on the operand."""
+    block = op.regions[0].blocks[0]
+    name = gen.mod.fresh("key")
+    param = gen.mod.fresh("b")
+    gen.emit(f"def {name}({param}):")
+    with gen.nested_scope():
+        gen.names[block.args[2 * key.operand]] = param
+        for o in key.ops:
+            gen.op(o)
+        gen.emit(f"return {gen.name(key.value)}")
+    return f"{name}({gen.name(op.operands[key.operand])})"
 
 
 def select_and_scatter_max(operand, source, init, window, strides, padding, pick_max: bool, first: bool):
@@ -519,26 +563,38 @@ def select_and_scatter_max(operand, source, init, window, strides, padding, pick
     return result
 
 
+# select's comparison -> (pick_max, first) of `select_and_scatter_max`; the torch comparison
+_SELECT_FORMS = {"GE": (True, True), "GT": (True, False), "LE": (False, True), "LT": (False, False)}
+_KEEP = {"GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
+
+
 @codegen_rule("stablehlo.select_and_scatter")
 def _select_and_scatter(gen: FunctionCodegen, op: Operation) -> None:
+    """A select that is one comparison of its arguments and a scatter that adds: vectorised over
+    the windows."""
     select, scatter = op.regions
-    sel_block = select.blocks[0]
+    ops = list(select.blocks[0].ops)
+    direction = None
+    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(select.blocks[0].args) \
+            and scatter_update_ufunc(scatter) == (True, np.add):
+        direction = common.enum(ops[0].get_attr("comparison_direction"))
     rank = len(type_shape(op.operands[0].type))
-    form = None
-    ops = list(sel_block.ops)
-    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(sel_block.args) and \
-            scatter_update_ufunc(scatter) == (True, np.add):
-        form = {"GE": (True, True), "GT": (True, False), "LE": (False, True), "LT": (False, False)}.get(
-            common.enum(ops[0].get_attr("comparison_direction")))
-    if form is None:
-        gen.interpreted(op)
-        return
-    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
-    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
+    window = tuple(common.ints(op.get_attr("window_dimensions"), [1] * rank))
+    strides = tuple(common.ints(op.get_attr("window_strides"), [1] * rank))
     padding = tuple(common.padding_pairs(op.get_attr("padding"), rank))
-    fast = gen.mod.hoist(SelectAndScatter(InterpretedOp(gen.mod.interpreter, op, free_values(op)), window, strides,
-                                          padding, form), gen.mod.fresh("select_and_scatter"))
-    gen.bind(op, f"{fast}({gen.args(op.operands)})")
+    if gen.torch and direction in _KEEP and not has_shell_dtypes(op.operands) and \
+            dtype_of(op.operands[0].type).kind != "c":
+        import torch
+        gen.bind(op, f"{gen.mod.function(_torch().select_and_scatter)}({gen.args(op.operands)}, "
+                     f"{gen.mod.literal(window)}, {gen.mod.literal(strides)}, {gen.mod.literal(padding)}, "
+                     f"{gen.mod.function(getattr(torch, _KEEP[direction]))})")
+        return
+    if not gen.torch and direction in _SELECT_FORMS:
+        fast = SelectAndScatter(InterpretedOp(gen.mod.interpreter, op, free_values(op)), window, strides, padding,
+                                _SELECT_FORMS[direction])
+        gen.bind(op, f"{gen.mod.hoist(fast, gen.mod.fresh('select_and_scatter'))}({gen.args(op.operands)})")
+        return
+    gen.not_lowered(op, "select is not one comparison of its arguments, or scatter does not add")
 
 
 class SelectAndScatter:
@@ -556,12 +612,12 @@ class SelectAndScatter:
 
 
 def _torch():
-    """`loom.ops.reductions_torch` (it imports torch): the runtime of the torch rules below."""
+    """`loom.ops.reductions_torch` (it imports torch): the runtime of the torch code."""
     from loom.ops import reductions_torch
     return reductions_torch
 
 
-# Region ops on torch tensors --------------------------------------------------------------------
+# The forms torch code takes first ----------------------------------------------------------------
 
 _TORCH_REDUCE_KINDS = {np.add: "add", np.multiply: "mul", np.maximum: "max", np.minimum: "min",
                        np.bitwise_and: "all", np.bitwise_or: "any"}
@@ -588,178 +644,73 @@ def _torch_reduce_kind(ufunc: np.ufunc, dtype: np.dtype, init_value: Value) -> t
     return kind, init is None or identity is None or bool(init != identity)
 
 
-@torch_codegen_rule("stablehlo.reduce")
-def _reduce_torch(gen: FunctionCodegen, op: Operation) -> None:
+def _reduce_forms_torch(gen: FunctionCodegen, op: Operation, ufunc: np.ufunc | None, dims: list[int]) -> bool:
+    """torch code for a reduce over dynamic or empty dimensions or by a known reducer (one torch
+    reduction, or the numpy rule where torch has none); False for other reducers."""
     kt = _torch()
     n = len(op.results)
     xs, inits = op.operands[:n], op.operands[n:]
-    dims = common.ints(op.get_attr("dimensions"))
-    region = op.regions[0]
     shape = type_shape(xs[0].type)
     shapes = tuple(type_shape(r.type) for r in op.results)
     if any(shape[d] < 0 for d in dims) or \
             (any(shape[d] == 0 for d in dims) and any(d < 0 for s in shapes for d in s)):
         gen.numpy_island(op, "dynamic dimensions")
-        return
+        return True
     if any(shape[d] == 0 for d in dims):  # nothing to reduce: the init values
         gen.bind(op, f"{gen.mod.function(kt.reduce_empty)}({gen.packed(inits)}, {gen.mod.literal(shapes)})",
                  returns_tuple=True)
-        return
-    unsigned = has_shell_dtypes(op.operands)
+        return True
+    if ufunc is None:
+        return False
     dtype = dtype_of(op.results[0].type)
-    ufunc = reducer_ufunc(region) if n == 1 else None
-    if ufunc is not None:
-        kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
-        if kind is None:
-            gen.numpy_island(op, "no torch reduction for this reducer and element type")
-            return
-        if unsigned:
-            gen.bind(op, f"{gen.mod.function(kt.reduce_unsigned)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
-                         f"{gen.name(inits[0])}, {kind!r}, {combine})")
-            return
-        if dims and not combine and kind in ("add", "max", "min"):  # the common forms: one torch call
-            import torch
-            fn = {"add": torch.sum, "max": torch.amax, "min": torch.amin}[kind]
-            tdt = kt.torch_dtype(dtype)
-            extra = f", dtype={gen.mod.hoist(tdt, str(tdt).replace('.', '_'))}" if kind == "add" else ""
-            gen.bind(op, f"{gen.mod.function(fn)}({gen.name(xs[0])}, {gen.mod.literal(dims)}{extra})")
-            return
-        gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
-                     f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
-        return
-    if not is_elementwise_region(region):
-        gen.numpy_island(op, "the reducer is not elementwise")
-        return
-    pick_max = argreduce_direction(op)
-    if pick_max is not None and not unsigned and dtype_of(xs[0].type).kind in "fViu" and len(dims) == 1:
-        body = gen.region_function(region, "reducer")
-        gen.bind(op, f"{gen.mod.function(kt.argreduce)}({gen.args(xs)}, {gen.args(inits)}, {dims[0]}, "
-                     f"{pick_max}, {body})", returns_tuple=True)
-        return
-    body = gen.region_function(region, "reducer")
-    gen.bind(op, f"{gen.mod.function(kt.reduce_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
-                 f"{gen.mod.literal(dims)})", returns_tuple=True)
+    kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
+    if kind is None:
+        gen.numpy_island(op, "no torch reduction for this reducer and element type")
+        return True
+    if has_shell_dtypes(op.operands):
+        gen.bind(op, f"{gen.mod.function(kt.reduce_unsigned)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
+                     f"{gen.name(inits[0])}, {kind!r}, {combine})")
+        return True
+    if dims and not combine and kind in ("add", "max", "min"):  # the common forms: one torch call
+        import torch
+        fn = {"add": torch.sum, "max": torch.amax, "min": torch.amin}[kind]
+        tdt = kt.torch_dtype(dtype)
+        extra = f", dtype={gen.mod.hoist(tdt, str(tdt).replace('.', '_'))}" if kind == "add" else ""
+        gen.bind(op, f"{gen.mod.function(fn)}({gen.name(xs[0])}, {gen.mod.literal(dims)}{extra})")
+        return True
+    gen.bind(op, f"{gen.mod.function(kt.reduce)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
+                 f"{gen.name(inits[0])}, {kind!r}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
+    return True
 
 
-@torch_codegen_rule("stablehlo.map")
-def _map_torch(gen: FunctionCodegen, op: Operation) -> None:
-    region = op.regions[0]
-    if not is_elementwise_region(region):
-        gen.numpy_island(op, "the mapper is not elementwise")
-        return
-    body = gen.region_function(region, "mapper")
-    shape = type_shape(op.results[0].type)
-    gen.bind(op, f"{gen.mod.function(_torch().apply_map)}({body}, {gen.packed(op.operands)}, "
-                 f"{gen.mod.literal(shape)})")
-
-
-@torch_codegen_rule("stablehlo.sort")
-def _sort_torch(gen: FunctionCodegen, op: Operation) -> None:
-    """A comparator ordering by keys (lexicographically by several) sorts by stable torch sorts,
-    the last key first; another elementwise one ranks all pairs (`sort_pairwise`, as the numpy
-    rule does) up to PAIRWISE_SORT_LIMIT elements; the rest runs on numpy."""
+def _reduce_window_forms_torch(gen: FunctionCodegen, op: Operation, ufunc: np.ufunc | None, config: tuple) -> bool:
+    """torch code for a reduce_window with no windows to unfold or by a known reducer (one torch
+    reduction of the unfolded windows, or the numpy rule where torch has none); False for other
+    reducers."""
     kt = _torch()
-    shape = type_shape(op.operands[0].type)
-    dim = common.integer(op.get_attr("dimension"), -1)
-    if dim < 0:
-        dim += len(shape)
-    keys = lexicographic_keys(op)
-    if keys is not None and all(dtype_of(key.value.type).kind != "c" for key in keys):
-        exprs = [_torch_sort_key(gen, op, key, shape) for key in keys]
-        descending = tuple(key.descending for key in keys)
-        gen.bind(op, f"{gen.mod.function(kt.sort_lexicographic)}({gen.packed(op.operands)}, ({', '.join(exprs)},), "
-                     f"{gen.mod.literal(descending)}, {dim})", returns_tuple=True)
-        return
-    region = op.regions[0]
-    length = shape[dim] if shape else 1
-    if not is_elementwise_region(region):
-        gen.numpy_island(op, "the comparator is neither a compare of keys nor elementwise")
-        return
-    if length > PAIRWISE_SORT_LIMIT:
-        gen.numpy_island(op, f"the comparator is not a compare of keys, and {length} elements are more than the "
-                             f"pairwise sort takes ({PAIRWISE_SORT_LIMIT})")
-        return
-    body = gen.region_function(region, "comparator")
-    gen.bind(op, f"{gen.mod.function(kt.sort_pairwise)}({body}, {gen.packed(op.operands)}, {dim})",
-             returns_tuple=True)
-
-
-def _torch_sort_key(gen: FunctionCodegen, op: Operation, key: SortKey, shape: tuple[int, ...]) -> str:
-    """Emit the function computing one sort key from its operand; return the expression of the
-    key as a tensor torch.sort orders as the comparator does."""
-    block = op.regions[0].blocks[0]
-    name = gen.mod.fresh("key")
-    param = gen.mod.fresh("b")
-    gen.emit(f"def {name}({param}):")
-    with gen.nested_scope():
-        gen.names[block.args[2 * key.operand]] = param
-        for o in key.ops:
-            gen.op(o)
-        gen.emit(f"return {gen.name(key.value)}")
-    return f"{gen.mod.function(_torch().sortable)}({name}({gen.name(op.operands[key.operand])}).expand(" \
-           f"{gen.mod.literal(shape)}), {key.total})"
-
-
-@torch_codegen_rule("stablehlo.reduce_window")
-def _reduce_window_torch(gen: FunctionCodegen, op: Operation) -> None:
-    kt = _torch()
-    n = len(op.results)
-    xs, inits = op.operands[:n], op.operands[n:]
-    shape = type_shape(xs[0].type)
-    config = _window_config(op, len(shape))
+    x, init = op.operands[0], op.operands[len(op.results)]
+    shape = type_shape(x.type)
     window, strides, base_dil, win_dil, padding = config
     padded = [(d - 1) * b + 1 + lo + hi if d else lo + hi for d, b, (lo, hi) in zip(shape, base_dil, padding)]
     spans = [(w - 1) * d + 1 for w, d in zip(window, win_dil)]
     out_size = math.prod(type_shape(op.results[0].type))
     if out_size == 0 or any(s > p for s, p in zip(spans, padded)) or any(d < 0 for d in shape):
         gen.numpy_island(op, "an empty result, a window larger than the input or dynamic dimensions")
-        return
-    region = op.regions[0]
+        return True
+    if ufunc is None:
+        return False
     dtype = dtype_of(op.results[0].type)
-    ufunc = reducer_ufunc(region) if n == 1 else None
-    if ufunc is not None:
-        kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
-        if kind is None:
-            gen.numpy_island(op, "no torch reduction for this reducer and element type")
-            return
-        if has_shell_dtypes(op.operands):
-            gen.bind(op, f"{gen.mod.function(kt.reduce_window_unsigned)}({gen.name(xs[0])}, {gen.name(inits[0])}, "
-                         f"{kind!r}, {gen.mod.literal(config)}, {combine})")
-            return
-        gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(xs[0])}, {gen.name(inits[0])}, {kind!r}, "
-                     f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
-        return
-    if not is_elementwise_region(region):
-        gen.numpy_island(op, "the reducer is not elementwise")
-        return
-    body = gen.region_function(region, "reducer")
-    gen.bind(op, f"{gen.mod.function(kt.reduce_window_tree)}({body}, {gen.packed(xs)}, {gen.packed(inits)}, "
-                 f"{gen.mod.literal(config)})", returns_tuple=True)
-
-
-_KEEP = {"GE": "ge", "GT": "gt", "LE": "le", "LT": "lt"}
-
-
-@torch_codegen_rule("stablehlo.select_and_scatter")
-def _select_and_scatter_torch(gen: FunctionCodegen, op: Operation) -> None:
-    import torch
-    select, scatter = op.regions
-    ops = list(select.blocks[0].ops)
-    keep = None
-    if len(ops) == 2 and ops[0].name == "stablehlo.compare" and ops[0].operands == tuple(select.blocks[0].args) \
-            and scatter_update_ufunc(scatter) == (True, np.add) and not has_shell_dtypes(op.operands) and \
-            dtype_of(op.operands[0].type).kind != "c":
-        keep = _KEEP.get(common.enum(ops[0].get_attr("comparison_direction")))
-    if keep is None:
-        gen.numpy_island(op, "select is not one comparison of its arguments, or scatter does not add")
-        return
-    rank = len(type_shape(op.operands[0].type))
-    window = common.ints(op.get_attr("window_dimensions"), [1] * rank)
-    strides = common.ints(op.get_attr("window_strides"), [1] * rank)
-    padding = tuple(tuple(p) for p in common.padding_pairs(op.get_attr("padding"), rank))
-    gen.bind(op, f"{gen.mod.function(_torch().select_and_scatter)}({gen.args(op.operands)}, "
-                 f"{gen.mod.literal(tuple(window))}, {gen.mod.literal(tuple(strides))}, {gen.mod.literal(padding)}, "
-                 f"{gen.mod.function(getattr(torch, keep))})")
+    kind, combine = _torch_reduce_kind(ufunc, dtype, init)
+    if kind is None:
+        gen.numpy_island(op, "no torch reduction for this reducer and element type")
+        return True
+    if has_shell_dtypes(op.operands):
+        gen.bind(op, f"{gen.mod.function(kt.reduce_window_unsigned)}({gen.name(x)}, {gen.name(init)}, "
+                     f"{kind!r}, {gen.mod.literal(config)}, {combine})")
+        return True
+    gen.bind(op, f"{gen.mod.function(kt.reduce_window)}({gen.name(x)}, {gen.name(init)}, {kind!r}, "
+                 f"{gen.mod.literal(config)}, {gen.mod.literal(kt.torch_dtype(dtype))}, {combine})")
+    return True
 
 
 # The reference interpreter's rules (the spec's definitions, element by element) ---------------

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from loom.backend.common import TORCH_KERNELS
-from loom.backend.compiled import CODEGEN_RULES, TORCH_CODEGEN_RULES
+from loom.backend.compiled import CODEGEN_RULES
 from loom.backend.interpreter import INTERPRETER_RULES
 from loom.backend.kernels import KERNELS
 from loom.ir.opdef import DIALECTS
@@ -34,8 +34,7 @@ from loom.transforms.sharding_propagation import has_sharding_rule
 RULE_TABLES: dict[str, Callable[[str], bool]] = {
     "interpreter": lambda name: name in INTERPRETER_RULES or name in KERNELS,
     "numpy": lambda name: name in CODEGEN_RULES or name in KERNELS,
-    "torch": lambda name: _torch_kernels_loaded() and (name in TORCH_CODEGEN_RULES or name in CODEGEN_RULES
-                                                        or name in TORCH_KERNELS),
+    "torch": lambda name: _torch_kernels_loaded() and (name in CODEGEN_RULES or name in TORCH_KERNELS),
     "jvp": lambda name: name in JVP_RULES,
     "vjp": lambda name: name in VJP_RULES,
     "batching": lambda name: name in BATCH_RULES,

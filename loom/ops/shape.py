@@ -33,7 +33,7 @@ from loom.ir.attributes import DenseArrayAttr, DenseElementsAttr
 from loom.ir.core import Operation, Value
 from loom.ir.types import RankedTensorType, Type, i64
 from loom.ops.registry import declare, register, unsupported
-from loom.transforms import autodiff, batching
+from loom.transforms import autodiff, batching, forward_ad
 from loom.transforms.autodiff import VJP_RULES, MissingRuleError, full, full_like, is_float, reduce_sum, unbroadcast
 from loom.transforms.autodiff import props_ints as ints
 from loom.transforms.batching import BATCH_RULES, bdim_to_front, moveaxis
@@ -394,6 +394,15 @@ declare(["stablehlo.constant", "stablehlo.iota"],
         unsupported("a compile-time constant: the numpy kernel's value is placed on the device"), tables=("torch",))
 declare(["stablehlo.constant", "stablehlo.iota"],
         unsupported("an unbatched constant: vmap leaves it unbatched without a rule"), tables=("batching",))
+
+# No derivative: constants have no operands, and a bit-exact reinterpretation carries no tangent or
+# cotangent (vmap of cond uses a round trip through it as a stop-gradient). A reinterpretation of
+# one width maps elements one to one, so it batches as an elementwise op (it has no Elementwise
+# trait, since a change of width changes the shape).
+for _name in ("stablehlo.constant", "stablehlo.iota", "stablehlo.bitcast_convert"):
+    register(JVP_RULES, _name, forward_ad.zero_tangent)
+    register(VJP_RULES, _name, autodiff.no_gradient)
+register(BATCH_RULES, "stablehlo.bitcast_convert", batching.elementwise_rule)
 
 DYNAMIC = unsupported("dynamic shapes: run for static programs exported by JAX, not traced by loom")
 declare(["stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape",

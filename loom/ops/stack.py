@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from loom.backend.compiled.codegen import FunctionCodegen, codegen_rule
 from loom.backend.kernels import KERNELS, Kernel
 from loom.dialects import stablehlo
 from loom.dialects import stack as stack_dialect
@@ -319,32 +320,15 @@ KERNELS["stack.pop"] = _pop
 KERNELS["stack.companion"] = lambda op: Kernel(stack_companion)
 
 
-def _register_torch_rules() -> None:
-    # Rules, not torch kernels: the stack ops have numpy kernels, which the torch executor would
-    # run on numpy copies of the tensors (`NumpyFallback`), moving every saved value to the host
-    # and back; these call the same functions on the tensors themselves. They live in the code
-    # generator's table, so registering them does not import torch.
-    from loom.backend.compiled import torch_codegen_rule
-    from loom.dialects.stack import is_offloaded
-
-    @torch_codegen_rule("stack.new")
-    def _torch_new(fc: Any, op: Operation) -> None:
-        fc.kernel(op, Kernel(stack_new_offloaded if is_offloaded(op) else stack_new))
-
-    @torch_codegen_rule("stack.push")
-    def _torch_push(fc: Any, op: Operation) -> None:
-        fc.kernel(op, Kernel(stack_push))
-
-    @torch_codegen_rule("stack.pop")
-    def _torch_pop(fc: Any, op: Operation) -> None:
-        fc.kernel(op, Kernel(stack_pop))
-
-    @torch_codegen_rule("stack.companion")
-    def _torch_companion(fc: Any, op: Operation) -> None:
-        fc.kernel(op, Kernel(stack_companion))
-
-
-_register_torch_rules()
+@codegen_rule("stack.new", "stack.push", "stack.pop", "stack.companion")
+def _stack_codegen(gen: FunctionCodegen, op: Operation) -> None:
+    """The stack functions move Python objects only: both libraries call them on their own values
+    (torch would otherwise run the numpy kernels on numpy copies of the tensors, `NumpyFallback`,
+    moving every saved value to the host and back). Torch code offloads the stacks marked so."""
+    if gen.torch and op.name == "stack.new" and stack_dialect.is_offloaded(op):
+        gen.kernel(op, Kernel(stack_new_offloaded))
+    else:
+        gen.kernel(op, gen.mod.kernels[op.name](op))
 
 __all__ = ["OFFLOAD", "HostOffload", "SavedStack", "peak_saved_bytes", "reset_saved_bytes", "saved_bytes",
            "stack_companion", "stack_new", "stack_new_offloaded", "stack_pop", "stack_push"]

@@ -105,11 +105,8 @@ def _elementwise(b, op, args, dims):
     return list(new.results), [0] * len(types)
 
 
-# Every op with the `Elementwise` trait gets `elementwise_rule` from loom.ops.elementwise. A
-# bit-exact reinterpretation of one width maps elements one to one too (it has no Elementwise
-# trait, since a change of width changes the shape).
+# Every op with the `Elementwise` trait gets `elementwise_rule` from loom.ops.elementwise.
 elementwise_rule = _elementwise
-BATCH_RULES["stablehlo.bitcast_convert"] = _elementwise
 
 
 # --- what the rules of ops with regions and of stacks read -------------------------------------

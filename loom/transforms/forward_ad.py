@@ -53,11 +53,6 @@ def zero_tangent(b: Builder, op: Operation, xs: list[Value], ts: list[Value | No
     return [None] * len(op.results)
 
 
-# Elementwise ops' rules come from loom.ops.elementwise (one derivative per op, both modes).
-for _name in ("stablehlo.constant", "stablehlo.iota", "stablehlo.bitcast_convert"):
-    JVP_RULES[_name] = zero_tangent
-
-
 # --- what the rules of ops with regions read ----------------------------------------------------
 
 

@@ -193,7 +193,7 @@ def test_fallback_results_never_share_memory_with_arguments():
     assert t.tolist() == [0, 1, 2, 3]
 
 
-def test_region_op_without_a_torch_rule_runs_as_a_numpy_island():
+def test_a_reducer_torch_has_no_reduction_for_runs_as_a_numpy_island():
     text = module("""
     %init = "stablehlo.constant"() <{value = dense<5> : tensor<i32>}> : () -> tensor<i32>
     %0 = "stablehlo.reduce"(%x, %init) <{dimensions = array<i64: 0>}> ({

@@ -1,8 +1,8 @@
 """The compiled executor: a function lowered to Python source, one statement per op.
 
     codegen      the code generation engine (`ModuleCodegen`, `FunctionCodegen`) and its rule
-                 tables (`CODEGEN_RULES`, `TORCH_CODEGEN_RULES`); the region ops' rules are in
-                 their op families (loom.ops.control_flow, reductions, indexing)
+                 table (`CODEGEN_RULES`, one rule per op for both array libraries); the region
+                 ops' rules are in their op families (loom.ops.control_flow, reductions, indexing)
     regions      region analysis the rules share (elementwise bodies, native reducers, argmax)
     executables  `Executable` (numpy), `TorchExecutable`, CUDA-graph and inductor executables
 
@@ -15,12 +15,10 @@ from loom.backend.compiled.codegen import (
     ELEMENTWISE,
     EXECUTOR,
     LIBRARIES,
-    TORCH_CODEGEN_RULES,
     FunctionCodegen,
     InterpretedOp,
     ModuleCodegen,
     codegen_rule,
-    torch_codegen_rule,
 )
 from loom.backend.compiled.executables import (
     CudaGraphExecutable,
@@ -32,7 +30,7 @@ from loom.backend.compiled.executables import (
 )
 from loom.backend.compiled.regions import argreduce_direction, is_elementwise_region, reducer_ufunc
 
-__all__ = ["CODEGEN_RULES", "ELEMENTWISE", "EXECUTOR", "LIBRARIES", "TORCH_CODEGEN_RULES", "CudaGraphExecutable",
+__all__ = ["CODEGEN_RULES", "ELEMENTWISE", "EXECUTOR", "LIBRARIES", "CudaGraphExecutable",
            "Executable", "FunctionCodegen", "InductorExecutable", "InterpretedOp", "ModuleCodegen", "TorchExecutable",
            "UnsupportedTypeError", "argreduce_direction", "codegen_rule", "compile_module", "is_elementwise_region",
-           "reducer_ufunc", "torch_codegen_rule"]
+           "reducer_ufunc"]

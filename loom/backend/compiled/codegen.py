@@ -4,11 +4,12 @@ Each op becomes one line calling its kernel directly (`v3 = np_add(v1, v2)`); ke
 per-op table for the array library (`kernels.KERNELS`), and their static attributes are
 hoisted to constants of the generated module, so nothing is looked up or recomputed per call.
 `while`, `if` and `case` become Python control flow, inline. Region ops are lowered by rules in
-`CODEGEN_RULES`, which their op families register (loom.ops.control_flow, reductions, indexing):
-known reducer bodies (add, mul, max, min, and, or, xor; the argmax/argmin pair)
-map to numpy reductions; other elementwise bodies become nested Python functions applied to whole
-arrays (a pairwise tree for reductions, an n x n comparison matrix for sorts); anything else runs
-through the reference interpreter.
+`CODEGEN_RULES`, which their op families register (loom.ops.control_flow, reductions, indexing),
+one rule per op for both array libraries: known reducer bodies (add, mul, max, min, and, or, xor;
+the argmax/argmin pair) map to the library's reductions; other elementwise bodies become nested
+Python functions applied to whole arrays (a pairwise tree for reductions, an n x n comparison
+matrix for sorts); anything else runs through the reference interpreter (in torch code, the numpy
+rule on the tensors' values).
 
     exe = compile_module(module)          # compiled once per module and entry
     exe(x, y); print(exe.source)
@@ -16,6 +17,7 @@ through the reference interpreter.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import operator
@@ -37,29 +39,18 @@ from loom.ir.core import Block, Operation, Region, Value
 EXECUTOR = "compiled executor"
 
 CodegenRule = Callable[["FunctionCodegen", Operation], None]
+# One rule per op, for every array library: where the libraries differ a rule reads `gen.torch`,
+# calls the functions of `gen.runtime(family)` (the family module for numpy, its `_torch` module for
+# torch), and hands a form it does not lower to `gen.not_lowered(op, why)`.
 CODEGEN_RULES: dict[str, CodegenRule] = {}
-# Rules for the torch library. A region op with a rule in CODEGEN_RULES only (rules emit numpy
-# code) runs on tensors as a numpy island: its operands to numpy, the numpy rule, results back.
-TORCH_CODEGEN_RULES: dict[str, CodegenRule] = {}
-# Rules that emit only Python control flow and calls, so they serve every array library.
-LIBRARY_NEUTRAL_RULES = {"func.call", "stablehlo.while", "stablehlo.if", "stablehlo.case"}
 LIBRARIES = ("numpy", "torch")
 
 
 def codegen_rule(*names: str):
-    """Register a code generation rule (numpy code) under one or more op names."""
+    """Register a code generation rule (for both array libraries) under one or more op names."""
     def register(fn: CodegenRule) -> CodegenRule:
         for n in names:
             CODEGEN_RULES[n] = fn
-        return fn
-    return register
-
-
-def torch_codegen_rule(*names: str):
-    """Register a code generation rule emitting torch code under one or more op names."""
-    def register(fn: CodegenRule) -> CodegenRule:
-        for n in names:
-            TORCH_CODEGEN_RULES[n] = fn
         return fn
     return register
 
@@ -309,6 +300,25 @@ class FunctionCodegen:
         self._donated: dict[Value, str] = {}
         self._entry_ops: list[Operation] = []
 
+    # The array library ---------------------------------------------------------------------
+    @property
+    def torch(self) -> bool:
+        """Whether the code being emitted is torch code (else numpy code)."""
+        return self.mod.library == "torch"
+
+    def runtime(self, family: str) -> types.ModuleType:
+        """The module whose functions the generated code of op family `family` (a loom.ops module
+        name) calls: the family itself for numpy code, its `<family>_torch` module for torch code."""
+        return importlib.import_module(family + "_torch" if self.torch else family)
+
+    def not_lowered(self, op: Operation, reason: str) -> None:
+        """Emit `op`, in a form its rule does not lower to the library's calls, by the reference
+        interpreter (numpy code) or as a numpy island (torch code: the numpy rule on its values)."""
+        if self.torch:
+            self.numpy_island(op, reason)
+        else:
+            self.interpreted(op)
+
     # Lines and names -----------------------------------------------------------------------
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
@@ -439,10 +449,16 @@ class FunctionCodegen:
                     self.lazy[r] = tuple(shape)
 
     def emit_op(self, op: Operation) -> None:
-        if self.mod.library == "torch":
-            self.emit_torch_op(op)
+        rule = CODEGEN_RULES.get(op.name)
+        if rule is not None:
+            rule(self, op)
+        elif op.name in self.mod.kernels or \
+                (self.torch and op.name in (self.mod.torch_kernels or torch_library().TORCH_KERNELS)):
+            self.kernel(op, self.mod.torch_kernel(op) if self.torch else self.mod.kernels[op.name](op))
+        elif op.name in INTERPRETER_RULES:
+            self.not_lowered(op, "interpreter only")
         else:
-            self.emit_numpy_op(op)
+            raise MissingRuleError(op.name, EXECUTOR)
         self.narrow_results(op)
 
     def narrow_results(self, op: Operation) -> None:
@@ -466,32 +482,6 @@ class FunctionCodegen:
                 target = self.names[r] = self.mod.fresh("t")
             fn, static = call
             self.emit(f"{target} = {self.mod.function(fn)}({name}, {', '.join(map(self.mod.literal, static))})")
-
-    def emit_numpy_op(self, op: Operation) -> None:
-        rule = CODEGEN_RULES.get(op.name)
-        if rule is not None:
-            rule(self, op)
-        elif op.name in self.mod.kernels:
-            self.kernel(op, self.mod.kernels[op.name](op))
-        elif op.name in INTERPRETER_RULES:
-            self.interpreted(op)
-        else:
-            raise MissingRuleError(op.name, EXECUTOR)
-
-    def emit_torch_op(self, op: Operation) -> None:
-        rule = TORCH_CODEGEN_RULES.get(op.name)
-        if rule is not None:
-            rule(self, op)
-        elif op.name in LIBRARY_NEUTRAL_RULES:
-            CODEGEN_RULES[op.name](self, op)
-        elif op.name in CODEGEN_RULES:
-            self.numpy_island(op, "no torch code generation rule")
-        elif op.name in self.mod.kernels or op.name in (self.mod.torch_kernels or torch_library().TORCH_KERNELS):
-            self.kernel(op, self.mod.torch_kernel(op))
-        elif op.name in INTERPRETER_RULES:
-            self.numpy_island(op, "interpreter only")
-        else:
-            raise MissingRuleError(op.name, EXECUTOR)
 
     def numpy_island(self, op: Operation, reason: str) -> None:
         """Emit `op` as numpy code inside torch code: its operands and the values its regions

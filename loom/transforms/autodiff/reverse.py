@@ -62,13 +62,6 @@ def no_gradient(b: Builder, op: Operation, cts: list[Value | None]) -> list[Valu
     return [None] * len(op.operands)
 
 
-# Elementwise ops' rules come from loom.ops.elementwise (one derivative per op, both modes).
-for _name in ("stablehlo.constant", "stablehlo.iota"):
-    VJP_RULES[_name] = no_gradient
-# a bit-exact reinterpretation carries no cotangent (vmap of cond uses it as a stop-gradient)
-VJP_RULES["stablehlo.bitcast_convert"] = no_gradient
-
-
 # --- the transformation ------------------------------------------------------------------------
 
 
