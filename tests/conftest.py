@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,28 @@ SLOW = frozenset({
     "test_lax_special.py::test_derivatives_match_jax",
 })
 
+# `--dist loadfile` hands whole modules to the workers, in collection order once xdist's own
+# reordering (by count of tests) is off (pytest_configure): the modules measured longest in a full
+# run go first, longest first, and the rest, by count of tests, fill in behind them, so that no
+# worker is left running one long module alone at the end.
+LONGEST_FIRST = (
+    "test_knn_real_embeddings.py", "test_linalg.py", "test_eager_jit_parity.py", "test_distributed.py",
+    "test_knn_sharded.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist's option
+        config.option.loadscopereorder = False
+
+
+def _longest_modules_first(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    count = Counter(item.path for item in items)
+    # a stable sort: the order within a module stays
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -count[item.path]))
+
+
 _MODULE_MARKERS = {
     "jax": re.compile(r"^\s*(import jax|from jax)|importorskip\(\"jax", re.M),
     "torch": re.compile(r"^\s*(import torch|from torch)|importorskip\(\"torch", re.M),
@@ -155,6 +178,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         test = item.nodeid.split("::", 1)[-1].split("[", 1)[0]
         if module in SLOW or f"{module}::{test}" in SLOW:
             item.add_marker("slow")
+    _longest_modules_first(items)
 
 
 STRICT = os.environ.get("CI", "").lower() in ("1", "true", "yes")
