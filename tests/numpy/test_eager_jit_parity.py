@@ -31,7 +31,7 @@ def jax_results() -> dict[bool, dict[str, Any]]:
     process-wide state, kept out of this process; one jax start-up serves both)."""
     pytest.importorskip("jax")
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONWARNINGS="ignore")
-    done = subprocess.run([sys.executable, str(HERE / "parity_cases.py")], capture_output=True, env=env, timeout=600)
+    done = subprocess.run([sys.executable, str(HERE / "parity_cases.py")], capture_output=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr.decode()
     return pickle.loads(done.stdout)
 
