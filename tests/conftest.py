@@ -125,6 +125,8 @@ SLOW = frozenset({
     "test_dialects.py::test_float_folds_are_computed_in_the_type_precision",
     "test_control_flow_vmap.py::test_against_jax_vmap",
     "test_mpmd.py::test_the_example_pipeline_and_its_gradient_equal_the_single_device_run",
+    "test_local_mesh.py::test_compiled_program_shared_by_threads_with_an_interpreted_op",
+    "test_layers.py::test_allowlist_is_current", "test_threads.py::test_threads_trace_and_transform_independently",
 })
 
 # `--dist loadfile` hands whole modules to the workers, in collection order once xdist's own
