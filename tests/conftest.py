@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -118,7 +119,40 @@ SLOW = frozenset({
     "test_index_threads.py::test_search_racing_add_and_remove_sees_a_consistent_snapshot",
     "test_sharded_jit.py::test_lowering_matches_jax_byte_for_byte",
     "test_lax_special.py::test_derivatives_match_jax",
+    # measured again, single tests of 3 s or more in both of two loaded runs (scaled by the load)
+    "test_pretty_form.py::test_jax_lowerings_print_as_mlir", "test_layers.py::test_imports_point_down_the_layers",
+    "test_grad.py::test_pytree_params", "test_grad.py::test_transformed_module_round_trips",
+    "test_dialects.py::test_float_folds_are_computed_in_the_type_precision",
+    "test_control_flow_vmap.py::test_against_jax_vmap",
+    "test_mpmd.py::test_the_example_pipeline_and_its_gradient_equal_the_single_device_run",
+    "test_local_mesh.py::test_compiled_program_shared_by_threads_with_an_interpreted_op",
+    "test_layers.py::test_allowlist_is_current", "test_threads.py::test_threads_trace_and_transform_independently",
 })
+
+# `--dist loadfile` hands whole modules to the workers, in collection order once xdist's own
+# reordering (by count of tests) is off (pytest_configure): the modules measured longest in a full
+# run go first, longest first, and the rest, by count of tests, fill in behind them, so that no
+# worker is left running one long module alone at the end.
+LONGEST_FIRST = (
+    "test_knn_real_embeddings.py", "test_linalg.py", "test_eager_jit_parity.py", "test_distributed.py",
+    "test_knn_sharded.py", "test_scipy.py", "test_dtypes_sets_and_index_tricks.py", "test_elementwise_math.py",
+    "test_grad_all_orders.py", "test_bf16_frontend.py", "test_rules_indexing.py", "test_array_api.py",
+    "test_dialects.py", "test_lax_bindings.py", "test_approx_topk.py", "test_grad.py", "test_float_types.py",
+    "test_collective_matmul.py", "test_knn.py", "test_spmd_partition.py", "test_lax_ops.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist's option
+        config.option.loadscopereorder = False
+
+
+def _longest_modules_first(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    count = Counter(item.path for item in items)
+    # a stable sort: the order within a module stays
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), -count[item.path]))
+
 
 _MODULE_MARKERS = {
     "jax": re.compile(r"^\s*(import jax|from jax)|importorskip\(\"jax", re.M),
@@ -155,6 +189,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         test = item.nodeid.split("::", 1)[-1].split("[", 1)[0]
         if module in SLOW or f"{module}::{test}" in SLOW:
             item.add_marker("slow")
+    _longest_modules_first(items)
 
 
 STRICT = os.environ.get("CI", "").lower() in ("1", "true", "yes")

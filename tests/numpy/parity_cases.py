@@ -182,8 +182,8 @@ def jax_results(x64: bool) -> dict[str, Any]:
     return out
 
 
-if __name__ == "__main__":  # `python parity_cases.py 0|1`: JAX's results, pickled to stdout
+if __name__ == "__main__":  # `python parity_cases.py`: JAX's results with x64 off and on, pickled to stdout
     import pickle
     import sys
 
-    sys.stdout.buffer.write(pickle.dumps(jax_results(sys.argv[1] == "1")))
+    sys.stdout.buffer.write(pickle.dumps({x64: jax_results(x64) for x64 in (False, True)}))

@@ -3,7 +3,7 @@ parity_cases.CASES, with 64-bit values off and on, the eager result's dtype equa
 result's and JAX's (with the same x64 setting), the values equal JAX's, and a bad call raises in
 both modes an error of JAX's type whose message names what is wrong.
 
-Oracle: jax.numpy, run in a subprocess per x64 setting (jax_enable_x64 is process-wide state)."""
+Oracle: jax.numpy, run in a subprocess, with x64 off then on (jax_enable_x64 is process-wide state)."""
 
 from __future__ import annotations
 
@@ -25,16 +25,21 @@ import loom.numpy as lnp
 HERE = Path(__file__).parent
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["x32", "x64"])
-def setting(request: pytest.FixtureRequest) -> tuple[bool, dict[str, Any]]:
-    """(x64, JAX's results of every case with jax_enable_x64 = x64)."""
+@pytest.fixture(scope="module")
+def jax_results() -> dict[bool, dict[str, Any]]:
+    """JAX's results of every case with jax_enable_x64 off and on (one subprocess: the setting is
+    process-wide state, kept out of this process; one jax start-up serves both)."""
     pytest.importorskip("jax")
-    x64 = request.param
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONWARNINGS="ignore")
-    done = subprocess.run([sys.executable, str(HERE / "parity_cases.py"), "1" if x64 else "0"],
-                          capture_output=True, env=env, timeout=300)
+    done = subprocess.run([sys.executable, str(HERE / "parity_cases.py")], capture_output=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr.decode()
-    return x64, pickle.loads(done.stdout)
+    return pickle.loads(done.stdout)
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["x32", "x64"])
+def setting(request: pytest.FixtureRequest, jax_results: dict[bool, dict[str, Any]]) -> tuple[bool, dict[str, Any]]:
+    """(x64, JAX's results of every case with jax_enable_x64 = x64)."""
+    return request.param, jax_results[request.param]
 
 
 def _check(case: Case, mode: str, got: Any, want: tuple) -> None:

@@ -9,11 +9,17 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-import scipy.stats
 from support.executors import EXECUTORS, module, run_all, to_numpy
 
 import loom
 from loom.backend.common import ExecutionError
+
+
+def _stats():
+    """scipy.stats, imported by the tests that use it: at the top of the module every pytest worker
+    would import it (a second or two) while collecting."""
+    import scipy.stats
+    return scipy.stats
 
 
 def _rng(distribution, dtype, shape, count=1):
@@ -45,7 +51,7 @@ def test_uniform_floats(dtype, np_dtype):
     assert x.dtype == np.dtype(np_dtype) and x.shape == (20000,)
     assert x.min() >= a and x.max() < b
     tol = 0.02 if dtype == "bf16" else 0.0
-    assert scipy.stats.kstest(x.astype(np.float64), "uniform", args=(a, b - a)).statistic < 0.015 + tol
+    assert _stats().kstest(x.astype(np.float64), "uniform", args=(a, b - a)).statistic < 0.015 + tol
 
 
 def test_uniform_never_reaches_b_after_rounding():
@@ -57,7 +63,7 @@ def test_uniform_never_reaches_b_after_rounding():
 def test_normal():
     x = to_numpy(loom.execute(_rng("NORMAL", "f32", (20000,)), np.float32(1.5), np.float32(0.5)))
     assert x.dtype == np.float32
-    assert scipy.stats.kstest(x.astype(np.float64), "norm", args=(1.5, 0.5)).pvalue > 1e-3
+    assert _stats().kstest(x.astype(np.float64), "norm", args=(1.5, 0.5)).pvalue > 1e-3
     assert abs(x.mean() - 1.5) < 0.02 and abs(x.std() - 0.5) < 0.02
 
 
@@ -68,7 +74,7 @@ def test_uniform_integers(dtype, np_dtype):
     assert x.dtype == np_dtype
     values, counts = np.unique(x, return_counts=True)
     np.testing.assert_array_equal(values, np.arange(a, b))
-    assert scipy.stats.chisquare(counts).pvalue > 1e-3
+    assert _stats().chisquare(counts).pvalue > 1e-3
 
 
 def test_hidden_state_and_fresh_programs():
