@@ -7,7 +7,7 @@ arrays).
 so the factors equal JAX's), each unrolled over the columns (n steps of whole-matrix ops, each
 O(n^2)): no LAPACK call, so the program stays StableHLO that every loom backend runs and that
 reverse and forward mode differentiate; meant for the small and medium matrices of ML programs
-(the program grows with n). `eigh` runs cyclic Jacobi sweeps in a `fori_loop` and differentiates
+(the program grows with n). `eigh` runs Jacobi sweeps (parallel ordering) in a `fori_loop` and differentiates
 by the analytic rule (as JAX). `svd` runs one-sided (Hestenes) Jacobi sweeps in a `fori_loop`
 (the singular values to high relative accuracy, unlike an eigendecomposition of a^T a), completes
 the left factor by `qr`, and differentiates by JAX's rule; `svdvals`, `lstsq`, `pinv`,
@@ -373,7 +373,7 @@ class QRResult(NamedTuple):
     R: Any
 
 
-# Cyclic Jacobi converges quadratically once the off-diagonal part is small: 5-10 sweeps for the
+# Jacobi (cyclic or parallel ordering) converges quadratically once the off-diagonal part is small: 5-10 sweeps for the
 # matrices of ML programs. The loops stop when a sweep leaves the off-diagonal part below the
 # dtype's rounding (relative to the whole), and after JACOBI_MAX_SWEEPS sweeps in any case.
 JACOBI_MAX_SWEEPS = 30
@@ -393,14 +393,38 @@ def _converged_sweeps(sweep: Any, state: Any, off_ratio: Any) -> Any:
     return lax.while_loop(not_done, lambda carry: (carry[0] + 1, sweep(carry[1])), (0, state))[1]
 
 
-def _rotate_columns(x: Any, at_p: Any, at_q: Any, c: Any, s: Any) -> Any:
-    """x J for the Jacobi rotation J of the pair (p, q) (one-hot column masks): columns p and q
-    become c x_p - s x_q and s x_p + c x_q, O(size of x), no dense product."""
-    def column(at: Any) -> Any:  # x[..., :, j]
-        return lnp.sum(lnp.where(at, x, 0), axis=-1)
-    xp, xq = column(at_p), column(at_q)
-    return lnp.where(at_p, lnp.expand_dims(c * xp - s * xq, -1),
-                     lnp.where(at_q, lnp.expand_dims(s * xp + c * xq, -1), x))
+def _round_robin(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first, second): int32 arrays of shape (steps, n' / 2) whose rows are the rounds of a
+    round-robin tournament of n' = n rounded up to even players (the circle method): every pair
+    of indices meets once in n' - 1 rounds, and the pairs of a round are disjoint, so their
+    rotations commute and are applied as one (Brent & Luk's parallel ordering). For odd n the
+    extra index n pairs with one index per round: its one-hot row is zero, so that index rests."""
+    players = n + n % 2
+    rest = list(range(1, players))
+    first, second = [], []
+    for _ in range(players - 1):
+        ring = [0] + rest
+        first.append([ring[i] for i in range(players // 2)])
+        second.append([ring[players - 1 - i] for i in range(players // 2)])
+        rest = rest[-1:] + rest[:-1]
+    return np.array(first, np.int32), np.array(second, np.int32)
+
+
+def _one_hot_rows(table: np.ndarray, step: Any, n: int, dtype: Any) -> Any:
+    """The (pairs, n) one-hot rows of the indices in row `step` of `table` (all zero for n)."""
+    return lnp.asarray(lnp.equal(np.arange(n, dtype=np.int32), lnp.expand_dims(lnp.take(table, step, axis=0), -1)),
+                       dtype=dtype)
+
+
+def _rotations(ep: Any, eq: Any, c: Any, s: Any) -> Any:
+    """The product J of the commuting Jacobi rotations of disjoint pairs (one-hot rows ep, eq;
+    per pair c and s of shape (..., pairs, 1), as `_rotation` gives them): x J turns columns p
+    and q into c x_p - s x_q and s x_p + c x_q. J = I + ep^T ((c - 1) ep + s eq) + eq^T ((c - 1)
+    eq - s ep), a dense product: the n / 2 rotations of a round cost two n x n matmuls."""
+    c = c - 1
+    n = lnp.shape(ep)[-1]
+    return (np.eye(n, dtype=lnp.result_type(ep)) + lnp.matmul(lnp.matrix_transpose(ep), c * ep + s * eq)
+            + lnp.matmul(lnp.matrix_transpose(eq), c * eq - s * ep))
 
 
 def _rotation(app: Any, aqq: Any, apq: Any, dtype: Any) -> tuple[Any, Any]:
@@ -416,37 +440,32 @@ def _rotation(app: Any, aqq: Any, apq: Any, dtype: Any) -> tuple[Any, Any]:
 
 def _jacobi(a: Any) -> tuple[Any, Any]:
     """Eigenvalues (ascending) and eigenvectors (columns) of the (stacked) symmetric matrices
-    `a` by cyclic Jacobi rotations: sweeps over the n (n - 1) / 2 pairs until the off-diagonal
-    part is at the dtype's rounding (`_converged_sweeps`); each rotation updates two rows and two
-    columns by masks."""
+    `a` by Jacobi rotations in the parallel ordering (`_round_robin`): sweeps of n - 1 rounds,
+    each rotating n / 2 disjoint pairs at once (a <- J^T a J), until the off-diagonal part is
+    at the dtype's rounding (`_converged_sweeps`)."""
     n = lnp.shape(a)[-1]
-    pairs = [(p, q) for p in range(n) for q in range(p + 1, n)]
-    if not pairs:
+    if n < 2:
         return lnp.diagonal(a, 0, -2, -1), lnp.ones_like(a)
-    first = np.array([p for p, _ in pairs], np.int32)
-    second = np.array([q for _, q in pairs], np.int32)
-    rows = np.arange(n, dtype=np.int32)
+    first, second = _round_robin(n)
     dtype = lnp.result_type(a)
     eye = np.eye(n, dtype=dtype)
 
-    def entry(a: Any, at_i: Any, at_j: Any) -> Any:  # a[..., i, j] for one-hot row masks
-        return lnp.sum(lnp.where(at_j, lnp.sum(lnp.where(at_i[:, None], a, 0), axis=-2), 0), axis=-1)
-
     def rotate(k: Any, state: Any) -> Any:
         a, v = state
-        at_p, at_q = lnp.equal(rows, lnp.take(first, k)), lnp.equal(rows, lnp.take(second, k))
-        c, s = _rotation(entry(a, at_p, at_p), entry(a, at_q, at_q), entry(a, at_p, at_q), dtype)
-        a = _rotate_columns(a, at_p, at_q, c, s)                              # a J
-        a = lnp.matrix_transpose(_rotate_columns(lnp.matrix_transpose(a), at_p, at_q, c, s))  # J^T a J
-        return a, _rotate_columns(v, at_p, at_q, c, s)
+        ep, eq = _one_hot_rows(first, k, n, dtype), _one_hot_rows(second, k, n, dtype)
+        pa, qa = lnp.matmul(ep, a), lnp.matmul(eq, a)  # rows p and q of a
+        c, s = _rotation(lnp.sum(pa * ep, -1), lnp.sum(qa * eq, -1), lnp.sum(pa * eq, -1), dtype)
+        j = _rotations(ep, eq, c, s)
+        return lnp.matmul(lnp.matrix_transpose(j), lnp.matmul(a, j)), lnp.matmul(v, j)
 
     def off_ratio(state: Any) -> Any:
         a = state[0]
         total = lnp.sum(a * a, axis=(-2, -1))
-        off = total - lnp.sum(lnp.diagonal(a, 0, -2, -1) ** 2, axis=-1)
-        return lnp.max(lnp.sqrt(lnp.maximum(off, 0) / lnp.where(total > 0, total, 1)))
+        # summed directly: total minus the diagonal's squares cancels to 0 long before convergence
+        off = lnp.sum(lnp.where(np.eye(n, dtype=bool), 0, a * a), axis=(-2, -1))
+        return lnp.max(lnp.sqrt(off / lnp.where(total > 0, total, 1)))
 
-    sweep = lambda state: lax.fori_loop(0, len(pairs), rotate, state)  # noqa: E731
+    sweep = lambda state: lax.fori_loop(0, len(first), rotate, state)  # noqa: E731
     a, v = _converged_sweeps(sweep, (a, lnp.broadcast_to(eye, lnp.shape(a)) * 1), off_ratio)
     w = lnp.diagonal(a, 0, -2, -1)
     order = lnp.argsort(w, axis=-1)
@@ -480,7 +499,7 @@ def _eigh_symmetric(a: Any) -> Any:
 
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803 - JAX's name
     """Eigenvalues (ascending) and eigenvectors (the columns) of the (stacked) symmetric matrices
-    `a`, by cyclic Jacobi rotations (for the small matrices of ML programs: O(n^5) work; use
+    `a`, by Jacobi rotations (for the small matrices of ML programs: O(n^3) per round, n - 1 rounds a sweep; use
     loom outside jit, which runs LAPACK, for large ones). Derivatives by the analytic rule (as
     JAX's: defined for distinct eigenvalues). `symmetrize_input` uses (a + a^T) / 2; otherwise
     the `UPLO` ("L", the default, or "U") triangle is read."""
@@ -521,31 +540,25 @@ def _matrix(a: Any, name: str) -> tuple[int, int]:
 def _hestenes(g: Any) -> tuple[Any, Any]:
     """One-sided (Hestenes) Jacobi on the (stacked) r x k matrices `g`, r >= k: (w, v) with
     w = g v, v orthogonal and w's columns orthogonal (their norms are the singular values).
-    Sweeps over the k (k - 1) / 2 column pairs until every pair of columns is orthogonal to the
-    dtype's rounding (`_converged_sweeps`); each rotation updates two columns by masks, and is
+    Sweeps of k - 1 rounds of k / 2 disjoint column pairs (`_round_robin`) until every pair of
+    columns is orthogonal to the dtype's rounding (`_converged_sweeps`); each rotation is
     the Jacobi rotation of the 2 x 2 block of g^T g, computed from the columns so that g^T g is
     never formed in the rotations (which would square the condition number)."""
     k = lnp.shape(g)[-1]
     dtype = lnp.result_type(g)
     eye = np.eye(k, dtype=dtype)
     v0 = lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
-    pairs = [(p, q) for p in range(k) for q in range(p + 1, k)]
-    if not pairs:
+    if k < 2:
         return g, v0
-    first = np.array([p for p, _ in pairs], np.int32)
-    second = np.array([q for _, q in pairs], np.int32)
-    columns = np.arange(k, dtype=np.int32)
-
-    def column(x: Any, at: Any) -> Any:  # x[..., :, j] for a one-hot column mask
-        return lnp.sum(lnp.where(at, x, 0), axis=-1)
+    first, second = _round_robin(k)
 
     def rotate(i: Any, state: Any) -> Any:
         w, v = state
-        at_p, at_q = lnp.equal(columns, lnp.take(first, i)), lnp.equal(columns, lnp.take(second, i))
-        wp, wq = column(w, at_p), column(w, at_q)
-        alpha, beta, gamma = lnp.sum(wp * wp, axis=-1), lnp.sum(wq * wq, axis=-1), lnp.sum(wp * wq, axis=-1)
-        c, s = _rotation(alpha, beta, gamma, dtype)
-        return _rotate_columns(w, at_p, at_q, c, s), _rotate_columns(v, at_p, at_q, c, s)
+        ep, eq = _one_hot_rows(first, i, k, dtype), _one_hot_rows(second, i, k, dtype)
+        wp, wq = lnp.matmul(w, lnp.matrix_transpose(ep)), lnp.matmul(w, lnp.matrix_transpose(eq))  # columns
+        alpha, beta, gamma = lnp.sum(wp * wp, axis=-2), lnp.sum(wq * wq, axis=-2), lnp.sum(wp * wq, axis=-2)
+        j = _rotations(ep, eq, *_rotation(alpha, beta, gamma, dtype))
+        return lnp.matmul(w, j), lnp.matmul(v, j)
 
     def off_ratio(state: Any) -> Any:  # the largest |cos| of the angle between two columns
         w = state[0]
@@ -555,7 +568,7 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
         cosines = lnp.where(np.eye(k, dtype=bool) | (scale == 0), 0, lnp.abs(gram) / lnp.where(scale == 0, 1, scale))
         return lnp.max(cosines)
 
-    sweep = lambda state: lax.fori_loop(0, len(pairs), rotate, state)  # noqa: E731
+    sweep = lambda state: lax.fori_loop(0, len(first), rotate, state)  # noqa: E731
     return _converged_sweeps(sweep, (g, v0), off_ratio)
 
 
