@@ -230,8 +230,8 @@ def _dead_in_block(block: Any, roots: dict[Value, frozenset]) -> set[Operation]:
         later = [v for vs in used[k + 1:] for v in vs if made_at.get(v, -1) < k]
         # values handed earlier to a collective or a call (a peer, or a transfer in flight, may
         # still read them) or pushed on a stack (popped later)
-        lent = [v for j, o2 in enumerate(ops[:k]) if any(_lends(n) for n in o2.walk()) for v in used[j]]
-        if not any(roots.get(v, frozenset()) & every for v in later + lent):
+        read_before = [v for j, o2 in enumerate(ops[:k]) if any(_lends(n) for n in o2.walk()) for v in used[j]]
+        if not any(roots.get(v, frozenset()) & every for v in later + read_before):
             dead.add(o)
     return dead
 
