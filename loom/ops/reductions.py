@@ -625,16 +625,19 @@ _BOOL_REDUCE_KINDS = {"add": "any", "mul": "all", "max": "any", "min": "all", "a
 _IDENTITY = {"add": 0, "mul": 1, "any": False, "all": True}
 
 
-def _torch_reduce_kind(ufunc: np.ufunc, dtype: np.dtype, init_value: Value) -> tuple[str | None, bool]:
-    """The torch reduction (`sum`, `max`, ...) a reducer ufunc maps to over `dtype` (None: none
-    does), and whether the init value must be combined in (it is not the reduction's identity)."""
+def _torch_reducer(gen: FunctionCodegen, op: Operation, ufunc: np.ufunc, init_value: Value) -> tuple[str, bool] | None:
+    """The torch reduction (`sum`, `max`, ...) a reducer ufunc maps to over the result's element
+    type, and whether the init value must be combined in (it is not the reduction's identity);
+    None, with the op given to numpy, where torch has none."""
+    dtype = dtype_of(op.results[0].type)
     kind = _TORCH_REDUCE_KINDS.get(ufunc)
     if dtype == np.bool_ and kind is not None:
         kind = _BOOL_REDUCE_KINDS[kind]
     elif kind in ("all", "any") or (dtype.kind == "c" and kind in ("max", "min")):
         kind = None
     if kind is None:
-        return None, False
+        gen.numpy_island(op, "no torch reduction for this reducer and element type")
+        return None
     init = _constant_value(init_value)
     identity = _IDENTITY.get(kind)
     if kind == "max" and dtype.kind in "fV":
@@ -662,11 +665,11 @@ def _reduce_forms_torch(gen: FunctionCodegen, op: Operation, ufunc: np.ufunc | N
         return True
     if ufunc is None:
         return False
-    dtype = dtype_of(op.results[0].type)
-    kind, combine = _torch_reduce_kind(ufunc, dtype, inits[0])
-    if kind is None:
-        gen.numpy_island(op, "no torch reduction for this reducer and element type")
+    reducer = _torch_reducer(gen, op, ufunc, inits[0])
+    if reducer is None:
         return True
+    kind, combine = reducer
+    dtype = dtype_of(op.results[0].type)
     if has_shell_dtypes(op.operands):
         gen.bind(op, f"{gen.mod.function(kt.reduce_unsigned)}({gen.name(xs[0])}, {gen.mod.literal(dims)}, "
                      f"{gen.name(inits[0])}, {kind!r}, {combine})")
@@ -699,11 +702,11 @@ def _reduce_window_forms_torch(gen: FunctionCodegen, op: Operation, ufunc: np.uf
         return True
     if ufunc is None:
         return False
-    dtype = dtype_of(op.results[0].type)
-    kind, combine = _torch_reduce_kind(ufunc, dtype, init)
-    if kind is None:
-        gen.numpy_island(op, "no torch reduction for this reducer and element type")
+    reducer = _torch_reducer(gen, op, ufunc, init)
+    if reducer is None:
         return True
+    kind, combine = reducer
+    dtype = dtype_of(op.results[0].type)
     if has_shell_dtypes(op.operands):
         gen.bind(op, f"{gen.mod.function(kt.reduce_window_unsigned)}({gen.name(x)}, {gen.name(init)}, "
                      f"{kind!r}, {gen.mod.literal(config)}, {combine})")
