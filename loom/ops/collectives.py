@@ -27,6 +27,7 @@ The kernels are `KERNELS` entries, so the compiled executor and the interpreter 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -142,21 +143,27 @@ class ProcessGroups:
 
     def group_or_none(self, ctx: SPMDContext) -> tuple[int, ...] | None:
         """The calling partition's group, None when it is in none."""
-        me = ctx.partition_id
-        if self.mode in ("cross_replica", "cross_replica_and_partition"):  # replica ids: only 0
-            bad = [i for g in self.groups for i in g if i != 0]
-            if bad:
-                raise ExecutionError(f"{self.where}: replica id {bad[0]} in replica_groups, but there is one "
-                                     f"replica ({self.mode} groups: "
-                                     + ("no channel_handle" if self.mode == "cross_replica" else
-                                        "a channel_handle without use_global_device_ids") + ")")
-            return (me,) if self.mode == "cross_replica" else tuple(range(ctx.num_partitions))
-        groups = self.groups or (tuple(range(ctx.num_partitions)),)
-        beyond = [i for g in groups for i in g if i >= ctx.num_partitions]
-        if beyond:
-            raise ExecutionError(f"{self.where}: partition id {beyond[0]} in replica_groups, but there are "
-                                 f"{ctx.num_partitions} partitions")
-        return next((g for g in groups if me in g), None)
+        return _group_of(self, ctx.partition_id, ctx.num_partitions)
+
+
+@functools.lru_cache(maxsize=4096)
+def _group_of(pg: ProcessGroups, me: int, num_partitions: int) -> tuple[int, ...] | None:
+    """`pg.group_or_none`, resolved once per op and partition (a collective in a loop asks at
+    every iteration)."""
+    if pg.mode in ("cross_replica", "cross_replica_and_partition"):  # replica ids: only 0
+        bad = [i for g in pg.groups for i in g if i != 0]
+        if bad:
+            raise ExecutionError(f"{pg.where}: replica id {bad[0]} in replica_groups, but there is one "
+                                 f"replica ({pg.mode} groups: "
+                                 + ("no channel_handle" if pg.mode == "cross_replica" else
+                                    "a channel_handle without use_global_device_ids") + ")")
+        return (me,) if pg.mode == "cross_replica" else tuple(range(num_partitions))
+    groups = pg.groups or (tuple(range(num_partitions)),)
+    beyond = [i for g in groups for i in g if i >= num_partitions]
+    if beyond:
+        raise ExecutionError(f"{pg.where}: partition id {beyond[0]} in replica_groups, but there are "
+                             f"{num_partitions} partitions")
+    return next((g for g in groups if me in g), None)
 
 
 # Reducers -------------------------------------------------------------------------------------
