@@ -11,7 +11,9 @@ instance per thread.
 
 A collective is a rendezvous: each member of the group deposits its operand, waits (on one
 condition variable, with a deadline) until every member has, and computes its own result from
-all operands into a new array; a large all_reduce whose operand the program never reads again
+all operands into a new array. An all_reduce below `SLICED_REDUCE_MIN` elements is reduced once,
+by the member that arrives last, into every member's result while the others wait; a larger one
+a slice by each member. An all_reduce whose operand the program never reads again
 (`loom.runtime.executable.dead_operand_collectives`) is reduced into that operand instead. A
 member that fails, finishes its program without joining, calls a different collective, or does
 not arrive in time makes the others raise a `CollectiveError` naming it; when every running
