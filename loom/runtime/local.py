@@ -212,17 +212,27 @@ class ThreadCommunicator:
     def exchange(self, me: int, group: Sequence[int], value: Any, signature: tuple) -> list:
         """Deposit `value` for this call of `group` and return every member's, in group order.
         Members must call with equal `signature`s (the collective and its static arguments)."""
-        group = tuple(group)
-        if me not in group:
-            raise CollectiveError(f"partition {me} calls {_describe(signature)} over partitions {list(group)}, "
-                                  "a group it is not in", me)
+        group = self._member(me, group, signature)
         with self._cond:
             try:
                 return self._exchange(me, group, value, signature)
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
+
+    def _member(self, me: int, group: Sequence[int], signature: tuple) -> tuple[int, ...]:
+        """`group` as a tuple, once `me` is found in it."""
+        group = tuple(group)
+        if me not in group:
+            raise CollectiveError(f"partition {me} calls {_describe(signature)} over partitions {list(group)}, "
+                                  "a group it is not in", me)
+        return group
+
+    def _give_up(self, me: int, error: CollectiveError) -> None:
+        """(Holding the lock.) Partition `me` leaves a collective with `error`: its peers stop
+        waiting for it."""
+        self._failed.setdefault(me, str(error))
+        self._cond.notify_all()
 
     def _exchange(self, me: int, group: tuple[int, ...], value: Any, signature: tuple) -> list:
         return self._collect(me, group, *self._deposit(me, group, value, signature))
@@ -233,10 +243,7 @@ class ThreadCommunicator:
         group order) while the others wait, then releases them: each waiting member wakes once.
         The deposits hold where `work` writes each member's result. An error in `work` raises
         there, and in the others a `CollectiveError` naming that member."""
-        group = tuple(group)
-        if me not in group:
-            raise CollectiveError(f"partition {me} calls {_describe(signature)} over partitions {list(group)}, "
-                                  "a group it is not in", me)
+        group = self._member(me, group, signature)
         with self._cond:
             try:
                 key, rnd, what = self._deposit(me, group, value, signature, notify=False)
@@ -250,8 +257,7 @@ class ThreadCommunicator:
                 del self._rounds[key]  # complete: nobody looks it up again
                 self._full_at[me] = rnd.full_at
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
         try:
             work([rnd.values[p] for p in group])
@@ -501,8 +507,7 @@ class ThreadCommunicator:
             try:
                 key, rnd, what = self._deposit(me, group, x, ("all_gather", dim, x.dtype))
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
         hops = len(group) - 1
         link_time = hops * self.link.seconds(x.nbytes) if self.link is not None else 0.0
@@ -532,8 +537,7 @@ class ThreadCommunicator:
             try:
                 key, rnd, what = self._deposit(me, group, x, ("collective_permute", pairs, x.shape, x.dtype))
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
         source = next((s for s, t in pairs if t == me), None)
         link_time = self.link.seconds(x.nbytes) if self.link is not None else 0.0
