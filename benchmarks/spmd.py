@@ -39,8 +39,9 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
    compiled program, the collective kernel, the TorchCommunicator, torch.distributed with gloo on
    127.0.0.1), against the torch.distributed call made directly on preallocated tensors. The
    direct all_reduce is in place, so loom's runs with its argument donated (`donate_argnums`: the
-   caller does not read it again), which it then reduces in place too; an operand the program or
-   its caller still reads is copied first (checked once per size, not timed). The size is the
+   caller does not read it again), which it then reduces in place too (both operands are restored
+   before each call, untimed); an operand the program or its caller still reads is copied first
+   (checked once per size, not timed). The size is the
    operand's, per process (float32). Each timed call starts after a barrier; the calls of the two
    contenders alternate (and which goes first, too), so a change in the machine's load hits
    both; a call's time is the slowest process's. Warm-up calls are not timed. `--repeat` rounds
@@ -387,18 +388,22 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
         x = np.random.default_rng(rank).standard_normal((rows, WIDTH)).astype(np.float32)
         for collective in COLLECTIVES:
             text = program(collective, rows, n)
-            direct = _direct(collective, torch.from_numpy(x.copy()), n)
+            operands = {"loom": x.copy(), "torch.distributed": x.copy()}
+            direct = _direct(collective, torch.from_numpy(operands["torch.distributed"]), n)
             _check(collective, run_partitioned(text, [x])[0], x, n)  # an argument the caller holds: copied
             _check(collective, run_partitioned(text, [x.copy()], donate_argnums=(0,))[0], x, n)
-            # torch's all_reduce overwrites its tensor: loom's is given its argument to overwrite too
+            # torch's all_reduce overwrites its tensor: loom's is given its argument to overwrite too,
+            # and both get the operand back before each call (untimed): sums of sums would overflow
             donate = (0,) if collective == "all_reduce" else ()
-            buffer = x.copy()
-            contenders = {"loom": lambda text=text, b=buffer, d=donate: run_partitioned(text, [b], donate_argnums=d),
+            contenders = {"loom": lambda text=text, b=operands["loom"], d=donate: run_partitioned(text, [b],
+                                                                                                 donate_argnums=d),
                           "torch.distributed": direct}
             times: dict[str, list[float]] = {name: [] for name in contenders}
             for i in range(warmup + rounds_at(mib, sizes_mib, repeat)):
                 order = list(contenders.items())
                 for name, call in order if i % 2 else order[::-1]:  # who goes first alternates
+                    if donate:
+                        np.copyto(operands[name], x)
                     comm.barrier()
                     start = time.perf_counter()
                     call()
