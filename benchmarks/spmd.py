@@ -19,9 +19,11 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
    float32 operand of each size per partition, against a numpy copy of the same bytes:
    - `all_reduce` / `all_gather` / `reduce_scatter`: the ThreadCommunicator's collective, every
      partition in one group, run by persistent threads (one per partition) on one communicator; a
-     round is timed from the moment all threads are released to the moment the last one has its
-     result (the last round's result is dropped before the next round, so the communicator may
-     hand its array out again).
+     round is timed from the moment the last thread enters the collective to the moment the last
+     one has its result (each thread stamps both; the last round's result is dropped before the
+     next round, so the communicator may hand its array out again). `..., from the release`: the
+     same rounds timed by the benchmark's thread from its release of the threads (a barrier) to
+     their return to it, which adds waking the threads twice, as no collective in a program does.
    - `numpy copy`: the bytes the collective moves, copied by numpy in one thread into new arrays:
      for each of the N partitions, the bytes it moves by the counting convention of section 1
      (per device, each collective once: all_reduce 2(N-1)/N x V, all_gather (N-1)/N x result =
@@ -37,11 +39,15 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
    compiled program, the collective kernel, the TorchCommunicator, torch.distributed with gloo on
    127.0.0.1), against the torch.distributed call made directly on preallocated tensors. The
    direct all_reduce is in place, so loom's runs with its argument donated (`donate_argnums`: the
-   caller does not read it again), which it then reduces in place too; an operand the program or
-   its caller still reads is copied first (checked once per size, not timed). The size is the
+   caller does not read it again), which it then reduces in place too (both operands are restored
+   before each call, untimed); an operand the program or its caller still reads is copied first
+   (checked once per size, not timed). The size is the
    operand's, per process (float32). Each timed call starts after a barrier; the calls of the two
    contenders alternate (and which goes first, too), so a change in the machine's load hits
-   both; a call's time is the slowest process's. A warm-up call of each is not timed.
+   both; a call's time is the slowest process's. Warm-up calls are not timed. `--repeat` rounds
+   are timed at the largest size, more at smaller ones (`rounds_at`). The ratio is loom's median
+   over torch's; "paired" is the median of the rounds' own ratios (each loom call against the
+   torch call next to it), which a drift in the machine's load moves less.
 """
 
 from __future__ import annotations
@@ -167,41 +173,48 @@ def partitioning(layers: int, repeat: int) -> dict:
 
 # 2. Collectives of the one-process mesh --------------------------------------------------------
 
-def time_collective(n: int, elements: int, repeat: int, call: str) -> list[float]:
-    """Seconds per round of `call` (one of COLLECTIVES) among n persistent threads."""
+def time_collective(n: int, elements: int, repeat: int, call: str) -> tuple[list[float], list[float]]:
+    """Seconds per round of `call` (one of COLLECTIVES) among n persistent threads: from the last
+    thread's entry into the collective to the last one's return (each thread stamps both), and
+    from the benchmark's release of the threads to their return to it."""
     from loom.runtime.local import ThreadCommunicator
     comm = ThreadCommunicator(n, timeout=60)
     operands = [np.full(elements, p + 1, np.float32) for p in range(n)]
     start, done = threading.Barrier(n + 1), threading.Barrier(n + 1)
     results: list = [None] * n
+    entered = [[0.0] * (repeat + 1) for _ in range(n)]
+    left = [[0.0] * (repeat + 1) for _ in range(n)]
 
     def worker(p: int) -> None:
-        for _ in range(repeat + 1):  # one warm-up round
+        for i in range(repeat + 1):  # one warm-up round
             results[p] = None  # the last round's result freed before the next (as the copy's are)
             start.wait()
+            entered[p][i] = time.perf_counter()
             if call == "all_reduce":
                 results[p] = comm.all_reduce(p, operands[p], range(n), "sum")
             elif call == "reduce_scatter":
                 results[p] = comm.reduce_scatter(p, operands[p], range(n), 0, "sum")
             else:
                 results[p] = comm.all_gather(p, operands[p], range(n), 0)
+            left[p][i] = time.perf_counter()
             done.wait()
 
     threads = [threading.Thread(target=worker, args=(p,), daemon=True) for p in range(n)]
     for t in threads:
         t.start()
-    times = []
+    released = []
     for _ in range(repeat + 1):
         t0 = time.perf_counter()
         start.wait()
         done.wait()
-        times.append(time.perf_counter() - t0)
+        released.append(time.perf_counter() - t0)
     for t in threads:
         t.join()
     expected = n * (n + 1) / 2 if call != "all_gather" else None
     if expected is not None and not all(float(r[0]) == expected and float(r[-1]) == expected for r in results):
         raise AssertionError(f"{call} gave a wrong sum")
-    return times[1:]
+    joined = [max(left[p][i] for p in range(n)) - max(entered[p][i] for p in range(n)) for i in range(repeat + 1)]
+    return joined[1:], released[1:]
 
 
 def time_run_spmd(n: int, elements: int, repeat: int) -> list[float]:
@@ -274,7 +287,7 @@ def local(sizes_mib: list[float], partitions: list[int], repeat: int) -> list[di
         for n in partitions:
             timings, over_copy = {}, {}
             for call in COLLECTIVES:
-                timings[call] = time_collective(n, elements, repeat, call)
+                timings[call], timings[f"{call}, from the release"] = time_collective(n, elements, repeat, call)
                 timings[f"numpy copy ({call} bytes)"] = time_copy(n, elements, repeat, call)
                 timings[f"numpy copy, reused ({call})"] = time_copy(n, elements, repeat, call, reused=True)
             timings["run_spmd all_reduce"] = time_run_spmd(n, elements, repeat)
@@ -283,6 +296,8 @@ def local(sizes_mib: list[float], partitions: list[int], repeat: int) -> list[di
                 over_copy[call] = stats[call]["median"] / stats[f"numpy copy ({call} bytes)"]["median"]
                 over_copy[f"{call} over the reused copy"] = (stats[call]["median"]
                                                              / stats[f"numpy copy, reused ({call})"]["median"])
+                over_copy[f"{call}, from the release"] = (stats[f"{call}, from the release"]["median"]
+                                                          / stats[f"numpy copy ({call} bytes)"]["median"])
             over_copy["run_spmd all_reduce"] = (stats["run_spmd all_reduce"]["median"]
                                                 / stats["numpy copy (all_reduce bytes)"]["median"])
             print(f"\n{mib:g} MiB per partition, {n} partitions:")
@@ -351,6 +366,14 @@ def _check(collective: str, got: np.ndarray, x: np.ndarray, n: int) -> None:
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6, err_msg=collective)
 
 
+def rounds_at(mib: float, sizes_mib: list[float], repeat: int) -> int:
+    """Timed rounds of the distributed calls at `mib`: `repeat` at the largest size and as many
+    more at smaller ones as make up the same bytes (at most 16x): a 1 MiB call takes a few
+    milliseconds, spread several-fold by the scheduling of the processes, and its median needs
+    more rounds than a 16 MiB one's to settle."""
+    return repeat * min(16, max(1, round(max(sizes_mib) / mib)))
+
+
 def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, warmup: int, results: Any) -> None:
     import torch
     import torch.distributed as dist
@@ -365,18 +388,22 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
         x = np.random.default_rng(rank).standard_normal((rows, WIDTH)).astype(np.float32)
         for collective in COLLECTIVES:
             text = program(collective, rows, n)
-            direct = _direct(collective, torch.from_numpy(x.copy()), n)
+            operands = {"loom": x.copy(), "torch.distributed": x.copy()}
+            direct = _direct(collective, torch.from_numpy(operands["torch.distributed"]), n)
             _check(collective, run_partitioned(text, [x])[0], x, n)  # an argument the caller holds: copied
             _check(collective, run_partitioned(text, [x.copy()], donate_argnums=(0,))[0], x, n)
-            # torch's all_reduce overwrites its tensor: loom's is given its argument to overwrite too
+            # torch's all_reduce overwrites its tensor: loom's is given its argument to overwrite too,
+            # and both get the operand back before each call (untimed): sums of sums would overflow
             donate = (0,) if collective == "all_reduce" else ()
-            buffer = x.copy()
-            contenders = {"loom": lambda text=text, b=buffer, d=donate: run_partitioned(text, [b], donate_argnums=d),
+            contenders = {"loom": lambda text=text, b=operands["loom"], d=donate: run_partitioned(text, [b],
+                                                                                                 donate_argnums=d),
                           "torch.distributed": direct}
             times: dict[str, list[float]] = {name: [] for name in contenders}
-            for i in range(warmup + repeat):
+            for i in range(warmup + rounds_at(mib, sizes_mib, repeat)):
                 order = list(contenders.items())
                 for name, call in order if i % 2 else order[::-1]:  # who goes first alternates
+                    if donate:
+                        np.copyto(operands[name], x)
                     comm.barrier()
                     start = time.perf_counter()
                     call()
@@ -419,24 +446,28 @@ def distributed(processes: list[int], sizes_mib: list[float], repeat: int, warmu
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     rows = []
     payload: dict[str, Any] = {"setup": {"repeat": repeat, "warmup": warmup, "backend": "gloo", "dtype": "float32",
-                                         "operand_mib_per_process": sizes_mib},
+                                         "operand_mib_per_process": sizes_mib,
+                                         "rounds": {f"{mib:g}MiB": rounds_at(mib, sizes_mib, repeat)
+                                                    for mib in sizes_mib}},
                                "results": {}}
     print(f"{'processes':>9} {'collective':>14} {'size':>7} {'loom median':>12} {'torch median':>13} "
-          f"{'ratio':>6}  spread loom / torch")
+          f"{'ratio':>6} {'paired':>6}  spread loom / torch")
     for n in processes:
         res = run(n, sizes_mib, repeat, warmup, timeout_s)
         for key, by in res.items():
             collective, size = key.split("/")
             loom_s, torch_s = spread(by["loom"]), spread(by["torch.distributed"])
             ratio = loom_s["median"] / torch_s["median"]
+            paired = statistics.median(a / b for a, b in zip(by["loom"], by["torch.distributed"], strict=True))
             payload["results"][f"{n}/{key}"] = {"processes": n, "collective": collective, "size": size,
                                                 "loom": by["loom"], "torch.distributed": by["torch.distributed"],
                                                 "loom_spread": loom_s, "torch_spread": torch_s,
                                                 "ratio_of_medians": ratio,
-                                                "ratio_of_minima": loom_s["min"] / torch_s["min"]}
+                                                "ratio_of_minima": loom_s["min"] / torch_s["min"],
+                                                "median_of_round_ratios": paired}
             rows.append(ratio)
             print(f"{n:>9} {collective:>14} {size:>7} {fmt(loom_s['median']):>12} {fmt(torch_s['median']):>13} "
-                  f"{ratio:>6.3f}  {fmt(loom_s['min'])}-{fmt(loom_s['max'])} / "
+                  f"{ratio:>6.3f} {paired:>6.3f}  {fmt(loom_s['min'])}-{fmt(loom_s['max'])} / "
                   f"{fmt(torch_s['min'])}-{fmt(torch_s['max'])}", flush=True)
     payload["worst_ratio"] = max(rows)
     payload["median_ratio"] = statistics.median(rows)

@@ -11,7 +11,9 @@ instance per thread.
 
 A collective is a rendezvous: each member of the group deposits its operand, waits (on one
 condition variable, with a deadline) until every member has, and computes its own result from
-all operands into a new array; a large all_reduce whose operand the program never reads again
+all operands into a new array. An all_reduce below `SLICED_REDUCE_MIN` elements is reduced once,
+by the member that arrives last, into every member's result while the others wait; a larger one
+a slice by each member. An all_reduce whose operand the program never reads again
 (`loom.runtime.executable.dead_operand_collectives`) is reduced into that operand instead. A
 member that fails, finishes its program without joining, calls a different collective, or does
 not arrive in time makes the others raise a `CollectiveError` naming it; when every running
@@ -42,7 +44,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,10 +67,12 @@ from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).
 DEFAULT_TIMEOUT = 120.0
-# all_reduce of at least this many elements reduces in slices (each member one slice of every
-# operand, written into every member's result): each member reads ~2x its operand, not
-# group-size x, at the cost of a second rendezvous.
-SLICED_REDUCE_MIN = 1 << 15
+# all_reduce of at least this many elements (4 MiB of float32) reduces in slices, each member one
+# slice of every operand into every member's result: the work is spread over the members at the
+# cost of a second rendezvous. A smaller one is reduced once by the member that arrives last
+# while the others wait (one wake-up each): below this size waking the members twice costs more
+# than the work they would share.
+SLICED_REDUCE_MIN = 1 << 20
 # A reduction into donated operands only accumulates this many elements at a time in a scratch
 # array (256 KiB of float32, which stays in the cache).
 REDUCE_CHUNK = 1 << 16
@@ -101,7 +105,7 @@ class _Round:
     """One collective call of one group: the members' deposits, how many have read them, and
     when the last deposit came (clock seconds)."""
 
-    __slots__ = ("signature", "first", "values", "read", "full_at")
+    __slots__ = ("signature", "first", "values", "read", "full_at", "last", "done", "error")
 
     def __init__(self, signature: tuple, first: int) -> None:
         self.signature = signature
@@ -109,6 +113,9 @@ class _Round:
         self.values: dict[int, Any] = {}
         self.read = 0
         self.full_at = 0.0
+        self.last = first  # the member whose deposit completed the round
+        self.done = False  # (a combining round) the last member's work is over
+        self.error: str | None = None  # (a combining round) the error that work raised
 
 
 class _ThreadTransfer:
@@ -205,24 +212,67 @@ class ThreadCommunicator:
     def exchange(self, me: int, group: Sequence[int], value: Any, signature: tuple) -> list:
         """Deposit `value` for this call of `group` and return every member's, in group order.
         Members must call with equal `signature`s (the collective and its static arguments)."""
-        group = tuple(group)
-        if me not in group:
-            raise CollectiveError(f"partition {me} calls {_describe(signature)} over partitions {list(group)}, "
-                                  "a group it is not in", me)
+        group = self._member(me, group, signature)
         with self._cond:
             try:
                 return self._exchange(me, group, value, signature)
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
+
+    def _member(self, me: int, group: Sequence[int], signature: tuple) -> tuple[int, ...]:
+        """`group` as a tuple, once `me` is found in it."""
+        group = tuple(group)
+        if me not in group:
+            raise CollectiveError(f"partition {me} calls {_describe(signature)} over partitions {list(group)}, "
+                                  "a group it is not in", me)
+        return group
+
+    def _give_up(self, me: int, error: CollectiveError) -> None:
+        """(Holding the lock.) Partition `me` leaves a collective with `error`: its peers stop
+        waiting for it."""
+        self._failed.setdefault(me, str(error))
+        self._cond.notify_all()
 
     def _exchange(self, me: int, group: tuple[int, ...], value: Any, signature: tuple) -> list:
         return self._collect(me, group, *self._deposit(me, group, value, signature))
 
-    def _deposit(self, me: int, group: tuple[int, ...], value: Any, signature: tuple) -> tuple[tuple, _Round, str]:
+    def combine(self, me: int, group: Sequence[int], value: Any, signature: tuple,
+                work: Callable[[list], None]) -> None:
+        """A rendezvous whose member that arrives last runs `work` on every member's deposit (in
+        group order) while the others wait, then releases them: each waiting member wakes once.
+        The deposits hold where `work` writes each member's result. An error in `work` raises
+        there, and in the others a `CollectiveError` naming that member."""
+        group = self._member(me, group, signature)
+        with self._cond:
+            try:
+                key, rnd, what = self._deposit(me, group, value, signature, notify=False)
+                if len(rnd.values) < len(group):
+                    self._wait(me, group, rnd, what, ready=lambda: rnd.done)
+                    self._full_at[me] = rnd.full_at
+                    if rnd.error is not None:
+                        raise CollectiveError(f"partition {me} at {what}: partition {rnd.last} failed while "
+                                              f"combining the operands: {rnd.error}", rnd.last)
+                    return
+                del self._rounds[key]  # complete: nobody looks it up again
+                self._full_at[me] = rnd.full_at
+            except CollectiveError as e:
+                self._give_up(me, e)
+                raise
+        try:
+            work([rnd.values[p] for p in group])
+        except BaseException as e:
+            rnd.error = f"{type(e).__name__}: {e}"
+            raise
+        finally:
+            with self._cond:
+                rnd.done = True
+                self._cond.notify_all()
+
+    def _deposit(self, me: int, group: tuple[int, ...], value: Any, signature: tuple,
+                 notify: bool = True) -> tuple[tuple, _Round, str]:
         """Put `value` in this partition's next round over `group` (without waiting); its key,
-        round and description."""
+        round and description. `notify`: wake the waiting members when the round is complete."""
         seq = self._calls[me][group]
         self._calls[me][group] = seq + 1
         key = (group, seq)
@@ -236,7 +286,9 @@ class ThreadCommunicator:
         rnd.values[me] = value
         if len(rnd.values) == len(group):
             rnd.full_at = time.perf_counter()
-            self._cond.notify_all()
+            rnd.last = me
+            if notify:
+                self._cond.notify_all()
         return key, rnd, f"{_describe(signature)} (call {seq} over partitions {list(group)})"
 
     def _collect(self, me: int, group: tuple[int, ...], key: tuple, rnd: _Round, what: str,
@@ -253,12 +305,14 @@ class ThreadCommunicator:
             del self._rounds[key]
         return values
 
-    def _wait(self, me: int, group: tuple[int, ...], rnd: _Round, what: str, register: bool = True) -> None:
+    def _wait(self, me: int, group: tuple[int, ...], rnd: _Round, what: str, register: bool = True,
+              ready: Callable[[], bool] | None = None) -> None:
+        """Wait until every member has deposited (or `ready()`, once they have)."""
         deadline = time.monotonic() + self.timeout
         if register:
             self._waiting[me] = (rnd, group, what)
         try:
-            while len(rnd.values) < len(group):
+            while len(rnd.values) < len(group) or (ready is not None and not ready()):
                 missing = [p for p in group if p not in rnd.values]
                 for p in missing:
                     if p in self._failed:
@@ -271,6 +325,9 @@ class ThreadCommunicator:
                     raise CollectiveError(f"partition {me} at {what}: deadlock, the partitions wait for each other "
                                           f"(mismatched collectives or groups): {waits}")
                 remaining = deadline - time.monotonic()
+                if remaining <= 0 and not missing:
+                    raise CollectiveError(f"partition {me} at {what}: partition {rnd.last} did not combine the "
+                                          f"operands within {self.timeout:g} s", rnd.last)
                 if remaining <= 0:
                     raise CollectiveError(f"partition {me} at {what}: partition(s) {missing} did not join within "
                                           f"{self.timeout:g} s", missing[0])
@@ -367,15 +424,19 @@ class ThreadCommunicator:
     def _all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
         ufunc = REDUCTION_UFUNCS[reduction]
         signature = ("all_reduce", reduction, x.shape, x.dtype)
+        # An operand the program never reads again (donated) is its member's result, read before
+        # it is written.
+        own = donated() and x.flags.writeable and x.flags.c_contiguous
+        out = x if own else self._result(me, x.shape, x.dtype)
         if x.size < SLICED_REDUCE_MIN:
-            return _reduce(ufunc, self.exchange(me, group, x, signature))
+            # The last member to arrive reduces every operand once, into every result.
+            self.combine(me, group, (x, out), signature, lambda deposits: _reduce_into(
+                ufunc, [o for o, _ in deposits], [r for _, r in deposits], [r is o for o, r in deposits]))
+            return out
         # Each member reduces one slice of every operand straight into every member's result,
         # then all wait until every slice is written (nobody reads an operand or writes a result
         # after that): each member reads about 2x its operand and writes 1x, whatever the group
-        # size. An operand the program never reads again (donated) is its member's result: only
-        # the slice's own member reads and writes a slice, reading it before writing it.
-        own = donated() and x.flags.writeable and x.flags.c_contiguous
-        out = x if own else self._result(me, x.shape, x.dtype)
+        # size; only the slice's own member reads and writes a slice.
         deposits = self.exchange(me, group, (x, out), signature)
         n, pos = len(deposits), list(group).index(me)
         lo, hi = x.size * pos // n, x.size * (pos + 1) // n
@@ -446,8 +507,7 @@ class ThreadCommunicator:
             try:
                 key, rnd, what = self._deposit(me, group, x, ("all_gather", dim, x.dtype))
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
         hops = len(group) - 1
         link_time = hops * self.link.seconds(x.nbytes) if self.link is not None else 0.0
@@ -477,8 +537,7 @@ class ThreadCommunicator:
             try:
                 key, rnd, what = self._deposit(me, group, x, ("collective_permute", pairs, x.shape, x.dtype))
             except CollectiveError as e:
-                self._failed.setdefault(me, str(e))
-                self._cond.notify_all()
+                self._give_up(me, e)
                 raise
         source = next((s for s, t in pairs if t == me), None)
         link_time = self.link.seconds(x.nbytes) if self.link is not None else 0.0

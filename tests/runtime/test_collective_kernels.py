@@ -22,7 +22,7 @@ from support.spmd_programs import (
 
 from loom.backend.common import ExecutionError
 from loom.runtime.communicator import PartitionError
-from loom.runtime.local import run_spmd
+from loom.runtime.local import SLICED_REDUCE_MIN, run_spmd
 
 EXECUTORS = ["compiled", "interpreter"]
 MESH = (2, 4)  # partitions 0..7, row major: along "b" [[0..3], [4..7]], along "a" [[0, 4], [1, 5], ...]
@@ -103,12 +103,14 @@ def test_all_reduce_region_of_several_ops(executor):
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)
-def test_all_reduce_large_operand_sliced(executor):
-    """Operands above the sliced-reduction size reduce in two phases; same values."""
-    t = tensor((300, 200), "f32")
+@pytest.mark.parametrize("shape", [(300, 200), (SLICED_REDUCE_MIN // 512 + 1, 512)], ids=["one-reducer", "sliced"])
+def test_all_reduce_large_operand(executor, shape):
+    """Large operands, reduced once by one member or, from the sliced-reduction size up, a slice
+    by each member; same values."""
+    t = tensor(shape, "f32")
     groups = GROUPINGS["ab"]
     text = one_op(N, "all_reduce", groups_attr(groups), t, t, binary_reducer("add", "f32"))
-    xs = inputs((300, 200), np.float32)
+    xs = inputs(shape, np.float32)
     out = run(text, xs, executor)
     expected = functools.reduce(np.add, xs)
     for p in range(N):

@@ -62,7 +62,7 @@ def test_a_donated_operand_holds_the_sum_and_a_held_one_is_untouched(n, every):
     (odd partitions', or `every` partition's: then through a scratch array, in chunks)."""
     comm = ThreadCommunicator(n, timeout=30)
     rng = np.random.default_rng(1)
-    xs = [rng.standard_normal(SLICED_REDUCE_MIN * 9 + 7).astype(np.float32) for _ in range(n)]
+    xs = [rng.standard_normal(SLICED_REDUCE_MIN + 7).astype(np.float32) for _ in range(n)]
     want = xs[0].copy()
     for x in xs[1:]:
         want += x  # group order, as the communicator sums
