@@ -24,6 +24,7 @@ import os
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -141,8 +142,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     # there too, written through a second client: the process group's client can be held for long
     # by a blocking wait (a group's rendezvous), which must not pause this process's heartbeat.
     hosts_store = rank == 0 and not _agent_store()
-    store = dist.TCPStore(host, port, world_size=world, is_master=hosts_store, timeout=timeout, wait_for_workers=False)
-    beat_store = dist.TCPStore(host, port, is_master=False, timeout=timeout)
+    store: Any = dist.TCPStore(host, port, world_size=world, is_master=hosts_store, timeout=timeout,
+                               wait_for_workers=False)
+    beat_store: Any = dist.TCPStore(host, port, is_master=False, timeout=timeout)
     if _agent_store():  # the agent's store outlives a restart: this attempt's keys apart
         attempt = f"loom/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/"
         store, beat_store = dist.PrefixStore(attempt, store), dist.PrefixStore(attempt, beat_store)
@@ -451,7 +453,8 @@ class TorchCommunicator:
             elapsed = time.monotonic() - start
             what = what or self._what
             liveness = _STATE.liveness
-            missing, diagnosis = [], ""
+            missing: list[int] = []
+            diagnosis = ""
             if liveness is not None:
                 missing, diagnosis = liveness.missing(peers, calls)
                 try:
@@ -703,7 +706,7 @@ def _calling_op() -> str | None:
     """The op whose kernel called the communicator ("'stablehlo.all_reduce' at loc(...)"), for
     the error message: the collective kernels (loom.ops.collectives) hold it as the `where` of
     their `ProcessGroups` argument. Looked up on failure only."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         for value in frame.f_locals.values():
             if type(value).__name__ == "ProcessGroups" and isinstance(getattr(value, "where", None), str):

@@ -39,11 +39,11 @@ class Interpreted:
         self._names = argument_names(self.func)
 
     def __call__(self, *args: Any) -> Any:
-        args = check_arguments(args, self.input_types, self._names, self.entry)
+        checked = check_arguments(args, self.input_types, self._names, self.entry)
         with np.errstate(all="ignore"):
-            out = self.interpreter.call(self.entry, args)
-        out = [o if isinstance(o, (tuple, Token)) else np.array(o) for o in out]
-        return out[0] if len(out) == 1 else tuple(out)
+            out = self.interpreter.call(self.entry, checked)
+        values = [o if isinstance(o, (tuple, Token)) else np.array(o) for o in out]
+        return values[0] if len(values) == 1 else tuple(values)
 
 
 def _module(module_or_text: Operation | str) -> Operation:
