@@ -17,6 +17,9 @@ processes it runs in (benchmarks/calibrate.py writes a Machine from them).
 - `measure_op_overhead(calls=2000, repeats=5)`: seconds of one small numpy call, the per-op
   dispatch cost of an executor that makes one array call per op (Machine.op_overhead).
 - `ping_pong(group, peer, timeout)`: that callable for a process group, to use directly.
+- `effective_bandwidth(kind, nbytes, group_size, seconds, machine)`: the bandwidth at which the
+  cost model's algorithm for collective `kind` takes the measured `seconds` on `machine` (its
+  latency steps kept): Machine.collective_bandwidth's entry for a runtime's implementation of it.
 """
 
 from __future__ import annotations
@@ -133,4 +136,21 @@ def measure_link(link: Any, *, peer: int | None = None, small_bytes: int = 8, la
     return latency, large_bytes / (large - latency)
 
 
-__all__ = ["measure_compute", "measure_link", "measure_memory", "measure_op_overhead", "ping_pong"]
+def effective_bandwidth(kind: str, nbytes: float, group_size: int, seconds: float, machine: Any) -> float:
+    """B/s at which loom.sim.cost.collective_time(kind, nbytes, group_size, ·) equals `seconds`
+    on `machine` (its link_latency kept): the inverse of the cost model, for a collective timed on
+    the machine. `nbytes` per device as the cost model counts it."""
+    from loom.sim.cost import collective_time
+
+    per_byte = collective_time(kind, nbytes, group_size, machine.with_(link_latency=0.0, link_bandwidth=1.0,
+                                                                         collective_bandwidth=()))
+    latency = collective_time(kind, 0.0, group_size, machine)
+    if not seconds > latency or per_byte <= 0:
+        raise ValueError(f"effective_bandwidth: {kind} of {nbytes} bytes over {group_size} devices took "
+                         f"{seconds:.3g} s, not more than the model's latency ({latency:.3g} s) with bytes to move: "
+                         "no bandwidth fits")
+    return per_byte / (seconds - latency)
+
+
+__all__ = ["effective_bandwidth", "measure_compute", "measure_link", "measure_memory", "measure_op_overhead",
+           "ping_pong"]
