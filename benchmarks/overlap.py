@@ -219,7 +219,7 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     partial = np.ones((sizes["seq"], sizes["hidden"]), np.float32)
     ring = [(p, (p + 1) % world) for p in range(world)]
     tiny = np.ones(1, np.float32)
-    alone = {**{name: (lambda p=p: p(args)) for name, p in programs.items()},
+    timed = {**{name: (lambda p=p: p(args)) for name, p in programs.items()},
              "compute": lambda: np.asarray(compute(xg, args[1], args[2])),
              "all_gather": lambda: comm.all_gather(rank, args[0], group, 0),
              "reduce_scatter": lambda: comm.reduce_scatter(rank, partial, group, 0, "sum"),
@@ -237,18 +237,18 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
         beside.append(time.perf_counter() - t)
         transfer.wait()
 
-    alone |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer}
-    for fn in alone.values():
+    timed |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer}
+    for fn in timed.values():
         fn()
     beside.clear()
-    times: dict[str, list[float]] = {name: [] for name in alone}
+    times: dict[str, list[float]] = {name: [] for name in timed}
     cpu: dict[str, list[float]] = {"permute shard": []}
     # loom.sim.calibrate's probes: every rank at once each round (how fast the ranks compute
     # together), and one rank alone on the cores each round in turn (the figures of one process on a
     # core, which the simulator shares among the ranks), the others waiting at the barrier
     calibration: dict[str, list[dict[str, float]]] = {"alone": [], "together": []}
     for step in range(steps):
-        for name, fn in alone.items():
+        for name, fn in timed.items():
             times[name] += _timed(comm, fn, 1, cpu.get(name))
         comm.barrier()
         calibration["together"].append(calibration_probes())
