@@ -17,7 +17,7 @@ is timed once per round, round-robin with the programs (`--steps` rounds), so th
 machine's load touches all alike; the tables give medians with [min .. max].
 
 The MLP's width (ffn) is chosen on the processes so that the communication takes `--comm-ratio`
-of the compute: the collectives and the compute at a trial width timed in 5 interleaved rounds,
+of the compute: the collectives and the compute at a trial width timed in 7 interleaved rounds,
 then again at the width that gives, and snapped to WIDTHS (about sqrt(2) apart), so that runs whose
 measured ratios differ by less than ~20% run the same program; `--ffn` fixes it (one per world:
 a record's `sizes` rerun its programs).
@@ -164,7 +164,7 @@ def mlp_compute() -> Any:
 WIDTHS = sorted({int(round(256 * 2 ** (k / 2) / 64)) * 64 for k in range(-4, 11)})
 
 
-def width(comm: Any, rank: int, world: int, seq: int, hidden: int, ratio: float, rounds: int = 5) -> int:
+def width(comm: Any, rank: int, world: int, seq: int, hidden: int, ratio: float, rounds: int = 7) -> int:
     """The ffn (one of WIDTHS per device) for which the MLP's communication takes `ratio` of its
     compute: the all_gather and reduce_scatter and the compute at a trial width, warmed up, then
     timed in `rounds` interleaved rounds (every rank at once; medians), then again at the width
