@@ -12,9 +12,10 @@ and numpy's BLAS pools, reported) runs its partition; a step is timed from a bar
 the step time is the slowest rank's. Also measured on the same processes: the compute alone (the
 per-device MLP on gathered input), the all_gather and the reduce_scatter alone (their sum: the
 communication alone), the link (a ring permute of one shard, with the CPU time it takes, and of 4
-bytes), a dot alone and beside a transfer in flight, and loom.sim.calibrate's probes. Every figure
-is timed once per round, round-robin with the programs (`--steps` rounds), so that a change of the
-machine's load touches all alike; the tables give medians with [min .. max].
+bytes), a dot alone and beside a transfer in flight, the shard's permute beside a thread computing
+dots, and loom.sim.calibrate's probes. Every figure is timed once per round, round-robin with the
+programs (`--steps` rounds), so that a change of the machine's load touches all alike; the tables
+give medians with [min .. max].
 
 The MLP's width (ffn) is chosen on the processes so that the communication takes `--comm-ratio`
 of the compute: the collectives and the compute at a trial width timed in 7 interleaved rounds,
@@ -60,6 +61,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -237,10 +239,31 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
         beside.append(time.perf_counter() - t)
         transfer.wait()
 
-    timed |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer}
+    # and the other way round: a shard's permute while a thread computes dots (the simulator
+    # assumes a transfer's rate does not depend on the compute beside it)
+    permute_beside: list[float] = []
+
+    def permute_beside_compute() -> None:
+        stop = threading.Event()
+
+        def compute_until_stopped() -> None:
+            while not stop.is_set():
+                np.matmul(a, b)
+
+        worker = threading.Thread(target=compute_until_stopped)
+        worker.start()
+        t = time.perf_counter()
+        comm.collective_permute(rank, args[0], ring)
+        permute_beside.append(time.perf_counter() - t)
+        stop.set()
+        worker.join(timeout=60)
+
+    timed |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer,
+              "permute shard beside compute": permute_beside_compute}
     for fn in timed.values():
         fn()
     beside.clear()
+    permute_beside.clear()
     times: dict[str, list[float]] = {name: [] for name in timed}
     cpu: dict[str, list[float]] = {"permute shard": []}
     # loom.sim.calibrate's probes: every rank at once each round (how fast the ranks compute
@@ -261,7 +284,7 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
             calibration["alone"].append(calibration_probes())
         comm.barrier()
     times["communication"] = [g + r for g, r in zip(times["all_gather"], times["reduce_scatter"])]
-    times["dot beside a transfer"] = beside
+    times["dot beside a transfer"], times["permute shard beside compute"] = beside, permute_beside
     # what a transfer takes of a core while in flight (the simulator's transfer_cpu)
     transfer_cpu = sum(cpu["permute shard"]) / sum(times["permute shard"])
     # one more step of each shown program with the communicator recording its spans (every
@@ -460,7 +483,9 @@ def run(args: argparse.Namespace) -> int:
                          "transfer_cpu_share": out["transfer_cpu_share"],
                          "dot_beside_a_transfer_slowdown": statistics.median(times["dot beside a transfer"])
                          / statistics.median(times["dot"]),
-                         "transfer_slowdown_simulated": transfer_slowdown(machine, world)}
+                         "transfer_slowdown_simulated": transfer_slowdown(machine, world),
+                         "permute_beside_compute_slowdown": statistics.median(times["permute shard beside compute"])
+                         / statistics.median(times["permute shard"])}
         print(f"\n{case} on {CORES} cores ({sizes}, {steps} steps; load {load_average():.1f}; "
               f"intra-op threads per process {out['threads']})")
         for name, ts in times.items():
@@ -476,8 +501,9 @@ def run(args: argparse.Namespace) -> int:
               f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank (compute beside it "
               f"{transfer_slowdown(machine, world):.2f}x slower)")
         beside = statistics.median(times["dot beside a transfer"]) / statistics.median(times["dot"])
+        slower = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
         print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone (the simulator: "
-              f"{transfer_slowdown(machine, world):.2f}x)")
+              f"{transfer_slowdown(machine, world):.2f}x); a permute beside compute {slower:.2f}x (the simulator: 1)")
         for name, t in split.items():
             m = statistics.median(times[name])
             print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
