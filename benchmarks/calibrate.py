@@ -12,6 +12,11 @@ What is measured (loom.sim.calibrate's functions, in this process and in two spa
   ping-pong a tensor: half the median round trip of a small message is the latency, a large one
   gives the bandwidth. The processes are bench_common.spawn_ranks': every wait is bounded, and a
   process that fails or does not report in time ends the run saying so.
+- collective_bandwidth: the same two processes time gloo's all_gather, reduce_scatter and
+  all_reduce of the large size; each kind's bandwidth is the one at which the cost model's
+  algorithm takes the measured time (loom.sim.calibrate.effective_bandwidth);
+- transfer_cpu: the CPU time the processes spend (every thread) while those collectives run, as a
+  share of a core.
 The machine is described as a `switch` (each process one link to the kernel's loopback) whose
 processes share this machine's cores (`cores`: the CPUs this process may run on; the compute
 figures are one process's alone). Its peer, side by side in the output, is the h200 preset the
@@ -25,6 +30,7 @@ import datetime
 import os
 import socket
 import sys
+import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,8 +38,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench_common import Record, spawn_ranks  # noqa: E402
 
-from loom.sim.calibrate import MIB, measure_compute, measure_link, measure_memory, measure_op_overhead  # noqa: E402
+from loom.sim.calibrate import (  # noqa: E402
+    MIB,
+    effective_bandwidth,
+    measure_collective,
+    measure_compute,
+    measure_link,
+    measure_memory,
+    measure_op_overhead,
+)
 from loom.sim.machine import Machine  # noqa: E402
+
+COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")  # timed between the two processes
 
 
 def _link_worker(rank: int, port: int, large_bytes: int, repeats: int, timeout: float, results: Any) -> None:
@@ -44,17 +60,23 @@ def _link_worker(rank: int, port: int, large_bytes: int, repeats: int, timeout: 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
                             timeout=datetime.timedelta(seconds=timeout))
     try:
-        figures = measure_link(dist.group.WORLD, large_bytes=large_bytes, repeats=repeats, timeout=timeout)
+        latency, bandwidth = measure_link(dist.group.WORLD, large_bytes=large_bytes, repeats=repeats, timeout=timeout)
+        # each collective the cost model prices, and the CPU time the processes spend moving bytes
+        wall, cpu = time.perf_counter(), time.process_time()
+        collectives = {kind: measure_collective(kind, large_bytes, repeats=max(3, repeats // 2), timeout=timeout)
+                       for kind in COLLECTIVES}
+        transfer_cpu = (time.process_time() - cpu) / (time.perf_counter() - wall)
     finally:
         dist.destroy_process_group()
     if rank == 0:
-        results.put(figures)
+        results.put((latency, bandwidth, collectives, transfer_cpu))
 
 
-def link_between_two_processes(large_bytes: int, repeats: int, timeout: float) -> tuple[float, float]:
-    """(latency, bandwidth) as rank 0 measured it; every wait bounded by `timeout`, the whole by
-    twice that and a minute (start-up: importing torch)."""
-    return spawn_ranks(_link_worker, 2, (large_bytes, repeats, timeout), deadline_s=2 * timeout + 60)
+def link_between_two_processes(large_bytes: int, repeats: int, timeout: float) -> tuple[float, float, dict, float]:
+    """(latency, bandwidth, each collective's seconds, the share of a core moving bytes took) as
+    rank 0 measured them; every wait bounded by `timeout`, the whole by twice that and two
+    minutes (start-up: importing torch)."""
+    return spawn_ranks(_link_worker, 2, (large_bytes, repeats, timeout), deadline_s=2 * timeout + 120)
 
 
 def main() -> int:
@@ -68,9 +90,11 @@ def main() -> int:
     flops = measure_compute(n, repeats=repeats)
     memory = measure_memory(mem, repeats=repeats)
     overhead = measure_op_overhead(repeats=repeats)
-    latency, bandwidth = link_between_two_processes(large, repeats, opts.timeout)
+    latency, bandwidth, collectives, transfer_cpu = link_between_two_processes(large, repeats, opts.timeout)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,), op_overhead=overhead, cores=cores)
+    machine = machine.with_(transfer_cpu=min(transfer_cpu, 0.9), collective_bandwidth={
+        kind: effective_bandwidth(kind, large, 2, seconds, machine) for kind, seconds in collectives.items()})
     path = machine.save(opts.out)
     peer = Machine.preset("h200")
     print(f"{'':>18} {'this machine':>14} {'h200 preset':>14}")
@@ -87,6 +111,11 @@ def main() -> int:
     record.add("gloo ping-pong, one way, small", "torch.distributed", [latency])
     record.add(f"gloo ping-pong, one way, {large} bytes", "torch.distributed", [latency + large / bandwidth],
                bytes_per_second=bandwidth)
+    for kind, seconds in collectives.items():
+        record.add(f"gloo {kind}, {large} bytes per process", "torch.distributed", [seconds],
+                   bytes_per_second=machine.bandwidth_of(kind))
+    print("collectives: " + ", ".join(f"{kind} {machine.bandwidth_of(kind):.4g} B/s" for kind in collectives)
+          + f"; moving bytes keeps {100 * machine.transfer_cpu:.0f}% of a core busy")
     record.write(machine_description=machine.to_json(), peer=peer.to_json())
     return 0
 

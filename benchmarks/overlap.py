@@ -10,8 +10,18 @@ reported: decomposed with synchronous permutes, and the two-way loops, `bidirect
 of N processes (bench_common.spawn_ranks, gloo on 127.0.0.1, one intra-op thread each: torch's
 and numpy's BLAS pools, reported) runs its partition; a step is timed from a barrier to its end,
 the step time is the slowest rank's. Also measured on the same processes: the compute alone (the
-per-device MLP on gathered input), the communication alone (the all_gather and reduce_scatter),
-and the link (a ring permute of one shard, and of 4 bytes).
+per-device MLP on gathered input), the all_gather and the reduce_scatter alone (their sum: the
+communication alone), the link (a ring permute of one shard, with the CPU time it takes, and of 4
+bytes), a dot alone and beside a transfer in flight, the shard's permute beside a thread computing
+dots, and loom.sim.calibrate's probes. Every figure is timed once per round, round-robin with the
+programs (`--steps` rounds), so that a change of the machine's load touches all alike; the tables
+give medians with [min .. max].
+
+The MLP's width (ffn) is chosen on the processes so that the communication takes `--comm-ratio`
+of the compute: the collectives and the compute at a trial width timed in 7 interleaved rounds,
+then again at the width that gives, and snapped to WIDTHS (about sqrt(2) apart), so that runs whose
+measured ratios differ by less than ~20% run the same program; `--ffn` fixes it (one per world:
+a record's `sizes` rerun its programs).
 
 The link: as root with `unshare` and `tc` (iproute2; the `tbf` qdisc), the script re-runs itself
 inside a private network namespace whose loopback is throttled:
@@ -25,10 +35,16 @@ the same processes: N devices on this machine's C cores (`cores`: compute of ran
 once shares them) and one medium, the loopback's tbf bucket, which meters every transfer in flight
 (topology "shared"). Peak FLOP/s, memory bandwidth and per-op overhead by loom.sim.calibrate (a
 1024^3 matmul, a 64 MiB copy, small numpy calls) on each rank alone (the slowest rank's), slowed
-by what the ranks measured together lose beyond the modelled time-slicing (`shared_rates`); the medium's
-bandwidth and latency from the timed ring permutes (N shards through the bucket at once).
+by what the ranks measured together lose beyond the modelled time-slicing (`shared_rates`); the
+medium's bandwidth and latency from the timed ring permutes (N shards through the bucket at once);
+each collective's own bandwidth (`collective_bandwidth`: gloo's reduce_scatter moves its bytes
+~2.5x slower than the permutes) from its time through the cost model's algorithm
+(loom.sim.calibrate.effective_bandwidth); and the share of a core a transfer keeps busy
+(`transfer_cpu`), which slows the compute it overlaps. The same programs are also simulated on the
+medium alone (every collective at the permutes' rate, transfers needing no CPU), the description
+before those two terms; the measured slowdown of a dot beside a transfer checks the second.
 
-    python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 10]
+    python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 15] [--ffn F ...]
 
 `--plot` records one more step of each program on the processes (the communicator's measured
 spans: compute between collectives, collectives and sends on the link lanes) and draws the two
@@ -45,6 +61,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -56,7 +73,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
-from bench_common import RESULTS, Record, fmt, load_average, spawn_ranks  # noqa: E402
+from bench_common import RESULTS, Record, fmt, load_average, spawn_ranks, time_rounds  # noqa: E402
 
 SHOWN = ("undecomposed", "decomposed + scheduled")  # the programs --plot draws
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -144,29 +161,48 @@ def mlp_compute() -> Any:
     return loom.jit(lambda x, w1, w2: loom.nn.gelu(x @ w1) @ w2)
 
 
-def width(comm: Any, rank: int, world: int, seq: int, hidden: int, ratio: float) -> int:
-    """The ffn for which the MLP's compute takes 1 / `ratio` of its communication: the
-    all_gather and reduce_scatter timed, and the compute at a trial width (every rank at once;
-    the compute grows about linearly with the width)."""
+# The widths (per device) the MLP's is chosen from: about sqrt(2) apart, so that two runs whose
+# measured ratios differ by less than ~20% most often run the same program
+WIDTHS = sorted({int(round(256 * 2 ** (k / 2) / 64)) * 64 for k in range(-4, 11)})
+
+
+def width(comm: Any, rank: int, world: int, seq: int, hidden: int, ratio: float, rounds: int = 7) -> int:
+    """The ffn (one of WIDTHS per device) for which the MLP's communication takes `ratio` of its
+    compute: the all_gather and reduce_scatter and the compute at a trial width, warmed up, then
+    timed in `rounds` interleaved rounds (every rank at once; medians), then again at the width
+    that gives (the compute is not quite linear in the width). Rank 0's choice is everyone's."""
     group = list(range(world))
     x, partial = np.ones((seq // world, hidden), np.float32), np.ones((seq, hidden), np.float32)
-    t_comm = statistics.median(_timed(comm, lambda: (comm.all_gather(rank, x, group, 0),
-                                                     comm.reduce_scatter(rank, partial, group, 0, "sum")), 3))
-    trial = 512
-    xg, w1, w2 = (np.ones(s, np.float32) for s in ((seq, hidden), (hidden, trial), (trial, hidden)))
     compute = mlp_compute()
-    compute(xg, w1, w2)
-    t_trial = statistics.median(_timed(comm, lambda: np.asarray(compute(xg, w1, w2)), 3))
-    local = max(64, int(round(trial * t_comm / (ratio * t_trial) / 64)) * 64)
+    local = 512
+    for _ in range(2):
+        xg, w1, w2 = (np.ones(s, np.float32) for s in ((seq, hidden), (hidden, local), (local, hidden)))
+        fns = {"communication": lambda: (comm.all_gather(rank, x, group, 0),
+                                         comm.reduce_scatter(rank, partial, group, 0, "sum")),
+               "compute": lambda xg=xg, w1=w1, w2=w2: np.asarray(compute(xg, w1, w2))}
+        t = time_rounds(fns, rounds, comm.barrier)
+        wanted = local * statistics.median(t["communication"]) / (ratio * statistics.median(t["compute"]))
+        local = min(WIDTHS, key=lambda w: abs(np.log(w / wanted)))
     return world * comm.all_gather_object(local, "agreeing on the width")[0]
+
+
+def calibration_probes(n: int = 1024, copy_bytes: int = 64 << 20) -> dict[str, float]:
+    """loom.sim.calibrate's figures, one measurement each: a matmul's FLOP/s, a copy's B/s, one
+    small numpy call's seconds."""
+    from loom.sim import calibrate
+    return {"peak_flops": calibrate.measure_compute(n=n, repeats=1),
+            "memory_bandwidth": calibrate.measure_memory(nbytes=copy_bytes, repeats=1),
+            "op_overhead": calibrate.measure_op_overhead(calls=1000, repeats=1)}
 
 
 def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int, ratio: float,
             traced: bool) -> dict[str, Any]:
+    """Every program, the compute alone, each collective alone, the link and loom.sim.calibrate's
+    probes, in `steps` rounds (round-robin, so that a change of the machine's load touches every
+    figure alike); the slowest rank's time per step, and every rank's calibration."""
     import torch
     torch.set_num_threads(1)
     from loom.runtime.distributed import PartitionedProgram, communicator, initialize, shutdown
-    from loom.sim import calibrate
     from loom.sim.timeline import Timeline
     initialize(f"127.0.0.1:{port}", world, rank, timeout_s=300)
     comm = communicator()
@@ -177,40 +213,80 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     outputs = {name: p(args)[0] for name, p in programs.items()}  # also the warm-up
     ref = outputs["undecomposed"]
     values = {name: float(np.max(np.abs(o - ref))) for name, o in outputs.items()}
-    times: dict[str, list[float]] = {name: [] for name in programs}
-    for _ in range(steps):  # interleaved, so that load changes touch every variant alike
-        for name, p in programs.items():
-            times[name] += _timed(comm, lambda p=p: p(args), 1)
-    # the compute alone: the per-device MLP on the gathered input, every rank at once
+    # the compute alone: the per-device MLP on the gathered input; the communication alone: the
+    # all_gather and the reduce_scatter of the program's sizes, each timed; the link: a ring permute
+    # of one shard (every rank sending) and of 4 bytes, with the CPU time they take
     xg = np.concatenate([args[0]] * world)
     compute = mlp_compute()
-    compute(xg, args[1], args[2])
-    times["compute"] = _timed(comm, lambda: np.asarray(compute(xg, args[1], args[2])), steps)
-    # the communication alone: the all_gather and the reduce_scatter of the program's sizes
     partial = np.ones((sizes["seq"], sizes["hidden"]), np.float32)
-    times["communication"] = _timed(comm, lambda: (comm.all_gather(rank, args[0], group, 0),
-                                                   comm.reduce_scatter(rank, partial, group, 0, "sum")), steps)
-    # the link: a ring permute of one shard (every rank sending), and of 4 bytes
     ring = [(p, (p + 1) % world) for p in range(world)]
-    cpu: list[float] = []  # what a transfer takes of a core (the simulator assumes nothing)
-    times["permute shard"] = _timed(comm, lambda: comm.collective_permute(rank, args[0], ring), steps, cpu)
-    transfer_cpu = sum(cpu) / sum(times["permute shard"])
     tiny = np.ones(1, np.float32)
-    times["permute 4 bytes"] = _timed(comm, lambda: comm.collective_permute(rank, tiny, ring), steps)
-    # the machine, by loom.sim.calibrate: each rank alone on the cores (the others waiting at the
-    # barrier: the figures of one process on a core, which the simulator shares among the ranks)
-    # and every rank at once (how much slower the ranks compute together: the sharing, measured)
-    calibration: dict[str, dict[str, float]] = {"alone": {}, "together": {}}
-    probes = (("peak_flops", lambda: calibrate.measure_compute(n=1024)),
-              ("memory_bandwidth", lambda: calibrate.measure_memory(nbytes=64 << 20)),
-              ("op_overhead", calibrate.measure_op_overhead))
-    for what, measure_it in probes:
-        for turn in range(world):
-            comm.barrier()
-            if turn == rank:
-                calibration["alone"][what] = measure_it()
+    timed = {**{name: (lambda p=p: p(args)) for name, p in programs.items()},
+             "compute": lambda: np.asarray(compute(xg, args[1], args[2])),
+             "all_gather": lambda: comm.all_gather(rank, args[0], group, 0),
+             "reduce_scatter": lambda: comm.reduce_scatter(rank, partial, group, 0, "sum"),
+             "permute shard": lambda: comm.collective_permute(rank, args[0], ring),
+             "permute 4 bytes": lambda: comm.collective_permute(rank, tiny, ring)}
+    # a dot beside a transfer: the dot timed alone, and while a permute of the unreduced result
+    # (longer than the dot) is in flight: how much a transfer's CPU slows the compute it overlaps
+    a, b = np.ones((sizes["seq"] // world, sizes["hidden"]), np.float32), np.ones((sizes["hidden"], 256), np.float32)
+    beside: list[float] = []
+
+    def dot_beside_a_transfer() -> None:
+        transfer = comm.collective_permute_start(rank, partial, ring)
+        t = time.perf_counter()
+        np.matmul(a, b)
+        beside.append(time.perf_counter() - t)
+        transfer.wait()
+
+    # and the other way round: a shard's permute while a thread computes dots (the simulator
+    # assumes a transfer's rate does not depend on the compute beside it)
+    permute_beside: list[float] = []
+
+    def permute_beside_compute() -> None:
+        stop = threading.Event()
+
+        def compute_until_stopped() -> None:
+            while not stop.is_set():
+                np.matmul(a, b)
+
+        worker = threading.Thread(target=compute_until_stopped)
+        worker.start()
+        t = time.perf_counter()
+        comm.collective_permute(rank, args[0], ring)
+        permute_beside.append(time.perf_counter() - t)
+        stop.set()
+        worker.join(timeout=60)
+
+    timed |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer,
+              "permute shard beside compute": permute_beside_compute}
+    for fn in timed.values():
+        fn()
+    beside.clear()
+    permute_beside.clear()
+    times: dict[str, list[float]] = {name: [] for name in timed}
+    cpu: dict[str, list[float]] = {"permute shard": []}
+    # loom.sim.calibrate's probes: every rank at once each round (how fast the ranks compute
+    # together), and one rank alone on the cores each round in turn (the figures of one process on a
+    # core, which the simulator shares among the ranks), the others waiting at the barrier
+    calibration: dict[str, list[dict[str, float]]] = {"alone": [], "together": []}
+    for step in range(steps):
+        for name, fn in timed.items():
+            times[name] += _timed(comm, fn, 1, cpu.get(name))
         comm.barrier()
-        calibration["together"][what] = measure_it()
+        calibration["together"].append(calibration_probes())
+        comm.barrier()
+        if step % world == rank:
+            calibration["alone"].append(calibration_probes())
+        comm.barrier()
+    for turn in range(steps, world):  # fewer rounds than ranks: the others' turns alone
+        if turn == rank:
+            calibration["alone"].append(calibration_probes())
+        comm.barrier()
+    times["communication"] = [g + r for g, r in zip(times["all_gather"], times["reduce_scatter"])]
+    times["dot beside a transfer"], times["permute shard beside compute"] = beside, permute_beside
+    # what a transfer takes of a core while in flight (the simulator's transfer_cpu)
+    transfer_cpu = sum(cpu["permute shard"]) / sum(times["permute shard"])
     # one more step of each shown program with the communicator recording its spans (every
     # process reads the same monotonic clock: rank 0's reading is the origin)
     traces = {}
@@ -224,7 +300,8 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
         comm.barrier()  # the sends' completions are in
         traces[name] = [(d, lane, sp.name, sp.start, sp.end) for d in timeline.devices() for lane in timeline.lanes(d)
                         for sp in timeline.spans(d, lane)]
-    everyone = comm.all_gather_object((times, traces, calibration, transfer_cpu), "gathering the timings")
+    medians = {how: {k: statistics.median(c[k] for c in runs) for k in runs[0]} for how, runs in calibration.items()}
+    everyone = comm.all_gather_object((times, traces, medians, transfer_cpu), "gathering the timings")
     threads = threads_per_process()
     shutdown()
     # a step takes as long as its slowest rank
@@ -234,7 +311,7 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     machine = {how: {k: min(c[how][k] for _, _, c, _ in everyone) for k in ("peak_flops", "memory_bandwidth")}
                | {"op_overhead": max(c[how]["op_overhead"] for _, _, c, _ in everyone)} for how in calibration}
     return {"times": steps_max, "max_abs_difference": values, "sizes": sizes, "traces": spans, "calibration": machine,
-            "threads": threads, "transfer_cpu_share": max(u for *_, u in everyone)}
+            "threads": threads, "transfer_cpu_share": statistics.mean(u for *_, u in everyone)}
 
 
 def threads_per_process() -> dict[str, Any]:
@@ -255,20 +332,35 @@ def launch(world: int, sizes: dict[str, int], steps: int, ratio: float, traced: 
 
 # The simulator -------------------------------------------------------------------------------------
 
-def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any]) -> Any:
+def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], calibrated: bool = True) -> Any:
     """This rig as the processes measured it: `world` processes sharing this machine's cores
     (compute, memory and per-op overhead of one process alone, by loom.sim.calibrate) and one
     metered medium, the loopback's tbf bucket, which every transfer in flight shares: its
     bandwidth is the ring permute's (every rank sending a shard at once) world · shard bytes over
-    its time past the latency (the 4-byte permute's)."""
+    its time past the latency (the 4-byte permute's). `calibrated`: also each collective's own
+    bandwidth (the all_gather's and the reduce_scatter's times through the cost model's algorithm,
+    loom.sim.calibrate.effective_bandwidth) and the CPU a transfer keeps busy; without, the
+    medium's bandwidth for every collective and transfers that need no CPU."""
+    from loom.sim.calibrate import effective_bandwidth
     from loom.sim.machine import Machine
     times = out["times"]
-    moved = world * sizes["seq"] // world * sizes["hidden"] * 4
-    latency = statistics.median(times["permute 4 bytes"])
-    bandwidth = moved / max(statistics.median(times["permute shard"]) - latency, 1e-9)
-    return Machine(name=f"this machine, {world} processes on {CORES} cores (calibrated)", link_bandwidth=bandwidth,
-                   link_latency=latency, topology="shared", topology_shape=(world,), cores=CORES,
-                   **shared_rates(world, out["calibration"]))
+    shard = sizes["seq"] // world * sizes["hidden"] * 4
+    # a loaded run's 4-byte permutes can take longer than its shard's or a collective's (n - 1)
+    # steps: the latency is then capped at half of the quickest, leaving every transfer's bytes time
+    quickest = min(statistics.median(times["permute shard"]),
+                   *(statistics.median(times[kind]) / (world - 1) for kind in ("all_gather", "reduce_scatter")))
+    latency = min(statistics.median(times["permute 4 bytes"]), quickest / 2)
+    machine = Machine(name=f"this machine, {world} processes on {CORES} cores (calibrated)", link_bandwidth=1.0,
+                      link_latency=latency, topology="shared", topology_shape=(world,), cores=CORES,
+                      **shared_rates(world, out["calibration"]))
+    bandwidth = effective_bandwidth("collective_permute", shard, world, statistics.median(times["permute shard"]),
+                                    machine)
+    machine = machine.with_(link_bandwidth=bandwidth)
+    if not calibrated:
+        return machine.with_(name=machine.name.replace("(calibrated)", "(the medium's rate for every collective)"))
+    rates = {kind: effective_bandwidth(kind, world * shard, world, statistics.median(times[kind]), machine)
+             for kind in ("all_gather", "reduce_scatter")}
+    return machine.with_(collective_bandwidth=rates, transfer_cpu=min(out["transfer_cpu_share"], 0.9))
 
 
 def shared_rates(world: int, calibration: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -340,61 +432,85 @@ def throttle_available() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    table = {**(QUICK_SIZES if args.quick else SIZES), "ffn": args.ffn}
-    steps = args.steps or (3 if args.quick else 10)
-    record = Record("overlap", {"worlds": args.worlds, "sizes": table, "comm_ratio": args.comm_ratio, "steps": steps,
-                                "link": f"tbf rate {args.rate} burst {args.burst}" if args.inside else "unthrottled",
-                                "quick": args.quick})
+    sizes_of = QUICK_SIZES if args.quick else SIZES
+    widths = dict(zip(args.worlds, args.ffn * len(args.worlds) if len(args.ffn) == 1 else args.ffn))
+    steps = args.steps or (3 if args.quick else 15)
+    record = Record("overlap", {"worlds": args.worlds, "sizes": sizes_of, "ffn": widths, "comm_ratio": args.comm_ratio,
+                                "steps": steps, "quick": args.quick,
+                                "link": f"tbf rate {args.rate} burst {args.burst}" if args.inside else "unthrottled"})
     predictions, derived = {}, {}
     from loom.sim import simulate
+    from loom.sim.cost import transfer_slowdown
     for world in args.worlds:
-        out = launch(world, table, steps, args.comm_ratio or (world - 1) / world, args.plot)
+        out = launch(world, {**sizes_of, "ffn": widths.get(world, 0)}, steps, args.comm_ratio or (world - 1) / world,
+                     args.plot)
         times, sizes = out["times"], out["sizes"]
         case = f"{world} processes"
         for name, ts in times.items():
             record.add(case, name, ts)
-        before, after = statistics.median(times["undecomposed"]), statistics.median(times["decomposed + scheduled"])
+        after = statistics.median(times["decomposed + scheduled"])
         compute, comm = statistics.median(times["compute"]), statistics.median(times["communication"])
         ideal = max(compute, comm)
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
         two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
-        machine = calibrated_machine(world, sizes, out)
         programs = variants(world, sizes)
-        predicted = {name: simulate(programs[name], machine) for name in programs}
-        sim = {name: p.step_time for name, p in predicted.items()}
+        # the simulator on the rig as calibrated, and on the medium alone (every collective at the
+        # permutes' rate, transfers needing no CPU), the description before the collectives' rates
+        machines = {"calibrated": calibrated_machine(world, sizes, out),
+                    "medium only": calibrated_machine(world, sizes, out, calibrated=False)}
+        sims = {how: {name: simulate(m, machine) for name, m in programs.items()} for how, machine in machines.items()}
+        errors = {how: {name: p.step_time / statistics.median(times[name]) - 1 for name, p in sim.items()}
+                  for how, sim in sims.items()}
+        machine, predicted = machines["calibrated"], sims["calibrated"]
         # which half of the model is off: the undecomposed program's compute and communication
         # (synchronous: they add up) against the measured compute alone and communication alone
         split = {"compute": predicted["undecomposed"].compute_time,
                  "communication": predicted["undecomposed"].communication_time}
         alone, together = out["calibration"]["alone"], out["calibration"]["together"]
-        predictions[case] = {"machine": machine.to_json(), "predicted_step": sim, "predicted_undecomposed": split,
-                             "calibration_every_rank_at_once": together}
+        steps_of = {how: {name: p.step_time for name, p in sim.items()} for how, sim in sims.items()}
+        predictions[case] = {"machine": machine.to_json(), "machine_medium_only": machines["medium only"].to_json(),
+                             "predicted_step": steps_of["calibrated"],
+                             "predicted_step_medium_only": steps_of["medium only"],
+                             "predicted_undecomposed": split, "calibration_every_rank_at_once": together}
         derived[case] = {"sizes": sizes, "speedup": speedup, "speedup_two_way": two_way, "compute": compute,
                          "communication": comm,
                          "max_compute_communication": ideal, "decomposed_over_max": after / ideal,
-                         "simulator_error_undecomposed": sim["undecomposed"] / before - 1,
-                         "simulator_error_decomposed": sim["decomposed + scheduled"] / after - 1,
+                         "simulator_error_undecomposed": errors["calibrated"]["undecomposed"],
+                         "simulator_error_decomposed": errors["calibrated"]["decomposed + scheduled"],
+                         "simulator_errors": errors,
                          "max_abs_difference": out["max_abs_difference"], "threads": out["threads"],
                          "compute_sharing_measured": alone["peak_flops"] / together["peak_flops"],
-                         "transfer_cpu_share": out["transfer_cpu_share"]}
+                         "transfer_cpu_share": out["transfer_cpu_share"],
+                         "dot_beside_a_transfer_slowdown": statistics.median(times["dot beside a transfer"])
+                         / statistics.median(times["dot"]),
+                         "transfer_slowdown_simulated": transfer_slowdown(machine, world),
+                         "permute_beside_compute_slowdown": statistics.median(times["permute shard beside compute"])
+                         / statistics.median(times["permute shard"])}
         print(f"\n{case} on {CORES} cores ({sizes}, {steps} steps; load {load_average():.1f}; "
               f"intra-op threads per process {out['threads']})")
         for name, ts in times.items():
-            print(f"  {name:26s} median {fmt(statistics.median(ts)):>10s}  [{fmt(min(ts))} .. {fmt(max(ts))}]")
+            print(f"  {name:30s} median {fmt(statistics.median(ts)):>10s}  [{fmt(min(ts))} .. {fmt(max(ts))}]")
         print(f"  speedup {speedup:.2f}x (two-way {two_way:.2f}x); "
               f"decomposed / max(compute, communication) = {after / ideal:.2f}")
         sharing = max(1.0, world / CORES) * alone["peak_flops"] / machine.peak_flops
+        rates = ", ".join(f"{kind} {rate / 1e6:.0f} MB/s" for kind, rate in machine.collective_bandwidth)
         print(f"  calibrated: {alone['peak_flops']:.3g} FLOP/s a process alone, "
               f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
               f"slower; the simulator's sharing: {sharing:.2f}x); the medium "
-              f"{machine.link_bandwidth / 1e6:.0f} MB/s, latency {fmt(machine.link_latency)}; a transfer keeps "
-              f"{100 * out['transfer_cpu_share']:.0f}% of a core busy per rank (the busiest; the simulator: none)")
+              f"{machine.link_bandwidth / 1e6:.0f} MB/s ({rates}), latency {fmt(machine.link_latency)}; moving bytes "
+              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank (compute beside it "
+              f"{transfer_slowdown(machine, world):.2f}x slower)")
+        beside = statistics.median(times["dot beside a transfer"]) / statistics.median(times["dot"])
+        slower = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
+        print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone (the simulator: "
+              f"{transfer_slowdown(machine, world):.2f}x); a permute beside compute {slower:.2f}x (the simulator: 1)")
         for name, t in split.items():
             m = statistics.median(times[name])
             print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
         for name in programs:
-            m = statistics.median(times[name])
-            print(f"  simulator: {name} {fmt(sim[name])} (measured {fmt(m)}, {100 * (sim[name] / m - 1):+.0f}%)")
+            print(f"  simulator: {name:30s} {fmt(predicted[name].step_time)} (measured "
+                  f"{fmt(statistics.median(times[name]))}, {100 * errors['calibrated'][name]:+.0f}%; "
+                  f"the medium only {100 * errors['medium only'][name]:+.0f}%)")
         print(f"  values: largest |decomposed - undecomposed| = {out['max_abs_difference']}")
         if args.plot:
             stamp = time.strftime("%Y%m%d-%H%M")
@@ -412,13 +528,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--comm-ratio", type=float, default=0.0,
                     help="communication / compute the MLP's width is chosen for (default (N - 1) / N on N "
                          "processes: the ring loop overlaps N - 1 of its N dots with a transfer)")
-    ap.add_argument("--ffn", type=int, default=0, help="the MLP's width (default: chosen by --comm-ratio)")
+    ap.add_argument("--ffn", type=int, nargs="+", default=[0],
+                    help="the MLP's width, one for all --worlds or one per world (default: chosen by --comm-ratio; "
+                         "a record's derived sizes rerun the same programs)")
     ap.add_argument("--steps", type=int, default=0)
     ap.add_argument("--rate", default="2gbit", help="the loopback's tbf rate")
     ap.add_argument("--burst", default="512kb")
     ap.add_argument("--unthrottled", action="store_true", help="run on the plain loopback")
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)  # already in the namespace
     args = ap.parse_args(argv)
+    if len(args.ffn) not in (1, len(args.worlds)):
+        ap.error(f"--ffn: give one width or one per world ({len(args.worlds)}), got {args.ffn}")
     if args.inside or args.unthrottled:
         return run(args)
     missing = throttle_available()

@@ -17,6 +17,12 @@ processes it runs in (benchmarks/calibrate.py writes a Machine from them).
 - `measure_op_overhead(calls=2000, repeats=5)`: seconds of one small numpy call, the per-op
   dispatch cost of an executor that makes one array call per op (Machine.op_overhead).
 - `ping_pong(group, peer, timeout)`: that callable for a process group, to use directly.
+- `measure_collective(kind, nbytes, group=None, repeats=5, timeout=60)`: the median seconds of a
+  torch.distributed all_gather, reduce_scatter or all_reduce of `nbytes` per device (as the cost
+  model counts them) over a process group; every rank of the group must call it.
+- `effective_bandwidth(kind, nbytes, group_size, seconds, machine)`: the bandwidth at which the
+  cost model's algorithm for collective `kind` takes the measured `seconds` on `machine` (its
+  latency steps kept): Machine.collective_bandwidth's entry for a runtime's implementation of it.
 """
 
 from __future__ import annotations
@@ -133,4 +139,53 @@ def measure_link(link: Any, *, peer: int | None = None, small_bytes: int = 8, la
     return latency, large_bytes / (large - latency)
 
 
-__all__ = ["measure_compute", "measure_link", "measure_memory", "measure_op_overhead", "ping_pong"]
+def measure_collective(kind: str, nbytes: int, group: Any = None, repeats: int = 5, timeout: float = 60.0) -> float:
+    """Median seconds of one torch.distributed collective `kind` ("all_gather", "reduce_scatter"
+    or "all_reduce") of `nbytes` per device as loom.sim.cost counts them (the gathered result, the
+    unreduced operand) over `group` (the world by default); every rank of it must call, and every
+    wait is bounded by `timeout`."""
+    if kind not in ("all_gather", "reduce_scatter", "all_reduce"):
+        raise ValueError(f"measure_collective: kind must be one of all_gather, reduce_scatter, all_reduce, "
+                         f"got {kind!r}")
+    import torch
+    import torch.distributed as dist
+
+    n = dist.get_world_size(group)
+    elements = max(n, nbytes // 4 // n * n)
+    full, part = torch.ones(elements, dtype=torch.float32), torch.ones(elements // n, dtype=torch.float32)
+    # torch 2.13's names, else the older ones
+    gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    calls = {"all_gather": lambda: gather(full, part, group=group, async_op=True),
+             "reduce_scatter": lambda: scatter(part, full, group=group, async_op=True),
+             "all_reduce": lambda: dist.all_reduce(full, group=group, async_op=True)}
+
+    def once() -> None:
+        try:
+            done = calls[kind]().wait(timeout=_timedelta(timeout))
+        except RuntimeError as err:  # gloo raises on a timeout or a lost peer
+            raise TimeoutError(f"rank {dist.get_rank()}: {kind} failed or took over {timeout} s: {err}") from err
+        if done is False:
+            raise TimeoutError(f"rank {dist.get_rank()}: {kind} did not complete within {timeout} s")
+
+    return _median_seconds(once, repeats)
+
+
+def effective_bandwidth(kind: str, nbytes: float, group_size: int, seconds: float, machine: Any) -> float:
+    """B/s at which loom.sim.cost.collective_time(kind, nbytes, group_size, ·) equals `seconds`
+    on `machine` (its link_latency kept): the inverse of the cost model, for a collective timed on
+    the machine. `nbytes` per device as the cost model counts it."""
+    from loom.sim.cost import collective_time
+
+    per_byte = collective_time(kind, nbytes, group_size, machine.with_(link_latency=0.0, link_bandwidth=1.0,
+                                                                         collective_bandwidth=()))
+    latency = collective_time(kind, 0.0, group_size, machine)
+    if not seconds > latency or per_byte <= 0:
+        raise ValueError(f"effective_bandwidth: {kind} of {nbytes} bytes over {group_size} devices took "
+                         f"{seconds:.3g} s, not more than the model's latency ({latency:.3g} s) with bytes to move: "
+                         "no bandwidth fits")
+    return per_byte / (seconds - latency)
+
+
+__all__ = ["effective_bandwidth", "measure_collective", "measure_compute", "measure_link", "measure_memory",
+           "measure_op_overhead", "ping_pong"]

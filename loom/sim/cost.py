@@ -30,6 +30,12 @@ along axis a (N = prod n_a); each axis is a ring whose links carry data both way
   V·(N-1)·groups / W (each of the N devices receives V·(N-1)/N; all_to_all and broadcast alike).
 - cores (`core_share`): N devices running in step on C < N shared cores each get C/N of a core,
   so every op that computes takes N/C of its time alone.
+- transfer CPU (`transfer_slowdown`): a device's transfers keep `Machine.transfer_cpu` of a core
+  busy while in flight; where the cores (C for N devices) leave no room for it, the compute
+  overlapping them runs slower: min(1, C/N) / min(1, max((C - N·u)/N, C/(2N))) times.
+- calibrated collectives (`Machine.collective_bandwidth`): a kind's algorithm above, its bytes
+  at the bandwidth measured for that kind (an implementation slower than the model's ring keeps
+  the model's latency steps and pays for its bytes at its own rate).
 """
 
 from __future__ import annotations
@@ -43,11 +49,8 @@ import numpy as np
 
 from loom.ir.core import Operation
 from loom.ir.types import RankedTensorType
-from loom.sim.machine import Machine
+from loom.sim.machine import COLLECTIVES, Machine
 from loom.transforms.spmd_partition import byte_width
-
-COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute",
-               "collective_broadcast")
 
 # ops that move no data at all (views, constants folded into their users, process ids)
 _FREE = {"stablehlo.reshape", "stablehlo.constant", "stablehlo.partition_id", "stablehlo.replica_id",
@@ -202,21 +205,27 @@ def permute_loads(pairs: Sequence[tuple[int, int]], machine: Machine) -> dict[in
 def collective_time_on(kind: str, nbytes: float, axes: Sequence[int], machine: Machine,
                        permute_hops: int = 1, permute_load: int = 1) -> float:
     """The time of collective `kind` over a group spanning `axes` (devices per torus axis; one
-    entry for a ring or a switch), `nbytes` per device as the module's doc defines it."""
+    entry for a ring or a switch), `nbytes` per device as the module's doc defines it, its bytes
+    moving at the machine's bandwidth for `kind` (Machine.bandwidth_of)."""
     if kind not in COLLECTIVES:
         raise ValueError(f"unknown collective kind {kind!r}; kinds: {COLLECTIVES}")
     n = math.prod(axes)
-    w, lat = machine.link_bandwidth, machine.link_latency
+    w, lat = machine.bandwidth_of(kind), machine.link_latency
     if kind == "collective_permute":
         return permute_hops * lat + nbytes * permute_load / w if permute_hops else 0.0
     if n <= 1:
         return 0.0
     if kind == "all_reduce":
-        return 2 * collective_time_on("all_gather", nbytes, axes, machine)
-    if machine.topology == "shared":
+        return 2 * _algorithm_time("all_gather", nbytes, axes, machine.topology, w, lat)
+    return _algorithm_time(kind, nbytes, axes, machine.topology, w, lat)
+
+
+def _algorithm_time(kind: str, nbytes: float, axes: Sequence[int], topology: str, w: float, lat: float) -> float:
+    n = math.prod(axes)
+    if topology == "shared":
         steps = {"all_to_all": 1}.get(kind, n - 1)
         return steps * lat + nbytes * (n - 1) / w
-    if machine.topology == "switch":
+    if topology == "switch":
         steps = {"all_to_all": 1, "collective_broadcast": n - 1}.get(kind, n - 1)
         return steps * lat + nbytes * (n - 1) / n / w
     d = len(axes)
@@ -281,6 +290,20 @@ def core_share(machine: Machine, devices: int) -> float:
     """How many times longer an op that computes takes when `devices` run it at once on the
     machine's shared cores (1 with a core per device)."""
     return max(1.0, devices / machine.cores) if machine.cores else 1.0
+
+
+def transfer_slowdown(machine: Machine, devices: int) -> float:
+    """How many times longer an op that computes takes while its device's transfers are in flight
+    than while none is, when `devices` run in step on the machine's cores (C; one per device when
+    `cores` is 0) and each device's transfers keep `transfer_cpu` (u) of a core busy. The cores are
+    shared fairly among the threads that want them (water-filling): a transfer thread wanting less
+    than its fair share gets what it wants, the compute threads share the rest, so a compute thread
+    gets min(1, max((C - N·u) / N, C / (2·N))) of a core, against min(1, C / N) without
+    transfers."""
+    cores = machine.cores or devices
+    alone = min(1.0, cores / devices)
+    with_transfers = min(1.0, max((cores - devices * machine.transfer_cpu) / devices, cores / (2 * devices)))
+    return alone / with_transfers
 
 
 @dataclass(frozen=True)
@@ -438,4 +461,4 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
 __all__ = ["COLLECTIVES", "Decision", "closed_form_decision", "collective_matmul_decision", "collective_of",
            "collective_time", "collective_time_on", "core_share", "group_axes", "hops", "op_bytes", "op_flops",
            "op_time", "permute_loads", "ring_positions", "route", "roofline_time", "shared_bytes", "tensor_bytes",
-           "torus_shape", "windowed_einsum_decision"]
+           "torus_shape", "transfer_slowdown", "windowed_einsum_decision"]

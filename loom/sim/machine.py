@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 TOPOLOGIES = ("ring", "torus2d", "torus3d", "switch", "shared")
+COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all", "collective_permute",
+               "collective_broadcast")
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,14 @@ class Machine:
     asynchronously launched kernels, about the cost of one small numpy call for loom's CPU
     executors); `cores`: the processors the devices' compute shares (0: one per device; N
     processes on C < N cores time-slice, and `peak_flops`, `memory_bandwidth` and `op_overhead`
-    are then one process's running alone on a core)."""
+    are then one process's running alone on a core); `collective_bandwidth`: per collective kind
+    ("all_gather", "reduce_scatter", ...), the bandwidth its implementation achieves in place of
+    `link_bandwidth` in the cost model's algorithm for it (a runtime whose algorithm for a kind is
+    slower than the model's ring, as gloo's reduce_scatter; measured by
+    loom.sim.calibrate.effective_bandwidth; a mapping, kept as sorted (kind, B/s) pairs);
+    `transfer_cpu`: the fraction of a core each device's transfers keep busy while in flight (a
+    CPU runtime's communication threads copying bytes), taken from the compute the device
+    overlaps with them when its share of the cores leaves no room (simulate's doc)."""
 
     name: str
     peak_flops: float
@@ -35,6 +44,8 @@ class Machine:
     topology_shape: tuple[int, ...] = ()
     op_overhead: float = 0.0
     cores: int = 0
+    collective_bandwidth: tuple[tuple[str, float], ...] = ()
+    transfer_cpu: float = 0.0
 
     def __post_init__(self) -> None:
         if self.topology not in TOPOLOGIES:
@@ -42,10 +53,19 @@ class Machine:
         for field in ("peak_flops", "memory_bandwidth", "link_bandwidth"):
             if not getattr(self, field) > 0:
                 raise ValueError(f"Machine {self.name!r}: {field} must be positive, got {getattr(self, field)}")
-        for field in ("link_latency", "op_overhead", "cores"):
+        for field in ("link_latency", "op_overhead", "cores", "transfer_cpu"):
             if getattr(self, field) < 0:
                 raise ValueError(f"Machine {self.name!r}: {field} must be >= 0, got {getattr(self, field)}")
         object.__setattr__(self, "topology_shape", tuple(int(s) for s in self.topology_shape))
+        rates = dict(self.collective_bandwidth)
+        for kind, rate in rates.items():
+            if kind not in COLLECTIVES or not rate > 0:
+                raise ValueError(f"Machine {self.name!r}: collective_bandwidth {kind!r}: {rate} is not a positive "
+                                 f"bandwidth of one of {COLLECTIVES}")
+        object.__setattr__(self, "collective_bandwidth", tuple(sorted((k, float(r)) for k, r in rates.items())))
+        if not 0 <= self.transfer_cpu < 1:
+            raise ValueError(f"Machine {self.name!r}: transfer_cpu must be in [0, 1) of a core, "
+                             f"got {self.transfer_cpu}")
         axes = {"torus2d": 2, "torus3d": 3}.get(self.topology)
         if axes is not None and len(self.topology_shape) != axes:
             raise ValueError(f"Machine {self.name!r}: a {self.topology} needs a topology_shape of {axes} axes, "
@@ -58,12 +78,18 @@ class Machine:
             raise ValueError(f"no machine preset {name!r}; presets: {sorted(PRESETS)}")
         return PRESETS[name]
 
+    def bandwidth_of(self, kind: str) -> float:
+        """The bandwidth the cost model prices collective `kind` at: its calibrated
+        collective_bandwidth, else link_bandwidth."""
+        return dict(self.collective_bandwidth).get(kind, self.link_bandwidth)
+
     def with_(self, **changes: Any) -> Machine:
         return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["topology_shape"] = list(self.topology_shape)
+        d["collective_bandwidth"] = dict(self.collective_bandwidth)
         return d
 
     @staticmethod
@@ -73,7 +99,8 @@ class Machine:
                                              if f.default is dataclasses.MISSING} - set(d)
         if unknown or missing:
             raise ValueError(f"{where}: not a Machine: unknown fields {sorted(unknown)}, missing {sorted(missing)}")
-        return Machine(**{**d, "topology_shape": tuple(d.get("topology_shape", ()))})
+        return Machine(**{**d, "topology_shape": tuple(d.get("topology_shape", ())),
+                          "collective_bandwidth": tuple(dict(d.get("collective_bandwidth", {})).items())})
 
     def save(self, path: str | Path) -> Path:
         path = Path(path)
@@ -108,4 +135,4 @@ PRESETS: dict[str, Machine] = {
     "h200": Machine("h200", 989e12, 4.8e12, 450e9, 2e-6, "switch", (8,)),
 }
 
-__all__ = ["Machine", "PRESETS", "TOPOLOGIES"]
+__all__ = ["COLLECTIVES", "Machine", "PRESETS", "TOPOLOGIES"]

@@ -28,7 +28,9 @@ axis, all drawn on the direction's lane).
   k · devices transfers would.
 - Shared cores (`Machine.cores` C below the partitions N): the devices run in step, so each
   computes while the others do, and every op on the compute lane takes N/C of its time
-  (cost.core_share); a transfer is assumed to need no core.
+  (cost.core_share). A device's transfers keep `Machine.transfer_cpu` of a core busy until their
+  last byte is sent; compute overlapping them takes cost.transfer_slowdown times longer (1 where
+  the cores have room for both).
 - `stablehlo.while` runs its condition and body once per iteration, the trip count read from
   constant bounds (an induction variable compared against a constant, started from a constant,
   stepped by a constant); `stablehlo.case` / `stablehlo.if` take their slowest branch;
@@ -62,6 +64,7 @@ from loom.sim.cost import (
     route,
     shared_bytes,
     torus_shape,
+    transfer_slowdown,
 )
 from loom.sim.machine import Machine
 from loom.sim.timeline import Timeline
@@ -248,12 +251,23 @@ class _Device:
             key = id(op)
             if key not in self.cache:
                 self.cache[key] = op_time(op, self.machine) * core_share(self.machine, self.num_partitions)
-            seconds = self.cache[key]
+            seconds = self.slowed(self.cache[key])
             self.span("compute", op, self.clock, self.clock + seconds)
             self.clock += seconds
             self.compute += seconds
             self.flops += op_flops(op)
             self.charge(op, seconds)
+
+    def slowed(self, seconds: float) -> float:
+        """The time of `seconds` of compute starting now, the part of it that overlaps this
+        device's transfers in flight (until their last bytes are sent) `transfer_slowdown` times
+        longer."""
+        if not self.machine.transfer_cpu:
+            return seconds
+        busy = max((link.copy().free() for link in self.links.values() if link.active), default=self.clock)
+        slowdown = transfer_slowdown(self.machine, self.num_partitions)
+        overlapped = max(0.0, busy - self.clock)
+        return seconds * slowdown if seconds * slowdown <= overlapped else overlapped + seconds - overlapped / slowdown
 
     def permute(self, op: Operation) -> tuple[tuple[float, float], tuple[str, int]]:
         """This device's transfer ((latency, seconds of its link's whole bandwidth)) and link (the

@@ -1,6 +1,8 @@
 """loom.sim.calibrate: measure_link recovers the latency and bandwidth of a link whose transfers
 take latency + bytes / bandwidth (a model link, so the figures are known); over two real gloo
-processes it returns a finite latency and bandwidth on ranks 0 and 1 and (nan, nan) on a third;
+processes it returns a finite latency and bandwidth on ranks 0 and 1 and (nan, nan) on a third,
+and measure_collective times each collective on every rank (a bandwidth effective_bandwidth can
+price);
 a link too fast to resolve is refused. The compute and memory probes return FLOP/s and B/s computed
 from their own sizes (checked for being finite and positive: tests do not judge timings)."""
 
@@ -14,7 +16,15 @@ import socket
 
 import pytest
 
-from loom.sim.calibrate import measure_compute, measure_link, measure_memory, measure_op_overhead
+from loom.sim.calibrate import (
+    effective_bandwidth,
+    measure_collective,
+    measure_compute,
+    measure_link,
+    measure_memory,
+    measure_op_overhead,
+)
+from loom.sim.machine import Machine
 
 
 @pytest.mark.parametrize("latency,bandwidth", [(1e-3, 1e8), (5e-6, 4.5e10)])
@@ -52,7 +62,9 @@ def _worker(rank: int, world: int, port: int, results: mp.Queue) -> None:
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                                 timeout=datetime.timedelta(seconds=30))
         try:
-            results.put((rank, measure_link(dist.group.WORLD, large_bytes=16 << 20, repeats=5, timeout=30)))
+            link = measure_link(dist.group.WORLD, large_bytes=16 << 20, repeats=5, timeout=30)
+            kinds = ("all_gather", "reduce_scatter", "all_reduce")
+            results.put((rank, link, {k: measure_collective(k, 1 << 20, repeats=2, timeout=30) for k in kinds}))
         finally:
             dist.destroy_process_group()
     except Exception as err:
@@ -73,7 +85,7 @@ def test_measure_link_over_gloo_processes():
     got = {}
     try:
         for _ in range(world):
-            rank, value = results.get(timeout=120)
+            rank, *value = results.get(timeout=120)
             got[rank] = value
     except queue.Empty:
         pytest.fail(f"ranks {sorted(set(range(world)) - set(got))} did not report within 120 s")
@@ -82,8 +94,16 @@ def test_measure_link_over_gloo_processes():
             p.join(timeout=10)
             if p.is_alive():
                 p.terminate()
+    assert all(len(v) == 2 for v in got.values()), got  # else a rank's error
     for rank in (0, 1):
-        assert isinstance(got[rank], tuple), (rank, got[rank])
-        latency, bandwidth = got[rank]
+        latency, bandwidth = got[rank][0]
         assert 0 < latency < 1 and 0 < bandwidth < math.inf, (rank, got[rank])
-    assert all(math.isnan(v) for v in got[2])  # not one of the two ranks that measure
+    assert all(math.isnan(v) for v in got[2][0])  # not one of the two ranks that measure
+    machine = Machine("loopback", 1e9, 1e9, 1e9, 0.0, "switch", (3,))
+    for kind, seconds in got[0][1].items():  # every rank times every collective
+        assert 0 < seconds < 30 and 0 < effective_bandwidth(kind, 1 << 20, 3, seconds, machine) < math.inf
+
+
+def test_measure_collective_refuses_a_kind_it_cannot_time():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        measure_collective("all_to_all", 1024)
