@@ -359,8 +359,7 @@ class P2PCommunicator:
         # its predicate for iteration i as it reaches iteration i (the condition opens it: nothing
         # between that send and its mpmd.iteration waits), and every other device receives it before
         # its own mpmd.iteration: that message is all the others need to hear from the decider, so
-        # it sends them no tokens (with a window of 1 too: each device then still waits for the
-        # others' tokens, the predicate being the decider's).
+        # it sends them no tokens, whatever the window.
         loop_id = loop[0]
         if loop_id not in self._plans:  # the same for every iteration of the loop
             decider = devices[0]
