@@ -20,7 +20,7 @@ from loom.runtime.communicator import current
 
 
 def _iterations(counters: tuple) -> tuple[int, ...]:
-    return tuple(int(c) for c in counters)
+    return tuple(map(int, counters))
 
 
 def send(channel: int, peer: int, dtype: np.dtype, value: np.ndarray, *counters: np.ndarray) -> None:
@@ -28,7 +28,7 @@ def send(channel: int, peer: int, dtype: np.dtype, value: np.ndarray, *counters:
     ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value, dtype))
 
 
-def recv(channel: int, peer: int, like: tuple[np.dtype, tuple[int, ...]], *counters: np.ndarray) -> np.ndarray:
+def recv(channel: int, peer: int, like: tuple[np.dtype, tuple[int, ...], int], *counters: np.ndarray) -> np.ndarray:
     ctx = current()
     return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)), like)
 
@@ -51,7 +51,8 @@ def _send(op: Operation) -> Kernel:
 @kernel("mpmd.recv")
 def _recv(op: Operation) -> Kernel:
     t = op.results[0].type  # the IR's types are static: a message carries bytes only
-    return Kernel(recv, *_props(op), (dtype_of(t), tuple(int(d) for d in t.shape)), ALL)
+    dtype, shape = dtype_of(t), tuple(int(d) for d in t.shape)
+    return Kernel(recv, *_props(op), (dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))), ALL)
 
 
 @kernel("mpmd.iteration")

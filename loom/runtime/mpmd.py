@@ -29,6 +29,7 @@ The kernels reach a runtime through the `Transfers` protocol.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections import deque
@@ -61,9 +62,9 @@ class Transfers(Protocol):
         """Leave `value` for `peer` (does not wait for it)."""
         ...
 
-    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...]]) -> Any:
-        """The value `peer` sent with `key`, of dtype and shape `like`; waits for it (bounded), an
-        error naming `peer`."""
+    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int]) -> Any:
+        """The value `peer` sent with `key`, of the dtype, shape and bytes `like`; waits for it
+        (bounded), an error naming `peer`."""
         ...
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
@@ -227,6 +228,13 @@ def _said(text: str) -> Callable[[], str]:
     return lambda: text
 
 
+@functools.cache
+def _one_byte_tensors() -> list[Any]:
+    """A one-byte tensor of each value, for the messages of one byte (predicates, tokens)."""
+    import torch
+    return [torch.full((1,), b, dtype=torch.uint8) for b in range(256)]
+
+
 def _tag(kind: int, channel: int, sequence: int) -> int:
     return (channel * _WINDOW + sequence % _WINDOW) * 2 + kind
 
@@ -272,7 +280,8 @@ class P2PCommunicator:
         self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
         self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
         self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
-        self._token = torch.ones(1, dtype=torch.uint8)  # what every token carries (isend only reads it)
+        self._bytes = _one_byte_tensors()  # isend only reads them
+        self._token = self._bytes[1]  # what every token carries
         self._patience = timedelta(seconds=max(self.timeout, 1e-3))
 
     def fail(self, reason: str) -> None:
@@ -296,7 +305,9 @@ class P2PCommunicator:
         stream = (peer, kind, channel)
         n = self._received.get(stream, 0)
         self._received[stream] = n + 1
-        posted = self._posted.setdefault(stream, deque())
+        posted = self._posted.get(stream)
+        if posted is None:
+            posted = self._posted[stream] = deque()
         while len(posted) <= (_AHEAD if looped else 0):
             buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
             posted.append((self.group.recv([buffer], peer, _tag(kind, channel, n + len(posted))), buffer))
@@ -337,13 +348,13 @@ class P2PCommunicator:
 
     def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
         # no copy: the kernel hands over a C-ordered array of its own, of the IR's type (loom.ops.mpmd.send),
-        # which the tensor keeps alive
-        data = self.torch.from_numpy(value.reshape(-1).view(np.uint8))
+        # which the tensor keeps alive; a one-byte value (a predicate) is one of the tensors made once
+        data = self._bytes[value.view(np.uint8).item()] if value.nbytes == 1 else \
+            self.torch.from_numpy(value.reshape(-1).view(np.uint8))
         self._isend(peer, _PAYLOAD, key[0], data, bool(key[1]))
 
-    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...]]) -> Any:
-        dtype, shape = like
-        nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int]) -> Any:
+        dtype, shape, nbytes = like
         buffer = self._take(peer, _PAYLOAD, key[0], nbytes, bool(key[1]),
                             lambda: f"mpmd.recv from rank {peer} {_what(key)}")
         return buffer.numpy().view(dtype).reshape(shape)
