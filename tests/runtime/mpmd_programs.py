@@ -155,10 +155,6 @@ def mixed_types(x, n):
     """Values of several dtypes and shapes crossing from device 0 to device 1, in a loop (bfloat16,
     int8, bool, a float scalar) and outside it (an int32 matrix): a message is its bytes only,
     the receiver knows its type from the program."""
-    def cond(c):
-        with loom.placement(0):
-            return c[0] < n
-
     def body(c):
         i, h, acc, count = c
         with loom.placement(0):
@@ -175,6 +171,6 @@ def mixed_types(x, n):
         acc0, count0 = lnp.zeros_like(x), lnp.int32(0)
     with loom.placement(0):
         grid = (lnp.arange(6, dtype=lnp.int32).reshape(2, 3) * n)
-    _, h, acc, count = lax.while_loop(cond, body, (lnp.int32(0), x, acc0, count0))
+    _, h, acc, count = lax.while_loop(lambda c: _on(0, lambda: c[0] < n), body, (lnp.int32(0), x, acc0, count0))
     with loom.placement(1):
         return h, acc, count + grid.sum(), grid.T + count
