@@ -245,21 +245,20 @@ class P2PCommunicator:
     channel between them in the same order (program order: the dead-token rule makes both skip the
     same ones), so the n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides.
     A message is the bytes of its value only: the receiver knows its dtype and shape from the IR
-    (the types are static). Every `parallel // 2`-th iteration
-    started is a one-byte message to every other device of the loop that waits for it (never from
-    the loop's decider: its predicate says as much), consumed when a wait needs it and drained at
-    the end of the run.
+    (the types are static). Every `parallel // 2`-th iteration started is a one-byte message to
+    every other device of the loop that waits for it (never from the loop's decider: its predicate
+    says as much), consumed when a wait needs it and drained at the end of the run.
 
     Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) inside a
     loop first posts the receives of its next `_AHEAD` messages (a stream outside loops has one
-    message per run: nothing to post ahead). Gloo sends a message only once
-    its receiver posted the receive (a rendezvous: a round trip between the processes otherwise), so
-    a message posted for lands while its receiver is still busy with the ones before it. Both sides
-    count the same messages, so at the end of the run the sender knows which receives are still
-    posted (the `_AHEAD` after its last message of each stream) and fills them with messages of the
-    same size, and the next run starts with none posted. Every wait is bounded by the timeout; when one fails (the
-    peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
-    and failure notes in the store name the rank that stopped or failed."""
+    message per run: nothing to post ahead). Gloo sends a message only once its receiver posted
+    the receive (a rendezvous: a round trip between the processes otherwise), so a message posted
+    for lands while its receiver is still busy with the ones before it. Both sides count the same
+    messages, so at the end of the run the sender knows which receives are still posted (the
+    `_AHEAD` after its last message of each stream of a loop) and fills them with messages of the
+    same size, and the next run starts with none posted. Every wait is bounded by the timeout; when
+    one fails (the peer's connection closed, or the time ran out) the peers' heartbeats
+    (loom.runtime.distributed) and failure notes in the store name the rank that stopped or failed."""
 
     def __init__(self, timeout: float) -> None:
         import torch
