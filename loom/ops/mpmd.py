@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from loom.backend.common import dtype_of
 from loom.backend.kernels import ALL, Kernel, kernel
 from loom.ir.core import Operation
 from loom.ops.registry import declare, unsupported
@@ -19,17 +20,17 @@ from loom.runtime.communicator import current
 
 
 def _iterations(counters: tuple) -> tuple[int, ...]:
-    return tuple(int(c) for c in counters)
+    return tuple(map(int, counters))
 
 
-def send(channel: int, peer: int, value: np.ndarray, *counters: np.ndarray) -> None:
+def send(channel: int, peer: int, dtype: np.dtype, value: np.ndarray, *counters: np.ndarray) -> None:
+    ctx = current()  # a C-ordered array of its own, of the IR's type: the communicator may send its bytes as they are
+    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value, dtype))
+
+
+def recv(channel: int, peer: int, like: tuple[np.dtype, tuple[int, ...], int], *counters: np.ndarray) -> np.ndarray:
     ctx = current()
-    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value))
-
-
-def recv(channel: int, peer: int, *counters: np.ndarray) -> np.ndarray:
-    ctx = current()
-    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)))
+    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)), like)
 
 
 def begin_iteration(loop: int, devices: tuple[int, ...], parallel: int, *counters: np.ndarray) -> None:
@@ -44,12 +45,14 @@ def _props(op: Operation) -> tuple[int, int]:
 
 @kernel("mpmd.send")
 def _send(op: Operation) -> Kernel:
-    return Kernel(send, *_props(op), ALL)
+    return Kernel(send, *_props(op), dtype_of(op.operands[0].type), ALL)
 
 
 @kernel("mpmd.recv")
 def _recv(op: Operation) -> Kernel:
-    return Kernel(recv, *_props(op), ALL)
+    t = op.results[0].type  # the IR's types are static: a message carries bytes only
+    dtype, shape = dtype_of(t), tuple(int(d) for d in t.shape)
+    return Kernel(recv, *_props(op), (dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))), ALL)
 
 
 @kernel("mpmd.iteration")

@@ -29,6 +29,7 @@ The kernels reach a runtime through the `Transfers` protocol.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections import deque
@@ -36,7 +37,6 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
 
-import ml_dtypes
 import numpy as np
 
 from loom.dialects.mpmd import RESULTS_OF_FUNCTION
@@ -62,8 +62,9 @@ class Transfers(Protocol):
         """Leave `value` for `peer` (does not wait for it)."""
         ...
 
-    def recv(self, me: int, peer: int, key: tuple) -> Any:
-        """The value `peer` sent with `key`; waits for it (bounded), an error naming `peer`."""
+    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int]) -> Any:
+        """The value `peer` sent with `key`, of the dtype, shape and bytes `like`; waits for it
+        (bounded), an error naming `peer`."""
         ...
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
@@ -118,7 +119,7 @@ class MPMDThreadCommunicator(ThreadCommunicator):
             self._cond.notify_all()
         self._event((me, "send", *key))
 
-    def recv(self, me: int, peer: int, key: tuple) -> Any:
+    def recv(self, me: int, peer: int, key: tuple, like: Any = None) -> Any:
         with self._cond:
             self._wait_for(me, peer, lambda: (peer, me, key) in self._messages,
                            f"mpmd.recv from device {peer} {_what(key)}")
@@ -216,15 +217,10 @@ class MPMDProgram:
         return tuple(merged[k] for k in range(self.num_results))
 
 
-# The dtypes a message may hold: a header names one by its index here.
-_DTYPES = [np.dtype(t) for t in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
-                                 np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128)]
-_DTYPES += [np.dtype(getattr(ml_dtypes, t)) for t in ("bfloat16", "float8_e4m3fn", "float8_e5m2")]
 _RUNS = itertools.count()  # every rank runs its programs in the same order: a run's number is the same
-_HEADER = 16  # int64s: dtype index, rank, dims
 _WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
-_PAYLOAD, _SHAPE, _STARTED = range(3)  # what a tag carries
-_AHEAD = 4  # receives posted beyond the one waited for, per stream of payloads or tokens (not headers)
+_PAYLOAD, _STARTED = range(2)  # what a tag carries
+_AHEAD = 4  # receives posted beyond the one waited for, per stream of a loop (payloads or tokens)
 
 
 def _said(text: str) -> Callable[[], str]:
@@ -232,8 +228,15 @@ def _said(text: str) -> Callable[[], str]:
     return lambda: text
 
 
+@functools.cache
+def _one_byte_tensors() -> list[Any]:
+    """A one-byte tensor of each value, for the messages of one byte (predicates, tokens)."""
+    import torch
+    return [torch.full((1,), b, dtype=torch.uint8) for b in range(256)]
+
+
 def _tag(kind: int, channel: int, sequence: int) -> int:
-    return (channel * _WINDOW + sequence % _WINDOW) * 3 + kind
+    return (channel * _WINDOW + sequence % _WINDOW) * 2 + kind
 
 
 class P2PCommunicator:
@@ -241,21 +244,21 @@ class P2PCommunicator:
     of host tensors, on a gloo process group). Sender and receiver count the messages of each
     channel between them in the same order (program order: the dead-token rule makes both skip the
     same ones), so the n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides.
-    A channel's first message is preceded by its dtype and shape (its later ones have the same: the
-    IR's types are static); every message travels as bytes. Every `parallel // 2`-th iteration
-    started is a one-byte message to every other device of the loop that waits for it (not from
-    the loop's decider when `parallel >= 2`: its predicate says as much), consumed when a wait
-    needs it and drained at the end of the run.
+    A message is the bytes of its value only: the receiver knows its dtype and shape from the IR
+    (the types are static). Every `parallel // 2`-th iteration started is a one-byte message to
+    every other device of the loop that waits for it (never from the loop's decider: its predicate
+    says as much), consumed when a wait needs it and drained at the end of the run.
 
-    Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) of payloads
-    or tokens first posts the receives of its next `_AHEAD` messages. Gloo sends a message only once
-    its receiver posted the receive (a rendezvous: a round trip between the processes otherwise), so
-    a message posted for lands while its receiver is still busy with the ones before it. Both sides
-    count the same messages, so at the end of the run the sender knows which receives are still
-    posted (the `_AHEAD` after its last message of each stream) and fills them with messages of the
-    same size, and the next run starts with none posted. Every wait is bounded by the timeout; when one fails (the
-    peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
-    and failure notes in the store name the rank that stopped or failed."""
+    Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) inside a
+    loop first posts the receives of its next `_AHEAD` messages (a stream outside loops has one
+    message per run: nothing to post ahead). Gloo sends a message only once its receiver posted
+    the receive (a rendezvous: a round trip between the processes otherwise), so a message posted
+    for lands while its receiver is still busy with the ones before it. Both sides count the same
+    messages, so at the end of the run the sender knows which receives are still posted (the
+    `_AHEAD` after its last message of each stream of a loop) and fills them with messages of the
+    same size, and the next run starts with none posted. Every wait is bounded by the timeout; when
+    one fails (the peer's connection closed, or the time ran out) the peers' heartbeats
+    (loom.runtime.distributed) and failure notes in the store name the rank that stopped or failed."""
 
     def __init__(self, timeout: float) -> None:
         import torch
@@ -271,13 +274,13 @@ class P2PCommunicator:
         self._sent: dict[tuple, int] = {}  # (peer, kind, channel) -> messages sent
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
         self._posted: dict[tuple, deque] = {}  # (peer, kind, channel) -> (work, buffer) of the next messages
-        self._sizes: dict[tuple, int] = {}  # (peer, kind, channel) -> bytes of each message (as sent)
-        self._shapes: dict[tuple, tuple[np.dtype, tuple[int, ...], int]] = {}  # (peer, channel) -> dtype, shape, bytes
+        self._sizes: dict[tuple, int] = {}  # (peer, kind, channel) of a loop -> bytes of each message (as sent)
         self._plans: dict[int, tuple[list[int], list[int], int]] = {}  # loop -> begin_iteration's tell, hear, every
         self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
         self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
         self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
-        self._token = torch.ones(1, dtype=torch.uint8)  # what every token carries (isend only reads it)
+        self._bytes = _one_byte_tensors()  # isend only reads them
+        self._token = self._bytes[1]  # what every token carries
         self._patience = timedelta(seconds=max(self.timeout, 1e-3))
 
     def fail(self, reason: str) -> None:
@@ -287,20 +290,24 @@ class P2PCommunicator:
         except Exception:  # noqa: BLE001 - the store is gone: the peers see the heartbeat stop
             pass
 
-    def _isend(self, peer: int, kind: int, channel: int, data: Any) -> None:
+    def _isend(self, peer: int, kind: int, channel: int, data: Any, looped: bool) -> None:
         stream = (peer, kind, channel)
         n = self._sent.get(stream, 0)
         self._sent[stream] = n + 1
-        self._sizes[stream] = data.numel()
+        if looped:  # the receiver posts receives ahead: the end of the run fills them with messages of this size
+            self._sizes[stream] = data.numel()
         self._sends.append((peer, self.group.send([data], peer, _tag(kind, channel, n))))
 
-    def _take(self, peer: int, kind: int, channel: int, nbytes: int, what: Callable[[], str]) -> Any:
-        """The next message of a stream (a new tensor of `nbytes` bytes), its later ones' receives posted."""
+    def _take(self, peer: int, kind: int, channel: int, nbytes: int, looped: bool, what: Callable[[], str]) -> Any:
+        """The next message of a stream (a new tensor of `nbytes` bytes), the receives of its later
+        ones posted when it is a loop's."""
         stream = (peer, kind, channel)
         n = self._received.get(stream, 0)
         self._received[stream] = n + 1
-        posted = self._posted.setdefault(stream, deque())
-        while len(posted) <= (0 if kind == _SHAPE else _AHEAD):
+        posted = self._posted.get(stream)
+        if posted is None:
+            posted = self._posted[stream] = deque()
+        while len(posted) <= (_AHEAD if looped else 0):
             buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
             posted.append((self.group.recv([buffer], peer, _tag(kind, channel, n + len(posted))), buffer))
         work, buffer = posted.popleft()
@@ -339,26 +346,17 @@ class P2PCommunicator:
         return peer, f"rank {peer} did not send within {self.timeout:g} s"
 
     def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
-        channel = key[0]
-        array = np.ascontiguousarray(value).reshape(np.shape(value))  # ascontiguousarray makes a scalar 1-d
-        if (peer, _PAYLOAD, channel) not in self._sent:
-            header = np.zeros(_HEADER, np.int64)
-            header[:2 + array.ndim] = [_DTYPES.index(array.dtype), array.ndim, *array.shape]
-            self._isend(peer, _SHAPE, channel, self.torch.from_numpy(header))
-        # no copy: the kernel hands over an array of its own (loom.ops.mpmd.send), which the tensor keeps alive
-        self._isend(peer, _PAYLOAD, channel, self.torch.from_numpy(array.reshape(-1).view(np.uint8)))
+        # no copy: the kernel hands over a C-ordered array of its own, of the IR's type (loom.ops.mpmd.send),
+        # which the tensor keeps alive; a one-byte value (a predicate) is one of the tensors made once
+        data = self._bytes[value.view(np.uint8).item()] if value.nbytes == 1 else \
+            self.torch.from_numpy(value.reshape(-1).view(np.uint8))
+        self._isend(peer, _PAYLOAD, key[0], data, bool(key[1]))
 
-    def recv(self, me: int, peer: int, key: tuple) -> Any:
-        channel = key[0]
-
-        def what() -> str:
-            return f"mpmd.recv from rank {peer} {_what(key)}"
-        if (peer, channel) not in self._shapes:
-            header = self._take(peer, _SHAPE, channel, 8 * _HEADER, what).numpy().view(np.int64)
-            dtype, shape = _DTYPES[header[0]], tuple(int(d) for d in header[2:2 + header[1]])
-            self._shapes[(peer, channel)] = dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))
-        dtype, shape, nbytes = self._shapes[(peer, channel)]
-        return self._take(peer, _PAYLOAD, channel, nbytes, what).numpy().view(dtype).reshape(shape)
+    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int]) -> Any:
+        dtype, shape, nbytes = like
+        buffer = self._take(peer, _PAYLOAD, key[0], nbytes, bool(key[1]),
+                            lambda: f"mpmd.recv from rank {peer} {_what(key)}")
+        return buffer.numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
         # A device says it started every `every`-th iteration (half the window: fewer messages) to
@@ -368,13 +366,15 @@ class P2PCommunicator:
         # token at or after `need` is stricter than the window asks (at most `every - 1`
         # iterations), and never waits for an iteration later than the one this device starts, so
         # it cannot deadlock. The device that decides the loop (devices[0]) sends every other one
-        # its predicate for iteration i after its iteration i - 1: with a window of 2 or more, that
-        # message is all the others need to hear from it, so it sends them no tokens.
+        # its predicate for iteration i as it reaches iteration i (the condition opens it: nothing
+        # between that send and its mpmd.iteration waits), and every other device receives it before
+        # its own mpmd.iteration: that message is all the others need to hear from the decider, so
+        # it sends them no tokens, whatever the window.
         loop_id = loop[0]
         if loop_id not in self._plans:  # the same for every iteration of the loop
-            decider, implied = devices[0], parallel >= 2
-            self._plans[loop_id] = ([p for p in devices if p != me and not (implied and me == decider)],
-                                    [p for p in devices if p != me and not (implied and p == decider)],
+            decider = devices[0]
+            self._plans[loop_id] = ([p for p in devices if p != me and me != decider],
+                                    [p for p in devices if p != me and p != decider],
                                     max(1, parallel // 2))
         tell, hear, every = self._plans[loop_id]
         if iteration == 0:
@@ -382,7 +382,7 @@ class P2PCommunicator:
                 self._first[(peer, loop_id)] = self._due.get((peer, loop_id), 0)
         if iteration % every == 0:
             for peer in tell:
-                self._isend(peer, _STARTED, loop_id, self._token)
+                self._isend(peer, _STARTED, loop_id, self._token, True)
             for peer in hear:
                 self._due[(peer, loop_id)] = self._due.get((peer, loop_id), 0) + 1
         need = iteration - parallel + 1
@@ -391,21 +391,20 @@ class P2PCommunicator:
         for peer in hear:
             tokens = self._first[(peer, loop_id)] + -(-need // every) + 1
             while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
-                self._take(peer, _STARTED, loop_id, 1, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
+                self._take(peer, _STARTED, loop_id, 1, True, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
                                                              f"(waiting for rank {peer} to start iteration {need})"))
 
     def finish(self) -> None:
         """Fill the receives the peers posted past their last message, take the peers' iteration
         tokens no wait needed and the fillers they send, and wait until every send was taken: the
         next run starts with no message in flight and no receive posted."""
-        for (peer, kind, channel), n in list(self._sent.items()):
-            if kind != _SHAPE:
-                filler = self.torch.zeros(self._sizes[(peer, kind, channel)], dtype=self.torch.uint8)
-                for k in range(n, n + _AHEAD):
-                    self._sends.append((peer, self.group.send([filler], peer, _tag(kind, channel, k))))
+        for (peer, kind, channel), size in self._sizes.items():
+            filler, n = self.torch.zeros(size, dtype=self.torch.uint8), self._sent[(peer, kind, channel)]
+            for k in range(n, n + _AHEAD):
+                self._sends.append((peer, self.group.send([filler], peer, _tag(kind, channel, k))))
         for (peer, loop_id), due in self._due.items():
             while self._received.get((peer, _STARTED, loop_id), 0) < due:
-                self._take(peer, _STARTED, loop_id, 1,
+                self._take(peer, _STARTED, loop_id, 1, True,
                            _said(f"the end of the run (loop {loop_id}'s iterations started by rank {peer})"))
         for (peer, _, _), posted in self._posted.items():
             for work, _ in posted:

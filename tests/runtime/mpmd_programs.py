@@ -149,3 +149,28 @@ def nested(x, n):
     with loom.placement(1):
         acc0 = lnp.zeros_like(x)
     return lax.while_loop(lambda c: _on(0, lambda: c[0] < n), outer, (lnp.int32(0), x, acc0), parallel_iterations=4)
+
+
+def mixed_types(x, n):
+    """Values of several dtypes and shapes crossing from device 0 to device 1, in a loop (bfloat16,
+    int8, bool, a float scalar) and outside it (an int32 matrix): a message is its bytes only,
+    the receiver knows its type from the program."""
+    def body(c):
+        i, h, acc, count = c
+        with loom.placement(0):
+            h = lnp.tanh(h * 1.3 + 0.2)
+            low, signs, big = h.astype(lnp.bfloat16), (h * 100).astype(lnp.int8), h.sum() > 0
+            wide = h.sum() * 0.5
+            i = i + 1
+        with loom.placement(1):
+            acc = acc + low.astype(acc.dtype) + signs.astype(acc.dtype) * wide.astype(acc.dtype)
+            count = count + big.astype(lnp.int32)
+        return i, h, acc, count
+
+    with loom.placement(1):
+        acc0, count0 = lnp.zeros_like(x), lnp.int32(0)
+    with loom.placement(0):
+        grid = (lnp.arange(6, dtype=lnp.int32).reshape(2, 3) * n)
+    _, h, acc, count = lax.while_loop(lambda c: _on(0, lambda: c[0] < n), body, (lnp.int32(0), x, acc0, count0))
+    with loom.placement(1):
+        return h, acc, count + grid.sum(), grid.T + count

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from distributed_worker import launch as distributed_launch
-from mpmd_programs import four_stages, nested, operands, pipeline, pipeline_loss, three_devices
+from mpmd_programs import four_stages, mixed_types, nested, operands, pipeline, pipeline_loss, three_devices
 
 
 def program(f: Any, *args: Any, parallel_iterations: int = 10) -> Any:
@@ -63,13 +63,13 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: in
 
 
 def scenario_window(rank: int, world: int, stall_s: float = 1.5) -> dict[int, Any]:
-    """Rank 1 stalls before its first receive; for parallel_iterations 2 and 4, rank 0 reports when
+    """Rank 1 stalls before its first receive; for parallel_iterations 1, 2 and 4, rank 0 reports when
     (wall clock) it started each iteration of the loop, rank 1 when its stall ended."""
     from loom.runtime import mpmd
     x, _ = operands()
     out: dict[int, Any] = {}
     recv, begin = mpmd.P2PCommunicator.recv, mpmd.P2PCommunicator.begin_iteration
-    for parallel in (2, 4):
+    for parallel in (1, 2, 4):
         prog = program(pipeline, x, np.int32(8), parallel_iterations=parallel)
         out[parallel] = [] if rank == 0 else None
 
@@ -100,8 +100,45 @@ def scenario_loop_settings(rank: int, world: int) -> dict[str, Any]:
             for p in (1, 10)}
 
 
+def scenario_messages(rank: int, world: int) -> dict[str, Any]:
+    """`mixed_types` with windows 1 and 2, and how many messages each rank sent in each run of
+    `pipeline` (n = 5, windows 1, 2 and 4: its second run, the first one having compiled)."""
+    from loom.runtime import mpmd
+    x, n = operands()
+    out: dict[str, Any] = {f"mixed{p}": program(mixed_types, x, n, parallel_iterations=p).run_processes(
+        x, n, timeout=20) for p in (1, 2)}
+    sent = [0]
+    make = mpmd.P2PCommunicator.__init__
+
+    class Counted:
+        def __init__(self, group: Any) -> None:
+            self.group = group
+
+        def send(self, *args: Any) -> Any:
+            sent[0] += 1
+            return self.group.send(*args)
+
+        def recv(self, *args: Any) -> Any:
+            return self.group.recv(*args)
+
+    def counting(self: Any, *args: Any) -> None:
+        make(self, *args)
+        self.group = Counted(self.group)
+    mpmd.P2PCommunicator.__init__ = counting  # type: ignore[method-assign]
+    try:
+        for p in (1, 2, 4):
+            prog = program(pipeline, x, np.int32(5), parallel_iterations=p)
+            for _ in range(2):
+                sent[0] = 0
+                out[f"pipeline{p}"] = prog.run_process(x, np.int32(5), timeout=20)
+            out[f"sent{p}"] = sent[0]
+    finally:
+        mpmd.P2PCommunicator.__init__ = make  # type: ignore[method-assign]
+    return out
+
+
 SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop, "window": scenario_window,
-             "loop_settings": scenario_loop_settings}
+             "loop_settings": scenario_loop_settings, "messages": scenario_messages}
 
 
 def launch(scenario: str, world: int, **kwargs: Any) -> dict[int, tuple]:
