@@ -127,6 +127,12 @@ SLOW = frozenset({
     "test_mpmd.py::test_the_example_pipeline_and_its_gradient_equal_the_single_device_run",
     "test_local_mesh.py::test_compiled_program_shared_by_threads_with_an_interpreted_op",
     "test_layers.py::test_allowlist_is_current", "test_threads.py::test_threads_trace_and_transform_independently",
+    # the longest left in `make test-fast` (process runs, generators, a conv gradient), each package's core
+    # still covered there: the in-process runs, the corpus decompositions, the corpus itself, the other folds
+    "test_collective_matmul.py::test_decomposed_program_runs_with_a_gloo_process_per_device",
+    "test_spmd_partition.py::test_transformer_example_under_torchrun_equals_one_device",
+    "test_sdy.py::test_generator_writes_exactly_the_corpus", "test_dialects.py::test_dense_folds_match_mlir",
+    "test_lax_ops.py::test_lax_grad_through_conv_and_dynamic_slice",
 })
 
 # `--dist loadfile` hands whole modules to the workers, in collection order once xdist's own
