@@ -127,6 +127,16 @@ SLOW = frozenset({
     "test_mpmd.py::test_the_example_pipeline_and_its_gradient_equal_the_single_device_run",
     "test_local_mesh.py::test_compiled_program_shared_by_threads_with_an_interpreted_op",
     "test_layers.py::test_allowlist_is_current", "test_threads.py::test_threads_trace_and_transform_independently",
+    # the longest left in `make test-fast` (process runs, generators, gradient suites, fold tables), each
+    # package's core still covered there: the in-process runs, the corpus decompositions, the corpus itself,
+    # the integer and float folds, the op rules, the programs on torch, the exact results and recall
+    "test_collective_matmul.py::test_decomposed_program_runs_with_a_gloo_process_per_device",
+    "test_spmd_partition.py::test_transformer_example_under_torchrun_equals_one_device",
+    "test_sdy.py::test_generator_writes_exactly_the_corpus", "test_dialects.py::test_dense_folds_match_mlir",
+    "test_lax_ops.py::test_lax_grad_through_conv_and_dynamic_slice", "test_dialects.py::test_cmpf_folds_match_mlir",
+    "test_lax_ops.py::test_dynamic_index_in_dim_matches_jax", "test_jvp.py::test_composes_with_grad_and_itself",
+    "test_torch_backend.py::test_gradient_suite_on_torch_matches_numpy",
+    "test_approx_topk.py::test_fusion_fires_on_traced_programs_and_keeps_results",
 })
 
 # `--dist loadfile` hands whole modules to the workers, in collection order once xdist's own
@@ -134,11 +144,12 @@ SLOW = frozenset({
 # run go first, longest first, and the rest, by count of tests, fill in behind them, so that no
 # worker is left running one long module alone at the end.
 LONGEST_FIRST = (
-    "test_knn_real_embeddings.py", "test_linalg.py", "test_eager_jit_parity.py", "test_distributed.py",
-    "test_knn_sharded.py", "test_scipy.py", "test_dtypes_sets_and_index_tricks.py", "test_elementwise_math.py",
-    "test_grad_all_orders.py", "test_bf16_frontend.py", "test_rules_indexing.py", "test_array_api.py",
-    "test_dialects.py", "test_lax_bindings.py", "test_approx_topk.py", "test_grad.py", "test_float_types.py",
-    "test_collective_matmul.py", "test_knn.py", "test_spmd_partition.py", "test_lax_ops.py",
+    "test_knn_real_embeddings.py", "test_eager_jit_parity.py", "test_distributed.py", "test_knn_sharded.py",
+    "test_op_info.py", "test_linalg.py", "test_random.py", "test_dtypes_sets_and_index_tricks.py",
+    "test_elementwise_math.py", "test_grad_all_orders.py", "test_bf16_frontend.py", "test_rules_indexing.py",
+    "test_array_api.py", "test_dialects.py", "test_lax_bindings.py", "test_approx_topk.py", "test_grad.py",
+    "test_float_types.py", "test_collective_matmul.py", "test_knn.py", "test_spmd_partition.py", "test_lax_ops.py",
+    "test_scipy.py",
 )
 
 

@@ -813,7 +813,9 @@ def _locate(q: np.ndarray, db: np.ndarray, h: np.ndarray | None, bins: int, chun
     n = db.shape[0]
     rows = chunk // bins
     start = chunk_of * chunk + chosen
-    if rows == 1:
+    # One row a bin, or every later row of each chosen bin past the database's end (as with a bin
+    # per row, where recomputing the scores of a whole score matrix took seconds): `start` it is.
+    if rows == 1 or bool((start + bins >= n).all()):
         return start
     out = np.empty_like(start)
     nq, width = start.shape

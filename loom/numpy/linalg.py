@@ -393,38 +393,24 @@ def _converged_sweeps(sweep: Any, state: Any, off_ratio: Any) -> Any:
     return lax.while_loop(not_done, lambda carry: (carry[0] + 1, sweep(carry[1])), (0, state))[1]
 
 
-def _round_robin(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(first, second): int32 arrays of shape (steps, n' / 2) whose rows are the rounds of a
-    round-robin tournament of n' = n rounded up to even players (the circle method): every pair
-    of indices meets once in n' - 1 rounds, and the pairs of a round are disjoint, so their
-    rotations commute and are applied as one (Brent & Luk's parallel ordering). For odd n the
-    extra index n pairs with one index per round: its one-hot row is zero, so that index rests."""
+def _round_robin(n: int) -> np.ndarray:
+    """The rounds of a round-robin tournament of n' = n rounded up to even players (the circle
+    method): every pair of indices meets once in n' - 1 rounds, and the pairs of a round are
+    disjoint, so their rotations commute and are applied at once (Brent & Luk's parallel
+    ordering). An int32 array (n' - 1, 4, n): for a round and index i, [0] the first index p of
+    i's pair, [1] its second q, [2] i's partner, [3] -1 when i is p, 1 when it is q, 0 when i
+    rests (for odd n, the index paired with the extra player n; its p, q and partner are i)."""
     players = n + n % 2
+    table = np.zeros((players - 1, 4, n), np.int32)
+    table[:, :3] = np.arange(n, dtype=np.int32)
     rest = list(range(1, players))
-    first, second = [], []
-    for _ in range(players - 1):
+    for step in range(players - 1):
         ring = [0] + rest
-        first.append([ring[i] for i in range(players // 2)])
-        second.append([ring[players - 1 - i] for i in range(players // 2)])
+        for p, q in zip(ring[:players // 2], ring[::-1]):
+            if max(p, q) < n:
+                table[step, :, [p, q]] = [[p, q, q, -1], [p, q, p, 1]]
         rest = rest[-1:] + rest[:-1]
-    return np.array(first, np.int32), np.array(second, np.int32)
-
-
-def _one_hot_rows(table: np.ndarray, step: Any, n: int, dtype: Any) -> Any:
-    """The (pairs, n) one-hot rows of the indices in row `step` of `table` (all zero for n)."""
-    return lnp.asarray(lnp.equal(np.arange(n, dtype=np.int32), lnp.expand_dims(lnp.take(table, step, axis=0), -1)),
-                       dtype=dtype)
-
-
-def _rotations(ep: Any, eq: Any, c: Any, s: Any) -> Any:
-    """The product J of the commuting Jacobi rotations of disjoint pairs (one-hot rows ep, eq;
-    per pair c and s of shape (..., pairs, 1), as `_rotation` gives them): x J turns columns p
-    and q into c x_p - s x_q and s x_p + c x_q. J = I + ep^T ((c - 1) ep + s eq) + eq^T ((c - 1)
-    eq - s ep), a dense product: the n / 2 rotations of a round cost two n x n matmuls."""
-    c = c - 1
-    n = lnp.shape(ep)[-1]
-    return (np.eye(n, dtype=lnp.result_type(ep)) + lnp.matmul(lnp.matrix_transpose(ep), c * ep + s * eq)
-            + lnp.matmul(lnp.matrix_transpose(eq), c * eq - s * ep))
+    return table
 
 
 def _rotation(app: Any, aqq: Any, apq: Any, dtype: Any) -> tuple[Any, Any]:
@@ -434,8 +420,19 @@ def _rotation(app: Any, aqq: Any, apq: Any, dtype: Any) -> tuple[Any, Any]:
     theta = (aqq - app) / (2 * lnp.where(zero, 1, apq))
     t = lnp.where(theta == 0, 1, lnp.sign(theta) / (lnp.abs(theta) + lnp.sqrt(theta * theta + 1)))
     t = lnp.where(zero, 0, t)
-    c = lnp.expand_dims(1 / lnp.sqrt(t * t + 1), -1)
-    return c, c * lnp.expand_dims(t, -1)
+    c = 1 / lnp.sqrt(t * t + 1)
+    return c, c * t
+
+
+def _rotations(sign: Any, c: Any, s: Any) -> tuple[Any, Any]:
+    """Per index, the coefficients of the round's rotations J (each turns columns p and q into
+    c x_p - s x_q and s x_p + c x_q): x J = x * c' + x[..., partner] * s' by column (and J^T x
+    the same by row), O(n^2) work a round where a dense J costs n x n products."""
+    return lnp.where(sign == 0, 1, c), lnp.asarray(sign, dtype=lnp.result_type(s)) * s
+
+
+def _rotate_columns(x: Any, partner: Any, c: Any, s: Any) -> Any:
+    return x * lnp.expand_dims(c, -2) + lnp.take(x, partner, axis=-1) * lnp.expand_dims(s, -2)
 
 
 def _jacobi(a: Any) -> tuple[Any, Any]:
@@ -446,17 +443,20 @@ def _jacobi(a: Any) -> tuple[Any, Any]:
     n = lnp.shape(a)[-1]
     if n < 2:
         return lnp.diagonal(a, 0, -2, -1), lnp.ones_like(a)
-    first, second = _round_robin(n)
+    table = _round_robin(n)
     dtype = lnp.result_type(a)
     eye = np.eye(n, dtype=dtype)
 
     def rotate(k: Any, state: Any) -> Any:
         a, v = state
-        ep, eq = _one_hot_rows(first, k, n, dtype), _one_hot_rows(second, k, n, dtype)
-        pa, qa = lnp.matmul(ep, a), lnp.matmul(eq, a)  # rows p and q of a
-        c, s = _rotation(lnp.sum(pa * ep, -1), lnp.sum(qa * eq, -1), lnp.sum(pa * eq, -1), dtype)
-        j = _rotations(ep, eq, c, s)
-        return lnp.matmul(lnp.matrix_transpose(j), lnp.matmul(a, j)), lnp.matmul(v, j)
+        rows = lnp.take(table, k, axis=0)
+        p, q, partner, sign = (rows[i] for i in range(4))
+        d = lnp.diagonal(a, 0, -2, -1)
+        apq = lnp.take(lnp.reshape(a, tuple(lnp.shape(a)[:-2]) + (n * n,)), p * n + q, axis=-1)
+        c, s = _rotations(sign, *_rotation(lnp.take(d, p, axis=-1), lnp.take(d, q, axis=-1), apq, dtype))
+        a = _rotate_columns(a, partner, c, s)
+        a = lnp.expand_dims(c, -1) * a + lnp.expand_dims(s, -1) * lnp.take(a, partner, axis=-2)  # J^T (a J)
+        return a, _rotate_columns(v, partner, c, s)
 
     def off_ratio(state: Any) -> Any:
         a = state[0]
@@ -465,7 +465,7 @@ def _jacobi(a: Any) -> tuple[Any, Any]:
         off = lnp.sum(lnp.where(np.eye(n, dtype=bool), 0, a * a), axis=(-2, -1))
         return lnp.max(lnp.sqrt(off / lnp.where(total > 0, total, 1)))
 
-    sweep = lambda state: lax.fori_loop(0, len(first), rotate, state)  # noqa: E731
+    sweep = lambda state: lax.fori_loop(0, len(table), rotate, state)  # noqa: E731
     a, v = _converged_sweeps(sweep, (a, lnp.broadcast_to(eye, lnp.shape(a)) * 1), off_ratio)
     w = lnp.diagonal(a, 0, -2, -1)
     order = lnp.argsort(w, axis=-1)
@@ -499,7 +499,7 @@ def _eigh_symmetric(a: Any) -> Any:
 
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Any:  # noqa: N803 - JAX's name
     """Eigenvalues (ascending) and eigenvectors (the columns) of the (stacked) symmetric matrices
-    `a`, by Jacobi rotations (for the small matrices of ML programs: O(n^3) per round, n - 1 rounds a sweep; use
+    `a`, by Jacobi rotations (for the small matrices of ML programs: O(n^2) per round, n - 1 rounds a sweep; use
     loom outside jit, which runs LAPACK, for large ones). Derivatives by the analytic rule (as
     JAX's: defined for distinct eigenvalues). `symmetrize_input` uses (a + a^T) / 2; otherwise
     the `UPLO` ("L", the default, or "U") triangle is read."""
@@ -550,15 +550,16 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
     v0 = lnp.broadcast_to(eye, tuple(lnp.shape(g)[:-2]) + (k, k)) * 1
     if k < 2:
         return g, v0
-    first, second = _round_robin(k)
+    table = _round_robin(k)
 
     def rotate(i: Any, state: Any) -> Any:
         w, v = state
-        ep, eq = _one_hot_rows(first, i, k, dtype), _one_hot_rows(second, i, k, dtype)
-        wp, wq = lnp.matmul(w, lnp.matrix_transpose(ep)), lnp.matmul(w, lnp.matrix_transpose(eq))  # columns
-        alpha, beta, gamma = lnp.sum(wp * wp, axis=-2), lnp.sum(wq * wq, axis=-2), lnp.sum(wp * wq, axis=-2)
-        j = _rotations(ep, eq, *_rotation(alpha, beta, gamma, dtype))
-        return lnp.matmul(w, j), lnp.matmul(v, j)
+        rows = lnp.take(table, i, axis=0)
+        p, q, partner, sign = (rows[j] for j in range(4))
+        wp, wq = lnp.take(w, p, axis=-1), lnp.take(w, q, axis=-1)  # each index's pair's columns
+        c, s = _rotations(sign, *_rotation(lnp.sum(wp * wp, axis=-2), lnp.sum(wq * wq, axis=-2),
+                                           lnp.sum(wp * wq, axis=-2), dtype))
+        return _rotate_columns(w, partner, c, s), _rotate_columns(v, partner, c, s)
 
     def off_ratio(state: Any) -> Any:  # the largest |cos| of the angle between two columns
         w = state[0]
@@ -568,7 +569,7 @@ def _hestenes(g: Any) -> tuple[Any, Any]:
         cosines = lnp.where(np.eye(k, dtype=bool) | (scale == 0), 0, lnp.abs(gram) / lnp.where(scale == 0, 1, scale))
         return lnp.max(cosines)
 
-    sweep = lambda state: lax.fori_loop(0, len(first), rotate, state)  # noqa: E731
+    sweep = lambda state: lax.fori_loop(0, len(table), rotate, state)  # noqa: E731
     return _converged_sweeps(sweep, (g, v0), off_ratio)
 
 

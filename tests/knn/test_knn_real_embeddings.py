@@ -86,8 +86,16 @@ def embeddings() -> tuple[np.ndarray, np.ndarray]:
         mp.setenv("TRANSFORMERS_OFFLINE", "1")
         model = load_model(device="cpu")
     model.max_seq_length = 128
-    emb = model.encode(corpus(), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                       show_progress_bar=False).astype(np.float32)
+    # One torch thread: the test run gives each core a worker of its own, and two threads on a
+    # busy core took a quarter more CPU time (and more wall time) for the same embeddings.
+    import torch
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        emb = model.encode(corpus(), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
+                           show_progress_bar=False).astype(np.float32)
+    finally:
+        torch.set_num_threads(threads)
     assert emb.shape == (N_TEXTS, 384)
     assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
     is_query = np.arange(N_TEXTS) % QUERY_EVERY == 0
