@@ -40,9 +40,12 @@ medium's bandwidth and latency from the timed ring permutes (N shards through th
 each collective's own bandwidth (`collective_bandwidth`: gloo's reduce_scatter moves its bytes
 ~2.5x slower than the permutes) from its time through the cost model's algorithm
 (loom.sim.calibrate.effective_bandwidth); and the share of a core a transfer keeps busy
-(`transfer_cpu`), which slows the compute it overlaps. The same programs are also simulated on the
-medium alone (every collective at the permutes' rate, transfers needing no CPU), the description
-before those two terms; the measured slowdown of a dot beside a transfer checks the second.
+(`transfer_cpu`): compute and the transfers it overlaps share the cores, both slowed alike
+(loom.sim.cost.transfer_slowdown), its share found from the shard's permute timed beside a thread
+computing against alone (loom.sim.calibrate.transfer_cpu_from_slowdown). The same programs are
+also simulated with the share from the permute's CPU time instead, with transfers needing no CPU,
+and on the medium alone (every collective at the permutes' rate, transfers needing no CPU): the
+effect of each term; the measured slowdown of a dot beside a transfer checks the shared cores.
 
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 15] [--ffn F ...]
 
@@ -339,9 +342,10 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
     bandwidth is the ring permute's (every rank sending a shard at once) world · shard bytes over
     its time past the latency (the 4-byte permute's). `calibrated`: also each collective's own
     bandwidth (the all_gather's and the reduce_scatter's times through the cost model's algorithm,
-    loom.sim.calibrate.effective_bandwidth) and the CPU a transfer keeps busy; without, the
-    medium's bandwidth for every collective and transfers that need no CPU."""
-    from loom.sim.calibrate import effective_bandwidth
+    loom.sim.calibrate.effective_bandwidth) and the CPU a transfer keeps busy, from the shard's
+    permute timed beside compute against alone (loom.sim.calibrate.transfer_cpu_from_slowdown);
+    without, the medium's bandwidth for every collective and transfers that need no CPU."""
+    from loom.sim.calibrate import effective_bandwidth, transfer_cpu_from_slowdown
     from loom.sim.machine import Machine
     times = out["times"]
     shard = sizes["seq"] // world * sizes["hidden"] * 4
@@ -360,7 +364,8 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
         return machine.with_(name=machine.name.replace("(calibrated)", "(the medium's rate for every collective)"))
     rates = {kind: effective_bandwidth(kind, world * shard, world, statistics.median(times[kind]), machine)
              for kind in ("all_gather", "reduce_scatter")}
-    return machine.with_(collective_bandwidth=rates, transfer_cpu=min(out["transfer_cpu_share"], 0.9))
+    slowdown = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
+    return machine.with_(collective_bandwidth=rates, transfer_cpu=transfer_cpu_from_slowdown(slowdown, world, machine))
 
 
 def shared_rates(world: int, calibration: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -454,9 +459,13 @@ def run(args: argparse.Namespace) -> int:
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
         two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
         programs = variants(world, sizes)
-        # the simulator on the rig as calibrated, and on the medium alone (every collective at the
-        # permutes' rate, transfers needing no CPU), the description before the collectives' rates
-        machines = {"calibrated": calibrated_machine(world, sizes, out),
+        # the simulator on the rig as calibrated; with the transfers' CPU from their CPU time instead
+        # of from the permute beside compute; with transfers that need no CPU (compute and transfers
+        # not sharing the cores); and on the medium alone (every collective at the permutes' rate)
+        calibrated = calibrated_machine(world, sizes, out)
+        machines = {"calibrated": calibrated,
+                    "CPU time": calibrated.with_(transfer_cpu=min(out["transfer_cpu_share"], 0.9)),
+                    "no transfer CPU": calibrated.with_(transfer_cpu=0.0),
                     "medium only": calibrated_machine(world, sizes, out, calibrated=False)}
         sims = {how: {name: simulate(m, machine) for name, m in programs.items()} for how, machine in machines.items()}
         errors = {how: {name: p.step_time / statistics.median(times[name]) - 1 for name, p in sim.items()}
@@ -469,8 +478,7 @@ def run(args: argparse.Namespace) -> int:
         alone, together = out["calibration"]["alone"], out["calibration"]["together"]
         steps_of = {how: {name: p.step_time for name, p in sim.items()} for how, sim in sims.items()}
         predictions[case] = {"machine": machine.to_json(), "machine_medium_only": machines["medium only"].to_json(),
-                             "predicted_step": steps_of["calibrated"],
-                             "predicted_step_medium_only": steps_of["medium only"],
+                             "predicted_step": steps_of["calibrated"], "predicted_steps": steps_of,
                              "predicted_undecomposed": split, "calibration_every_rank_at_once": together}
         derived[case] = {"sizes": sizes, "speedup": speedup, "speedup_two_way": two_way, "compute": compute,
                          "communication": comm,
@@ -498,19 +506,21 @@ def run(args: argparse.Namespace) -> int:
               f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
               f"slower; the simulator's sharing: {sharing:.2f}x); the medium "
               f"{machine.link_bandwidth / 1e6:.0f} MB/s ({rates}), latency {fmt(machine.link_latency)}; moving bytes "
-              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank (compute beside it "
+              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank by the permute beside compute "
+              f"({100 * out['transfer_cpu_share']:.0f}% by its CPU time): compute and transfers overlapping "
               f"{transfer_slowdown(machine, world):.2f}x slower)")
         beside = statistics.median(times["dot beside a transfer"]) / statistics.median(times["dot"])
         slower = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
-        print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone (the simulator: "
-              f"{transfer_slowdown(machine, world):.2f}x); a permute beside compute {slower:.2f}x (the simulator: 1)")
+        print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone, a permute beside compute "
+              f"{slower:.2f}x (the simulator: both {transfer_slowdown(machine, world):.2f}x; by the CPU time "
+              f"{transfer_slowdown(machines['CPU time'], world):.2f}x)")
         for name, t in split.items():
             m = statistics.median(times[name])
             print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
         for name in programs:
+            others = "; ".join(f"{how} {100 * e[name]:+.0f}%" for how, e in errors.items() if how != "calibrated")
             print(f"  simulator: {name:30s} {fmt(predicted[name].step_time)} (measured "
-                  f"{fmt(statistics.median(times[name]))}, {100 * errors['calibrated'][name]:+.0f}%; "
-                  f"the medium only {100 * errors['medium only'][name]:+.0f}%)")
+                  f"{fmt(statistics.median(times[name]))}, {100 * errors['calibrated'][name]:+.0f}%; {others})")
         print(f"  values: largest |decomposed - undecomposed| = {out['max_abs_difference']}")
         if args.plot:
             stamp = time.strftime("%Y%m%d-%H%M")

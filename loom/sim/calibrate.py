@@ -23,6 +23,9 @@ processes it runs in (benchmarks/calibrate.py writes a Machine from them).
 - `effective_bandwidth(kind, nbytes, group_size, seconds, machine)`: the bandwidth at which the
   cost model's algorithm for collective `kind` takes the measured `seconds` on `machine` (its
   latency steps kept): Machine.collective_bandwidth's entry for a runtime's implementation of it.
+- `transfer_cpu_from_slowdown(slowdown, devices, machine)`: the transfers' CPU (Machine.transfer_cpu)
+  at which the cost model's core sharing (loom.sim.cost.transfer_slowdown) slows a transfer beside
+  compute, or compute beside a transfer, by the measured `slowdown` on `devices` devices.
 """
 
 from __future__ import annotations
@@ -187,5 +190,21 @@ def effective_bandwidth(kind: str, nbytes: float, group_size: int, seconds: floa
     return per_byte / (seconds - latency)
 
 
+def transfer_cpu_from_slowdown(slowdown: float, devices: int, machine: Any) -> float:
+    """The share of a core u at which loom.sim.cost.transfer_slowdown(machine.with_(transfer_cpu=u),
+    devices) equals the measured `slowdown` (a transfer timed beside compute against alone): its
+    inverse, u = a0·(slowdown - 1)/(a0/a1 - 1). A slowdown below 1 (noise) gives 0; one beyond the
+    model's most, a0/a1 (a transfer copying all of its time), gives the most u the model and the
+    Machine allow, min(a0, 0.9)."""
+    from loom.sim.cost import thread_shares
+
+    alone, beside = thread_shares(machine, devices)
+    if alone == beside:
+        raise ValueError(f"transfer_cpu_from_slowdown: {devices} devices on {machine.cores or devices} cores have a "
+                         "core for every compute and transfer thread: the model slows neither, no share of a core "
+                         "fits a slowdown")
+    return min(alone, 0.9, max(0.0, alone * (slowdown - 1.0) / (alone / beside - 1.0)))
+
+
 __all__ = ["effective_bandwidth", "measure_collective", "measure_compute", "measure_link", "measure_memory",
-           "measure_op_overhead", "ping_pong"]
+           "measure_op_overhead", "ping_pong", "transfer_cpu_from_slowdown"]
