@@ -64,7 +64,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -206,6 +205,7 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     import torch
     torch.set_num_threads(1)
     from loom.runtime.distributed import PartitionedProgram, communicator, initialize, shutdown
+    from loom.sim.calibrate import computing
     from loom.sim.timeline import Timeline
     initialize(f"127.0.0.1:{port}", world, rank, timeout_s=300)
     comm = communicator()
@@ -247,19 +247,10 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     permute_beside: list[float] = []
 
     def permute_beside_compute() -> None:
-        stop = threading.Event()
-
-        def compute_until_stopped() -> None:
-            while not stop.is_set():
-                np.matmul(a, b)
-
-        worker = threading.Thread(target=compute_until_stopped)
-        worker.start()
-        t = time.perf_counter()
-        comm.collective_permute(rank, args[0], ring)
-        permute_beside.append(time.perf_counter() - t)
-        stop.set()
-        worker.join(timeout=60)
+        with computing():
+            t = time.perf_counter()
+            comm.collective_permute(rank, args[0], ring)
+            permute_beside.append(time.perf_counter() - t)
 
     timed |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer,
               "permute shard beside compute": permute_beside_compute}
