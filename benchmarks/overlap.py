@@ -355,8 +355,14 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
         return machine.with_(name=machine.name.replace("(calibrated)", "(the medium's rate for every collective)"))
     rates = {kind: effective_bandwidth(kind, world * shard, world, statistics.median(times[kind]), machine)
              for kind in ("all_gather", "reduce_scatter")}
-    slowdown = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
+    slowdown = paired_slowdown(times, "permute shard beside compute", "permute shard")
     return machine.with_(collective_bandwidth=rates, transfer_cpu=transfer_cpu_from_slowdown(slowdown, world, machine))
+
+
+def paired_slowdown(times: dict[str, list[float]], slower: str, than: str) -> float:
+    """The median over the rounds of `slower`'s time over `than`'s in the same round (timed minutes
+    apart, a loaded machine's drift would weigh on a ratio of medians)."""
+    return statistics.median(s / t for s, t in zip(times[slower], times[than]))
 
 
 def shared_rates(world: int, calibration: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -480,11 +486,10 @@ def run(args: argparse.Namespace) -> int:
                          "max_abs_difference": out["max_abs_difference"], "threads": out["threads"],
                          "compute_sharing_measured": alone["peak_flops"] / together["peak_flops"],
                          "transfer_cpu_share": out["transfer_cpu_share"],
-                         "dot_beside_a_transfer_slowdown": statistics.median(times["dot beside a transfer"])
-                         / statistics.median(times["dot"]),
+                         "dot_beside_a_transfer_slowdown": paired_slowdown(times, "dot beside a transfer", "dot"),
                          "transfer_slowdown_simulated": transfer_slowdown(machine, world),
-                         "permute_beside_compute_slowdown": statistics.median(times["permute shard beside compute"])
-                         / statistics.median(times["permute shard"])}
+                         "permute_beside_compute_slowdown": paired_slowdown(times, "permute shard beside compute",
+                                                                            "permute shard")}
         print(f"\n{case} on {CORES} cores ({sizes}, {steps} steps; load {load_average():.1f}; "
               f"intra-op threads per process {out['threads']})")
         for name, ts in times.items():
@@ -500,8 +505,8 @@ def run(args: argparse.Namespace) -> int:
               f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank by the permute beside compute "
               f"({100 * out['transfer_cpu_share']:.0f}% by its CPU time): compute and transfers overlapping "
               f"{transfer_slowdown(machine, world):.2f}x slower)")
-        beside = statistics.median(times["dot beside a transfer"]) / statistics.median(times["dot"])
-        slower = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
+        beside = derived[case]["dot_beside_a_transfer_slowdown"]
+        slower = derived[case]["permute_beside_compute_slowdown"]
         print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone, a permute beside compute "
               f"{slower:.2f}x (the simulator: both {transfer_slowdown(machine, world):.2f}x; by the CPU time "
               f"{transfer_slowdown(machines['CPU time'], world):.2f}x)")
