@@ -217,9 +217,10 @@ def computing(n: int = 256, timeout: float = 60.0) -> Iterator[None]:
 
 
 def measure_beside_compute(fn: Callable[[], Any], repeats: int = 5, n: int = 256, timeout: float = 60.0) -> float:
-    """The median time of `fn` while a thread of this process computes (`computing`) over its
-    median time alone (`repeats` of each, alternating). For a transfer, every rank of its group
-    calls this at once: each computes beside its transfers, as devices running in step do."""
+    """How many times longer `fn` takes while a thread of this process computes (`computing`)
+    than alone: the median over `repeats` pairs, each timed alone then beside (a loaded machine's
+    drift weighs on both of a pair alike). For a transfer, every rank of its group calls this at
+    once: each computes beside its transfers, as devices running in step do."""
     fn()  # warm-up
     alone, beside = [], []
     for _ in range(repeats):
@@ -230,7 +231,7 @@ def measure_beside_compute(fn: Callable[[], Any], repeats: int = 5, n: int = 256
             start = time.perf_counter()
             fn()
             beside.append(time.perf_counter() - start)
-    return statistics.median(beside) / statistics.median(alone)
+    return statistics.median(b / a for a, b in zip(alone, beside))
 
 
 def transfer_cpu_from_slowdown(slowdown: float, devices: int, machine: Any) -> float:

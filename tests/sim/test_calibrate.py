@@ -59,7 +59,7 @@ def test_compute_and_memory_probes_return_rates():
 
 def test_beside_compute_times_the_call_alone_and_beside_a_computing_thread():
     """The calls alternate alone / beside a thread computing (one more thread alive, stopped after
-    each), a sleep (no CPU) comes out about as long beside it; the slowdown is their medians'."""
+    each), a sleep (no CPU) comes out about as long beside it."""
     base = threading.active_count()
     counts: list[int] = []
 
