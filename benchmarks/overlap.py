@@ -40,12 +40,13 @@ medium's bandwidth and latency from the timed ring permutes (N shards through th
 each collective's own bandwidth (`collective_bandwidth`: gloo's reduce_scatter moves its bytes
 ~2.5x slower than the permutes) from its time through the cost model's algorithm
 (loom.sim.calibrate.effective_bandwidth); and the share of a core a transfer keeps busy
-(`transfer_cpu`): compute and the transfers it overlaps share the cores, both slowed alike
-(loom.sim.cost.transfer_slowdown), its share found from the shard's permute timed beside a thread
-computing against alone (loom.sim.calibrate.transfer_cpu_from_slowdown). The same programs are
-also simulated with the share from the permute's CPU time instead, with transfers needing no CPU,
-and on the medium alone (every collective at the permutes' rate, transfers needing no CPU): the
-effect of each term; the measured slowdown of a dot beside a transfer checks the shared cores.
+(`transfer_cpu`, the permute's CPU time over its time): compute and the transfers it overlaps
+share the cores, both slowed alike (loom.sim.cost.transfer_slowdown). The same programs are also
+simulated with the share found from the shard's permute timed beside a thread computing against
+alone instead (loom.sim.calibrate.transfer_cpu_from_slowdown), with transfers needing no CPU, and
+on the medium alone (every collective at the permutes' rate, transfers needing no CPU): the
+effect of each term; the measured slowdowns of a dot beside a transfer and of a permute beside
+compute check the shared cores' one factor.
 
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 15] [--ffn F ...]
 
@@ -333,10 +334,10 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
     bandwidth is the ring permute's (every rank sending a shard at once) world · shard bytes over
     its time past the latency (the 4-byte permute's). `calibrated`: also each collective's own
     bandwidth (the all_gather's and the reduce_scatter's times through the cost model's algorithm,
-    loom.sim.calibrate.effective_bandwidth) and the CPU a transfer keeps busy, from the shard's
-    permute timed beside compute against alone (loom.sim.calibrate.transfer_cpu_from_slowdown);
-    without, the medium's bandwidth for every collective and transfers that need no CPU."""
-    from loom.sim.calibrate import effective_bandwidth, transfer_cpu_from_slowdown
+    loom.sim.calibrate.effective_bandwidth) and the share of a core a transfer keeps busy (the
+    shard's permute's CPU time over its time); without, the medium's bandwidth for every
+    collective and transfers that need no CPU."""
+    from loom.sim.calibrate import effective_bandwidth
     from loom.sim.machine import Machine
     times = out["times"]
     shard = sizes["seq"] // world * sizes["hidden"] * 4
@@ -355,13 +356,12 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
         return machine.with_(name=machine.name.replace("(calibrated)", "(the medium's rate for every collective)"))
     rates = {kind: effective_bandwidth(kind, world * shard, world, statistics.median(times[kind]), machine)
              for kind in ("all_gather", "reduce_scatter")}
-    slowdown = paired_slowdown(times, "permute shard beside compute", "permute shard")
-    return machine.with_(collective_bandwidth=rates, transfer_cpu=transfer_cpu_from_slowdown(slowdown, world, machine))
+    return machine.with_(collective_bandwidth=rates, transfer_cpu=min(out["transfer_cpu_share"], 0.9))
 
 
 def paired_slowdown(times: dict[str, list[float]], slower: str, than: str) -> float:
-    """The median over the rounds of `slower`'s time over `than`'s in the same round (timed minutes
-    apart, a loaded machine's drift would weigh on a ratio of medians)."""
+    """The median over the rounds of `slower`'s time over `than`'s in the same round (timed moments
+    apart: a loaded machine's drift from round to round weighs on both alike)."""
     return statistics.median(s / t for s, t in zip(times[slower], times[than]))
 
 
@@ -442,6 +442,7 @@ def run(args: argparse.Namespace) -> int:
                                 "link": f"tbf rate {args.rate} burst {args.burst}" if args.inside else "unthrottled"})
     predictions, derived = {}, {}
     from loom.sim import simulate
+    from loom.sim.calibrate import transfer_cpu_from_slowdown
     from loom.sim.cost import transfer_slowdown
     for world in args.worlds:
         out = launch(world, {**sizes_of, "ffn": widths.get(world, 0)}, steps, args.comm_ratio or (world - 1) / world,
@@ -456,12 +457,14 @@ def run(args: argparse.Namespace) -> int:
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
         two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
         programs = variants(world, sizes)
-        # the simulator on the rig as calibrated; with the transfers' CPU from their CPU time instead
-        # of from the permute beside compute; with transfers that need no CPU (compute and transfers
-        # not sharing the cores); and on the medium alone (every collective at the permutes' rate)
+        # the simulator on the rig as calibrated; with the transfers' CPU from the permute beside
+        # compute instead of its CPU time (the model's inverse); with transfers that need no CPU
+        # (compute and transfers not sharing the cores); and on the medium alone (every collective
+        # at the permutes' rate)
         calibrated = calibrated_machine(world, sizes, out)
-        machines = {"calibrated": calibrated,
-                    "CPU time": calibrated.with_(transfer_cpu=min(out["transfer_cpu_share"], 0.9)),
+        probe = transfer_cpu_from_slowdown(paired_slowdown(times, "permute shard beside compute", "permute shard"),
+                                           world, calibrated)
+        machines = {"calibrated": calibrated, "permute probe": calibrated.with_(transfer_cpu=probe),
                     "no transfer CPU": calibrated.with_(transfer_cpu=0.0),
                     "medium only": calibrated_machine(world, sizes, out, calibrated=False)}
         sims = {how: {name: simulate(m, machine) for name, m in programs.items()} for how, machine in machines.items()}
@@ -502,14 +505,13 @@ def run(args: argparse.Namespace) -> int:
               f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
               f"slower; the simulator's sharing: {sharing:.2f}x); the medium "
               f"{machine.link_bandwidth / 1e6:.0f} MB/s ({rates}), latency {fmt(machine.link_latency)}; moving bytes "
-              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank by the permute beside compute "
-              f"({100 * out['transfer_cpu_share']:.0f}% by its CPU time): compute and transfers overlapping "
-              f"{transfer_slowdown(machine, world):.2f}x slower)")
+              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank by its CPU time "
+              f"({100 * machines['permute probe'].transfer_cpu:.0f}% by the permute beside compute): compute and "
+              f"transfers overlapping {transfer_slowdown(machine, world):.2f}x slower)")
         beside = derived[case]["dot_beside_a_transfer_slowdown"]
         slower = derived[case]["permute_beside_compute_slowdown"]
         print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone, a permute beside compute "
-              f"{slower:.2f}x (the simulator: both {transfer_slowdown(machine, world):.2f}x; by the CPU time "
-              f"{transfer_slowdown(machines['CPU time'], world):.2f}x)")
+              f"{slower:.2f}x (the simulator: both {transfer_slowdown(machine, world):.2f}x)")
         for name, t in split.items():
             m = statistics.median(times[name])
             print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
