@@ -15,11 +15,10 @@ What is measured (loom.sim.calibrate's functions, in this process and in two spa
 - collective_bandwidth: the same two processes time gloo's all_gather, reduce_scatter and
   all_reduce of the large size; each kind's bandwidth is the one at which the cost model's
   algorithm takes the measured time (loom.sim.calibrate.effective_bandwidth);
-- transfer_cpu: the share of a core a transfer needs, from the large ping-pong timed while a thread
-  of each process computes against alone (loom.sim.calibrate.measure_beside_compute; compute and
-  transfers on shared cores slow each other, loom.sim.cost.transfer_slowdown, whose inverse,
-  transfer_cpu_from_slowdown, gives the share); where the cores leave room for every thread (no
-  slowdown to learn from), the CPU time the processes spend while the collectives run instead.
+- transfer_cpu: the CPU time the processes spend (every thread) while those collectives run, as a
+  share of a core; compute and transfers on shared cores slow each other by it
+  (loom.sim.cost.transfer_slowdown), which the large ping-pong timed while a thread of each process
+  computes, against alone (loom.sim.calibrate.measure_beside_compute), checks.
 The machine is described as a `switch` (each process one link to the kernel's loopback) whose
 processes share this machine's cores (`cores`: the CPUs this process may run on; the compute
 figures are one process's alone). Its peer, side by side in the output, is the h200 preset the
@@ -51,8 +50,8 @@ from loom.sim.calibrate import (  # noqa: E402
     measure_memory,
     measure_op_overhead,
     ping_pong,
-    transfer_cpu_from_slowdown,
 )
+from loom.sim.cost import transfer_slowdown  # noqa: E402
 from loom.sim.machine import Machine  # noqa: E402
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")  # timed between the two processes
@@ -102,9 +101,7 @@ def main() -> int:
     latency, bandwidth, collectives, cpu_time, slowdown = link_between_two_processes(large, repeats, opts.timeout)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,), op_overhead=overhead, cores=cores)
-    spare = machine.cores >= 4  # a core for each process's compute and transfer thread: nothing slows
-    transfer_cpu = min(cpu_time, 0.9) if spare else transfer_cpu_from_slowdown(slowdown, 2, machine)
-    machine = machine.with_(transfer_cpu=transfer_cpu, collective_bandwidth={
+    machine = machine.with_(transfer_cpu=min(cpu_time, 0.9), collective_bandwidth={
         kind: effective_bandwidth(kind, large, 2, seconds, machine) for kind, seconds in collectives.items()})
     path = machine.save(opts.out)
     peer = Machine.preset("h200")
@@ -127,8 +124,9 @@ def main() -> int:
                    bytes_per_second=machine.bandwidth_of(kind))
     print("collectives: " + ", ".join(f"{kind} {machine.bandwidth_of(kind):.4g} B/s" for kind in collectives)
           + f"; moving bytes keeps {100 * machine.transfer_cpu:.0f}% of a core busy (a transfer beside compute "
-          f"{slowdown:.2f}x slower; the CPU time {100 * cpu_time:.0f}% of a core)")
-    record.write(machine_description=machine.to_json(), peer=peer.to_json())
+          f"measured {slowdown:.2f}x slower, the model {transfer_slowdown(machine, 2):.2f}x)")
+    record.write(machine_description=machine.to_json(), peer=peer.to_json(),
+                 transfer_beside_compute={"measured": slowdown, "model": transfer_slowdown(machine, 2)})
     return 0
 
 
