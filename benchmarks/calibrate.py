@@ -16,7 +16,9 @@ What is measured (loom.sim.calibrate's functions, in this process and in two spa
   all_reduce of the large size; each kind's bandwidth is the one at which the cost model's
   algorithm takes the measured time (loom.sim.calibrate.effective_bandwidth);
 - transfer_cpu: the CPU time the processes spend (every thread) while those collectives run, as a
-  share of a core.
+  share of a core; compute and transfers on shared cores slow each other by it
+  (loom.sim.cost.transfer_slowdown), which the large ping-pong timed while a thread of each process
+  computes, against alone (loom.sim.calibrate.measure_beside_compute), checks.
 The machine is described as a `switch` (each process one link to the kernel's loopback) whose
 processes share this machine's cores (`cores`: the CPUs this process may run on; the compute
 figures are one process's alone). Its peer, side by side in the output, is the h200 preset the
@@ -41,12 +43,15 @@ from bench_common import Record, spawn_ranks  # noqa: E402
 from loom.sim.calibrate import (  # noqa: E402
     MIB,
     effective_bandwidth,
+    measure_beside_compute,
     measure_collective,
     measure_compute,
     measure_link,
     measure_memory,
     measure_op_overhead,
+    ping_pong,
 )
+from loom.sim.cost import transfer_slowdown  # noqa: E402
 from loom.sim.machine import Machine  # noqa: E402
 
 COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")  # timed between the two processes
@@ -66,16 +71,19 @@ def _link_worker(rank: int, port: int, large_bytes: int, repeats: int, timeout: 
         collectives = {kind: measure_collective(kind, large_bytes, repeats=max(3, repeats // 2), timeout=timeout)
                        for kind in COLLECTIVES}
         transfer_cpu = (time.process_time() - cpu) / (time.perf_counter() - wall)
+        link = ping_pong(dist.group.WORLD, 1 - rank, timeout)
+        slowdown = measure_beside_compute(lambda: link(large_bytes), repeats=max(3, repeats // 2), timeout=timeout)
     finally:
         dist.destroy_process_group()
     if rank == 0:
-        results.put((latency, bandwidth, collectives, transfer_cpu))
+        results.put((latency, bandwidth, collectives, transfer_cpu, slowdown))
 
 
-def link_between_two_processes(large_bytes: int, repeats: int, timeout: float) -> tuple[float, float, dict, float]:
-    """(latency, bandwidth, each collective's seconds, the share of a core moving bytes took) as
-    rank 0 measured them; every wait bounded by `timeout`, the whole by twice that and two
-    minutes (start-up: importing torch)."""
+def link_between_two_processes(large_bytes: int, repeats: int,
+                               timeout: float) -> tuple[float, float, dict, float, float]:
+    """(latency, bandwidth, each collective's seconds, the share of a core moving bytes took, the
+    large transfer's slowdown beside compute) as rank 0 measured them; every wait bounded by
+    `timeout`, the whole by twice that and two minutes (start-up: importing torch)."""
     return spawn_ranks(_link_worker, 2, (large_bytes, repeats, timeout), deadline_s=2 * timeout + 120)
 
 
@@ -90,10 +98,10 @@ def main() -> int:
     flops = measure_compute(n, repeats=repeats)
     memory = measure_memory(mem, repeats=repeats)
     overhead = measure_op_overhead(repeats=repeats)
-    latency, bandwidth, collectives, transfer_cpu = link_between_two_processes(large, repeats, opts.timeout)
+    latency, bandwidth, collectives, cpu_time, slowdown = link_between_two_processes(large, repeats, opts.timeout)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     machine = Machine(opts.name, flops, memory, bandwidth, latency, "switch", (2,), op_overhead=overhead, cores=cores)
-    machine = machine.with_(transfer_cpu=min(transfer_cpu, 0.9), collective_bandwidth={
+    machine = machine.with_(transfer_cpu=min(cpu_time, 0.9), collective_bandwidth={
         kind: effective_bandwidth(kind, large, 2, seconds, machine) for kind, seconds in collectives.items()})
     path = machine.save(opts.out)
     peer = Machine.preset("h200")
@@ -115,8 +123,10 @@ def main() -> int:
         record.add(f"gloo {kind}, {large} bytes per process", "torch.distributed", [seconds],
                    bytes_per_second=machine.bandwidth_of(kind))
     print("collectives: " + ", ".join(f"{kind} {machine.bandwidth_of(kind):.4g} B/s" for kind in collectives)
-          + f"; moving bytes keeps {100 * machine.transfer_cpu:.0f}% of a core busy")
-    record.write(machine_description=machine.to_json(), peer=peer.to_json())
+          + f"; moving bytes keeps {100 * machine.transfer_cpu:.0f}% of a core busy (a transfer beside compute "
+          f"measured {slowdown:.2f}x slower, the model {transfer_slowdown(machine, 2):.2f}x)")
+    record.write(machine_description=machine.to_json(), peer=peer.to_json(),
+                 transfer_beside_compute={"measured": slowdown, "model": transfer_slowdown(machine, 2)})
     return 0
 
 

@@ -40,9 +40,13 @@ medium's bandwidth and latency from the timed ring permutes (N shards through th
 each collective's own bandwidth (`collective_bandwidth`: gloo's reduce_scatter moves its bytes
 ~2.5x slower than the permutes) from its time through the cost model's algorithm
 (loom.sim.calibrate.effective_bandwidth); and the share of a core a transfer keeps busy
-(`transfer_cpu`), which slows the compute it overlaps. The same programs are also simulated on the
-medium alone (every collective at the permutes' rate, transfers needing no CPU), the description
-before those two terms; the measured slowdown of a dot beside a transfer checks the second.
+(`transfer_cpu`, the permute's CPU time over its time): compute and the transfers it overlaps
+share the cores, both slowed alike (loom.sim.cost.transfer_slowdown). The same programs are also
+simulated with the share found from the shard's permute timed beside a thread computing against
+alone instead (loom.sim.calibrate.transfer_cpu_from_slowdown), with transfers needing no CPU, and
+on the medium alone (every collective at the permutes' rate, transfers needing no CPU): the
+effect of each term; the measured slowdowns of a dot beside a transfer and of a permute beside
+compute check the shared cores' one factor.
 
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 15] [--ffn F ...]
 
@@ -61,7 +65,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -203,6 +206,7 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     import torch
     torch.set_num_threads(1)
     from loom.runtime.distributed import PartitionedProgram, communicator, initialize, shutdown
+    from loom.sim.calibrate import computing
     from loom.sim.timeline import Timeline
     initialize(f"127.0.0.1:{port}", world, rank, timeout_s=300)
     comm = communicator()
@@ -244,19 +248,10 @@ def measure(rank: int, world: int, port: int, sizes: dict[str, int], steps: int,
     permute_beside: list[float] = []
 
     def permute_beside_compute() -> None:
-        stop = threading.Event()
-
-        def compute_until_stopped() -> None:
-            while not stop.is_set():
-                np.matmul(a, b)
-
-        worker = threading.Thread(target=compute_until_stopped)
-        worker.start()
-        t = time.perf_counter()
-        comm.collective_permute(rank, args[0], ring)
-        permute_beside.append(time.perf_counter() - t)
-        stop.set()
-        worker.join(timeout=60)
+        with computing():
+            t = time.perf_counter()
+            comm.collective_permute(rank, args[0], ring)
+            permute_beside.append(time.perf_counter() - t)
 
     timed |= {"dot": lambda: np.matmul(a, b), "dot beside a transfer": dot_beside_a_transfer,
               "permute shard beside compute": permute_beside_compute}
@@ -339,8 +334,9 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
     bandwidth is the ring permute's (every rank sending a shard at once) world · shard bytes over
     its time past the latency (the 4-byte permute's). `calibrated`: also each collective's own
     bandwidth (the all_gather's and the reduce_scatter's times through the cost model's algorithm,
-    loom.sim.calibrate.effective_bandwidth) and the CPU a transfer keeps busy; without, the
-    medium's bandwidth for every collective and transfers that need no CPU."""
+    loom.sim.calibrate.effective_bandwidth) and the share of a core a transfer keeps busy (the
+    shard's permute's CPU time over its time); without, the medium's bandwidth for every
+    collective and transfers that need no CPU."""
     from loom.sim.calibrate import effective_bandwidth
     from loom.sim.machine import Machine
     times = out["times"]
@@ -361,6 +357,12 @@ def calibrated_machine(world: int, sizes: dict[str, int], out: dict[str, Any], c
     rates = {kind: effective_bandwidth(kind, world * shard, world, statistics.median(times[kind]), machine)
              for kind in ("all_gather", "reduce_scatter")}
     return machine.with_(collective_bandwidth=rates, transfer_cpu=min(out["transfer_cpu_share"], 0.9))
+
+
+def paired_slowdown(times: dict[str, list[float]], slower: str, than: str) -> float:
+    """The median over the rounds of `slower`'s time over `than`'s in the same round (timed moments
+    apart: a loaded machine's drift from round to round weighs on both alike)."""
+    return statistics.median(s / t for s, t in zip(times[slower], times[than]))
 
 
 def shared_rates(world: int, calibration: dict[str, dict[str, float]]) -> dict[str, float]:
@@ -440,6 +442,7 @@ def run(args: argparse.Namespace) -> int:
                                 "link": f"tbf rate {args.rate} burst {args.burst}" if args.inside else "unthrottled"})
     predictions, derived = {}, {}
     from loom.sim import simulate
+    from loom.sim.calibrate import transfer_cpu_from_slowdown
     from loom.sim.cost import transfer_slowdown
     for world in args.worlds:
         out = launch(world, {**sizes_of, "ffn": widths.get(world, 0)}, steps, args.comm_ratio or (world - 1) / world,
@@ -454,9 +457,15 @@ def run(args: argparse.Namespace) -> int:
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
         two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
         programs = variants(world, sizes)
-        # the simulator on the rig as calibrated, and on the medium alone (every collective at the
-        # permutes' rate, transfers needing no CPU), the description before the collectives' rates
-        machines = {"calibrated": calibrated_machine(world, sizes, out),
+        # the simulator on the rig as calibrated; with the transfers' CPU from the permute beside
+        # compute instead of its CPU time (the model's inverse); with transfers that need no CPU
+        # (compute and transfers not sharing the cores); and on the medium alone (every collective
+        # at the permutes' rate)
+        calibrated = calibrated_machine(world, sizes, out)
+        probe = transfer_cpu_from_slowdown(paired_slowdown(times, "permute shard beside compute", "permute shard"),
+                                           world, calibrated)
+        machines = {"calibrated": calibrated, "permute probe": calibrated.with_(transfer_cpu=probe),
+                    "no transfer CPU": calibrated.with_(transfer_cpu=0.0),
                     "medium only": calibrated_machine(world, sizes, out, calibrated=False)}
         sims = {how: {name: simulate(m, machine) for name, m in programs.items()} for how, machine in machines.items()}
         errors = {how: {name: p.step_time / statistics.median(times[name]) - 1 for name, p in sim.items()}
@@ -469,8 +478,7 @@ def run(args: argparse.Namespace) -> int:
         alone, together = out["calibration"]["alone"], out["calibration"]["together"]
         steps_of = {how: {name: p.step_time for name, p in sim.items()} for how, sim in sims.items()}
         predictions[case] = {"machine": machine.to_json(), "machine_medium_only": machines["medium only"].to_json(),
-                             "predicted_step": steps_of["calibrated"],
-                             "predicted_step_medium_only": steps_of["medium only"],
+                             "predicted_step": steps_of["calibrated"], "predicted_steps": steps_of,
                              "predicted_undecomposed": split, "calibration_every_rank_at_once": together}
         derived[case] = {"sizes": sizes, "speedup": speedup, "speedup_two_way": two_way, "compute": compute,
                          "communication": comm,
@@ -481,11 +489,10 @@ def run(args: argparse.Namespace) -> int:
                          "max_abs_difference": out["max_abs_difference"], "threads": out["threads"],
                          "compute_sharing_measured": alone["peak_flops"] / together["peak_flops"],
                          "transfer_cpu_share": out["transfer_cpu_share"],
-                         "dot_beside_a_transfer_slowdown": statistics.median(times["dot beside a transfer"])
-                         / statistics.median(times["dot"]),
+                         "dot_beside_a_transfer_slowdown": paired_slowdown(times, "dot beside a transfer", "dot"),
                          "transfer_slowdown_simulated": transfer_slowdown(machine, world),
-                         "permute_beside_compute_slowdown": statistics.median(times["permute shard beside compute"])
-                         / statistics.median(times["permute shard"])}
+                         "permute_beside_compute_slowdown": paired_slowdown(times, "permute shard beside compute",
+                                                                            "permute shard")}
         print(f"\n{case} on {CORES} cores ({sizes}, {steps} steps; load {load_average():.1f}; "
               f"intra-op threads per process {out['threads']})")
         for name, ts in times.items():
@@ -498,19 +505,20 @@ def run(args: argparse.Namespace) -> int:
               f"{together['peak_flops']:.3g} every rank at once ({alone['peak_flops'] / together['peak_flops']:.2f}x "
               f"slower; the simulator's sharing: {sharing:.2f}x); the medium "
               f"{machine.link_bandwidth / 1e6:.0f} MB/s ({rates}), latency {fmt(machine.link_latency)}; moving bytes "
-              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank (compute beside it "
-              f"{transfer_slowdown(machine, world):.2f}x slower)")
-        beside = statistics.median(times["dot beside a transfer"]) / statistics.median(times["dot"])
-        slower = statistics.median(times["permute shard beside compute"]) / statistics.median(times["permute shard"])
-        print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone (the simulator: "
-              f"{transfer_slowdown(machine, world):.2f}x); a permute beside compute {slower:.2f}x (the simulator: 1)")
+              f"keeps {100 * machine.transfer_cpu:.0f}% of a core busy per rank by its CPU time "
+              f"({100 * machines['permute probe'].transfer_cpu:.0f}% by the permute beside compute): compute and "
+              f"transfers overlapping {transfer_slowdown(machine, world):.2f}x slower)")
+        beside = derived[case]["dot_beside_a_transfer_slowdown"]
+        slower = derived[case]["permute_beside_compute_slowdown"]
+        print(f"  a dot beside a transfer measured {beside:.2f}x slower than alone, a permute beside compute "
+              f"{slower:.2f}x (the simulator: both {transfer_slowdown(machine, world):.2f}x)")
         for name, t in split.items():
             m = statistics.median(times[name])
             print(f"  simulator: {name} alone {fmt(t)} (measured {fmt(m)}, {100 * (t / m - 1):+.0f}%)")
         for name in programs:
+            others = "; ".join(f"{how} {100 * e[name]:+.0f}%" for how, e in errors.items() if how != "calibrated")
             print(f"  simulator: {name:30s} {fmt(predicted[name].step_time)} (measured "
-                  f"{fmt(statistics.median(times[name]))}, {100 * errors['calibrated'][name]:+.0f}%; "
-                  f"the medium only {100 * errors['medium only'][name]:+.0f}%)")
+                  f"{fmt(statistics.median(times[name]))}, {100 * errors['calibrated'][name]:+.0f}%; {others})")
         print(f"  values: largest |decomposed - undecomposed| = {out['max_abs_difference']}")
         if args.plot:
             stamp = time.strftime("%Y%m%d-%H%M")

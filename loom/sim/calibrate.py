@@ -23,13 +23,21 @@ processes it runs in (benchmarks/calibrate.py writes a Machine from them).
 - `effective_bandwidth(kind, nbytes, group_size, seconds, machine)`: the bandwidth at which the
   cost model's algorithm for collective `kind` takes the measured `seconds` on `machine` (its
   latency steps kept): Machine.collective_bandwidth's entry for a runtime's implementation of it.
+- `measure_beside_compute(fn, repeats=5, n=256)`: how many times longer `fn` (a transfer) takes
+  while a thread of this process computes (numpy matmuls; `computing(n)`, that thread around a
+  block) than alone: a transfer's CPU meeting the compute on shared cores.
+- `transfer_cpu_from_slowdown(slowdown, devices, machine)`: the transfers' CPU (Machine.transfer_cpu)
+  at which the cost model's core sharing (loom.sim.cost.transfer_slowdown) slows a transfer beside
+  compute, or compute beside a transfer, by the measured `slowdown` on `devices` devices.
 """
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -187,5 +195,60 @@ def effective_bandwidth(kind: str, nbytes: float, group_size: int, seconds: floa
     return per_byte / (seconds - latency)
 
 
-__all__ = ["effective_bandwidth", "measure_collective", "measure_compute", "measure_link", "measure_memory",
-           "measure_op_overhead", "ping_pong"]
+@contextlib.contextmanager
+def computing(n: int = 256, timeout: float = 60.0) -> Iterator[None]:
+    """A thread of this process computing n x n numpy matmuls (which release the GIL) while the
+    block runs; stopped after it, joined within `timeout`."""
+    a, stop = np.ones((n, n), np.float32), threading.Event()
+
+    def compute() -> None:
+        while not stop.is_set():
+            np.matmul(a, a)
+
+    worker = threading.Thread(target=compute, daemon=True)
+    worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError(f"computing: the compute thread did not stop within {timeout} s")
+
+
+def measure_beside_compute(fn: Callable[[], Any], repeats: int = 5, n: int = 256, timeout: float = 60.0) -> float:
+    """How many times longer `fn` takes while a thread of this process computes (`computing`)
+    than alone: the median over `repeats` pairs, each timed alone then beside (a loaded machine's
+    drift weighs on both of a pair alike). For a transfer, every rank of its group calls this at
+    once: each computes beside its transfers, as devices running in step do."""
+    fn()  # warm-up
+    alone, beside = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        alone.append(time.perf_counter() - start)
+        with computing(n, timeout):
+            start = time.perf_counter()
+            fn()
+            beside.append(time.perf_counter() - start)
+    return statistics.median(b / a for a, b in zip(alone, beside))
+
+
+def transfer_cpu_from_slowdown(slowdown: float, devices: int, machine: Any) -> float:
+    """The share of a core u at which loom.sim.cost.transfer_slowdown(machine.with_(transfer_cpu=u),
+    devices) equals the measured `slowdown` (a transfer timed beside compute against alone): its
+    inverse, u = a0·(slowdown - 1)/(a0/a1 - 1). A slowdown below 1 (noise) gives 0; one beyond the
+    model's most, a0/a1 (a transfer copying all of its time), gives the most u the model and the
+    Machine allow, min(a0, 0.9)."""
+    from loom.sim.cost import thread_shares
+
+    alone, beside = thread_shares(machine, devices)
+    if alone == beside:
+        raise ValueError(f"transfer_cpu_from_slowdown: {devices} devices on {machine.cores or devices} cores have a "
+                         "core for every compute and transfer thread: the model slows neither, no share of a core "
+                         "fits a slowdown")
+    return min(alone, 0.9, max(0.0, alone * (slowdown - 1.0) / (alone / beside - 1.0)))
+
+
+__all__ = ["computing", "effective_bandwidth", "measure_beside_compute", "measure_collective", "measure_compute",
+           "measure_link", "measure_memory", "measure_op_overhead", "ping_pong", "transfer_cpu_from_slowdown"]

@@ -30,9 +30,11 @@ along axis a (N = prod n_a); each axis is a ring whose links carry data both way
   V·(N-1)·groups / W (each of the N devices receives V·(N-1)/N; all_to_all and broadcast alike).
 - cores (`core_share`): N devices running in step on C < N shared cores each get C/N of a core,
   so every op that computes takes N/C of its time alone.
-- transfer CPU (`transfer_slowdown`): a device's transfers keep `Machine.transfer_cpu` of a core
-  busy while in flight; where the cores (C for N devices) leave no room for it, the compute
-  overlapping them runs slower: min(1, C/N) / min(1, max((C - N·u)/N, C/(2N))) times.
+- transfer CPU (`transfer_slowdown`): a device's transfers keep `Machine.transfer_cpu` (u) of a
+  core busy while in flight; where the cores (C for N devices) leave no room for both, compute and
+  the transfers it overlaps share them and both run sigma = 1 + min(1, u/a0)·(a0/a1 - 1) times
+  slower, a0 = min(1, C/N) and a1 = min(1, C/(2N)) a thread's share of a core without and with
+  the other.
 - calibrated collectives (`Machine.collective_bandwidth`): a kind's algorithm above, its bytes
   at the bandwidth measured for that kind (an implementation slower than the model's ring keeps
   the model's latency steps and pays for its bytes at its own rate).
@@ -293,17 +295,25 @@ def core_share(machine: Machine, devices: int) -> float:
 
 
 def transfer_slowdown(machine: Machine, devices: int) -> float:
-    """How many times longer an op that computes takes while its device's transfers are in flight
-    than while none is, when `devices` run in step on the machine's cores (C; one per device when
-    `cores` is 0) and each device's transfers keep `transfer_cpu` (u) of a core busy. The cores are
-    shared fairly among the threads that want them (water-filling): a transfer thread wanting less
-    than its fair share gets what it wants, the compute threads share the rest, so a compute thread
-    gets min(1, max((C - N·u) / N, C / (2·N))) of a core, against min(1, C / N) without
-    transfers."""
+    """How many times longer both an op that computes and a transfer in flight take while they
+    overlap on a device than either alone, when `devices` (N) run in step on the machine's cores
+    (C; one per device when `cores` is 0) and a transfer alone keeps `transfer_cpu` (u) of a core
+    busy. A transfer alternates between copying bytes (a thread that wants a whole core) and
+    waiting on the wire. Alone, the N copying threads share the cores, each a0 = min(1, C/N) of
+    one, so a transfer copies u/a0 of its time; beside compute, each copying thread shares with a
+    compute thread too, a1 = min(1, C/(2N)): the copies take a0/a1 times longer and the transfer
+    1 + (u/a0)·(a0/a1 - 1) times. The compute loses those same shares while the copies run, which
+    stretches it by the same factor: sigma = 1 + min(1, u/a0)·(a0/a1 - 1) (1 with cores for both)."""
+    alone, beside = thread_shares(machine, devices)
+    return 1.0 + min(1.0, machine.transfer_cpu / alone) * (alone / beside - 1.0)
+
+
+def thread_shares(machine: Machine, devices: int) -> tuple[float, float]:
+    """The share of a core a thread of each of `devices` running in step gets on the machine's
+    cores (one per device when `cores` is 0): with one thread per device, and with two
+    (transfer_slowdown's a0 and a1)."""
     cores = machine.cores or devices
-    alone = min(1.0, cores / devices)
-    with_transfers = min(1.0, max((cores - devices * machine.transfer_cpu) / devices, cores / (2 * devices)))
-    return alone / with_transfers
+    return min(1.0, cores / devices), min(1.0, cores / (2 * devices))
 
 
 @dataclass(frozen=True)
@@ -461,4 +471,4 @@ def collective_matmul_decision(collective: Operation, dot: Operation, machine: M
 __all__ = ["COLLECTIVES", "Decision", "closed_form_decision", "collective_matmul_decision", "collective_of",
            "collective_time", "collective_time_on", "core_share", "group_axes", "hops", "op_bytes", "op_flops",
            "op_time", "permute_loads", "ring_positions", "route", "roofline_time", "shared_bytes", "tensor_bytes",
-           "torus_shape", "transfer_slowdown", "windowed_einsum_decision"]
+           "thread_shares", "torus_shape", "transfer_slowdown", "windowed_einsum_decision"]

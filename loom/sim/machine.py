@@ -32,8 +32,9 @@ class Machine:
     slower than the model's ring, as gloo's reduce_scatter; measured by
     loom.sim.calibrate.effective_bandwidth; a mapping, kept as sorted (kind, B/s) pairs);
     `transfer_cpu`: the fraction of a core each device's transfers keep busy while in flight (a
-    CPU runtime's communication threads copying bytes), taken from the compute the device
-    overlaps with them when its share of the cores leaves no room (simulate's doc)."""
+    CPU runtime's communication threads copying bytes): where the device's share of the cores
+    leaves no room for it beside the device's compute, the two slow each other alike
+    (cost.transfer_slowdown; measured by loom.sim.calibrate.transfer_cpu_from_slowdown)."""
 
     name: str
     peak_flops: float

@@ -29,8 +29,8 @@ axis, all drawn on the direction's lane).
 - Shared cores (`Machine.cores` C below the partitions N): the devices run in step, so each
   computes while the others do, and every op on the compute lane takes N/C of its time
   (cost.core_share). A device's transfers keep `Machine.transfer_cpu` of a core busy until their
-  last byte is sent; compute overlapping them takes cost.transfer_slowdown times longer (1 where
-  the cores have room for both).
+  last byte is sent; while compute overlaps them, both run cost.transfer_slowdown times slower
+  (the compute's op and the link's bytes alike; 1 where the cores have room for both).
 - `stablehlo.while` runs its condition and body once per iteration, the trip count read from
   constant bounds (an induction variable compared against a constant, started from a constant,
   stepped by a constant); `stablehlo.case` / `stablehlo.if` take their slowest branch;
@@ -116,18 +116,18 @@ class _Link:
         link.now, link.active, link.sent = self.now, dict(self.active), dict(self.sent)
         return link
 
-    def _advance(self, until: float) -> bool:
-        """Bring the transfers to `until` or to the first one finishing before it; whether one
-        finished."""
+    def _advance(self, until: float, rate: float = 1.0) -> bool:
+        """Bring the transfers to `until` or to the first one finishing before it, the link moving
+        `rate` of its bandwidth meanwhile; whether one finished."""
         if not self.active:
             self.now = max(self.now, until)
             return False
         share = len(self.active)
         key, least = min(self.active.items(), key=lambda kv: kv[1])
-        finish = self.now + least * share
+        finish = self.now + least * share / rate
         step = min(finish, until) - self.now
         for k in self.active:
-            self.active[k] -= step / share
+            self.active[k] -= step * rate / share
         self.now += step
         if finish <= until:
             del self.active[key]
@@ -148,6 +148,20 @@ class _Link:
         while key not in self.sent:
             self._advance(math.inf)
         return self.sent.pop(key)
+
+    def left(self, at: float) -> float:
+        """Seconds of the whole link's bandwidth the transfers in flight still need at `at`."""
+        while self._advance(max(at, self.now)):
+            pass
+        return sum(self.active.values())
+
+    def dilate(self, start: float, end: float, slowdown: float) -> None:
+        """The transfers move `slowdown` times slower from `start` to `end` (their device's compute
+        takes part of the cores their copies need)."""
+        while self._advance(max(start, self.now)):
+            pass
+        while self._advance(max(end, self.now), 1.0 / slowdown):
+            pass
 
     def free(self) -> float:
         """When every transfer in flight has finished."""
@@ -251,23 +265,26 @@ class _Device:
             key = id(op)
             if key not in self.cache:
                 self.cache[key] = op_time(op, self.machine) * core_share(self.machine, self.num_partitions)
-            seconds = self.slowed(self.cache[key])
+            seconds = self.beside_transfers(self.cache[key])
             self.span("compute", op, self.clock, self.clock + seconds)
             self.clock += seconds
             self.compute += seconds
             self.flops += op_flops(op)
             self.charge(op, seconds)
 
-    def slowed(self, seconds: float) -> float:
-        """The time of `seconds` of compute starting now, the part of it that overlaps this
-        device's transfers in flight (until their last bytes are sent) `transfer_slowdown` times
-        longer."""
-        if not self.machine.transfer_cpu:
-            return seconds
-        busy = max((link.copy().free() for link in self.links.values() if link.active), default=self.clock)
+    def beside_transfers(self, seconds: float) -> float:
+        """The time of `seconds` of compute starting now. While this device's transfers are in
+        flight, it and they share the cores and both run `transfer_slowdown` (sigma) times slower
+        until the first of them is done: the compute overlaps min(seconds, the links' most work
+        left) of its own for sigma times that, and every busy link is dilated over that time."""
         slowdown = transfer_slowdown(self.machine, self.num_partitions)
-        overlapped = max(0.0, busy - self.clock)
-        return seconds * slowdown if seconds * slowdown <= overlapped else overlapped + seconds - overlapped / slowdown
+        busy = [link for link in self.links.values() if link.active]
+        if slowdown == 1.0 or not busy:
+            return seconds
+        overlapped = min(seconds, max(link.left(self.clock) for link in busy))
+        for link in busy:
+            link.dilate(self.clock, self.clock + overlapped * slowdown, slowdown)
+        return overlapped * slowdown + seconds - overlapped
 
     def permute(self, op: Operation) -> tuple[tuple[float, float], tuple[str, int]]:
         """This device's transfer ((latency, seconds of its link's whole bandwidth)) and link (the

@@ -13,11 +13,15 @@ import math
 import multiprocessing as mp
 import queue
 import socket
+import threading
+import time
 
 import pytest
 
 from loom.sim.calibrate import (
+    computing,
     effective_bandwidth,
+    measure_beside_compute,
     measure_collective,
     measure_compute,
     measure_link,
@@ -51,6 +55,24 @@ def test_compute_and_memory_probes_return_rates():
     for rate in (measure_compute(64, repeats=1), measure_memory(1 << 20, repeats=1),
                  1 / measure_op_overhead(calls=10, repeats=1)):
         assert math.isfinite(rate) and rate > 0
+
+
+def test_beside_compute_times_the_call_alone_and_beside_a_computing_thread():
+    """The calls alternate alone / beside a thread computing (one more thread alive, stopped after
+    each), a sleep (no CPU) comes out about as long beside it."""
+    base = threading.active_count()
+    counts: list[int] = []
+
+    def sleep() -> None:
+        counts.append(threading.active_count())
+        time.sleep(0.02)
+
+    slowdown = measure_beside_compute(sleep, repeats=3, n=64)
+    assert counts == [base] + [base, base + 1] * 3 and threading.active_count() == base
+    assert 0.5 < slowdown < 2.0
+    with pytest.raises(ZeroDivisionError), computing(64):
+        raise ZeroDivisionError  # the block's error comes through, the thread is stopped
+    assert threading.active_count() == base
 
 
 def _worker(rank: int, world: int, port: int, results: mp.Queue) -> None:

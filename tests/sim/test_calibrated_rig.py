@@ -1,14 +1,15 @@
 """loom.sim on a rig described by measurement: collectives priced at the bandwidth calibrated for
 their kind (Machine.collective_bandwidth, found by loom.sim.calibrate.effective_bandwidth), and
-transfers that keep part of a core busy (Machine.transfer_cpu), slowing the compute they overlap
-where the cores leave no room; against closed forms."""
+transfers that keep part of a core busy (Machine.transfer_cpu), so that compute and the transfers
+it overlaps, sharing cores that leave no room for both, slow each other alike; against closed
+forms."""
 
 from __future__ import annotations
 
 import pytest
 
 import loom
-from loom.sim.calibrate import effective_bandwidth
+from loom.sim.calibrate import effective_bandwidth, transfer_cpu_from_slowdown
 from loom.sim.cost import collective_time, op_time, transfer_slowdown
 from loom.sim.machine import Machine
 from loom.sim.simulate import simulate
@@ -88,28 +89,107 @@ ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> ten
 }"""
 
 
-# (cores, transfer_cpu, the slowdown by hand): 4 devices; a compute thread's core share with
-# transfers in flight min(1, max((C - 4u) / 4, C / 8)) against min(1, C / 4) without
-SLOWDOWNS = [(2, 0.2, 0.5 / 0.3), (2, 0.45, 0.5 / 0.25), (1, 0.2, 0.25 / 0.125), (0, 0.2, 1 / 0.8), (4, 0.2, 1 / 0.8),
-             (8, 0.2, 1.0), (2, 0.0, 1.0)]
+# (cores, transfer_cpu, the slowdown by hand): 4 devices; a thread's share of a core a0 = min(1, C/4)
+# with one thread per device, a1 = min(1, C/8) with two; sigma = 1 + min(1, u/a0)·(a0/a1 - 1)
+SLOWDOWNS = [(2, 0.2, 1 + 0.4 * 1), (2, 0.45, 1 + 0.9 * 1), (1, 0.2, 1 + 0.8 * 1), (1, 0.5, 2.0), (0, 0.2, 1.2),
+             (4, 0.2, 1.2), (8, 0.2, 1.0), (2, 0.0, 1.0)]
 
 
 @pytest.mark.parametrize("cores,cpu,slowdown", SLOWDOWNS)
 @pytest.mark.parametrize("bandwidth", [1e6, 1e10])
-def test_compute_overlapping_a_transfer_shares_the_cores_with_it(cores, cpu, slowdown, bandwidth):
+def test_compute_and_a_transfer_overlapping_share_the_cores(cores, cpu, slowdown, bandwidth):
     """4 devices on C cores, each sending a 4 KiB shard (its bytes on the medium for
-    B = 4·4096/W) while it computes a dot: the dot runs `slowdown` times longer while the bytes
-    are in flight and at its own pace after (W = 1e10: B is shorter than the dot; W = 1e6: the
-    dot is overlapped whole); the exponential after the wait is not slowed."""
+    B = 4·4096/W) while it computes a dot (D): both run sigma times slower until the first is
+    done, the other at its own pace after: the overlap lasts sigma·min(D, B), the dot ends at
+    sigma·min(D, B) + D - min(D, B) and the bytes at sigma·min(D, B) + B - min(D, B)
+    (W = 1e10: the bytes are sent first; W = 1e6: the dot is overlapped whole); the exponential
+    after the wait is not slowed."""
     module = loom.ir.parse(ASYNC)
     machine = _shared(4, cores=cores, link_bandwidth=bandwidth, op_overhead=1e-5, transfer_cpu=cpu)
     assert transfer_slowdown(machine, 4) == pytest.approx(slowdown)
+    if slowdown > 1:  # the inverse, up to a transfer copying all of its time (u = a0)
+        assert transfer_cpu_from_slowdown(slowdown, 4, machine) == pytest.approx(min(cpu, (cores or 4) / 4, 1))
     share = max(1.0, 4 / cores) if cores else 1.0
     dot, exp = (next(op for op in module.walk() if op.name == name)
                 for name in ("stablehlo.dot_general", "stablehlo.exponential"))
     t_dot, t_exp = op_time(dot, machine) * share, op_time(exp, machine) * share
     sending = 4 * 1024 * 4 / bandwidth
-    dot_end = t_dot * slowdown if t_dot * slowdown <= sending else sending + t_dot - sending / slowdown
+    both = min(t_dot, sending)
+    dot_end, sent = slowdown * both + t_dot - both, slowdown * both + sending - both
     p = simulate(module, machine, num_partitions=4)
-    assert p.step_time == pytest.approx(max(dot_end, sending + LATENCY) + t_exp)
+    assert p.step_time == pytest.approx(max(dot_end, sent + LATENCY) + t_exp)
     assert p.compute_time == pytest.approx(dot_end + t_exp)
+
+
+# a transfer issued part-way through the compute: 2 dots, the permute between them, a third dot
+# after its wait; 2 devices on 1 core (a0 = 1/2, a1 = 1/4: sigma = 1 + 2u)
+PARTIAL = """func.func @main(%x: tensor<N x f32>, %a: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %d = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] :
+      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %f = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 0]]> :
+      tensor<2x2xi64>} : tensor<N x f32>
+  %e = stablehlo.dot_general %d, %a, contracting_dims = [1] x [0] :
+      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  %y = comm.collective_permute_done %f : !comm.future<tensor<N x f32>>
+  %g = stablehlo.dot_general %e, %a, contracting_dims = [1] x [0] :
+      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %g : tensor<128x128xf32>
+}"""
+
+
+@pytest.mark.parametrize("sends", [0.3, 1.0, 2.5])  # the bytes' time alone in dots
+@pytest.mark.parametrize("cpu", [0.0, 0.1, 0.25])
+def test_only_the_overlap_is_slowed(sends, cpu):
+    """The first dot (D) runs before the transfer is issued and the third after its wait: neither
+    slowed; the second and the bytes (B = sends·D alone) overlap for sigma·min(D, B); the step is
+    D + max(sigma·min(D, B) + D - min(D, B), sigma·min(D, B) + B - min(D, B) + latency) + D."""
+    elements = 1 << 12
+    machine = _shared(2, cores=1, transfer_cpu=cpu)
+    sigma = 1 + 2 * cpu
+    assert transfer_slowdown(machine, 2) == pytest.approx(sigma)
+    d = op_time(next(op for op in loom.ir.parse(PARTIAL.replace("N x ", f"{elements}x")).walk()
+                     if op.name == "stablehlo.dot_general"), machine) * 2
+    bandwidth = 2 * elements * 4 / (sends * d)  # both devices' bytes cross the medium
+    machine = machine.with_(link_bandwidth=bandwidth)
+    module = loom.ir.parse(PARTIAL.replace("N x ", f"{elements}x"))
+    both = min(d, sends * d)
+    expected = d + max(sigma * both + d - both, sigma * both + sends * d - both + LATENCY) + d
+    p = simulate(module, machine, num_partitions=2)
+    assert p.step_time == pytest.approx(expected)
+    assert p.compute_time == pytest.approx(3 * d + (sigma - 1) * both)
+
+
+def test_two_transfers_in_flight_are_slowed_together():
+    """Two permutes in flight on one medium (processor sharing: 2·B for both alone) beside a dot
+    longer than both: the link is sigma times slower while the dot runs, so both end at
+    sigma·2·B, and the dot at sigma·2·B + D - 2·B."""
+    machine = _shared(2, cores=1, transfer_cpu=0.2, link_bandwidth=1e10, op_overhead=1e-3)
+    sigma = transfer_slowdown(machine, 2)
+    module = loom.ir.parse("""func.func @main(%x: tensor<1024xf32>, %a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %f = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} :
+      tensor<1024xf32>
+  %h = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>} :
+      tensor<1024xf32>
+  %d = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) ->
+      tensor<8x8xf32>
+  %y = comm.collective_permute_done %f : !comm.future<tensor<1024xf32>>
+  %z = comm.collective_permute_done %h : !comm.future<tensor<1024xf32>>
+  return %d : tensor<8x8xf32>
+}""")
+    dot = op_time(next(op for op in module.walk() if op.name == "stablehlo.dot_general"), machine) * 2
+    b = 2 * 1024 * 4 / 1e10
+    assert dot > 2 * b
+    p = simulate(module, machine, num_partitions=2)
+    assert p.step_time == pytest.approx(sigma * 2 * b + dot - 2 * b)
+
+
+def test_a_slowdown_calibrates_the_transfers_cpu_within_the_model():
+    """The inverse of transfer_slowdown, bounded: noise below 1 gives 0, a slowdown past the
+    model's most (a0/a1) the most share it allows; cores to spare for every thread fit none."""
+    machine = _shared(4, cores=2)  # a0 = 1/2, a1 = 1/4
+    assert transfer_cpu_from_slowdown(1.26, 4, machine) == pytest.approx(0.13)
+    assert transfer_cpu_from_slowdown(0.95, 4, machine) == 0.0
+    assert transfer_cpu_from_slowdown(5.0, 4, machine) == pytest.approx(0.5)
+    assert transfer_cpu_from_slowdown(1.14, 2, _shared(2, cores=2)) == pytest.approx(0.14)
+    with pytest.raises(ValueError, match="no share of a core fits"):
+        transfer_cpu_from_slowdown(1.2, 4, _shared(4, cores=8))
