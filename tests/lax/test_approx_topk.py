@@ -458,6 +458,31 @@ def test_fused_kernel_on_a_half_precision_database_equals_reference_across_tilin
             assert (fi != ri).mean() < 1e-3
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_fused_kernel_with_many_bins_and_no_aggregation_equals_reference(dtype):
+    # Every bin chosen and many bins over a small database (each query's candidates cover the
+    # database): the winning positions come from all of a query's scores at once, a float16 /
+    # bfloat16 database widened a unit at a time.
+    import ml_dtypes
+    low = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
+    q = RNG.standard_normal((150, 16)).astype(np.float32)
+    db = RNG.standard_normal((3_011, 16)).astype(low)
+    wide = db.astype(np.float32)
+    half = 0.5 * (wide * wide).sum(1)
+    true = q.astype(np.float64) @ wide.astype(np.float64).T
+    for metric, is_max, k, r in [("ip", True, 10, 0.99), ("l2", False, 100, 0.9), ("ip", False, 1, 0.8)]:
+        norms = half if metric == "l2" else None
+        rv, ri = knn_kernels.fused_score_top_k_reference(q, wide, norms, metric, k, r, is_max, -1, False)
+        for tiling in ({}, {"chunk_bytes": 1 << 13, "group_rows": 3}):
+            fv, fi = knn_kernels.fused_score_top_k(q, db, norms, metric, k, r, is_max, -1, False, **tiling)
+            assert fv.shape == rv.shape and fi.shape == ri.shape
+            np.testing.assert_allclose(fv, rv, rtol=1e-5, atol=1e-4)
+            assert (fi != ri).mean() < 1e-3
+            real = fi >= 0
+            picked = np.take_along_axis(half[None, :] - true if metric == "l2" else true, np.maximum(fi, 0), 1)
+            np.testing.assert_allclose(picked[real], rv[real], rtol=1e-5, atol=1e-4)
+
+
 @pytest.mark.parametrize("nq", [0, 1, 5, 70])
 def test_fused_kernel_equals_reference_for_few_queries(nq):
     # Few queries over a database of many units: the workers sweep slices of the database and
