@@ -339,37 +339,52 @@ def test_the_fused_op_takes_f32_queries_with_an_f16_or_bf16_database_only():
 
 # Over processes: examples/knn_sharded.py under torchrun -----------------------------------------------
 
-@pytest.mark.slow  # several processes under torchrun: 15-30 s on a loaded 2-core machine
-@pytest.mark.parametrize("world, recall_target, metric", [(2, 0.9, "ip"), (4, 1.0, "ip"), (2, 1.0, "cos")])
-def test_the_example_over_gloo_processes_answers_as_one_process(tmp_path, world, recall_target, metric):
-    """examples/knn_sharded.py: each of `world` processes maps its rows of a float16 database file;
-    exact search gives the single-process search's ids, approximate search at least its recall."""
+@pytest.fixture(scope="module")
+def run_example(tmp_path_factory):
+    """Runs examples/knn_sharded.py on one database file (made by the first run) and returns the ids
+    it found; the single-process answer of a metric is computed once for the cases that need it."""
     import json
     import os
     import subprocess
     import sys
 
     from support.paths import EXAMPLES, ROOT
-    sizes = ["--database", str(tmp_path / "db.npy"), "--rows", "3001", "--dim", "16", "--queries", "60",
-             "--batch", "20", "--k", "5", "--timeout", "60", "--distance", metric]
+    folder = tmp_path_factory.mktemp("knn_sharded")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    ids = {}
-    for mode, launcher, recall in [
-            ("single", [sys.executable], 1.0),
-            ("torchrun", [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
-                          str(world)], recall_target)]:
-        out = tmp_path / f"{mode}.json"
+    singles: dict[str, np.ndarray] = {}
+
+    def run(metric: str, world: int | None, recall: float) -> np.ndarray:
+        if world is None and metric in singles:
+            return singles[metric]
+        out = folder / f"{metric}-{world}-{recall}.json"
+        sizes = ["--database", str(folder / "db.npy"), "--rows", "3001", "--dim", "16", "--queries", "60",
+                 "--batch", "20", "--k", "5", "--timeout", "60", "--distance", metric]
+        launcher = [sys.executable] if world is None else [
+            sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(world)]
         cmd = [*launcher, str(EXAMPLES / "knn_sharded.py"), *sizes, "--recall", str(recall), "--ids-out", str(out)]
-        done = subprocess.run(cmd + (["--single"] if mode == "single" else ["--memory-limit-mb", "4096"]), env=env,
+        done = subprocess.run(cmd + (["--single"] if world is None else ["--memory-limit-mb", "4096"]), env=env,
                               capture_output=True, text=True, timeout=240)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         assert "60 queries, k=5" in done.stdout and "queries/s" in done.stdout
-        ids[mode] = np.array(json.loads(out.read_text()))
-    assert ids["torchrun"].shape == ids["single"].shape == (60, 5)
+        ids = np.array(json.loads(out.read_text()))
+        if world is None:
+            singles[metric] = ids
+        return ids
+    return run
+
+
+@pytest.mark.slow  # several processes under torchrun: 15-30 s on a loaded 2-core machine
+@pytest.mark.parametrize("world, recall_target, metric", [(2, 0.9, "ip"), (4, 1.0, "ip"), (2, 1.0, "cos")])
+def test_the_example_over_gloo_processes_answers_as_one_process(run_example, world, recall_target, metric):
+    """examples/knn_sharded.py: each of `world` processes maps its rows of a float16 database file;
+    exact search gives the single-process search's ids, approximate search at least its recall."""
+    single = run_example(metric, None, 1.0)
+    sharded = run_example(metric, world, recall_target)
+    assert sharded.shape == single.shape == (60, 5)
     if recall_target == 1.0:
-        np.testing.assert_array_equal(ids["torchrun"], ids["single"])
+        np.testing.assert_array_equal(sharded, single)
     else:
-        found = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(ids["torchrun"].tolist(), ids["single"].tolist())])
+        found = np.mean([len(set(a) & set(b)) / 5 for a, b in zip(sharded.tolist(), single.tolist())])
         assert found >= recall_target, found
 
 
