@@ -144,12 +144,12 @@ SLOW = frozenset({
 # run go first, longest first, and the rest, by count of tests, fill in behind them, so that no
 # worker is left running one long module alone at the end.
 LONGEST_FIRST = (
-    "test_knn_real_embeddings.py", "test_eager_jit_parity.py", "test_distributed.py", "test_knn_sharded.py",
-    "test_op_info.py", "test_linalg.py", "test_random.py", "test_dtypes_sets_and_index_tricks.py",
-    "test_elementwise_math.py", "test_grad_all_orders.py", "test_bf16_frontend.py", "test_rules_indexing.py",
-    "test_array_api.py", "test_dialects.py", "test_lax_bindings.py", "test_approx_topk.py", "test_grad.py",
-    "test_float_types.py", "test_collective_matmul.py", "test_knn.py", "test_spmd_partition.py", "test_lax_ops.py",
-    "test_scipy.py",
+    "test_knn_real_embeddings.py", "test_eager_jit_parity.py", "test_linalg.py", "test_backend_conformance.py",
+    "test_distributed.py", "test_knn_sharded.py", "test_scipy.py", "test_random.py",
+    "test_dtypes_sets_and_index_tricks.py", "test_grad_all_orders.py", "test_op_info.py", "test_functions_and_nn.py",
+    "test_grad.py", "test_elementwise_math.py", "test_knn_triton.py", "test_pod.py", "test_rules_indexing.py",
+    "test_torch_gather_scatter.py", "test_float_types.py", "test_approx_topk.py", "test_spmd_partition.py",
+    "test_collective_matmul.py", "test_cli.py", "test_array_api.py", "test_dialects.py", "test_fuse.py",
 )
 
 
