@@ -7,6 +7,7 @@ forms."""
 from __future__ import annotations
 
 import pytest
+from sim_programs import ASYNC
 
 import loom
 from loom.sim.calibrate import effective_bandwidth, transfer_cpu_from_slowdown
@@ -76,17 +77,6 @@ def test_a_calibrated_machine_round_trips_and_bad_rates_are_refused():
         _shared(4, collective_bandwidth={"reduce_scatter": 0.0})
     with pytest.raises(ValueError, match="transfer_cpu"):
         _shared(4, transfer_cpu=1.0)
-
-
-ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> tensor<128x128xf32> {
-  %f = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> :
-      tensor<4x2xi64>} : tensor<1024xf32>
-  %d = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] :
-      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
-  %y = comm.collective_permute_done %f : !comm.future<tensor<1024xf32>>
-  %e = stablehlo.exponential %d : tensor<128x128xf32>
-  return %e : tensor<128x128xf32>
-}"""
 
 
 # (cores, transfer_cpu, the slowdown by hand): 4 devices; a thread's share of a core a0 = min(1, C/4)

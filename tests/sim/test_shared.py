@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from sim_programs import ASYNC
 
 import loom
 from loom.rewrite.pass_manager import PassManager
@@ -109,17 +110,6 @@ def test_xlas_inequality_on_the_medium_prices_the_loop_as_the_collective(n):
     d = windowed_einsum_decision("all_gather", t_comm * machine.peak_flops, full, n, machine)
     assert d.t_before == pytest.approx(2 * t_comm) and d.t_after == pytest.approx(t_comm * (1 + 2 / n))
     assert d.decompose == (n > 2)
-
-
-ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> tensor<128x128xf32> {
-  %f = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> :
-      tensor<4x2xi64>} : tensor<1024xf32>
-  %d = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] :
-      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
-  %y = comm.collective_permute_done %f : !comm.future<tensor<1024xf32>>
-  %e = stablehlo.exponential %d : tensor<128x128xf32>
-  return %e : tensor<128x128xf32>
-}"""
 
 
 @pytest.mark.parametrize("cores,share", [(0, 1), (1, 4), (2, 2), (3, 4 / 3), (4, 1), (8, 1)])
