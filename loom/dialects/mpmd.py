@@ -157,5 +157,5 @@ def iteration(builder: Builder, counters: Sequence[Value], loop: int, devices: S
 DIALECT = register_dialect(Dialect("mpmd", [SendOp, RecvOp, IterationOp]))
 
 __all__ = ["CARRIES_ATTRIBUTE", "DEVICE_ATTRIBUTE", "DEVICE_OF_FUNCTION", "DIALECT", "LOOP_DEVICES_ATTRIBUTE",
-           "PARALLEL_ITERATIONS_ATTRIBUTE", "RESULTS_OF_FUNCTION", "RIDES_ATTRIBUTE", "IterationOp", "RecvOp", "SendOp", "TransferOp",
-           "device_of", "iteration", "recv", "send"]
+           "PARALLEL_ITERATIONS_ATTRIBUTE", "RESULTS_OF_FUNCTION", "RIDES_ATTRIBUTE", "IterationOp", "RecvOp", "SendOp",
+           "TransferOp", "device_of", "iteration", "recv", "send"]

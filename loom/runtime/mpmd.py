@@ -250,7 +250,10 @@ class P2PCommunicator:
     A message is the bytes of its value only: the receiver knows its dtype and shape from the IR
     (the types are static). Every `parallel // 2`-th iteration started is a one-byte message to
     every other device of the loop that waits for it (never from the loop's decider: its predicate
-    says as much), consumed when a wait needs it and drained at the end of the run.
+    says as much), consumed when a wait needs it and drained at the end of the run. Where the
+    partitioned program says a loop's predicate rides on data (`mpmd.carries` / `mpmd.rides`), the
+    decider holds that data until it sends the next predicate and sends both as one message on the
+    data's channel; the loop's first predicate goes alone, and its receive is not posted ahead.
 
     Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) inside a
     loop first posts the receives of its next `_AHEAD` messages (a stream outside loops has one
@@ -354,10 +357,11 @@ class P2PCommunicator:
         # no copy: the kernel hands over a C-ordered array of its own, of the IR's type (loom.ops.mpmd.send),
         # which the tensor keeps alive; a one-byte value (a predicate) is one of the tensors made once
         channel, looped = key[0], bool(key[1])
-        if join is not None and join[0] == "carries":  # held until the predicate it carries is made
-            self._held[(peer, join[1])] = (channel, value)
+        role, other = join if join is not None else ("", 0)
+        if role == "carries":  # held until the predicate it carries is made
+            self._held[(peer, other)] = (channel, value)
             return
-        if join is not None:  # a predicate that rides on the data held for it, else (the first) alone
+        if role == "rides":  # a predicate that rides on the data held for it, else (the first) alone
             held = self._held.pop((peer, channel), None)
             if held is not None:
                 channel, data = held
@@ -372,16 +376,17 @@ class P2PCommunicator:
              join: tuple[str, int] | None = None) -> Any:
         dtype, shape, nbytes = like
         channel, looped = key[0], bool(key[1])
-        carried = self._carried.pop((peer, channel), None) if join is not None and join[0] == "rides" else None
-        if carried is not None:  # it came with the data before it
-            return carried.numpy().view(dtype).reshape(shape)
-        if join is not None and join[0] == "rides":  # the loop's first predicate comes alone
-            looped = False
-        extra = _PREDICATE_BYTES if join is not None and join[0] == "carries" else 0
+        role, other = join if join is not None else ("", 0)
+        if role == "rides":
+            carried = self._carried.pop((peer, channel), None)
+            if carried is not None:  # it came with the data before it
+                return carried.numpy().view(dtype).reshape(shape)
+            looped = False  # the loop's first predicate comes alone
+        extra = _PREDICATE_BYTES if role == "carries" else 0
         buffer = self._take(peer, _PAYLOAD, channel, nbytes + extra, looped,
                             lambda: f"mpmd.recv from rank {peer} {_what(key)}")
         if extra:
-            self._carried[(peer, join[1])] = buffer[nbytes:]  # type: ignore[index]  # join is set with extra
+            self._carried[(peer, other)] = buffer[nbytes:]
             buffer = buffer[:nbytes]
         return buffer.numpy().view(dtype).reshape(shape)
 
