@@ -29,6 +29,12 @@ enclosing loops first), and waits until every device in `devices` has started it
 (`parallel_iterations`, as TensorFlow's while_loop). `devices` lists the device that decides the
 loop (computes its predicate) first: it sends the predicate of iteration %i to the others after
 its iteration %i - 1, so a runtime may take that message as word of its progress.
+
+A loop's predicate may ride on a data message (`loom.transforms.mpmd_partition` marks both ends):
+the decider's last send to a peer in its body, `{mpmd.carries = c}`, holds its value until the
+decider sends the next iteration's predicate on channel `c` (`{mpmd.rides = d}`, `d` the data's
+channel), and both leave as one message; the peer's receive of the data takes the predicate with
+it, and its receive of the predicate takes that one. The first iteration's predicate goes alone.
 """
 
 from __future__ import annotations
@@ -49,6 +55,8 @@ RESULTS_OF_FUNCTION = "mpmd.results"  # on each per-device func.func: which resu
 # on a stablehlo.while of a placed program (`lax.while_loop(parallel_iterations=, devices=)`):
 PARALLEL_ITERATIONS_ATTRIBUTE = "mpmd.parallel_iterations"  # this loop's bound on iterations in flight (i64)
 LOOP_DEVICES_ATTRIBUTE = "mpmd.devices"  # the devices its body may be placed on, its home first (i64 array)
+CARRIES_ATTRIBUTE = "mpmd.carries"  # on a send / recv of a loop's data: the predicate channel it carries (i64)
+RIDES_ATTRIBUTE = "mpmd.rides"  # on a send / recv of a loop's predicate: the data channel it rides on (i64)
 
 
 def _is_counter(t: object) -> bool:
@@ -148,6 +156,6 @@ def iteration(builder: Builder, counters: Sequence[Value], loop: int, devices: S
 
 DIALECT = register_dialect(Dialect("mpmd", [SendOp, RecvOp, IterationOp]))
 
-__all__ = ["DEVICE_ATTRIBUTE", "DEVICE_OF_FUNCTION", "DIALECT", "LOOP_DEVICES_ATTRIBUTE",
-           "PARALLEL_ITERATIONS_ATTRIBUTE", "RESULTS_OF_FUNCTION", "IterationOp", "RecvOp", "SendOp", "TransferOp",
-           "device_of", "iteration", "recv", "send"]
+__all__ = ["CARRIES_ATTRIBUTE", "DEVICE_ATTRIBUTE", "DEVICE_OF_FUNCTION", "DIALECT", "LOOP_DEVICES_ATTRIBUTE",
+           "PARALLEL_ITERATIONS_ATTRIBUTE", "RESULTS_OF_FUNCTION", "RIDES_ATTRIBUTE", "IterationOp", "RecvOp", "SendOp",
+           "TransferOp", "device_of", "iteration", "recv", "send"]

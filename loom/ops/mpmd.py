@@ -14,6 +14,7 @@ import numpy as np
 
 from loom.backend.common import dtype_of
 from loom.backend.kernels import ALL, Kernel, kernel
+from loom.dialects.mpmd import CARRIES_ATTRIBUTE, RIDES_ATTRIBUTE
 from loom.ir.core import Operation
 from loom.ops.registry import declare, unsupported
 from loom.runtime.communicator import current
@@ -23,14 +24,16 @@ def _iterations(counters: tuple) -> tuple[int, ...]:
     return tuple(map(int, counters))
 
 
-def send(channel: int, peer: int, dtype: np.dtype, value: np.ndarray, *counters: np.ndarray) -> None:
+def send(channel: int, peer: int, dtype: np.dtype, join: tuple[str, int] | None, value: np.ndarray,
+         *counters: np.ndarray) -> None:
     ctx = current()  # a C-ordered array of its own, of the IR's type: the communicator may send its bytes as they are
-    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value, dtype))
+    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value, dtype), join)
 
 
-def recv(channel: int, peer: int, like: tuple[np.dtype, tuple[int, ...], int], *counters: np.ndarray) -> np.ndarray:
+def recv(channel: int, peer: int, like: tuple[np.dtype, tuple[int, ...], int], join: tuple[str, int] | None,
+         *counters: np.ndarray) -> np.ndarray:
     ctx = current()
-    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)), like)
+    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)), like, join)
 
 
 def begin_iteration(loop: int, devices: tuple[int, ...], parallel: int, *counters: np.ndarray) -> None:
@@ -43,16 +46,26 @@ def _props(op: Operation) -> tuple[int, int]:
     return int(op.properties["channel"].value), int(op.properties["peer"].value)
 
 
+def _join(op: Operation) -> tuple[str, int] | None:
+    """("carries", the predicate's channel) on a loop's data message that carries the predicate,
+    ("rides", the data's channel) on the predicate riding on it, else None."""
+    for role, name in (("carries", CARRIES_ATTRIBUTE), ("rides", RIDES_ATTRIBUTE)):
+        if name in op.attributes:
+            return role, int(op.attributes[name].value)
+    return None
+
+
 @kernel("mpmd.send")
 def _send(op: Operation) -> Kernel:
-    return Kernel(send, *_props(op), dtype_of(op.operands[0].type), ALL)
+    return Kernel(send, *_props(op), dtype_of(op.operands[0].type), _join(op), ALL)
 
 
 @kernel("mpmd.recv")
 def _recv(op: Operation) -> Kernel:
     t = op.results[0].type  # the IR's types are static: a message carries bytes only
     dtype, shape = dtype_of(t), tuple(int(d) for d in t.shape)
-    return Kernel(recv, *_props(op), (dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))), ALL)
+    return Kernel(recv, *_props(op), (dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))), _join(op),
+                  ALL)
 
 
 @kernel("mpmd.iteration")

@@ -58,13 +58,15 @@ class Transfers(Protocol):
 
     num_partitions: int
 
-    def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
-        """Leave `value` for `peer` (does not wait for it)."""
+    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
+        """Leave `value` for `peer` (does not wait for it). `join`: ("carries", predicate channel)
+        or ("rides", data channel) where a loop's predicate rides on its data (loom.dialects.mpmd)."""
         ...
 
-    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int]) -> Any:
+    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int],
+             join: tuple[str, int] | None = None) -> Any:
         """The value `peer` sent with `key`, of the dtype, shape and bytes `like`; waits for it
-        (bounded), an error naming `peer`."""
+        (bounded), an error naming `peer`. `join` as `send`'s."""
         ...
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
@@ -113,13 +115,13 @@ class MPMDThreadCommunicator(ThreadCommunicator):
                                       peer)
             self._cond.wait(remaining)
 
-    def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
-        with self._cond:
+    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
+        with self._cond:  # a mailbox costs nothing per message: `join` changes nothing here
             self._messages[(me, peer, key)] = (time.monotonic() + self.link_latency, value)
             self._cond.notify_all()
         self._event((me, "send", *key))
 
-    def recv(self, me: int, peer: int, key: tuple, like: Any = None) -> Any:
+    def recv(self, me: int, peer: int, key: tuple, like: Any = None, join: tuple[str, int] | None = None) -> Any:
         with self._cond:
             self._wait_for(me, peer, lambda: (peer, me, key) in self._messages,
                            f"mpmd.recv from device {peer} {_what(key)}")
@@ -221,6 +223,7 @@ _RUNS = itertools.count()  # every rank runs its programs in the same order: a r
 _WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
 _PAYLOAD, _STARTED = range(2)  # what a tag carries
 _AHEAD = 4  # receives posted beyond the one waited for, per stream of a loop (payloads or tokens)
+_PREDICATE_BYTES = 1  # a loop's predicate (tensor<i1>) riding on a data message
 
 
 def _said(text: str) -> Callable[[], str]:
@@ -247,7 +250,10 @@ class P2PCommunicator:
     A message is the bytes of its value only: the receiver knows its dtype and shape from the IR
     (the types are static). Every `parallel // 2`-th iteration started is a one-byte message to
     every other device of the loop that waits for it (never from the loop's decider: its predicate
-    says as much), consumed when a wait needs it and drained at the end of the run.
+    says as much), consumed when a wait needs it and drained at the end of the run. Where the
+    partitioned program says a loop's predicate rides on data (`mpmd.carries` / `mpmd.rides`), the
+    decider holds that data until it sends the next predicate and sends both as one message on the
+    data's channel; the loop's first predicate goes alone, and its receive is not posted ahead.
 
     Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) inside a
     loop first posts the receives of its next `_AHEAD` messages (a stream outside loops has one
@@ -279,6 +285,8 @@ class P2PCommunicator:
         self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
         self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
         self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
+        self._held: dict[tuple, tuple[int, Any]] = {}  # (peer, predicate channel) -> (channel, value) carrying it
+        self._carried: dict[tuple, Any] = {}  # (peer, predicate channel) -> the predicate that came with data
         self._bytes = _one_byte_tensors()  # isend only reads them
         self._token = self._bytes[1]  # what every token carries
         self._patience = timedelta(seconds=max(self.timeout, 1e-3))
@@ -345,17 +353,41 @@ class P2PCommunicator:
             return peer, f"rank {peer} stopped (the store is gone)"
         return peer, f"rank {peer} did not send within {self.timeout:g} s"
 
-    def send(self, me: int, peer: int, key: tuple, value: Any) -> None:
+    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
         # no copy: the kernel hands over a C-ordered array of its own, of the IR's type (loom.ops.mpmd.send),
         # which the tensor keeps alive; a one-byte value (a predicate) is one of the tensors made once
+        channel, looped = key[0], bool(key[1])
+        role, other = join if join is not None else ("", 0)
+        if role == "carries":  # held until the predicate it carries is made
+            self._held[(peer, other)] = (channel, value)
+            return
+        if role == "rides":  # a predicate that rides on the data held for it, else (the first) alone
+            held = self._held.pop((peer, channel), None)
+            if held is not None:
+                channel, data = held
+                value = np.concatenate((data.reshape(-1).view(np.uint8), value.reshape(-1).view(np.uint8)))
+            else:
+                looped = False  # the peer takes it without posting receives ahead: one per loop instance
         data = self._bytes[value.view(np.uint8).item()] if value.nbytes == 1 else \
             self.torch.from_numpy(value.reshape(-1).view(np.uint8))
-        self._isend(peer, _PAYLOAD, key[0], data, bool(key[1]))
+        self._isend(peer, _PAYLOAD, channel, data, looped)
 
-    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int]) -> Any:
+    def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int],
+             join: tuple[str, int] | None = None) -> Any:
         dtype, shape, nbytes = like
-        buffer = self._take(peer, _PAYLOAD, key[0], nbytes, bool(key[1]),
+        channel, looped = key[0], bool(key[1])
+        role, other = join if join is not None else ("", 0)
+        if role == "rides":
+            carried = self._carried.pop((peer, channel), None)
+            if carried is not None:  # it came with the data before it
+                return carried.numpy().view(dtype).reshape(shape)
+            looped = False  # the loop's first predicate comes alone
+        extra = _PREDICATE_BYTES if role == "carries" else 0
+        buffer = self._take(peer, _PAYLOAD, channel, nbytes + extra, looped,
                             lambda: f"mpmd.recv from rank {peer} {_what(key)}")
+        if extra:
+            self._carried[(peer, other)] = buffer[nbytes:]
+            buffer = buffer[:nbytes]
         return buffer.numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:

@@ -39,6 +39,13 @@ it with one function per device, `@<name>_device<d>`, each taking all of the pro
   devices may be in different iterations; each body opens with `mpmd.iteration`, which bounds how
   far ahead a device may run: the loop's own `mpmd.parallel_iterations` when it has one
   (`lax.while_loop(parallel_iterations=)`), else the pass's `parallel_iterations`.
+- **Predicates on data.** In a loop with at least 2 iterations in flight, the decider's last send
+  to a peer in its body carries the next iteration's predicate for that peer (one message instead
+  of two: `mpmd.carries` / `mpmd.rides`, see `loom.dialects.mpmd`) when nothing after that send in
+  the body, nor the condition, waits for another device: holding the data until the predicate is
+  made then delays no wait of the decider, so no device waits on a held message in a cycle. With
+  one iteration in flight the peer would start on the data only after the decider's whole body,
+  so it goes at once there.
 - **Loop devices.** A loop with `mpmd.devices` (`lax.while_loop(devices=)`) may hold ops placed
   on those devices only: one placed elsewhere is an error naming it.
 
@@ -54,11 +61,13 @@ import numpy as np
 
 from loom.dialects import func, mpmd, stablehlo
 from loom.dialects.mpmd import (
+    CARRIES_ATTRIBUTE,
     DEVICE_ATTRIBUTE,
     DEVICE_OF_FUNCTION,
     LOOP_DEVICES_ATTRIBUTE,
     PARALLEL_ITERATIONS_ATTRIBUTE,
     RESULTS_OF_FUNCTION,
+    RIDES_ATTRIBUTE,
     device_of,
     i64,
 )
@@ -463,6 +472,45 @@ class MPMDPartitioner:
         return new
 
 
+def _waits(op: Operation) -> bool:
+    """Whether `op` (or an op inside it) may wait for another device."""
+    return any((o.name.startswith("mpmd.") and o.name != "mpmd.send") or o.name.startswith(
+        ("stablehlo.all_", "stablehlo.collective", "stablehlo.reduce_scatter")) for o in op.walk())
+
+
+def _peer(op: Operation) -> int:
+    return int(op.properties["peer"].value)
+
+
+def _channel(op: Operation) -> int:
+    return int(op.properties["channel"].value)
+
+
+def join_predicates(functions: dict[int, Operation]) -> None:
+    """Mark the decider's last send to each peer in a loop body as carrying the next iteration's
+    predicate, and the receives at the other end (see the module's doc, "Predicates on data")."""
+    receives = {_channel(o): o for f in functions.values() for o in f.walk() if o.name == "mpmd.recv"}
+    for device, function in functions.items():
+        for loop in [o for o in function.walk() if o.name == "stablehlo.while"]:
+            cond, body = loop.regions[0].entry, loop.regions[1].entry
+            ops = [o for o in body.ops if o.name not in TERMINATORS]
+            opening = ops[0] if ops else None
+            if (opening is None or opening.name != "mpmd.iteration" or int(opening.properties["parallel"].value) < 2
+                    or int(opening.properties["devices"].values[0]) != device or any(map(_waits, cond.ops))):
+                continue
+            predicate = cond.terminator.operands[0]
+            for told in [o for o in cond.ops if o.name == "mpmd.send" and o.operands[0] is predicate]:
+                last = max((k for k, o in enumerate(ops) if o.name == "mpmd.send" and _peer(o) == _peer(told)),
+                           default=None)
+                if last is None or any(map(_waits, ops[last + 1:])):
+                    continue
+                carrier = ops[last]
+                for end in (carrier, receives[_channel(carrier)]):
+                    end.attributes[CARRIES_ATTRIBUTE] = i64(_channel(told))
+                for end in (told, receives[_channel(told)]):
+                    end.attributes[RIDES_ATTRIBUTE] = i64(_channel(carrier))
+
+
 def partition(module: Operation, entry: str = "main", parallel_iterations: int = DEFAULT_PARALLEL_ITERATIONS,
               num_devices: int | None = None) -> Operation:
     """Replace function `entry` of `module` (in place) by one function per device,
@@ -474,8 +522,10 @@ def partition(module: Operation, entry: str = "main", parallel_iterations: int =
         raise MPMDError(f"no function @{entry} in the module")
     partitioner = MPMDPartitioner(function, parallel_iterations, num_devices)
     block = module.regions[0].entry
+    functions = {d: partitioner.device_function(d) for d in range(partitioner.num_devices)}
+    join_predicates(functions)
     for d in range(partitioner.num_devices):
-        block.insert_before(partitioner.device_function(d), function)
+        block.insert_before(functions[d], function)
     function.erase()
     module.attributes["mpmd.num_devices"] = i64(partitioner.num_devices)
     return module

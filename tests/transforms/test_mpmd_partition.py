@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from runtime.mpmd_programs import operands, pipeline, pipeline_loss, three_devices
+from runtime.mpmd_programs import four_stages, operands, pipeline, pipeline_loss, three_devices
 
 import loom
 import loom.numpy as lnp
 from loom import lax
-from loom.dialects.mpmd import DEVICE_ATTRIBUTE, device_of
+from loom.dialects.mpmd import CARRIES_ATTRIBUTE, DEVICE_ATTRIBUTE, RIDES_ATTRIBUTE, device_of
 from loom.ir import parse
 from loom.ir.diagnostics import VerifyError
 from loom.rewrite import PassManager
@@ -81,6 +81,33 @@ def test_each_device_gets_its_own_loop_and_the_predicate_owner_sends_it_every_it
     for c, s in sends.items():
         assert s.operands[0].type is recvs[c].results[0].type
         assert len(s.operands) - 1 == len(recvs[c].operands)  # the same iteration depth
+
+
+def _joins(module) -> dict[tuple[str, str, int], int]:
+    """(op, attribute, its channel) -> the channel the attribute names, for every marked transfer."""
+    return {(o.name, a, int(o.properties["channel"].value)): int(o.attributes[a].value)
+            for o in [*ops_named(module, "mpmd.send"), *ops_named(module, "mpmd.recv")]
+            for a in (CARRIES_ATTRIBUTE, RIDES_ATTRIBUTE) if a in o.attributes}
+
+
+def test_the_predicate_rides_on_the_deciders_last_data_message_only_where_nothing_after_it_waits() -> None:
+    # pipeline: device 0 decides; its body's last send to device 1 (the state) is followed by no
+    # wait, so that message carries the next predicate, both ends marked with each other's channel
+    module = partition(lowered(pipeline, *operands()), parallel_iterations=2)
+    functions = device_functions(module)
+    predicate, = ops_named(ops_named(functions[0], "stablehlo.while")[0].regions[0], "mpmd.send")
+    state, = ops_named(ops_named(functions[0], "stablehlo.while")[0].regions[1], "mpmd.send")
+    p, d = (int(o.properties["channel"].value) for o in (predicate, state))
+    assert _joins(module) == {("mpmd.send", RIDES_ATTRIBUTE, p): d, ("mpmd.recv", RIDES_ATTRIBUTE, p): d,
+                              ("mpmd.send", CARRIES_ATTRIBUTE, d): p, ("mpmd.recv", CARRIES_ATTRIBUTE, d): p}
+    again = parse(str(module))  # the marks print and parse back
+    again.verify()
+    assert _joins(again) == _joins(module)
+    # one iteration in flight: the peer would start on the data only after the decider's body
+    assert not _joins(partition(lowered(pipeline, *operands()), parallel_iterations=1))
+    # four_stages: the decider (device 3) sends the carry to device 0 first thing in its body, then
+    # waits for device 2's stage: holding that message would wait on a wait, so nothing is joined
+    assert not _joins(partition(lowered(four_stages, *operands()), parallel_iterations=2))
 
 
 def test_partitioned_programs_print_parse_and_verify_in_both_forms() -> None:
