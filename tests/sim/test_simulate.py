@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from sim_programs import permute_beside_dot
 
 import loom
 from loom.ir.core import Operation
@@ -285,15 +286,7 @@ def test_case_takes_its_slowest_branch():
     assert simulate(module, machine, num_partitions=1).step_time == pytest.approx(3 * op_time(exp, machine))
 
 
-ASYNC = """func.func @main(%x: tensor<1024xf32>, %a: tensor<128x128xf32>) -> tensor<128x128xf32> {
-  %f = comm.collective_permute_start %x {source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}
-      : tensor<1024xf32>
-  %d = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] :
-      (tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<128x128xf32>
-  %y = comm.collective_permute_done %f : !comm.future<tensor<1024xf32>>
-  %e = stablehlo.exponential %d : tensor<128x128xf32>
-  return %e : tensor<128x128xf32>
-}"""
+ASYNC = permute_beside_dot(2)
 
 
 @pytest.mark.parametrize("op_overhead", [0.0, 1e-4])
