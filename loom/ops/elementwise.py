@@ -375,13 +375,18 @@ def convert_kernel(op: Operation) -> Kernel:
         return Kernel(convert_float_to_int, Operand(0), dst)
     if dst == np.bool_:
         return Kernel(convert_to_bool)
+    if not np.can_cast(src, dst, "unsafe"):  # two ml_dtypes types with no cast between them (in some versions)
+        return Kernel(convert_through_float64, Operand(0), dst)
     return Kernel(convert_plain, Operand(0), dst)
-
-
 
 
 def convert_plain(x, dtype):
     return np.asarray(x).astype(dtype)
+
+
+def convert_through_float64(x, dtype):
+    """float64 holds every value of ml_dtypes' types exactly: one rounding, as a direct cast."""
+    return np.asarray(x).astype(np.float64).astype(dtype)
 
 
 def convert_to_bool(x):
