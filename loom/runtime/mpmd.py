@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 import time
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Protocol
@@ -222,7 +222,6 @@ class MPMDProgram:
 _RUNS = itertools.count()  # every rank runs its programs in the same order: a run's number is the same
 _WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
 _PAYLOAD, _STARTED = range(2)  # what a tag carries
-_AHEAD = 4  # receives posted beyond the one waited for, per stream of a loop (payloads or tokens)
 _PREDICATE_BYTES = 1  # a loop's predicate (tensor<i1>) riding on a data message
 
 
@@ -248,23 +247,25 @@ class P2PCommunicator:
     channel between them in the same order (program order: the dead-token rule makes both skip the
     same ones), so the n-th message of a channel has the tag (channel, n mod _WINDOW) on both sides.
     A message is the bytes of its value only: the receiver knows its dtype and shape from the IR
-    (the types are static). Every `parallel // 2`-th iteration started is a one-byte message to
-    every other device of the loop that waits for it (never from the loop's decider: its predicate
-    says as much), consumed when a wait needs it and drained at the end of the run. Where the
-    partitioned program says a loop's predicate rides on data (`mpmd.carries` / `mpmd.rides`), the
-    decider holds that data until it sends the next predicate and sends both as one message on the
-    data's channel; the loop's first predicate goes alone, and its receive is not posted ahead.
+    (the types are static). Where the partitioned program says a loop's predicate rides on data
+    (`mpmd.carries` / `mpmd.rides`), the decider holds that data until it sends the next predicate
+    and sends both as one message on the data's channel; the loop's first predicate goes alone.
 
-    Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) inside a
-    loop first posts the receives of its next `_AHEAD` messages (a stream outside loops has one
-    message per run: nothing to post ahead). Gloo sends a message only once its receiver posted
-    the receive (a rendezvous: a round trip between the processes otherwise), so a message posted
-    for lands while its receiver is still busy with the ones before it. Both sides count the same
-    messages, so at the end of the run the sender knows which receives are still posted (the
-    `_AHEAD` after its last message of each stream of a loop) and fills them with messages of the
-    same size, and the next run starts with none posted. Every wait is bounded by the timeout; when
-    one fails (the peer's connection closed, or the time ran out) the peers' heartbeats
-    (loom.runtime.distributed) and failure notes in the store name the rank that stopped or failed."""
+    The window needs no message back to the loop's decider (devices[0]). Gloo sends a message only
+    once its receiver posted the receive (a rendezvous), and a receive is posted only when its
+    device takes the message, so a send that completed says its receiver got as far as taking it.
+    Starting iteration i >= parallel - 1, the decider waits until each device of the loop took the
+    message that carried its predicate for iteration i - parallel + 1 (every message it sent that
+    device before starting that iteration): the predicate alone, which the device takes as it
+    starts that iteration, or, where the predicate rides on data, the data of the iteration before,
+    which the device takes as that iteration's last message from the decider. Measured on 2 gloo
+    processes, posting receives ahead made the decider's waits slower, not faster. The other
+    devices of a loop hear nothing from each other every iteration: each tells the others but the
+    decider (whose predicates bound them all) that it started every `parallel // 2`-th iteration
+    with a one-byte token, taken when a wait needs it and at the end of the run, so the next run
+    starts with no message in flight. Every wait is bounded by the timeout; when one fails (the
+    peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
+    and failure notes in the store name the rank that stopped or failed."""
 
     def __init__(self, timeout: float) -> None:
         import torch
@@ -279,10 +280,10 @@ class P2PCommunicator:
         self.failed_key = f"loom/mpmd/{next(_RUNS)}/failed/{{}}"  # a run's failure notes
         self._sent: dict[tuple, int] = {}  # (peer, kind, channel) -> messages sent
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
-        self._posted: dict[tuple, deque] = {}  # (peer, kind, channel) -> (work, buffer) of the next messages
-        self._sizes: dict[tuple, int] = {}  # (peer, kind, channel) of a loop -> bytes of each message (as sent)
-        self._plans: dict[int, tuple[list[int], list[int], int]] = {}  # loop -> begin_iteration's tell, hear, every
-        self._sends: list[Any] = []  # the pending sends' works (they hold their buffers)
+        self._sends: dict[tuple, deque] = defaultdict(deque)  # (peer, kind) -> pending sends (they hold their buffers)
+        self._completed: dict[int, int] = defaultdict(int)  # peer -> payload sends waited for (in order)
+        self._marks: dict[tuple, deque] = defaultdict(deque)  # (loop, peer) -> payloads sent as each iteration began
+        self._plans: dict[int, tuple] = {}  # loop -> begin_iteration's tell, hear, every, watch
         self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
         self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
         self._held: dict[tuple, tuple[int, Any]] = {}  # (peer, predicate channel) -> (channel, value) carrying it
@@ -298,28 +299,19 @@ class P2PCommunicator:
         except Exception:  # noqa: BLE001 - the store is gone: the peers see the heartbeat stop
             pass
 
-    def _isend(self, peer: int, kind: int, channel: int, data: Any, looped: bool) -> None:
+    def _isend(self, peer: int, kind: int, channel: int, data: Any) -> None:
         stream = (peer, kind, channel)
         n = self._sent.get(stream, 0)
         self._sent[stream] = n + 1
-        if looped:  # the receiver posts receives ahead: the end of the run fills them with messages of this size
-            self._sizes[stream] = data.numel()
-        self._sends.append((peer, self.group.send([data], peer, _tag(kind, channel, n))))
+        self._sends[(peer, kind)].append(self.group.send([data], peer, _tag(kind, channel, n)))
 
-    def _take(self, peer: int, kind: int, channel: int, nbytes: int, looped: bool, what: Callable[[], str]) -> Any:
-        """The next message of a stream (a new tensor of `nbytes` bytes), the receives of its later
-        ones posted when it is a loop's."""
+    def _take(self, peer: int, kind: int, channel: int, nbytes: int, what: Callable[[], str]) -> Any:
+        """The next message of a stream (a new tensor of `nbytes` bytes)."""
         stream = (peer, kind, channel)
         n = self._received.get(stream, 0)
         self._received[stream] = n + 1
-        posted = self._posted.get(stream)
-        if posted is None:
-            posted = self._posted[stream] = deque()
-        while len(posted) <= (_AHEAD if looped else 0):
-            buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
-            posted.append((self.group.recv([buffer], peer, _tag(kind, channel, n + len(posted))), buffer))
-        work, buffer = posted.popleft()
-        self._wait(peer, work, what)
+        buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
+        self._wait(peer, self.group.recv([buffer], peer, _tag(kind, channel, n)), what)
         return buffer
 
     def _wait(self, peer: int, work: Any, what: Callable[[], str]) -> None:
@@ -356,7 +348,7 @@ class P2PCommunicator:
     def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
         # no copy: the kernel hands over a C-ordered array of its own, of the IR's type (loom.ops.mpmd.send),
         # which the tensor keeps alive; a one-byte value (a predicate) is one of the tensors made once
-        channel, looped = key[0], bool(key[1])
+        channel = key[0]
         role, other = join if join is not None else ("", 0)
         if role == "carries":  # held until the predicate it carries is made
             self._held[(peer, other)] = (channel, value)
@@ -366,24 +358,21 @@ class P2PCommunicator:
             if held is not None:
                 channel, data = held
                 value = np.concatenate((data.reshape(-1).view(np.uint8), value.reshape(-1).view(np.uint8)))
-            else:
-                looped = False  # the peer takes it without posting receives ahead: one per loop instance
         data = self._bytes[value.view(np.uint8).item()] if value.nbytes == 1 else \
             self.torch.from_numpy(value.reshape(-1).view(np.uint8))
-        self._isend(peer, _PAYLOAD, channel, data, looped)
+        self._isend(peer, _PAYLOAD, channel, data)
 
     def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int],
              join: tuple[str, int] | None = None) -> Any:
         dtype, shape, nbytes = like
-        channel, looped = key[0], bool(key[1])
+        channel = key[0]
         role, other = join if join is not None else ("", 0)
         if role == "rides":
             carried = self._carried.pop((peer, channel), None)
-            if carried is not None:  # it came with the data before it
+            if carried is not None:  # it came with the data before it (else it is the loop's first, alone)
                 return carried.numpy().view(dtype).reshape(shape)
-            looped = False  # the loop's first predicate comes alone
         extra = _PREDICATE_BYTES if role == "carries" else 0
-        buffer = self._take(peer, _PAYLOAD, channel, nbytes + extra, looped,
+        buffer = self._take(peer, _PAYLOAD, channel, nbytes + extra,
                             lambda: f"mpmd.recv from rank {peer} {_what(key)}")
         if extra:
             self._carried[(peer, other)] = buffer[nbytes:]
@@ -391,60 +380,64 @@ class P2PCommunicator:
         return buffer.numpy().view(dtype).reshape(shape)
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
-        # A device says it started every `every`-th iteration (half the window: fewer messages) to
-        # the devices that wait for it. Every device of the loop starts the same iterations in the
-        # same order, so both sides count the same tokens: a peer has started iteration `k * every`
-        # of this instance once it sent `first + k + 1` tokens for the loop. Waiting for the first
-        # token at or after `need` is stricter than the window asks (at most `every - 1`
-        # iterations), and never waits for an iteration later than the one this device starts, so
-        # it cannot deadlock. The device that decides the loop (devices[0]) sends every other one
-        # its predicate for iteration i as it reaches iteration i (the condition opens it: nothing
-        # between that send and its mpmd.iteration waits), and every other device receives it before
-        # its own mpmd.iteration: that message is all the others need to hear from the decider, so
-        # it sends them no tokens, whatever the window.
+        # The decider sends every other device its predicate for iteration i before it reaches
+        # iteration i (the condition opens it: nothing between that send and its mpmd.iteration
+        # waits), so its payloads sent so far, counted as each iteration begins, mark the message
+        # that carried each predicate. Its wait cannot deadlock: every device takes the messages of
+        # the iterations before i with no more from the decider. The other devices tell each other
+        # every `every`-th iteration (half the window: fewer messages); they start the same
+        # iterations in the same order, so both sides count the same tokens: a peer has started
+        # iteration `k * every` of this instance once it sent `first + k + 1` tokens for the loop.
+        # Waiting for the first token at or after `need` is stricter than the window asks (at most
+        # `every - 1` iterations), and never waits for an iteration later than the one this device
+        # starts, so it cannot deadlock either.
         loop_id = loop[0]
         if loop_id not in self._plans:  # the same for every iteration of the loop
             decider = devices[0]
-            self._plans[loop_id] = ([p for p in devices if p != me and me != decider],
-                                    [p for p in devices if p != me and p != decider],
-                                    max(1, parallel // 2))
-        tell, hear, every = self._plans[loop_id]
+            others = [p for p in devices if p != me and p != decider]
+            self._plans[loop_id] = ([], [], 1, others) if me == decider else (others, others, max(1, parallel // 2), [])
+        tell, hear, every, watch = self._plans[loop_id]
+        need = iteration - parallel + 1
+        for peer in watch:  # payloads only: a peer takes tokens when a wait needs them, maybe only at the end
+            sends, marks = self._sends[(peer, _PAYLOAD)], self._marks[(loop_id, peer)]
+            if iteration == 0:
+                marks.clear()
+            marks.append(self._completed[peer] + len(sends))
+            if need >= 0:
+                mark = marks.popleft()
+                while self._completed[peer] < mark:
+                    self._wait(peer, sends[0], _said(f"mpmd.iteration {iteration} of loop {loop_id} (waiting for "
+                                                     f"rank {peer} to start iteration {need})"))
+                    sends.popleft()
+                    self._completed[peer] += 1
         if iteration == 0:
             for peer in hear:
                 self._first[(peer, loop_id)] = self._due.get((peer, loop_id), 0)
         if iteration % every == 0:
             for peer in tell:
-                self._isend(peer, _STARTED, loop_id, self._token, True)
+                self._isend(peer, _STARTED, loop_id, self._token)
             for peer in hear:
                 self._due[(peer, loop_id)] = self._due.get((peer, loop_id), 0) + 1
-        need = iteration - parallel + 1
         if need < 0:
             return
         for peer in hear:
             tokens = self._first[(peer, loop_id)] + -(-need // every) + 1
             while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
-                self._take(peer, _STARTED, loop_id, 1, True, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
-                                                             f"(waiting for rank {peer} to start iteration {need})"))
+                self._take(peer, _STARTED, loop_id, 1, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
+                                                       f"(waiting for rank {peer} to start iteration {need})"))
 
     def finish(self) -> None:
-        """Fill the receives the peers posted past their last message, take the peers' iteration
-        tokens no wait needed and the fillers they send, and wait until every send was taken: the
-        next run starts with no message in flight and no receive posted."""
-        for (peer, kind, channel), size in self._sizes.items():
-            filler, n = self.torch.zeros(size, dtype=self.torch.uint8), self._sent[(peer, kind, channel)]
-            for k in range(n, n + _AHEAD):
-                self._sends.append((peer, self.group.send([filler], peer, _tag(kind, channel, k))))
+        """Take the peers' iteration tokens no wait needed, and wait until every send was taken:
+        the next run starts with no message in flight."""
         for (peer, loop_id), due in self._due.items():
             while self._received.get((peer, _STARTED, loop_id), 0) < due:
-                self._take(peer, _STARTED, loop_id, 1, True,
+                self._take(peer, _STARTED, loop_id, 1,
                            _said(f"the end of the run (loop {loop_id}'s iterations started by rank {peer})"))
-        for (peer, _, _), posted in self._posted.items():
-            for work, _ in posted:
-                self._wait(peer, work, _said(f"the end of the run (rank {peer}'s messages past its last one)"))
-        self._posted.clear()
-        for peer, work in self._sends:
-            self._wait(peer, work, _said(f"the end of the run (a message not yet received by rank {peer})"))
+        for (peer, _), sends in self._sends.items():
+            for work in sends:
+                self._wait(peer, work, _said(f"the end of the run (a message not yet received by rank {peer})"))
         self._sends.clear()
+        self._completed.clear()
 
 
 def run(module: Operation | str, *args: Any, executor: str = "compiled", timeout: float = DEFAULT_TIMEOUT) -> tuple:

@@ -1,7 +1,8 @@
 """What the gloo processes of a partitioned program send each other: the bytes of each value only
-(its dtype and shape come from the program), the loop's decider no iteration tokens (its predicate
-says it reached the iteration), its predicate inside the data it sends in the iteration before
-(with more than one iteration in flight), and receives posted ahead only inside loops."""
+(its dtype and shape come from the program), no iteration tokens between the loop's decider and
+the others (its predicate says it reached the iteration; the completion of its sends says how far
+the others got), and its predicate inside the data it sends in the iteration before (with more
+than one iteration in flight)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from mpmd_programs import mixed_types, operands, pipeline
 from test_mpmd import assert_bitwise_equal
 
 import loom
-from loom.runtime.mpmd import _AHEAD
 
 pytest.importorskip("torch")
 
@@ -34,22 +34,19 @@ def test_values_of_several_types_cross_processes_as_bytes_and_equal_one_device(o
             assert_bitwise_equal(got, want)
 
 
-def test_each_run_sends_the_values_the_tokens_of_the_window_and_the_fillers_of_the_posted_receives(
+def test_each_run_sends_the_values_and_nothing_back_to_the_decider(
         outcomes: dict[int, tuple]) -> None:
     x, _ = operands()
     want = loom.jit(pipeline)(x, np.int32(5))
     trips = int(want[0])
     assert trips > 0
     for p in (1, 2, 4):
-        # rank 0 decides and sends no token. With one iteration in flight: a predicate per
-        # iteration and the last one, the state of each iteration, and both streams' fillers. With
-        # more, each iteration's state carries the next predicate (the last one too): the first
-        # predicate alone (not posted for ahead: no fillers), a message per iteration, its fillers
-        joined = p > 1
-        assert outcomes[0][1][f"sent{p}"] == (1 + trips + _AHEAD if joined else (trips + 1) + trips + 2 * _AHEAD), p
-        # rank 1: a token every max(1, p // 2) iterations it starts, and their fillers
-        every = max(1, p // 2)
-        assert outcomes[1][1][f"sent{p}"] == -(-trips // every) + _AHEAD, p
+        # rank 0 decides. With one iteration in flight: a predicate per iteration and the last one,
+        # and the state of each iteration. With more, each iteration's state carries the next
+        # predicate (the last one too), and the first predicate goes alone
+        assert outcomes[0][1][f"sent{p}"] == (1 + trips if p > 1 else (trips + 1) + trips), p
+        # rank 1 sends nothing: the decider learns how far it got from its own sends' completions
+        assert outcomes[1][1][f"sent{p}"] == 0, p
         for rank in range(2):  # the results each rank holds
             got = outcomes[rank][1][f"pipeline{p}"]
             assert_bitwise_equal(tuple(got.values()), tuple(want[k] for k in got))
