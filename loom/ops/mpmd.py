@@ -24,16 +24,17 @@ def _iterations(counters: tuple) -> tuple[int, ...]:
     return tuple(map(int, counters))
 
 
-def send(channel: int, peer: int, dtype: np.dtype, join: tuple[str, int] | None, value: np.ndarray,
+def send(channel: int, peer: int, dtype: np.dtype, join: tuple[str, int] | None, window: int, value: np.ndarray,
          *counters: np.ndarray) -> None:
     ctx = current()  # a C-ordered array of its own, of the IR's type: the communicator may send its bytes as they are
-    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value, dtype), join)
+    ctx.communicator.send(ctx.partition_id, peer, (channel, _iterations(counters)), np.array(value, dtype), join,
+                          window)
 
 
 def recv(channel: int, peer: int, like: tuple[np.dtype, tuple[int, ...], int], join: tuple[str, int] | None,
-         *counters: np.ndarray) -> np.ndarray:
+         window: int, *counters: np.ndarray) -> np.ndarray:
     ctx = current()
-    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)), like, join)
+    return ctx.communicator.recv(ctx.partition_id, peer, (channel, _iterations(counters)), like, join, window)
 
 
 def begin_iteration(loop: int, devices: tuple[int, ...], parallel: int, *counters: np.ndarray) -> None:
@@ -55,9 +56,22 @@ def _join(op: Operation) -> tuple[str, int] | None:
     return None
 
 
+def _window(op: Operation) -> int:
+    """The `parallel` of the innermost partitioned loop that holds `op` (the mpmd.iteration that
+    opens its body), 0 outside loops: both ends of a channel are in the same loop."""
+    loop = op.parent_op
+    while loop is not None:
+        if loop.name == "stablehlo.while":
+            for inner in loop.regions[1].blocks[0]:
+                if inner.name == "mpmd.iteration":
+                    return int(inner.properties["parallel"].value)
+        loop = loop.parent_op
+    return 0
+
+
 @kernel("mpmd.send")
 def _send(op: Operation) -> Kernel:
-    return Kernel(send, *_props(op), dtype_of(op.operands[0].type), _join(op), ALL)
+    return Kernel(send, *_props(op), dtype_of(op.operands[0].type), _join(op), _window(op), ALL)
 
 
 @kernel("mpmd.recv")
@@ -65,7 +79,7 @@ def _recv(op: Operation) -> Kernel:
     t = op.results[0].type  # the IR's types are static: a message carries bytes only
     dtype, shape = dtype_of(t), tuple(int(d) for d in t.shape)
     return Kernel(recv, *_props(op), (dtype, shape, dtype.itemsize * int(np.prod(shape, dtype=np.int64))), _join(op),
-                  ALL)
+                  _window(op), ALL)
 
 
 @kernel("mpmd.iteration")

@@ -58,15 +58,17 @@ class Transfers(Protocol):
 
     num_partitions: int
 
-    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
+    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None,
+             window: int = 0) -> None:
         """Leave `value` for `peer` (does not wait for it). `join`: ("carries", predicate channel)
-        or ("rides", data channel) where a loop's predicate rides on its data (loom.dialects.mpmd)."""
+        or ("rides", data channel) where a loop's predicate rides on its data (loom.dialects.mpmd).
+        `window`: the `parallel` of the innermost loop that holds the transfer (0 outside loops)."""
         ...
 
     def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int],
-             join: tuple[str, int] | None = None) -> Any:
+             join: tuple[str, int] | None = None, window: int = 0) -> Any:
         """The value `peer` sent with `key`, of the dtype, shape and bytes `like`; waits for it
-        (bounded), an error naming `peer`. `join` as `send`'s."""
+        (bounded), an error naming `peer`. `join` and `window` as `send`'s."""
         ...
 
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
@@ -115,13 +117,15 @@ class MPMDThreadCommunicator(ThreadCommunicator):
                                       peer)
             self._cond.wait(remaining)
 
-    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
-        with self._cond:  # a mailbox costs nothing per message: `join` changes nothing here
+    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None,
+             window: int = 0) -> None:
+        with self._cond:  # a mailbox costs nothing per message: `join` and `window` change nothing here
             self._messages[(me, peer, key)] = (time.monotonic() + self.link_latency, value)
             self._cond.notify_all()
         self._event((me, "send", *key))
 
-    def recv(self, me: int, peer: int, key: tuple, like: Any = None, join: tuple[str, int] | None = None) -> Any:
+    def recv(self, me: int, peer: int, key: tuple, like: Any = None, join: tuple[str, int] | None = None,
+             window: int = 0) -> Any:
         with self._cond:
             self._wait_for(me, peer, lambda: (peer, me, key) in self._messages,
                            f"mpmd.recv from device {peer} {_what(key)}")
@@ -222,6 +226,10 @@ class MPMDProgram:
 _RUNS = itertools.count()  # every rank runs its programs in the same order: a run's number is the same
 _WINDOW = 4096  # messages of one channel in flight at once, at most: the tag's sequence part wraps here
 _PAYLOAD, _STARTED = range(2)  # what a tag carries
+_AHEAD = 4  # receives posted beyond the one waited for, at most, per stream of a loop (payloads or tokens)
+# On 2 gloo processes, posting receives ahead made a loop of one-byte messages slower and a loop of
+# 64 KiB messages faster (benchmarks/NOTES.md, mpmd.py): small messages are posted for as they are taken.
+_AHEAD_MIN_BYTES = 4096
 _PREDICATE_BYTES = 1  # a loop's predicate (tensor<i1>) riding on a data message
 
 
@@ -235,6 +243,13 @@ def _one_byte_tensors() -> list[Any]:
     """A one-byte tensor of each value, for the messages of one byte (predicates, tokens)."""
     import torch
     return [torch.full((1,), b, dtype=torch.uint8) for b in range(256)]
+
+
+def _posted_ahead(window: int, nbytes: int) -> int:
+    """Receives posted past the one taken, on a stream of messages of `nbytes` bytes in a loop of
+    window `window` (0: no loop): half the window, the other half keeping the decider's waits off
+    the sends it just made; none for messages under _AHEAD_MIN_BYTES."""
+    return min(_AHEAD, (window - 1) // 2) if window and nbytes >= _AHEAD_MIN_BYTES else 0
 
 
 def _tag(kind: int, channel: int, sequence: int) -> int:
@@ -251,21 +266,28 @@ class P2PCommunicator:
     (`mpmd.carries` / `mpmd.rides`), the decider holds that data until it sends the next predicate
     and sends both as one message on the data's channel; the loop's first predicate goes alone.
 
-    The window needs no message back to the loop's decider (devices[0]). Gloo sends a message only
-    once its receiver posted the receive (a rendezvous), and a receive is posted only when its
-    device takes the message, so a send that completed says its receiver got as far as taking it.
-    Starting iteration i >= parallel - 1, the decider waits until each device of the loop took the
-    message that carried its predicate for iteration i - parallel + 1 (every message it sent that
-    device before starting that iteration): the predicate alone, which the device takes as it
-    starts that iteration, or, where the predicate rides on data, the data of the iteration before,
-    which the device takes as that iteration's last message from the decider. Measured on 2 gloo
-    processes, posting receives ahead made the decider's waits slower, not faster. The other
-    devices of a loop hear nothing from each other every iteration: each tells the others but the
-    decider (whose predicates bound them all) that it started every `parallel // 2`-th iteration
-    with a one-byte token, taken when a wait needs it and at the end of the run, so the next run
-    starts with no message in flight. Every wait is bounded by the timeout; when one fails (the
-    peer's connection closed, or the time ran out) the peers' heartbeats (loom.runtime.distributed)
-    and failure notes in the store name the rank that stopped or failed."""
+    Receives are posted ahead: taking the n-th message of a stream (peer, kind, channel) inside a
+    loop of window `parallel` first posts the receives of its next a = min(_AHEAD, (parallel - 1)
+    // 2) messages, if they are of _AHEAD_MIN_BYTES or more. Gloo sends a message only once its
+    receiver posted the receive (a rendezvous: a round trip between the processes otherwise), so a
+    message posted for lands while its receiver is still busy with the ones before it; and a send
+    that completed says how far its receiver got, so the window needs no message back to the
+    loop's decider (devices[0]). Starting iteration i, with j = i - parallel + 1 > 0, the decider
+    waits until the message that carried each device's predicate of iteration j + a completed:
+    the device posted its receive when it took the message a before it on the same stream, so it
+    has started iteration j (took its predicate) or, where the predicate rides on data, taken its
+    last message of iteration j - 1 (for j = 0: the first predicate, whose receive is posted as it
+    is taken). Only that send is waited for (waiting for every send before it would also wait for
+    large ones' bytes to drain), and with a <= (parallel - 1) // 2 never one made in the last
+    iterations, which costs a round trip of gloo's threads (measured on 2 gloo processes). Both
+    sides count the same messages, so at the end of the run the sender knows which receives are
+    still posted (the a after its last message of each stream of a loop) and fills them with
+    messages of the same size, and the next run starts with none posted. The other devices of a
+    loop hear nothing from each other every iteration: each tells the others but the decider
+    (whose predicates bound them all) that it started every `parallel // 2`-th iteration with a
+    one-byte token, taken when a wait needs it and at the end of the run. Every wait is bounded by
+    the timeout; when one fails (the peer's connection closed, or the time ran out) the peers'
+    heartbeats (loom.runtime.distributed) and failure notes in the store name the rank that stopped or failed."""
 
     def __init__(self, timeout: float) -> None:
         import torch
@@ -280,9 +302,12 @@ class P2PCommunicator:
         self.failed_key = f"loom/mpmd/{next(_RUNS)}/failed/{{}}"  # a run's failure notes
         self._sent: dict[tuple, int] = {}  # (peer, kind, channel) -> messages sent
         self._received: dict[tuple, int] = {}  # (peer, kind, channel) -> messages received
+        self._posted: dict[tuple, deque] = {}  # (peer, kind, channel) -> (work, buffer) of the next messages
+        self._ahead: dict[tuple, tuple[int, int]] = {}  # (peer, kind, channel) of a loop -> (bytes, posted ahead)
         self._sends: dict[tuple, deque] = defaultdict(deque)  # (peer, kind) -> pending sends (they hold their buffers)
-        self._completed: dict[int, int] = defaultdict(int)  # peer -> payload sends waited for (in order)
-        self._marks: dict[tuple, deque] = defaultdict(deque)  # (loop, peer) -> payloads sent as each iteration began
+        self._last_ahead: dict[int, int] = {}  # peer -> receives it posts ahead on the stream of the last message
+        self._waited: set[int] = set()  # ids of the sends in _sends waited for already
+        self._marks: dict[tuple, list] = defaultdict(list)  # (loop, peer) -> the last payload as each iteration began
         self._plans: dict[int, tuple] = {}  # loop -> begin_iteration's tell, hear, every, watch
         self._first: dict[tuple, int] = {}  # (peer, loop) -> its tokens before the loop's current instance
         self._due: dict[tuple, int] = {}  # (peer, loop) -> tokens it sends this device (as counted here)
@@ -299,19 +324,29 @@ class P2PCommunicator:
         except Exception:  # noqa: BLE001 - the store is gone: the peers see the heartbeat stop
             pass
 
-    def _isend(self, peer: int, kind: int, channel: int, data: Any) -> None:
+    def _isend(self, peer: int, kind: int, channel: int, data: Any, ahead: int) -> None:
         stream = (peer, kind, channel)
         n = self._sent.get(stream, 0)
         self._sent[stream] = n + 1
+        if ahead:  # the receiver posts receives ahead: the end of the run fills them with messages of this size
+            self._ahead[stream] = (data.numel(), ahead)
         self._sends[(peer, kind)].append(self.group.send([data], peer, _tag(kind, channel, n)))
+        self._last_ahead[peer] = ahead
 
-    def _take(self, peer: int, kind: int, channel: int, nbytes: int, what: Callable[[], str]) -> Any:
-        """The next message of a stream (a new tensor of `nbytes` bytes)."""
+    def _take(self, peer: int, kind: int, channel: int, nbytes: int, ahead: int, what: Callable[[], str]) -> Any:
+        """The next message of a stream (a new tensor of `nbytes` bytes), the receives of its next
+        `ahead` posted."""
         stream = (peer, kind, channel)
         n = self._received.get(stream, 0)
         self._received[stream] = n + 1
-        buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
-        self._wait(peer, self.group.recv([buffer], peer, _tag(kind, channel, n)), what)
+        posted = self._posted.get(stream)
+        if posted is None:
+            posted = self._posted[stream] = deque()
+        while len(posted) <= ahead:
+            buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
+            posted.append((self.group.recv([buffer], peer, _tag(kind, channel, n + len(posted))), buffer))
+        work, buffer = posted.popleft()
+        self._wait(peer, work, what)
         return buffer
 
     def _wait(self, peer: int, work: Any, what: Callable[[], str]) -> None:
@@ -345,7 +380,8 @@ class P2PCommunicator:
             return peer, f"rank {peer} stopped (the store is gone)"
         return peer, f"rank {peer} did not send within {self.timeout:g} s"
 
-    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None) -> None:
+    def send(self, me: int, peer: int, key: tuple, value: Any, join: tuple[str, int] | None = None,
+             window: int = 0) -> None:
         # no copy: the kernel hands over a C-ordered array of its own, of the IR's type (loom.ops.mpmd.send),
         # which the tensor keeps alive; a one-byte value (a predicate) is one of the tensors made once
         channel = key[0]
@@ -358,21 +394,25 @@ class P2PCommunicator:
             if held is not None:
                 channel, data = held
                 value = np.concatenate((data.reshape(-1).view(np.uint8), value.reshape(-1).view(np.uint8)))
+            else:
+                window = 0  # the peer takes it without posting receives ahead: one per loop instance
+        ahead = _posted_ahead(window, value.nbytes)
         data = self._bytes[value.view(np.uint8).item()] if value.nbytes == 1 else \
             self.torch.from_numpy(value.reshape(-1).view(np.uint8))
-        self._isend(peer, _PAYLOAD, channel, data)
+        self._isend(peer, _PAYLOAD, channel, data, ahead)
 
     def recv(self, me: int, peer: int, key: tuple, like: tuple[np.dtype, tuple[int, ...], int],
-             join: tuple[str, int] | None = None) -> Any:
+             join: tuple[str, int] | None = None, window: int = 0) -> Any:
         dtype, shape, nbytes = like
         channel = key[0]
         role, other = join if join is not None else ("", 0)
         if role == "rides":
             carried = self._carried.pop((peer, channel), None)
-            if carried is not None:  # it came with the data before it (else it is the loop's first, alone)
+            if carried is not None:  # it came with the data before it
                 return carried.numpy().view(dtype).reshape(shape)
+            window = 0  # the loop's first predicate comes alone
         extra = _PREDICATE_BYTES if role == "carries" else 0
-        buffer = self._take(peer, _PAYLOAD, channel, nbytes + extra,
+        buffer = self._take(peer, _PAYLOAD, channel, nbytes + extra, _posted_ahead(window, nbytes + extra),
                             lambda: f"mpmd.recv from rank {peer} {_what(key)}")
         if extra:
             self._carried[(peer, other)] = buffer[nbytes:]
@@ -382,9 +422,10 @@ class P2PCommunicator:
     def begin_iteration(self, me: int, loop: tuple, iteration: int, devices: Sequence[int], parallel: int) -> None:
         # The decider sends every other device its predicate for iteration i before it reaches
         # iteration i (the condition opens it: nothing between that send and its mpmd.iteration
-        # waits), so its payloads sent so far, counted as each iteration begins, mark the message
-        # that carried each predicate. Its wait cannot deadlock: every device takes the messages of
-        # the iterations before i with no more from the decider. The other devices tell each other
+        # waits), so its last payload to each as an iteration begins is the message that carried
+        # that iteration's predicate (the class's docstring says what waiting for one means).
+        # Its wait cannot deadlock: every device takes the messages of the iterations before i with
+        # no more from the decider. The other devices tell each other
         # every `every`-th iteration (half the window: fewer messages); they start the same
         # iterations in the same order, so both sides count the same tokens: a peer has started
         # iteration `k * every` of this instance once it sent `first + k + 1` tokens for the loop.
@@ -402,20 +443,21 @@ class P2PCommunicator:
             sends, marks = self._sends[(peer, _PAYLOAD)], self._marks[(loop_id, peer)]
             if iteration == 0:
                 marks.clear()
-            marks.append(self._completed[peer] + len(sends))
-            if need >= 0:
-                mark = marks.popleft()
-                while self._completed[peer] < mark:
-                    self._wait(peer, sends[0], _said(f"mpmd.iteration {iteration} of loop {loop_id} (waiting for "
-                                                     f"rank {peer} to start iteration {need})"))
-                    sends.popleft()
-                    self._completed[peer] += 1
+            marks.append(sends[-1])  # the message that carries the predicate of this iteration
+            # the iteration whose predicate's message must have completed, by the receives posted ahead on
+            # the stream of the last one (that of iteration i); the first predicate's are posted as it is taken
+            marked = need + self._last_ahead[peer] if need > 0 else need
+            if marked >= 0:  # a gloo work is waited for once: the end of the run skips it
+                work = marks[marked]
+                self._wait(peer, work, _said(f"mpmd.iteration {iteration} of loop {loop_id} (waiting for "
+                                             f"rank {peer} to start iteration {need})"))
+                self._waited.add(id(work))
         if iteration == 0:
             for peer in hear:
                 self._first[(peer, loop_id)] = self._due.get((peer, loop_id), 0)
         if iteration % every == 0:
             for peer in tell:
-                self._isend(peer, _STARTED, loop_id, self._token)
+                self._isend(peer, _STARTED, loop_id, self._token, _AHEAD)
             for peer in hear:
                 self._due[(peer, loop_id)] = self._due.get((peer, loop_id), 0) + 1
         if need < 0:
@@ -423,21 +465,32 @@ class P2PCommunicator:
         for peer in hear:
             tokens = self._first[(peer, loop_id)] + -(-need // every) + 1
             while self._received.get((peer, _STARTED, loop_id), 0) < tokens:
-                self._take(peer, _STARTED, loop_id, 1, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
+                self._take(peer, _STARTED, loop_id, 1, _AHEAD, _said(f"mpmd.iteration {iteration} of loop {loop_id} "
                                                        f"(waiting for rank {peer} to start iteration {need})"))
 
     def finish(self) -> None:
-        """Take the peers' iteration tokens no wait needed, and wait until every send was taken:
-        the next run starts with no message in flight."""
+        """Fill the receives the peers posted past their last message, take the peers' iteration
+        tokens no wait needed and the fillers they send, and wait until every send was taken: the
+        next run starts with no message in flight and no receive posted."""
+        for (peer, kind, channel), (size, ahead) in self._ahead.items():
+            filler, n = self.torch.zeros(size, dtype=self.torch.uint8), self._sent[(peer, kind, channel)]
+            for k in range(n, n + ahead):
+                self._sends[(peer, kind)].append(self.group.send([filler], peer, _tag(kind, channel, k)))
         for (peer, loop_id), due in self._due.items():
             while self._received.get((peer, _STARTED, loop_id), 0) < due:
-                self._take(peer, _STARTED, loop_id, 1,
+                self._take(peer, _STARTED, loop_id, 1, _AHEAD,
                            _said(f"the end of the run (loop {loop_id}'s iterations started by rank {peer})"))
+        for (peer, _, _), posted in self._posted.items():
+            for work, _ in posted:
+                self._wait(peer, work, _said(f"the end of the run (rank {peer}'s messages past its last one)"))
+        self._posted.clear()
         for (peer, _), sends in self._sends.items():
             for work in sends:
-                self._wait(peer, work, _said(f"the end of the run (a message not yet received by rank {peer})"))
+                if id(work) not in self._waited:
+                    self._wait(peer, work, _said(f"the end of the run (a message not yet received by rank {peer})"))
         self._sends.clear()
-        self._completed.clear()
+        self._marks.clear()
+        self._waited.clear()
 
 
 def run(module: Operation | str, *args: Any, executor: str = "compiled", timeout: float = DEFAULT_TIMEOUT) -> tuple:

@@ -102,7 +102,8 @@ def scenario_loop_settings(rank: int, world: int) -> dict[str, Any]:
 
 def scenario_messages(rank: int, world: int) -> dict[str, Any]:
     """`mixed_types` with windows 1 and 2, and how many messages each rank sent in each run of
-    `pipeline` (n = 5, windows 1, 2 and 4: its second run, the first one having compiled)."""
+    `pipeline` (n = 5, windows 1, 2, 4 and 8, a state of 8 floats and of 2048 (large enough for
+    receives posted ahead): its second run, the first one having compiled)."""
     from loom.runtime import mpmd
     x, n = operands()
     out: dict[str, Any] = {f"mixed{p}": program(mixed_types, x, n, parallel_iterations=p).run_processes(
@@ -126,12 +127,13 @@ def scenario_messages(rank: int, world: int) -> dict[str, Any]:
         self.group = Counted(self.group)
     mpmd.P2PCommunicator.__init__ = counting  # type: ignore[method-assign]
     try:
-        for p in (1, 2, 4):
-            prog = program(pipeline, x, np.int32(5), parallel_iterations=p)
-            for _ in range(2):
-                sent[0] = 0
-                out[f"pipeline{p}"] = prog.run_process(x, np.int32(5), timeout=20)
-            out[f"sent{p}"] = sent[0]
+        for state in (x, np.full(2048, -0.5, np.float32)):
+            for p in (1, 2, 4, 8):
+                prog = program(pipeline, state, np.int32(5), parallel_iterations=p)
+                for _ in range(2):
+                    sent[0] = 0
+                    out[f"pipeline{p}-{state.size}"] = prog.run_process(state, np.int32(5), timeout=20)
+                out[f"sent{p}-{state.size}"] = sent[0]
     finally:
         mpmd.P2PCommunicator.__init__ = make  # type: ignore[method-assign]
     return out

@@ -12,6 +12,7 @@ from mpmd_programs import mixed_types, operands, pipeline
 from test_mpmd import assert_bitwise_equal
 
 import loom
+from loom.runtime.mpmd import _posted_ahead
 
 pytest.importorskip("torch")
 
@@ -34,19 +35,23 @@ def test_values_of_several_types_cross_processes_as_bytes_and_equal_one_device(o
             assert_bitwise_equal(got, want)
 
 
-def test_each_run_sends_the_values_and_nothing_back_to_the_decider(
-        outcomes: dict[int, tuple]) -> None:
+def test_each_run_sends_the_values_and_nothing_back_to_the_decider(outcomes: dict[int, tuple]) -> None:
     x, _ = operands()
-    want = loom.jit(pipeline)(x, np.int32(5))
-    trips = int(want[0])
-    assert trips > 0
-    for p in (1, 2, 4):
-        # rank 0 decides. With one iteration in flight: a predicate per iteration and the last one,
-        # and the state of each iteration. With more, each iteration's state carries the next
-        # predicate (the last one too), and the first predicate goes alone
-        assert outcomes[0][1][f"sent{p}"] == (1 + trips if p > 1 else (trips + 1) + trips), p
-        # rank 1 sends nothing: the decider learns how far it got from its own sends' completions
-        assert outcomes[1][1][f"sent{p}"] == 0, p
-        for rank in range(2):  # the results each rank holds
-            got = outcomes[rank][1][f"pipeline{p}"]
-            assert_bitwise_equal(tuple(got.values()), tuple(want[k] for k in got))
+    for state in (x, np.full(2048, -0.5, np.float32)):
+        want = loom.jit(pipeline)(state, np.int32(5))
+        trips = int(want[0])
+        assert trips > 1
+        for p in (1, 2, 4, 8):
+            # rank 0 decides. With one iteration in flight: a predicate per iteration and the last
+            # one, and the state of each iteration. With more, each iteration's state carries the
+            # next predicate (the last one too), the first predicate goes alone (not posted for
+            # ahead), and fillers for the receives rank 1 posted past the last message
+            ahead = _posted_ahead(p, state.nbytes + 1)
+            assert ahead == (min(4, (p - 1) // 2) if state.size > 8 else 0)
+            sent = outcomes[0][1][f"sent{p}-{state.size}"]
+            assert sent == (1 + trips + ahead if p > 1 else (trips + 1) + trips), (p, state.size)
+            # rank 1 sends nothing: the decider learns how far it got from its own sends' completions
+            assert outcomes[1][1][f"sent{p}-{state.size}"] == 0, (p, state.size)
+            for rank in range(2):  # the results each rank holds
+                got = outcomes[rank][1][f"pipeline{p}-{state.size}"]
+                assert_bitwise_equal(tuple(got.values()), tuple(want[k] for k in got))
