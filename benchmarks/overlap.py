@@ -387,36 +387,19 @@ def shared_rates(world: int, calibration: dict[str, dict[str, float]]) -> dict[s
 def plot(world: int, traces: dict[str, list[tuple]], path: Path) -> Path | None:
     """The measured timelines of one step of each shown program on the processes, as a PNG (and
     Chrome traces)."""
-    from loom.sim.timeline import Timeline
+    from loom.sim.timeline import Timeline, draw_png
     timelines = {}
     for name, spans in traces.items():
-        timelines[name] = tl = Timeline(f"{name}, measured on {world} processes")
+        tl = timelines[f"{name}: one step on {world} gloo processes, measured"] = Timeline(
+            f"{name}, measured on {world} processes")
         for span in spans:
             tl.add(*span)
         tl.write_chrome(path.with_name(f"{path.stem}-{name.split()[0]}-trace.json"))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("--plot needs matplotlib (pip install matplotlib) for the PNG; wrote the Chrome traces only")
+        draw_png(timelines, path)
+    except ImportError as e:
+        print(f"--plot: {e}; wrote the Chrome traces only")
         return None
-    fig, axes = plt.subplots(len(timelines), 1, figsize=(12, 1.2 + 0.9 * world * len(timelines)), sharex=True)
-    colors = {"compute": "tab:blue", "link+": "tab:orange", "link-": "tab:green", "link": "tab:orange"}
-    for ax, (name, tl) in zip(axes, timelines.items()):
-        labels = []
-        for d in tl.devices():
-            for lane in tl.lanes(d):
-                ax.broken_barh([(s.start * 1e3, s.duration * 1e3) for s in tl.spans(d, lane)],
-                               (len(labels) - 0.4, 0.8), color=colors.get(lane, "tab:gray"))
-                labels.append(f"rank {d} {lane}")
-        ax.set_yticks(range(len(labels)), labels)
-        ax.invert_yaxis()
-        ax.set_title(f"{name}: one step on {world} gloo processes, measured")
-    axes[-1].set_xlabel("ms")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
     print(f"plot: {path}")
     return path
 

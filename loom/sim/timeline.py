@@ -89,8 +89,38 @@ class Timeline:
         return path
 
 
+COLORS = {"compute": "tab:blue", "link+": "tab:orange", "link-": "tab:green", "link": "tab:orange"}
+
+
+def draw_png(timelines: dict[str, Timeline], path: str | Path, dpi: int = 110) -> Path:
+    """Timelines one above the other on one time axis (ms), a row per device and lane, as a PNG
+    (matplotlib, an optional dependency: an ImportError says so)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise ImportError("drawing a timeline needs matplotlib (pip install matplotlib)") from e
+    rows = [[(d, lane) for d in tl.devices() for lane in tl.lanes(d)] for tl in timelines.values()]
+    fig, axes = plt.subplots(len(timelines), 1, figsize=(12, 1.2 + 0.45 * sum(map(len, rows))), sharex=True,
+                             squeeze=False)
+    for ax, (title, tl), lanes in zip(axes[:, 0], timelines.items(), rows):
+        for row, (d, lane) in enumerate(lanes):
+            ax.broken_barh([(s.start * 1e3, s.duration * 1e3) for s in tl.spans(d, lane)], (row - 0.4, 0.8),
+                           color=COLORS.get(lane, "tab:gray"))
+        ax.set_yticks(range(len(lanes)), [f"device {d} {lane}" for d, lane in lanes])
+        ax.invert_yaxis()
+        ax.set_title(title)
+    axes[-1, 0].set_xlabel("ms")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 def _jsonable(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
 
 
-__all__ = ["LANES", "Span", "Timeline"]
+__all__ = ["COLORS", "LANES", "Span", "Timeline", "draw_png"]

@@ -14,7 +14,7 @@ import pytest
 import loom
 from loom.sim.cost import collective_time, hops, op_bytes, op_flops, op_time, windowed_einsum_decision
 from loom.sim.machine import PRESETS, Machine
-from loom.sim.timeline import Timeline
+from loom.sim.timeline import COLORS, Timeline, draw_png
 
 PROGRAM = """func.func @main(%a: tensor<8x16xf32>, %b: tensor<16x4xbf16>, %u: tensor<2x4xf32>, %i: tensor<i32>)
     -> tensor<8x4xf32> {
@@ -144,6 +144,30 @@ def test_chrome_trace_has_a_process_per_device_and_a_thread_per_lane(tmp_path):
     assert t.busy(0, "compute") == pytest.approx(2.5e-6)
     with pytest.raises(ValueError, match="ends before it starts"):
         t.add(0, "compute", "x", 1.0, 0.0)
+
+
+def _has_color(image: np.ndarray, name: str) -> bool:
+    from matplotlib.colors import to_rgb
+    return bool((np.abs(image[..., :3] - np.array(to_rgb(name))) < 0.02).all(-1).any())
+
+
+def test_timelines_draw_as_a_png_with_a_row_per_device_and_lane_in_its_lane_color(tmp_path):
+    import matplotlib.image
+    before, after = Timeline("before"), Timeline("after")
+    for device in range(2):
+        before.add(device, "compute", "dot", 0.0, 4e-3)
+        before.add(device, "link+", "send", 4e-3, 6e-3)
+        after.add(device, "compute", "dot", 0.0, 4e-3)
+        after.add(device, "link-", "send", 1e-3, 3e-3)
+    image = matplotlib.image.imread(draw_png({"before": before, "after": after}, tmp_path / "t.png", dpi=50))
+    assert image.shape[:2] == (round((1.2 + 0.45 * 8) * 50), 12 * 50)  # 8 rows: 2 devices x 2 lanes, twice
+    assert all(_has_color(image, COLORS[lane]) for lane in ("compute", "link+", "link-"))
+    compute_only = Timeline("compute only")
+    compute_only.add(0, "compute", "dot", 0.0, 1e-3)
+    image = matplotlib.image.imread(draw_png({"compute only": compute_only}, tmp_path / "c.png", dpi=50))
+    assert image.shape[:2] == (round((1.2 + 0.45) * 50), 12 * 50)
+    assert _has_color(image, COLORS["compute"])
+    assert not _has_color(image, COLORS["link+"]) and not _has_color(image, COLORS["link-"])
 
 
 def test_convolution_and_reduction_flops_come_from_their_shapes():
