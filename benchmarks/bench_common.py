@@ -50,8 +50,9 @@ def spread(times: list[float]) -> dict[str, float]:
 
 def write_record(name: str, payload: dict[str, Any]) -> Path:
     """Write `payload` (every contender's raw timings and the figures derived from them) as
-    `benchmarks/results/NAME-YYYYMMDD-HHMM.json`, with the command line, the git commit, the
-    machine, its load average and the library versions, so that a quoted figure names its file."""
+    `benchmarks/results/NAME-YYYYMMDD-HHMM.json` (HHMMSS where that minute has one already), with
+    the command line, the git commit, the machine, its load average and the library versions, so
+    that a quoted figure names its file."""
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                                 cwd=Path(__file__).resolve().parent, timeout=10).stdout.strip() or None
@@ -71,6 +72,8 @@ def write_record(name: str, payload: dict[str, Any]) -> Path:
               "versions": versions, **payload}
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M')}.json"
+    if path.exists():  # a run of the same minute is kept beside it (its seconds too), not written over it
+        path = RESULTS / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(record, indent=1) + "\n")
     return path
 

@@ -7,6 +7,7 @@ import importlib.util
 import io
 import json
 import re
+import time
 
 import numpy as np
 from support.paths import ROOT
@@ -87,3 +88,20 @@ def test_markdown_report_has_the_same_medians(tmp_path):
     row = next(line for line in out.getvalue().splitlines() if line.startswith("| c | loom |"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[2:6] == ["3", f"{np.median(ts):.6f}", f"{min(ts):.6f}", f"{max(ts):.6f}"]
+
+
+def test_a_second_record_in_the_same_minute_is_kept_beside_the_first_and_reported_as_the_latest(tmp_path,
+                                                                                               monkeypatch):
+    bench_common = load_bench_common(tmp_path)
+    now, strftime = time.localtime(), time.strftime
+    monkeypatch.setattr(time, "strftime", lambda fmt, t=None: strftime(fmt, now))  # both in one minute
+    paths = []
+    for n in (1, 2):
+        record = bench_common.Record("toy", {"n": n})
+        record.add_all("case", {"loom": [0.01 * n] * 3})
+        paths.append(record.write())
+    assert paths[0] != paths[1] and all(p.exists() for p in paths)
+    assert paths[1].stem == f"{paths[0].stem}{strftime('%S', now)}"
+    assert json.loads(paths[0].read_text())["settings"] == {"n": 1}
+    status, out = report(tmp_path)
+    assert status == 0 and paths[1].name in out and paths[0].name not in out
