@@ -137,6 +137,10 @@ SLOW = frozenset({
     "test_lax_ops.py::test_dynamic_index_in_dim_matches_jax", "test_jvp.py::test_composes_with_grad_and_itself",
     "test_torch_backend.py::test_gradient_suite_on_torch_matches_numpy",
     "test_approx_topk.py::test_fusion_fires_on_traced_programs_and_keeps_results",
+    # the longest left after that (an idle run): three processes of nested loops (the in-process nested
+    # loops and the two-process loops stay), the jitted-argument fuzz (the parser fuzz stays)
+    "test_mpmd_loop_settings.py::test_on_gloo_processes_nested_loops_with_their_own_bounds_match_one_device",
+    "test_argument_fuzz.py::test_jitted_functions_agree_with_jax_or_name_the_argument",
 })
 
 # `--dist loadfile` hands whole modules to the workers, in collection order once xdist's own
@@ -156,6 +160,15 @@ LONGEST_FIRST = (
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config.option, "loadscopereorder"):  # pytest-xdist's option
         config.option.loadscopereorder = False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With the slow tests deselected (`make test-fast`), a module that is slow as a whole is not
+    even imported: each worker collects the whole tree, and those modules' imports and tables took
+    a quarter of its collection."""
+    if config.option.markexpr == "not slow" and collection_path.name in SLOW:
+        return True
+    return None
 
 
 def _longest_modules_first(items: list[pytest.Item]) -> None:
