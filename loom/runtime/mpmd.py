@@ -305,7 +305,7 @@ class P2PCommunicator:
         self._posted: dict[tuple, deque] = {}  # (peer, kind, channel) -> (work, buffer) of the next messages
         self._ahead: dict[tuple, tuple[int, int]] = {}  # (peer, kind, channel) of a loop -> (bytes, posted ahead)
         self._sends: dict[tuple, deque] = defaultdict(deque)  # (peer, kind) -> pending sends (they hold their buffers)
-        self._last_ahead: dict[int, int] = {}  # peer -> receives it posts ahead on the stream of the last message
+        self._last_ahead: dict[int, int] = {}  # peer -> receives it posts ahead on the stream of the last payload
         self._waited: set[int] = set()  # ids of the sends in _sends waited for already
         self._marks: dict[tuple, list] = defaultdict(list)  # (loop, peer) -> the last payload as each iteration began
         self._plans: dict[int, tuple] = {}  # loop -> begin_iteration's tell, hear, every, watch
@@ -331,7 +331,8 @@ class P2PCommunicator:
         if ahead:  # the receiver posts receives ahead: the end of the run fills them with messages of this size
             self._ahead[stream] = (data.numel(), ahead)
         self._sends[(peer, kind)].append(self.group.send([data], peer, _tag(kind, channel, n)))
-        self._last_ahead[peer] = ahead
+        if kind == _PAYLOAD:  # what the decider's window reads, beside the payload's work (begin_iteration)
+            self._last_ahead[peer] = ahead
 
     def _take(self, peer: int, kind: int, channel: int, nbytes: int, ahead: int, what: Callable[[], str]) -> Any:
         """The next message of a stream (a new tensor of `nbytes` bytes), the receives of its next
@@ -425,13 +426,13 @@ class P2PCommunicator:
         # waits), so its last payload to each as an iteration begins is the message that carried
         # that iteration's predicate (the class's docstring says what waiting for one means).
         # Its wait cannot deadlock: every device takes the messages of the iterations before i with
-        # no more from the decider. The other devices tell each other
-        # every `every`-th iteration (half the window: fewer messages); they start the same
-        # iterations in the same order, so both sides count the same tokens: a peer has started
-        # iteration `k * every` of this instance once it sent `first + k + 1` tokens for the loop.
-        # Waiting for the first token at or after `need` is stricter than the window asks (at most
-        # `every - 1` iterations), and never waits for an iteration later than the one this device
-        # starts, so it cannot deadlock either.
+        # no more from the decider. The other devices tell each other every `every`-th iteration
+        # (half the window: fewer messages); they start the same iterations in the same order, so
+        # both sides count the same tokens: a peer has started iteration `k * every` of this
+        # instance once it sent `first + k + 1` tokens for the loop. Waiting for the first token at
+        # or after `need` is stricter than the window asks (at most `every - 1` iterations), and
+        # never waits for an iteration later than the one this device starts, so it cannot
+        # deadlock either.
         loop_id = loop[0]
         if loop_id not in self._plans:  # the same for every iteration of the loop
             decider = devices[0]
