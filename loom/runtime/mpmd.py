@@ -330,7 +330,8 @@ class P2PCommunicator:
         self._sent[stream] = n + 1
         if ahead:  # the receiver posts receives ahead: the end of the run fills them with messages of this size
             self._ahead[stream] = (data.numel(), ahead)
-        self._sends[(peer, kind)].append(self.group.send([data], peer, _tag(kind, channel, n)))
+        self._sends[(peer, kind)].append(self._post(peer, self.group.send, data, _tag(kind, channel, n),
+                                                         lambda: f"mpmd.send to rank {peer} channel {channel}"))
         if kind == _PAYLOAD:  # what the decider's window reads, beside the payload's work (begin_iteration)
             self._last_ahead[peer] = ahead
 
@@ -345,10 +346,20 @@ class P2PCommunicator:
             posted = self._posted[stream] = deque()
         while len(posted) <= ahead:
             buffer = self.torch.empty(nbytes, dtype=self.torch.uint8)
-            posted.append((self.group.recv([buffer], peer, _tag(kind, channel, n + len(posted))), buffer))
+            posted.append((self._post(peer, self.group.recv, buffer, _tag(kind, channel, n + len(posted)), what),
+                           buffer))
         work, buffer = posted.popleft()
         self._wait(peer, work, what)
         return buffer
+
+    def _post(self, peer: int, post: Callable, tensor: Any, tag: int, what: Callable[[], str]) -> Any:
+        """Post a send or receive; the transport refuses one to a peer whose connection closed."""
+        try:
+            return post([tensor], peer, tag)
+        except Exception as e:  # noqa: BLE001 - the transport's errors: connection closed
+            blamed, why = self._blame(peer)
+            raise CollectiveError(f"rank {self.rank} at {what()}: {why} "
+                                  f"({type(e).__name__}: {str(e)[:200]})", blamed) from None
 
     def _wait(self, peer: int, work: Any, what: Callable[[], str]) -> None:
         """Wait for `work` within the timeout (gloo's works report completion only through a
