@@ -20,7 +20,9 @@ the median of the rounds is reported with its spread. Each process also counts i
 step (all its threads: the program's and gloo's), which a loaded machine inflates far less than
 the wall clock: the one-process step's CPU time over the busier process's CPU time in a
 partitioned step bounds what the partitioned step can gain on two cores (before its pipeline's
-fill and drain). Writes benchmarks/results/distributed_control_flow-DATE.json.
+fill and drain). The partitioned contenders also report each rank's time blocked on the transport
+per step (waiting for a message or for its peer to take one): where it goes when the two ranks'
+shares of a phase differ. Writes benchmarks/results/distributed_control_flow-DATE.json.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
                for p, prog in programs.items()}
         fns[SINGLE] = (lambda: single(tree, *data)) if rank == 0 else (lambda: None)
         cpu: dict[str, list[float]] = {name: [] for name in fns}
+        waited: dict[str, list[float]] = {f"2 processes, parallel_iterations={p}": [] for p in programs}
 
         def counted(name: str, fn) -> Callable[[], None]:
             def run() -> None:
@@ -82,11 +85,21 @@ def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
                 fn()
                 cpu[name].append(time.process_time() - start)
             return run
+
+        def idle(name: str, fn, prog) -> Callable[[], None]:
+            def run() -> None:
+                fn()
+                waited[name].append(prog.waited_s)
+            return run
+        for p, prog in programs.items():
+            name = f"2 processes, parallel_iterations={p}"
+            fns[name] = idle(name, fns[name], prog)
         times = time_rounds({name: counted(name, fn) for name, fn in fns.items()}, args.rounds,
                             communicator().barrier)
         cpu_by_rank = communicator().all_gather_object({name: ts[1:] for name, ts in cpu.items()})  # not the warm-up
+        waited_by_rank = communicator().all_gather_object({name: ts[1:] for name, ts in waited.items()})
         if rank == 0:
-            results.put((times, cpu_by_rank))
+            results.put((times, cpu_by_rank, waited_by_rank))
     finally:
         loom.distributed.shutdown()
 
@@ -120,7 +133,7 @@ def main() -> None:
         "layers": 2, "inputs": args.inputs, "hidden": args.hidden, "outputs": args.outputs, "batch": args.batch,
         "iterations": args.max_len, "tokens": tokens, "rounds": args.rounds, "parallel_iterations": args.parallel})
     case, many = "2 gloo processes vs one process", f"2 processes, parallel_iterations={args.parallel}"
-    times, cpu_by_rank = spawn_ranks(_process, 2, (args,), args.deadline)
+    times, cpu_by_rank, waited_by_rank = spawn_ranks(_process, 2, (args,), args.deadline)
     record.add_all(case, {name: times[name] for name in (SINGLE, ONE, many)})
     cpu = {f"{name}, rank {rank}": cpu_by_rank[rank][name] for name in (SINGLE, ONE, many) for rank in (0, 1)}
     del cpu[f"{SINGLE}, rank 1"]  # it waits at the barrier
@@ -134,6 +147,11 @@ def main() -> None:
           f"vs parallel_iterations=1: {over_one:.2f}x (target 1.5x)")
     print("  CPU time per step, median:")
     for name, ts in cpu.items():
+        print(f"    {name:<46} {np.median(ts) * 1e3:8.1f} ms")
+    waited = {f"{name}, rank {rank}": waited_by_rank[rank][name] for name in (ONE, many) for rank in (0, 1)}
+    record.add_all("time blocked on the transport per step (waiting for the peer or its messages)", waited)
+    print("  time blocked on the transport per step, median:")
+    for name, ts in waited.items():
         print(f"    {name:<46} {np.median(ts) * 1e3:8.1f} ms")
     busier = max(np.median(cpu[f"{many}, rank {rank}"]) for rank in (0, 1))
     print(f"  bound from CPU time: one process / the busier process of parallel_iterations={args.parallel}: "

@@ -174,6 +174,7 @@ class MPMDProgram:
         else:
             self._runners = [compile_module(self.module, entry=n, executor=executor, partition=False) for n in names]
         self.events: list[Event] = []
+        self.waited_s = 0.0  # run_process: seconds its rank spent blocked on the transport (idle, or in flight)
 
     def _gather(self, per_device: Sequence[Sequence[Any]]) -> tuple:
         out: list[Any] = [None] * self.num_results
@@ -209,6 +210,8 @@ class MPMDProgram:
         except BaseException as e:
             comm.fail(f"{type(e).__name__}: {e}")
             raise
+        finally:
+            self.waited_s = comm.waited
         values = list(out) if isinstance(out, tuple) else [out]
         return dict(zip(self.results[rank], values))
 
@@ -316,6 +319,7 @@ class P2PCommunicator:
         self._bytes = _one_byte_tensors()  # isend only reads them
         self._token = self._bytes[1]  # what every token carries
         self._patience = timedelta(seconds=max(self.timeout, 1e-3))
+        self.waited = 0.0  # seconds this rank spent blocked on its peers' messages and on its own sends
 
     def fail(self, reason: str) -> None:
         """Tell the peers this rank stopped with an error."""
@@ -364,12 +368,15 @@ class P2PCommunicator:
     def _wait(self, peer: int, work: Any, what: Callable[[], str]) -> None:
         """Wait for `work` within the timeout (gloo's works report completion only through a
         wait); if it fails, say which rank is to blame and where (`what()`, made only then)."""
+        start = time.perf_counter()
         try:
             work.wait(timeout=self._patience)
         except Exception as e:  # noqa: BLE001 - the transport's errors: connection closed, timed out
             blamed, why = self._blame(peer)
             raise CollectiveError(f"rank {self.rank} at {what()}: {why} ({type(e).__name__}: {str(e)[:200]})",
                                   blamed) from None
+        finally:
+            self.waited += time.perf_counter() - start
 
     def _blame(self, peer: int) -> tuple[int, str]:
         """The rank to blame for a failed wait on `peer`, and why: one that reported a failure,

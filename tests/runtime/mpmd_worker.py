@@ -62,12 +62,13 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: in
     return {"seconds": time.monotonic() - start, "message": "no error", "blamed": None}
 
 
-def scenario_window(rank: int, world: int, stall_s: float = 1.5) -> dict[int, Any]:
+def scenario_window(rank: int, world: int, stall_s: float = 1.5) -> dict[Any, Any]:
     """Rank 1 stalls before its first receive; for parallel_iterations 1, 2 and 4, rank 0 reports when
-    (wall clock) it started each iteration of the loop, rank 1 when its stall ended."""
+    (wall clock) it started each iteration of the loop, rank 1 when its stall ended; both report
+    their time blocked on the transport (under "waited", by parallel_iterations)."""
     from loom.runtime import mpmd
     x, _ = operands()
-    out: dict[int, Any] = {}
+    out: dict[Any, Any] = {"waited": {}}
     recv, begin = mpmd.P2PCommunicator.recv, mpmd.P2PCommunicator.begin_iteration
     for parallel in (1, 2, 4):
         prog = program(pipeline, x, np.int32(8), parallel_iterations=parallel)
@@ -88,6 +89,7 @@ def scenario_window(rank: int, world: int, stall_s: float = 1.5) -> dict[int, An
             prog.run_process(x, np.int32(8), timeout=20)
         finally:
             mpmd.P2PCommunicator.recv, mpmd.P2PCommunicator.begin_iteration = recv, begin  # type: ignore[method-assign]
+        out["waited"][parallel] = prog.waited_s
     return out
 
 

@@ -328,3 +328,6 @@ def test_on_gloo_processes_a_device_runs_at_most_parallel_iterations_ahead() -> 
         # iteration i waits for the peer to start i - parallel + 1: the first parallel - 1 go ahead
         assert all(t < stall_end for t in begun[:parallel - 1]), (parallel, begun, stall_end)
         assert all(t >= stall_end for t in begun[parallel - 1:]), (parallel, begun, stall_end)
+        # the time blocked on the transport: rank 0 waited out the stall, rank 1 found its messages sent
+        assert outcomes[0][1]["waited"][parallel] > 1.0, outcomes[0][1]["waited"]
+        assert outcomes[1][1]["waited"][parallel] < 0.5, outcomes[1][1]["waited"]
