@@ -462,6 +462,12 @@ class P2PCommunicator:
             sends, marks = self._sends[(peer, _PAYLOAD)], self._marks[(loop_id, peer)]
             if iteration == 0:
                 marks.clear()
+            if not sends or (marks and marks[-1] is sends[-1]):
+                raise CollectiveError(f"rank {self.rank} at mpmd.iteration {iteration} of loop {loop_id}: it decides "
+                                      f"the loop (the first of its devices {list(devices)}) but sent rank {peer} no "
+                                      f"message since {'the run began' if not sends else 'its last iteration'}; a "
+                                      "loop's decider sends every other device of the loop the predicate of each "
+                                      "iteration (the mpmd dialect), which this program does not", self.rank)
             marks.append(sends[-1])  # the message that carries the predicate of this iteration
             # the iteration whose predicate's message must have completed, by the receives posted ahead on
             # the stream of the last one (that of iteration i); the first predicate's are posted as it is taken

@@ -6,6 +6,7 @@ by tests/runtime/distributed_worker.py's launcher, which bounds every wait."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import Any
 
@@ -141,7 +142,33 @@ def scenario_messages(rank: int, world: int) -> dict[str, Any]:
     return out
 
 
-SCENARIOS = {"programs": scenario_programs, "killed_mid_loop": scenario_killed_mid_loop, "window": scenario_window,
+def scenario_undecided(rank: int, world: int) -> dict[str, Any]:
+    """`pipeline` partitioned, then edited so that device 1 counts its own iterations and device 0,
+    the loop's decider, sends it no predicate (against the mpmd dialect's contract): each rank
+    reports how its run failed."""
+    import loom
+    from loom.runtime.mpmd import MPMDProgram
+    from loom.transforms.mpmd_partition import partition
+    x, n = operands()
+    text = str(partition(loom.jit(pipeline).lower(x, n).module, parallel_iterations=2))
+    rides = r"\{mpmd\.rides = 1 : i64\} : tensor<i1>, tensor<i32>"
+    edits = [(r"\n *mpmd\.send %\w+ to 1 channel 0 iteration %\w+ " + rides, ""),
+             (r"(%\w+) = mpmd\.recv from 0 channel 0 iteration (%\w+) " + rides,
+              r"\1 = stablehlo.compare LT, \2, %arg1, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>"),
+             (r" \{mpmd\.carries = 0 : i64\}", "")]
+    for pattern, replacement in edits:
+        text, count = re.subn(pattern, replacement, text)
+        assert count, (pattern, text)
+    start = time.monotonic()
+    try:
+        MPMDProgram(text).run_process(x, n, timeout=20)
+    except Exception as e:  # noqa: BLE001 - reported to the test
+        return {"seconds": time.monotonic() - start, "message": str(e), "blamed": getattr(e, "partition", None)}
+    return {"seconds": time.monotonic() - start, "message": "no error", "blamed": None}
+
+
+SCENARIOS = {"programs": scenario_programs, "undecided": scenario_undecided,
+             "killed_mid_loop": scenario_killed_mid_loop, "window": scenario_window,
              "loop_settings": scenario_loop_settings, "messages": scenario_messages}
 
 

@@ -318,6 +318,17 @@ def test_a_process_killed_mid_loop_makes_the_others_fail_naming_it() -> None:
     assert any(f"rank {victim} stopped" in outcomes[r][1]["message"] for r in set(range(world)) - {victim})
 
 
+def test_on_gloo_processes_a_decider_that_sends_no_predicate_is_named() -> None:
+    from mpmd_worker import launch
+    outcomes = launch("undecided", 2, deadline_s=90)
+    assert all(outcomes[r][0] == "ok" for r in range(2)), outcomes
+    decider, other = outcomes[0][1], outcomes[1][1]
+    assert "rank 0 at mpmd.iteration 0 of loop 0" in decider["message"], decider
+    assert "sent rank 1 no message" in decider["message"] and decider["blamed"] == 0, decider
+    assert "rank 0" in other["message"] and other["blamed"] == 0, other
+    assert decider["seconds"] < 15 and other["seconds"] < 30, outcomes
+
+
 def test_on_gloo_processes_a_device_runs_at_most_parallel_iterations_ahead() -> None:
     from mpmd_worker import launch
     outcomes = launch("window", 2, deadline_s=90)
