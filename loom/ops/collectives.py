@@ -228,14 +228,17 @@ def _replica_id(op: Operation) -> Kernel:
     return Kernel(replica_id)
 
 
-def all_reduce(groups: ProcessGroups, reduction: str | None, reducer: RegionReducer, *xs: np.ndarray) -> Any:
+def all_reduce(groups: ProcessGroups, reduction: str | None, reducer: RegionReducer, *xs: np.ndarray,
+               in_place: bool = False) -> Any:
+    """`in_place`: the program never reads the operands again (the communicator may write the
+    results into them; `loom.runtime.executable.dead_operand_collectives`)."""
     ctx = current()
     group = groups.group_of(ctx)
     if len(group) == 1:
         return _results([np.array(x) for x in xs])
     comm, me = ctx.communicator, ctx.partition_id
     if reduction is not None:
-        return _results([comm.all_reduce(me, x, group, reduction) for x in xs])
+        return _results([comm.all_reduce(me, x, group, reduction, in_place) for x in xs])
     return _results([fold(reducer, comm.all_gather(me, np.expand_dims(x, 0), group, 0)) for x in xs])
 
 

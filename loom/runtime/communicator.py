@@ -30,8 +30,11 @@ class Communicator(Protocol):
 
     num_partitions: int
 
-    def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
-        """Elementwise reduction (`REDUCTIONS`) of the group's operands."""
+    def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str,
+                   in_place: bool = False) -> np.ndarray:
+        """Elementwise reduction (`REDUCTIONS`) of the group's operands. `in_place`: the program
+        never reads `x` again, so the communicator may write the result into it and return it
+        (where it would otherwise copy it first)."""
         ...
 
     def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
@@ -120,32 +123,6 @@ def current() -> SPMDContext:
         raise RuntimeError("a collective or partition_id ran outside a partitioned run; run the program "
                            "with loom.jit(..., in_shardings=...) or a mesh runtime")
     return ctx
-
-
-def donated() -> bool:
-    """Whether the collective this thread calls may overwrite its operands: the program never
-    reads them again (`operands_donated`). A communicator then may reduce into an operand and
-    return it, where it would otherwise copy it first."""
-    return getattr(_LOCAL, "donated", False)
-
-
-class _OperandsDonated:
-    """(A class, not a generator: it runs around every such collective call.)"""
-
-    def __enter__(self) -> None:
-        _LOCAL.donated = True
-
-    def __exit__(self, *exc: object) -> None:
-        _LOCAL.donated = False
-
-
-_OPERANDS_DONATED = _OperandsDonated()
-
-
-def operands_donated() -> _OperandsDonated:
-    """Within the body (`with operands_donated(): ...`), this thread's collectives may overwrite
-    their operands (see `donated`)."""
-    return _OPERANDS_DONATED
 
 
 @contextlib.contextmanager

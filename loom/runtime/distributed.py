@@ -351,8 +351,7 @@ class TorchCommunicator:
     Operands are numpy arrays (or torch tensors, returned as tensors); on the CPU they reach torch
     without a copy (`torch.from_numpy`), except where a collective writes in place (all_reduce,
     broadcast): into a copy, unless the program never reads the operand again (an all_reduce
-    called under `communicator.operands_donated`, see `PartitionedProgram`), which then holds the
-    result."""
+    called with `in_place`, see `PartitionedProgram`), which then holds the result."""
 
     def __init__(self) -> None:
         import torch.distributed as dist
@@ -506,7 +505,7 @@ class TorchCommunicator:
             to_torch(out).copy_(t)
         return out
 
-    def all_reduce(self, me: int, x: Any, group: Sequence[int], reduction: str) -> Any:
+    def all_reduce(self, me: int, x: Any, group: Sequence[int], reduction: str, in_place: bool = False) -> Any:
         import torch.distributed as dist
         self._enter("all_reduce", me, group)
         x_np, back = _operand(x)
@@ -517,8 +516,8 @@ class TorchCommunicator:
             return back(self._gather_reduce(x_np, group, reduction))
         pg = self._group(group)
         # all_reduce writes in place: into the operand when the program never reads it again
-        # (donated), else into a result array holding a copy of it
-        own = back is _same and communicator_module.donated() and x_np.flags.writeable and x_np.flags.c_contiguous
+        # (`in_place`), else into a result array holding a copy of it
+        own = back is _same and in_place and x_np.flags.writeable and x_np.flags.c_contiguous
         out = x_np if own else self._result(x_np.shape, x_np.dtype, x_np)
         t = self._tensor(out)
         self._run(group, lambda: dist.all_reduce(t, op=op, group=pg))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,7 +15,6 @@ from loom.backend.compiled.codegen import _fresh_result
 from loom.backend.interpreter import Interpreter, functions_of
 from loom.backend.kernels import KERNELS, Kernel
 from loom.ir.core import Operation, Value
-from loom.runtime.communicator import operands_donated
 
 EXECUTORS = ("compiled", "interpreter")
 BACKENDS = LIBRARIES
@@ -175,7 +175,8 @@ def execute(module_or_text: Operation | str, *args: Any, entry: str = "main", ex
 
 # Per-device programs: collectives that may overwrite their operands ----------------------------
 
-# The collectives whose communicator methods reduce into a donated operand.
+# The collectives whose kernels take `in_place`: the communicator may write the result into an
+# operand the program never reads again.
 IN_PLACE_COLLECTIVES = ("stablehlo.all_reduce",)
 _COLLECTIVES = frozenset({"stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
                           "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
@@ -243,14 +244,6 @@ def _lends(op: Operation) -> bool:
     return op.name in _COLLECTIVES or op.name.startswith("comm.") or op.name in ("func.call", "stack.push")
 
 
-def _donating(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` run with its operands donated to the communicator (see `operands_donated`)."""
-    def run(*args: Any) -> Any:
-        with operands_donated():
-            return fn(*args)
-    return run
-
-
 def compile_partition(module: Operation, entry: str = "main", executor: str = "compiled",
                       donate: Sequence[int] = ()) -> Callable[..., Any]:
     """A per-device program ready to run as one partition: compiled, its collectives whose
@@ -271,7 +264,7 @@ def compile_partition(module: Operation, entry: str = "main", executor: str = "c
     for name in IN_PLACE_COLLECTIVES:
         def make(op: Operation, make_default: Callable[[Operation], Kernel] = KERNELS[name]) -> Kernel:
             k = make_default(op)
-            return Kernel(_donating(k.fn), *k.template) if op in dead and k.fn is not None else k
+            return Kernel(functools.partial(k.fn, in_place=True), *k.template) if op in dead and k.fn is not None else k
         kernels[name] = make
     exe = per_module[key] = Executable(module, entry, kernels=kernels, donate=donate)
     return exe

@@ -58,7 +58,6 @@ from loom.runtime.communicator import (
     CollectiveError,
     PartitionError,
     Transfer,
-    donated,
     spmd_context,
 )
 from loom.runtime.devices import ShardedArray
@@ -412,21 +411,23 @@ class ThreadCommunicator:
         del kept[2:]
         return out
 
-    def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
+    def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str,
+                   in_place: bool = False) -> np.ndarray:
         self._enter(me)
         x = np.asarray(x)
         n = len(group)
-        out = self._all_reduce(me, x, group, reduction)
+        out = self._all_reduce(me, x, group, reduction, in_place)
         self._ring(me, "all_reduce", 2 * (n - 1), x.nbytes // n)
         self._leave(me)
         return out
 
-    def _all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str) -> np.ndarray:
+    def _all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str,
+                    in_place: bool) -> np.ndarray:
         ufunc = REDUCTION_UFUNCS[reduction]
         signature = ("all_reduce", reduction, x.shape, x.dtype)
-        # An operand the program never reads again (donated) is its member's result, read before
+        # An operand the program never reads again (in place) is its member's result, read before
         # it is written.
-        own = donated() and x.flags.writeable and x.flags.c_contiguous
+        own = in_place and x.flags.writeable and x.flags.c_contiguous
         out = x if own else self._result(me, x.shape, x.dtype)
         if x.size < SLICED_REDUCE_MIN:
             # The last member to arrive reduces every operand once, into every result.

@@ -14,7 +14,7 @@ import pytest
 from runtime.test_local_mesh import in_threads
 
 from loom.runtime import local
-from loom.runtime.communicator import CollectiveError, operands_donated
+from loom.runtime.communicator import CollectiveError
 from loom.runtime.local import REDUCE_CHUNK, SLICED_REDUCE_MIN, ThreadCommunicator
 
 SIZES = {"one reducer": REDUCE_CHUNK * 2 + 3, "sliced": SLICED_REDUCE_MIN + 5}
@@ -132,8 +132,7 @@ def test_donated_operands_of_both_algorithms_hold_the_sum(size):
     comm = ThreadCommunicator(3, timeout=30)
 
     def body(p):
-        with operands_donated():
-            return comm.all_reduce(p, xs[p], range(3), "sum")
+        return comm.all_reduce(p, xs[p], range(3), "sum", in_place=True)
 
     outs, errors = in_threads(3, body, timeout=30)
     assert not errors, errors

@@ -10,7 +10,6 @@ from runtime.test_local_mesh import in_threads
 from support.spmd_programs import CHANNEL, binary_reducer, groups_attr, ids, module, tensor
 
 from loom.ir import parse
-from loom.runtime.communicator import operands_donated
 from loom.runtime.executable import dead_operand_collectives
 from loom.runtime.local import SLICED_REDUCE_MIN, ThreadCommunicator, run_spmd
 
@@ -69,10 +68,8 @@ def test_a_donated_operand_holds_the_sum_and_a_held_one_is_untouched(n, every):
     operands = [x.copy() for x in xs]
 
     def body(p):
-        if p % 2 or every:  # odd partitions (or all) donate their operand, the others hold theirs
-            with operands_donated():
-                return comm.all_reduce(p, operands[p], range(n), "sum")
-        return comm.all_reduce(p, operands[p], range(n), "sum")
+        # odd partitions (or all) give up their operand, the others hold theirs
+        return comm.all_reduce(p, operands[p], range(n), "sum", in_place=bool(p % 2 or every))
 
     outs, errors = in_threads(n, body, timeout=30)
     assert not errors, errors

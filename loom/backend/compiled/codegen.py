@@ -156,8 +156,8 @@ class ModuleCodegen:
             hint = "np_" + fn.__name__
         elif fn is operator.getitem:
             hint = "getitem"
-        else:
-            hint = getattr(fn, "__name__", "kernel").strip("_").replace("<lambda>", "kernel")
+        else:  # a partial application is named by its function
+            hint = getattr(getattr(fn, "func", fn), "__name__", "kernel").strip("_").replace("<lambda>", "kernel")
         return self.hoist(fn, hint)
 
     def constant(self, value: Any, shown: np.ndarray | None = None) -> str:
