@@ -44,6 +44,7 @@ on its own (all of them by default, up to 64; beyond, an even sample including t
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -340,7 +341,14 @@ def _permute_routes(op: Operation, machine: Machine) -> dict[int, tuple[tuple[fl
     id order; within half the ring), else "link-", with the torus axis of its route's first hop
     (a device's links along different axes are different links)."""
     _, nbytes, pairs = collective_of(op, 0)
-    loads = permute_loads([tuple(p) for p in pairs], machine)
+    return _routes(tuple((s, t) for s, t in pairs), nbytes, machine)
+
+
+@functools.lru_cache(maxsize=1 << 12)  # the loops of every layer permute the same pairs
+def _routes(pairs: tuple[tuple[int, int], ...], nbytes: float,
+            machine: Machine) -> dict[int, tuple[tuple[float, float], tuple[str, int]]]:
+    """`_permute_routes` of a permute of `pairs`, `nbytes` per device (callers do not mutate it)."""
+    loads = permute_loads(list(pairs), machine)
     target = {s: t for s, t in pairs}
     rings: dict[int, dict[int, int]] = {}  # device -> its ring's devices by position
     for s, _ in pairs:
