@@ -3,7 +3,7 @@
 decompose-collective-matmul in auto mode priced on the slice, schedule-latency-hiding, then
 loom.sim.simulate), before and after decomposition, for every model-axis size the layout allows.
 
-    python benchmarks/overlap_pod.py            # every model (about a minute on 2 cores)
+    python benchmarks/overlap_pod.py            # every model (seconds on an idle 2-core machine)
     python benchmarks/overlap_pod.py --quick    # 10B and 500B, two model-axis sizes
     python benchmarks/overlap_pod.py --bidirectional --trace pod.json
     python benchmarks/overlap_pod.py --bidirectional --concatenate
