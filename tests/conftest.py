@@ -59,7 +59,7 @@ def loom_x64():
 # Measured with `pytest -n 2 --durations=0` on a shared 2-core machine: modules whose tests take
 # 10 s or more together and are not a package's core (higher orders, full op tables, other
 # engines' conformance), and single tests of 4 s or more (every parametrization), as "module" or
-# "module::test". What is left runs in about two minutes with -n 2.
+# "module::test". What is left runs in under two minutes with -n 2.
 SLOW = frozenset({
     # whole modules
     "test_backend_conformance.py", "test_bf16_frontend.py", "test_cli.py", "test_control_flow_grad.py",
