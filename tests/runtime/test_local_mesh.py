@@ -97,6 +97,9 @@ def test_mismatched_groups_deadlock_is_reported_at_once():
     assert time.monotonic() - start < 5, "the deadlock waited for the timeout"
     assert sorted(errors) == [0, 1, 2]
     assert any("deadlock" in str(e) and "partition 2 waits at all_reduce sum" in str(e) for e in errors.values())
+    # each names the call it waits at: the collective, its shape and dtype, its number and group
+    assert any("waits at all_reduce sum (2,) float64 (call 0 over partitions [0, 2])" in str(e)
+               for e in errors.values()), errors
 
 
 def _branch_on_partition(then_ops, else_ops, n=2):
