@@ -72,12 +72,18 @@ def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
         single = loom.jit(step)
         programs = {p: mpmd_program(step, tree, *data, parallel_iterations=p, num_devices=2)
                     for p in (1, args.parallel)}
-        fns = {f"2 processes, parallel_iterations={p}": (lambda prog=prog: prog.run_process(*params, *data,
-                                                                                           timeout=300))
-               for p, prog in programs.items()}
+        fns: dict[str, Callable[[], None]] = {}
+        waited: dict[str, list[float]] = {}  # each run's time blocked on the transport
+        for p, prog in programs.items():
+            name = f"2 processes, parallel_iterations={p}"
+            waited[name] = []
+
+            def partitioned(prog=prog, name=name) -> None:
+                prog.run_process(*params, *data, timeout=300)
+                waited[name].append(prog.waited_s)
+            fns[name] = partitioned
         fns[SINGLE] = (lambda: single(tree, *data)) if rank == 0 else (lambda: None)
         cpu: dict[str, list[float]] = {name: [] for name in fns}
-        waited: dict[str, list[float]] = {f"2 processes, parallel_iterations={p}": [] for p in programs}
 
         def counted(name: str, fn) -> Callable[[], None]:
             def run() -> None:
@@ -85,15 +91,6 @@ def _process(rank: int, port: int, args: argparse.Namespace, results) -> None:
                 fn()
                 cpu[name].append(time.process_time() - start)
             return run
-
-        def idle(name: str, fn, prog) -> Callable[[], None]:
-            def run() -> None:
-                fn()
-                waited[name].append(prog.waited_s)
-            return run
-        for p, prog in programs.items():
-            name = f"2 processes, parallel_iterations={p}"
-            fns[name] = idle(name, fns[name], prog)
         times = time_rounds({name: counted(name, fn) for name, fn in fns.items()}, args.rounds,
                             communicator().barrier)
         cpu_by_rank = communicator().all_gather_object({name: ts[1:] for name, ts in cpu.items()})  # not the warm-up

@@ -55,9 +55,14 @@ def scenario_killed_mid_loop(rank: int, world: int, victim: int = 1, at_send: in
             send(self, *args)
         mpmd.P2PCommunicator.send = dying  # type: ignore[method-assign]
     x, _ = operands()
+    return _failure(lambda: program(three_devices, x, np.int32(50)).run_process(x, np.int32(50), timeout=30))
+
+
+def _failure(run: Any) -> dict[str, Any]:
+    """How `run()` failed: its seconds, the error's message and the partition it blames."""
     start = time.monotonic()
     try:
-        program(three_devices, x, np.int32(50)).run_process(x, np.int32(50), timeout=30)
+        run()
     except Exception as e:  # noqa: BLE001 - reported to the test
         return {"seconds": time.monotonic() - start, "message": str(e), "blamed": getattr(e, "partition", None)}
     return {"seconds": time.monotonic() - start, "message": "no error", "blamed": None}
@@ -159,12 +164,7 @@ def scenario_undecided(rank: int, world: int) -> dict[str, Any]:
     for pattern, replacement in edits:
         text, count = re.subn(pattern, replacement, text)
         assert count, (pattern, text)
-    start = time.monotonic()
-    try:
-        MPMDProgram(text).run_process(x, n, timeout=20)
-    except Exception as e:  # noqa: BLE001 - reported to the test
-        return {"seconds": time.monotonic() - start, "message": str(e), "blamed": getattr(e, "partition", None)}
-    return {"seconds": time.monotonic() - start, "message": "no error", "blamed": None}
+    return _failure(lambda: MPMDProgram(text).run_process(x, n, timeout=20))
 
 
 SCENARIOS = {"programs": scenario_programs, "undecided": scenario_undecided,
