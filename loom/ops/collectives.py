@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from loom.backend.common import ExecutionError
+from loom.backend.common import ExecutionError, torch_kernels_in
 from loom.backend.compiled import ELEMENTWISE, reducer_ufunc
 from loom.backend.interpreter import Interpreter
 from loom.backend.kernels import ALL, KERNELS, Kernel, kernel
@@ -208,6 +208,16 @@ def _results(values: Sequence[np.ndarray]) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
+# The kernels run on numpy arrays, and on torch tensors where a communicator computes on them
+# (loom.ops.collectives_torch): what they make themselves is of their operand's kind.
+def _copy(x: Any) -> Any:
+    return np.array(x) if isinstance(x, np.ndarray) or not hasattr(x, "clone") else x.clone()
+
+
+def _zeros_like(x: Any) -> Any:
+    return np.zeros_like(x) if isinstance(x, np.ndarray) or not hasattr(x, "new_zeros") else x.new_zeros(x.shape)
+
+
 # Kernels --------------------------------------------------------------------------------------
 
 def partition_id() -> np.ndarray:
@@ -235,7 +245,7 @@ def all_reduce(groups: ProcessGroups, reduction: str | None, reducer: RegionRedu
     ctx = current()
     group = groups.group_of(ctx)
     if len(group) == 1:
-        return _results([np.array(x) for x in xs])
+        return _results([_copy(x) for x in xs])
     comm, me = ctx.communicator, ctx.partition_id
     if reduction is not None:
         return _results([comm.all_reduce(me, x, group, reduction, in_place) for x in xs])
@@ -256,7 +266,7 @@ def reduce_scatter(groups: ProcessGroups, dim: int, reduction: str | None, reduc
         raise ExecutionError(f"{groups.where}: scatter dimension {dim} of size {x.shape[dim]} does not split "
                              f"into {n} equal parts")
     if n == 1:
-        return np.array(x)
+        return _copy(x)
     comm, me = ctx.communicator, ctx.partition_id
     if reduction is not None:
         return comm.reduce_scatter(me, x, group, dim, reduction)
@@ -274,7 +284,7 @@ def all_gather(groups: ProcessGroups, dim: int, *xs: np.ndarray) -> Any:
     ctx = current()
     group = groups.group_of(ctx)
     if len(group) == 1:
-        return _results([np.array(x) for x in xs])
+        return _results([_copy(x) for x in xs])
     return _results([ctx.communicator.all_gather(ctx.partition_id, x, group, dim) for x in xs])
 
 
@@ -294,7 +304,7 @@ def all_to_all(groups: ProcessGroups, split_dim: int, concat_dim: int, split_cou
             raise ExecutionError(f"{groups.where}: split dimension {split_dim} of size {x.shape[split_dim]} does "
                                  f"not split into {split_count} equal parts")
     if split_count == 1:
-        return _results([np.array(x) for x in xs])
+        return _results([_copy(x) for x in xs])
     return _results([ctx.communicator.all_to_all(ctx.partition_id, x, group, split_dim, concat_dim) for x in xs])
 
 
@@ -311,7 +321,7 @@ def collective_permute(groups: ProcessGroups, pairs: tuple[tuple[int, int], ...]
         if beyond:
             raise ExecutionError(f"{groups.where}: source_target_pairs names replica {beyond[0]}, but there is "
                                  "one replica (cross_replica pairs: no channel_handle)")
-        return np.array(x) if (0, 0) in pairs else np.zeros_like(x)
+        return _copy(x) if (0, 0) in pairs else _zeros_like(x)
     for pair in pairs:
         if any(i >= ctx.num_partitions for i in pair):
             raise ExecutionError(f"{groups.where}: source_target_pairs names partition {max(pair)}, but there are "
@@ -332,9 +342,9 @@ def collective_broadcast(groups: ProcessGroups, x: np.ndarray) -> np.ndarray:
     ctx = current()
     group = groups.group_or_none(ctx)
     if group is None:
-        return np.zeros_like(x)
+        return _zeros_like(x)
     if len(group) == 1:
-        return np.array(x)
+        return _copy(x)
     return ctx.communicator.collective_broadcast(ctx.partition_id, x, group)
 
 
@@ -369,18 +379,14 @@ def _collective_reduce(op: Operation) -> Kernel:
                   op.get_attr("has_dynamic_root") is not None, ALL)
 
 
-declare("stablehlo.collective_reduce", unsupported("collectives run on numpy arrays between threads or processes; "
-                                                   "no torch kernel yet"), tables=("torch",))
+declare("stablehlo.collective_reduce", unsupported("reduces on the host: the numpy kernel on the tensors' values"),
+        tables=("torch",))
 declare("stablehlo.collective_reduce", unsupported("no front-end collective lowers to it; it appears only in "
                                                    "per-device programs other producers write"),
         tables=("jvp", "vjp", "batching", "sharding"))
-
-
-_COLLECTIVES = ["stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all",
-                "stablehlo.collective_broadcast", "stablehlo.collective_permute", "stablehlo.reduce_scatter",
-                "stablehlo.partition_id", "stablehlo.replica_id"]
-declare(_COLLECTIVES, unsupported("collectives run on numpy arrays between threads or processes; no torch kernels "
-                                  "yet"), tables=("torch",))
+declare(["stablehlo.partition_id", "stablehlo.replica_id"],
+        unsupported("the ids are host integers: the numpy kernel's value is put on the device"), tables=("torch",))
+torch_kernels_in("loom.ops.collectives_torch")  # the others' torch kernels
 declare(["stablehlo.collective_broadcast", "stablehlo.partition_id", "stablehlo.replica_id"],
         unsupported("not differentiated or batched: no front-end collective lowers to them, and the ids are "
                     "integers"), tables=("jvp", "vjp", "batching"))

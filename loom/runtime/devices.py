@@ -352,10 +352,16 @@ class Array:
     __hash__ = None  # type: ignore[assignment]  # arrays are mutable-valued, as numpy's
 
 
+def _host(data: Any) -> np.ndarray:
+    """A shard's values on the host (a torch device's shard is a tensor)."""
+    from loom.backend.torch_kernels import to_numpy
+    return to_numpy(data)
+
+
 class Shard:
     """One device's piece of a ShardedArray (as jax.Shard): `device`, `index` (a tuple of slices
     of the global array), `replica_id` (0 for the first device holding this index) and `data`
-    (a numpy array)."""
+    (a numpy array; on a torch device, a tensor there)."""
 
     __slots__ = ("device", "index", "replica_id", "data")
 
@@ -469,7 +475,7 @@ class ShardedArray(Array):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = np.empty(self._shape, self._dtype)
         for s in reversed(self._live_shards()):  # a block several devices hold: the first one's, as JAX
-            out[s.index] = s.data
+            out[s.index] = s.data if isinstance(s.data, np.ndarray) else _host(s.data)
         return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:

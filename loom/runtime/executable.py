@@ -245,28 +245,44 @@ def _lends(op: Operation) -> bool:
 
 
 def compile_partition(module: Operation, entry: str = "main", executor: str = "compiled",
-                      donate: Sequence[int] = ()) -> Callable[..., Any]:
+                      donate: Sequence[int] = (), device: Any = None) -> Callable[..., Any]:
     """A per-device program ready to run as one partition: compiled, its collectives whose
     operands are dead (`dead_operand_collectives`) writing their results into them, and the entry
     arguments in `donate` given up by the caller (results may reuse their memory); or run by the
-    interpreter (which copies)."""
+    interpreter (which copies). `device`: a torch device to compile for (a TorchExecutable on its
+    tensors; loom.runtime.device_mesh), None for the host's numpy arrays."""
     if executor == "interpreter":
+        if device is not None:
+            raise ValueError("the interpreter runs on numpy arrays; a partition on a torch device is compiled")
         return Interpreted(module, entry)
     if executor != "compiled":
         raise ValueError(f"unknown executor {executor!r}; expected one of {', '.join(EXECUTORS)}")
     donate = tuple(sorted(set(donate)))
     per_module = _CACHE.setdefault(module, {})
-    key = ("partition", entry, donate)
+    key = ("partition", entry, donate, str(device))
     if key in per_module:
         return per_module[key]
     dead = dead_operand_collectives(module, entry, donate)
-    kernels = dict(KERNELS)
-    for name in IN_PLACE_COLLECTIVES:
-        def make(op: Operation, make_default: Callable[[Operation], Kernel] = KERNELS[name]) -> Kernel:
-            k = make_default(op)
-            return Kernel(functools.partial(k.fn, in_place=True), *k.template) if op in dead and k.fn is not None else k
-        kernels[name] = make
-    exe = per_module[key] = Executable(module, entry, kernels=kernels, donate=donate)
+
+    def in_place(table: dict) -> dict:
+        """`table` with the dead-operand collectives' kernels told they may write into their operand."""
+        out = dict(table)
+        for name in IN_PLACE_COLLECTIVES:
+            def make(op: Operation, make_default: Callable[[Operation], Any] = table[name]) -> Any:
+                k = make_default(op)
+                return Kernel(functools.partial(k.fn, in_place=True), *k.template) \
+                    if op in dead and k is not None and k.fn is not None else k
+            out[name] = make
+        return out
+
+    if device is None:
+        exe = Executable(module, entry, kernels=in_place(KERNELS), donate=donate)
+    else:
+        from loom.backend.compiled import TorchExecutable
+        from loom.backend.torch_kernels import TORCH_KERNELS
+        exe = TorchExecutable(module, entry, kernels=in_place(KERNELS), device=device, donate=donate,
+                              torch_kernels=in_place(TORCH_KERNELS))
+    per_module[key] = exe
     return exe
 
 

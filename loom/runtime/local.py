@@ -20,6 +20,10 @@ not arrive in time makes the others raise a `CollectiveError` naming it; when ev
 partition waits for one that waits too (mismatched groups), the deadlock is reported at once.
 `run_spmd` then raises a `PartitionError` naming the partition that failed first.
 
+On a mesh of torch devices (`run_spmd(..., devices=...)`, or a `MeshExecutable` whose mesh holds
+them: GPUs, or torch's CPU) each partition's program is compiled for its device and the
+collectives run between the devices (loom.runtime.device_mesh).
+
 `MeshExecutable(partitioned_module, mesh)` runs the output of `loom.sharding.partition` on global
 values: each argument is split by its `sdy.sharding` (uneven dimensions padded with zeros up to
 the local type), and each result assembled into a `ShardedArray` of its `loom.global_type`.
@@ -672,12 +676,23 @@ def _module(module_or_text: Operation | str) -> Operation:
     return module_or_text
 
 
-def _runners(module: Operation, entry: str, executor: str, n: int) -> list[Any]:
+def _runners(module: Operation, entry: str, executor: str, n: int, devices: Sequence[Any] | None = None) -> list[Any]:
     """One callable per partition: the same compiled executable for all (its all_reduces of
-    operands it never reads again reduce in place), or an interpreter each."""
-    if executor == "interpreter":
+    operands it never reads again reduce in place), or an interpreter each; on torch `devices`
+    (loom Devices, one per partition), each partition's program compiled for its device."""
+    if executor == "interpreter" and devices is None:
         return [Interpreted(module, entry) for _ in range(n)]
+    if devices is not None:
+        return [compile_partition(module, entry=entry, executor=executor, device=d.torch_device) for d in devices]
     return [compile_partition(module, entry=entry, executor=executor)] * n
+
+
+def _torch_mesh(devices: Sequence[Any] | None) -> Sequence[Any] | None:
+    """`devices` when they are torch devices (loom.runtime.device_mesh), else None (the host's)."""
+    if devices is None:
+        return None
+    from loom.runtime.device_mesh import on_torch_devices
+    return devices if on_torch_devices(devices) else None
 
 
 def num_partitions_of(module: Operation) -> int | None:
@@ -688,21 +703,43 @@ def num_partitions_of(module: Operation) -> int | None:
 
 def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], executor: str = "compiled",
              timeout: float = DEFAULT_TIMEOUT, entry: str = "main", link: LinkModel | None = None,
-             timeline: Any = None) -> list[list[np.ndarray]]:
+             timeline: Any = None, devices: Sequence[Any] | None = None) -> list[list[Any]]:
     """Run the per-device program `module` (or its text) on `len(per_device_args)` partitions,
     partition p on `per_device_args[p]`, one thread each; return each partition's results.
     `executor`: "compiled" (compiled once, shared) or "interpreter". `timeout`: seconds a
     partition waits for its peers at a collective. `link`: a `LinkModel` giving every transfer its
     time. `timeline` (a `loom.sim.timeline.Timeline`): receives each partition's measured spans,
-    seconds from the start of the run (see `ThreadCommunicator`). An error in a partition stops
-    the others and raises a `PartitionError` naming it."""
+    seconds from the start of the run (see `ThreadCommunicator`). `devices`: torch devices (loom
+    Devices, one per partition, e.g. `loom.devices("cuda")`) to run partition p on the p-th, its
+    arguments and results tensors there (loom.runtime.device_mesh); by default the host's numpy
+    arrays. An error in a partition stops the others and raises a `PartitionError` naming it."""
     module = _module(module)
     n = len(per_device_args)
     declared = num_partitions_of(module)
     if declared is not None and declared != n:
         raise ValueError(f"the module is partitioned for {declared} partitions (mhlo.num_partitions) but "
                          f"per_device_args has arguments for {n}")
-    return _run(_runners(module, entry, executor, n), per_device_args, timeout, link, timeline)
+    on = _torch_mesh(devices)
+    if devices is not None and len(devices) != n:
+        raise ValueError(f"{len(devices)} devices for {n} partitions' arguments")
+    if on is None:
+        return _run(_runners(module, entry, executor, n), per_device_args, timeout, link, timeline)
+    return _run(_runners(module, entry, executor, n, on), _placed(per_device_args, on), timeout, link, timeline,
+                comm=_tensor_communicator(n, timeout, link, timeline))
+
+
+def _placed(per_device_args: Sequence[Sequence[Any]], devices: Sequence[Any]) -> list[list[Any]]:
+    """Partition p's arguments as tensors on `devices[p]`."""
+    from loom.runtime.device_mesh import to_device
+    return [[to_device(a, d) for a in args] for args, d in zip(per_device_args, devices)]
+
+
+def _tensor_communicator(n: int, timeout: float, link: LinkModel | None, timeline: Any) -> ThreadCommunicator:
+    from loom.runtime.device_mesh import TensorCommunicator
+    if link is not None:
+        raise ValueError("a mesh of torch devices moves its values over the devices' own links: it takes no link "
+                         "model (LinkModel is for the host's mesh)")
+    return TensorCommunicator(n, timeout, timeline)
 
 
 def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float,
@@ -773,10 +810,14 @@ class _Layout:
             self.sharding = sharding
         self.mesh = mesh
 
-    def split(self, x: Any) -> list[np.ndarray]:
-        """Each partition's (padded) piece of the global value `x`."""
+    def split(self, x: Any) -> list[Any]:
+        """Each partition's (padded) piece of the global value `x` (the shards of a sharded array
+        of this layout as they are: on a torch mesh, tensors on their devices)."""
         if isinstance(x, ShardedArray) and x.shape == self.shape and x.sharding == self.sharding:
             pieces = [s.data for s in x.addressable_shards]
+            if all(tuple(p.shape) == self.local_shape for p in pieces):
+                return pieces
+            pieces = [np.asarray(p) for p in pieces]
         else:
             value = np.asarray(x)
             if value.shape != self.shape or value.dtype != self.dtype:
@@ -786,9 +827,11 @@ class _Layout:
         return [p if p.shape == self.local_shape else
                 np.pad(p, [(0, want - have) for want, have in zip(self.local_shape, p.shape)]) for p in pieces]
 
-    def assemble(self, pieces: Sequence[np.ndarray]) -> ShardedArray:
-        """The global array of the partitions' (padded) pieces."""
-        datas = [np.asarray(p)[tuple(slice(0, len(range(self.shape[d])[s])) for d, s in enumerate(i))]
+    def assemble(self, pieces: Sequence[Any]) -> ShardedArray:
+        """The global array of the partitions' (padded) pieces (numpy arrays, or tensors that stay
+        on their devices)."""
+        datas = [(p if hasattr(p, "device") else np.asarray(p))[
+                     tuple(slice(0, len(range(self.shape[d])[s])) for d, s in enumerate(i))]
                  for p, i in zip(pieces, self.indices)]
         return ShardedArray.from_shard_data(self.shape, self.sharding, self.indices, datas, self.dtype,
                                             devices=self.mesh.device_list)
@@ -818,7 +861,10 @@ class MeshExecutable:
         self.outputs = [_Layout(res_attrs[i] if res_attrs is not None else None, t, mesh, f"result {i} of @{entry}")
                         for i, t in enumerate(ftype.results)]
         self.module, self.mesh, self.timeout, self.link = module, mesh, timeout, link
-        self._runners = _runners(module, entry, executor, mesh.size)
+        self._devices = _torch_mesh(mesh.device_list)
+        if self._devices is not None and link is not None:
+            _tensor_communicator(mesh.size, timeout, link, None)  # raises: no link model on torch devices
+        self._runners = _runners(module, entry, executor, mesh.size, self._devices)
 
     def __call__(self, *args: Any, timeline: Any = None) -> Any:
         """Run on global values; `timeline` receives the run's measured spans (see `run_spmd`)."""
@@ -826,7 +872,11 @@ class MeshExecutable:
             raise TypeError(f"the program takes {len(self.inputs)} arguments, got {len(args)}")
         pieces = [layout.split(x) for layout, x in zip(self.inputs, args)]
         per_device = [[p[i] for p in pieces] for i in range(self.mesh.size)]
-        outs = _run(self._runners, per_device, self.timeout, self.link, timeline)
+        if self._devices is None:
+            outs = _run(self._runners, per_device, self.timeout, self.link, timeline)
+        else:
+            outs = _run(self._runners, _placed(per_device, self._devices), self.timeout, None, timeline,
+                        comm=_tensor_communicator(self.mesh.size, self.timeout, None, timeline))
         results = [layout.assemble([o[k] for o in outs]) for k, layout in enumerate(self.outputs)]
         return results[0] if len(results) == 1 else tuple(results)
 

@@ -80,20 +80,28 @@ def assemble(mesh: dict[str, int], shards: list[np.ndarray], dims: list[tuple[st
     return out
 
 
-def run_global(partitioned: Operation, *args: np.ndarray) -> list[np.ndarray]:
-    """Run the partitioned module on global arguments; global results."""
+def run_global(partitioned: Operation, *args: np.ndarray, devices: Sequence | None = None) -> list[np.ndarray]:
+    """Run the partitioned module on global arguments; global results. `devices`: torch devices
+    to run on (loom.runtime.device_mesh), by default the host's threads."""
     _, mesh = find_mesh(partitioned)
     fn = _main(partitioned)
     n = math.prod(mesh.values())
     arg_dims = [_dims(d.get_value("sdy.sharding")) for d in fn.properties["arg_attrs"]]
     per_device = [[split(mesh, np.asarray(x), dims, p) for x, dims in zip(args, arg_dims)] for p in range(n)]
-    outs = run_spmd(partitioned, per_device)
+    outs = run_spmd(partitioned, per_device, devices=None if devices is None else devices[:n])
     results = []
     for j, d in enumerate(fn.properties["res_attrs"]):
         global_type = d.get_value("loom.global_type").value
-        results.append(assemble(mesh, [np.asarray(o[j]) for o in outs], _dims(d.get_value("sdy.sharding")),
+        results.append(assemble(mesh, [_host(o[j]) for o in outs], _dims(d.get_value("sdy.sharding")),
                                 tuple(global_type.shape)))
     return results
+
+
+def _host(x) -> np.ndarray:
+    if isinstance(x, np.ndarray):
+        return x
+    from loom.backend.torch_kernels import to_numpy
+    return to_numpy(x)
 
 
 _COST = {"stablehlo.all_reduce": lambda n, v, r: 2 * (n - 1) / n * v,
