@@ -81,8 +81,8 @@ class Device:
     def __str__(self) -> str:
         if self.backend == "numpy":
             return "cpu" if self.id == 0 else f"cpu:{self.id}"
-        if self.platform == "cpu":
-            return "torch:cpu"
+        if self.platform == "cpu":  # torch's CPU; more than one only as the devices of a test mesh
+            return "torch:cpu" if self.id == 0 else f"torch:cpu:{self.id}"
         return f"{self.platform}:{self.id}"
 
     def __repr__(self) -> str:
@@ -159,6 +159,8 @@ def get_device(spec: Any) -> Device:
             return Device("cuda", 0) if torch is not None and torch.cuda.is_available() else Device("cpu", 0)
         if spec == "torch:cpu":
             return Device("cpu", 0, "torch")
+        if spec.startswith("torch:cpu:") and spec[10:].isdigit():  # the devices of a mesh on torch's CPU
+            return Device("cpu", int(spec[10:]), "torch")
         if spec == "cuda":
             return Device("cuda", 0)
         if spec.startswith("cuda:") and spec[5:].isdigit():

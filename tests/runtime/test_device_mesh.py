@@ -216,3 +216,23 @@ def test_a_partition_that_calls_another_collective_is_named():
         run_spmd(_program(n, body, "tensor<4x6xf32>"), _operands(n, np.float32), devices=DEVICES[:n], timeout=20)
     assert isinstance(info.value.__cause__, CollectiveError)
     assert "all_gather" in str(info.value) and "reduce_scatter" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["matmul_reduce_scatter", "mlp_2d_grad", "sequence_parallel_mlp"])
+def test_decomposed_and_scheduled_programs_on_torch_devices_give_jax_values(name, on_devices):
+    """Collective matmul (loops of collective_permute start / done pairs, the latency-hiding
+    schedule): the permutes run on the devices, and the values are JAX's."""
+    from loom.rewrite.pass_manager import PassManager
+    module = partition(loom.ir.parse(PROGRAMS[name]["text"]))
+    PassManager.parse("builtin.module(decompose-collective-matmul{mode=on bidirectional=true},"
+                      "schedule-latency-hiding)").run(module)
+    assert any(op.name == "comm.collective_permute_start" for op in module.walk())
+    inputs = [VALUES[f"{name}/in{i}"] for i in range(PROGRAMS[name]["num_inputs"])]
+    for i, g in enumerate(run_global(module, *inputs, devices=DEVICES)):
+        np.testing.assert_allclose(g, VALUES[f"{name}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=f"{name} result {i}")
+    assert on_devices["collective_permute"] > 0
+
+
+def test_torch_cpu_devices_are_named_apart():
+    assert [str(d) for d in DEVICES[:3]] == ["torch:cpu", "torch:cpu:1", "torch:cpu:2"]
+    assert loom.runtime.devices.get_device("torch:cpu:5") == DEVICES[5]
