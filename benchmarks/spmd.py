@@ -42,12 +42,17 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
    caller does not read it again), which it then reduces in place too (both operands are restored
    before each call, untimed); an operand the program or its caller still reads is copied first
    (checked once per size, not timed). The size is the
-   operand's, per process (float32). Each timed call starts after a barrier; the calls of the two
-   contenders alternate (and which goes first, too), so a change in the machine's load hits
-   both; a call's time is the slowest process's. Warm-up calls are not timed. `--repeat` rounds
-   are timed at the largest size, more at smaller ones (`rounds_at`). The ratio is loom's median
-   over torch's; "paired" is the median of the rounds' own ratios (each loom call against the
-   torch call next to it), which a drift in the machine's load moves less.
+   operand's, per process (float32). A third contender, the control, is the direct call once
+   more on tensors of its own: its ratio to the first says how far two runs of one and the same
+   call differ in this run (on two busy cores, by up to ~10% at 1 MiB), which a ratio of loom's
+   must be read against. Each timed call starts after a barrier; the calls of the contenders
+   take turns (and which goes first rotates), so a change in the machine's load hits all; a
+   call's time is the slowest process's. Warm-up calls are not timed. `--repeat` rounds are timed
+   at the largest size, more at smaller ones (`rounds_at`). The ratio is loom's median over
+   torch's; "paired" is the median of the rounds' own ratios (each loom call against the torch
+   call next to it), which a drift in the machine's load moves less. "loom alone" is loom's own
+   work per call: the same run_partitioned with the torch.distributed calls it makes replaced by
+   ones that return at once (median of 2,000 calls, the slowest process's).
 """
 
 from __future__ import annotations
@@ -366,6 +371,33 @@ def _check(collective: str, got: np.ndarray, x: np.ndarray, n: int) -> None:
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6, err_msg=collective)
 
 
+CONTENDERS = ("loom", "torch.distributed", "torch.distributed, again")
+CONTROL = CONTENDERS[2]  # the direct call once more: how far two runs of one contender differ here
+_TRANSPORT_CALLS = ("all_reduce", "all_gather_single", "all_gather_into_tensor", "reduce_scatter_single",
+                    "reduce_scatter_tensor")
+
+
+def _loom_alone(text: str, operand: np.ndarray, donate: tuple, calls: int = 2000) -> float:
+    """The median seconds of loom's own work per call of `text`: run_partitioned with the
+    torch.distributed calls it makes replaced by ones that return at once (no transfer, no wait)."""
+    import torch.distributed as dist
+
+    from loom.runtime.distributed import run_partitioned
+    saved = {name: getattr(dist, name) for name in _TRANSPORT_CALLS if hasattr(dist, name)}
+    times = []
+    try:
+        for name in saved:
+            setattr(dist, name, lambda *args, **kwargs: None)
+        for _ in range(calls):
+            start = time.perf_counter()
+            run_partitioned(text, [operand], donate_argnums=donate)
+            times.append(time.perf_counter() - start)
+    finally:
+        for name, fn in saved.items():
+            setattr(dist, name, fn)
+    return statistics.median(times[calls // 4:])
+
+
 def rounds_at(mib: float, sizes_mib: list[float], repeat: int) -> int:
     """Timed rounds of the distributed calls at `mib`: `repeat` at the largest size and as many
     more at smaller ones as make up the same bytes (at most 16x): a 1 MiB call takes a few
@@ -388,8 +420,7 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
         x = np.random.default_rng(rank).standard_normal((rows, WIDTH)).astype(np.float32)
         for collective in COLLECTIVES:
             text = program(collective, rows, n)
-            operands = {"loom": x.copy(), "torch.distributed": x.copy()}
-            direct = _direct(collective, torch.from_numpy(operands["torch.distributed"]), n)
+            operands = {name: x.copy() for name in CONTENDERS}
             _check(collective, run_partitioned(text, [x])[0], x, n)  # an argument the caller holds: copied
             _check(collective, run_partitioned(text, [x.copy()], donate_argnums=(0,))[0], x, n)
             # torch's all_reduce overwrites its tensor: loom's is given its argument to overwrite too,
@@ -397,11 +428,12 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
             donate = (0,) if collective == "all_reduce" else ()
             contenders = {"loom": lambda text=text, b=operands["loom"], d=donate: run_partitioned(text, [b],
                                                                                                  donate_argnums=d),
-                          "torch.distributed": direct}
+                          "torch.distributed": _direct(collective, torch.from_numpy(operands["torch.distributed"]), n),
+                          CONTROL: _direct(collective, torch.from_numpy(operands[CONTROL]), n)}
             times: dict[str, list[float]] = {name: [] for name in contenders}
             for i in range(warmup + rounds_at(mib, sizes_mib, repeat)):
                 order = list(contenders.items())
-                for name, call in order if i % 2 else order[::-1]:  # who goes first alternates
+                for name, call in order[i % 3:] + order[:i % 3]:  # who goes first rotates
                     if donate:
                         np.copyto(operands[name], x)
                     comm.barrier()
@@ -413,6 +445,9 @@ def _worker(rank: int, n: int, port: int, sizes_mib: list[float], repeat: int, w
             dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
             key = f"{collective}/{mib:g}MiB"
             out[key] = {name: slowest[i].tolist() for i, name in enumerate(contenders)}
+            own = torch.tensor([_loom_alone(text, operands["loom"], donate)], dtype=torch.float64)
+            dist.all_reduce(own, op=dist.ReduceOp.MAX)
+            out[key]["loom alone"] = [float(own)]
     if rank == 0:
         results.put(out)
     comm.barrier()
@@ -444,35 +479,45 @@ def distributed(processes: list[int], sizes_mib: list[float], repeat: int, warmu
                 timeout_s: float) -> dict[str, Any]:
     print("== distributed: loom's collectives vs the same torch.distributed call (gloo, 127.0.0.1)")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    rows = []
+    rows, controls = [], []
     payload: dict[str, Any] = {"setup": {"repeat": repeat, "warmup": warmup, "backend": "gloo", "dtype": "float32",
                                          "operand_mib_per_process": sizes_mib,
                                          "rounds": {f"{mib:g}MiB": rounds_at(mib, sizes_mib, repeat)
                                                     for mib in sizes_mib}},
                                "results": {}}
     print(f"{'processes':>9} {'collective':>14} {'size':>7} {'loom median':>12} {'torch median':>13} "
-          f"{'ratio':>6} {'paired':>6}  spread loom / torch")
+          f"{'ratio':>6} {'paired':>6} {'control':>7} {'loom alone':>10}  spread loom / torch")
     for n in processes:
         res = run(n, sizes_mib, repeat, warmup, timeout_s)
         for key, by in res.items():
             collective, size = key.split("/")
-            loom_s, torch_s = spread(by["loom"]), spread(by["torch.distributed"])
+            loom_s, torch_s, again_s = (spread(by[name]) for name in CONTENDERS)
             ratio = loom_s["median"] / torch_s["median"]
+            control = again_s["median"] / torch_s["median"]
             paired = statistics.median(a / b for a, b in zip(by["loom"], by["torch.distributed"], strict=True))
+            alone = by["loom alone"][0]
             payload["results"][f"{n}/{key}"] = {"processes": n, "collective": collective, "size": size,
-                                                "loom": by["loom"], "torch.distributed": by["torch.distributed"],
+                                                **{name: by[name] for name in CONTENDERS},
                                                 "loom_spread": loom_s, "torch_spread": torch_s,
+                                                "control_spread": again_s,
                                                 "ratio_of_medians": ratio,
                                                 "ratio_of_minima": loom_s["min"] / torch_s["min"],
-                                                "median_of_round_ratios": paired}
+                                                "median_of_round_ratios": paired,
+                                                "control_ratio_of_medians": control,
+                                                "loom_alone_seconds": alone,
+                                                "loom_alone_over_torch": alone / torch_s["median"]}
             rows.append(ratio)
+            controls.append(control)
             print(f"{n:>9} {collective:>14} {size:>7} {fmt(loom_s['median']):>12} {fmt(torch_s['median']):>13} "
-                  f"{ratio:>6.3f} {paired:>6.3f}  {fmt(loom_s['min'])}-{fmt(loom_s['max'])} / "
-                  f"{fmt(torch_s['min'])}-{fmt(torch_s['max'])}", flush=True)
+                  f"{ratio:>6.3f} {paired:>6.3f} {control:>7.3f} {fmt(alone):>10}  "
+                  f"{fmt(loom_s['min'])}-{fmt(loom_s['max'])} / {fmt(torch_s['min'])}-{fmt(torch_s['max'])}",
+                  flush=True)
     payload["worst_ratio"] = max(rows)
     payload["median_ratio"] = statistics.median(rows)
+    payload["control_farthest_from_1"] = max(controls, key=lambda c: abs(c - 1))
     print(f"ratio of medians (loom / torch.distributed): median {payload['median_ratio']:.3f}, "
-          f"worst {payload['worst_ratio']:.3f} (bar: 1.10)")
+          f"worst {payload['worst_ratio']:.3f} (bar: 1.10); the control (torch.distributed / itself) "
+          f"reached {payload['control_farthest_from_1']:.3f}")
     return payload
 
 

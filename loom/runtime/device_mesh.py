@@ -83,9 +83,18 @@ class TensorCommunicator(ThreadCommunicator):
 
     takes_tensors = True  # the collective kernels hand it tensors (loom.ops.collectives_torch)
 
-    def __init__(self, num_partitions: int, timeout: float = DEFAULT_TIMEOUT, timeline: Any = None,
+    def __init__(self, devices: Sequence[Any], timeout: float = DEFAULT_TIMEOUT, timeline: Any = None,
                  origin: float | None = None) -> None:
-        super().__init__(num_partitions, timeout, None, timeline, origin)
+        super().__init__(len(devices), timeout, None, timeline, origin)
+        self.devices = [d.torch_device if hasattr(d, "torch_device") else _torch().device(d) for d in devices]
+
+    def begin(self, me: int) -> None:
+        """Partition `me`'s thread starts: on a GPU, that device becomes the thread's current one
+        (where torch puts what the thread makes without saying where)."""
+        device = self.devices[me]
+        if device.type == "cuda":
+            _torch().cuda.set_device(device)
+        super().begin(me)
 
     def _on_devices(self, me: int, group: Sequence[int], x: Any, signature: tuple,
                     result: Callable[[list, int], Any]) -> Any:

@@ -725,7 +725,7 @@ def run_spmd(module: Operation | str, per_device_args: Sequence[Sequence[Any]], 
     if on is None:
         return _run(_runners(module, entry, executor, n), per_device_args, timeout, link, timeline)
     return _run(_runners(module, entry, executor, n, on), _placed(per_device_args, on), timeout, link, timeline,
-                comm=_tensor_communicator(n, timeout, link, timeline))
+                comm=_tensor_communicator(on, timeout, link, timeline))
 
 
 def _placed(per_device_args: Sequence[Sequence[Any]], devices: Sequence[Any]) -> list[list[Any]]:
@@ -734,12 +734,13 @@ def _placed(per_device_args: Sequence[Sequence[Any]], devices: Sequence[Any]) ->
     return [[to_device(a, d) for a in args] for args, d in zip(per_device_args, devices)]
 
 
-def _tensor_communicator(n: int, timeout: float, link: LinkModel | None, timeline: Any) -> ThreadCommunicator:
+def _tensor_communicator(devices: Sequence[Any], timeout: float, link: LinkModel | None,
+                         timeline: Any) -> ThreadCommunicator:
     from loom.runtime.device_mesh import TensorCommunicator
     if link is not None:
         raise ValueError("a mesh of torch devices moves its values over the devices' own links: it takes no link "
                          "model (LinkModel is for the host's mesh)")
-    return TensorCommunicator(n, timeout, timeline)
+    return TensorCommunicator(devices, timeout, timeline)
 
 
 def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float,
@@ -863,7 +864,7 @@ class MeshExecutable:
         self.module, self.mesh, self.timeout, self.link = module, mesh, timeout, link
         self._devices = _torch_mesh(mesh.device_list)
         if self._devices is not None and link is not None:
-            _tensor_communicator(mesh.size, timeout, link, None)  # raises: no link model on torch devices
+            _tensor_communicator(self._devices, timeout, link, None)  # raises: no link model on torch devices
         self._runners = _runners(module, entry, executor, mesh.size, self._devices)
 
     def __call__(self, *args: Any, timeline: Any = None) -> Any:
@@ -876,7 +877,7 @@ class MeshExecutable:
             outs = _run(self._runners, per_device, self.timeout, self.link, timeline)
         else:
             outs = _run(self._runners, _placed(per_device, self._devices), self.timeout, None, timeline,
-                        comm=_tensor_communicator(self.mesh.size, self.timeout, None, timeline))
+                        comm=_tensor_communicator(self._devices, self.timeout, None, timeline))
         results = [layout.assemble([o[k] for o in outs]) for k, layout in enumerate(self.outputs)]
         return results[0] if len(results) == 1 else tuple(results)
 
