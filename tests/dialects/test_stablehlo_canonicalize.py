@@ -122,3 +122,68 @@ def test_transpose_of_a_matrix_product_swaps_its_operands(lc, rc):
 def test_transpose_kept_when_the_product_is_used_elsewhere():
     module = _canonicalized(_matmul_transposed(1, 0, extra_use=True))
     assert "stablehlo.transpose" in _op_names(module)
+
+
+def _pads_summed(et: str, pieces: list[int], dim: int, order: list[int]) -> str:
+    """A function of one argument per piece (4 x n or n x 4, split along `dim`), each zero-padded
+    to its place in the whole and the pads summed in `order`."""
+    total = sum(pieces)
+    shape = lambda n: (4, n) if dim == 1 else (n, 4)  # noqa: E731
+    t = lambda n: f"tensor<{'x'.join(map(str, shape(n)))}x{et}>"  # noqa: E731
+    zero = {"f32": "0.0", "i32": "0", "i1": "false"}[et]
+    lines = [f'  %z = "stablehlo.constant"() <{{value = dense<{zero}> : tensor<{et}>}}> : () -> tensor<{et}>']
+    start = 0
+    for k, n in enumerate(pieces):
+        low, high = [0, 0], [0, 0]
+        low[dim], high[dim] = start, total - start - n
+        lines.append(f'  %p{k} = "stablehlo.pad"(%a{k}, %z) <{{edge_padding_high = array<i64: {high[0]}, {high[1]}>, '
+                     f'edge_padding_low = array<i64: {low[0]}, {low[1]}>, interior_padding = array<i64: 0, 0>}}> : '
+                     f'({t(n)}, tensor<{et}>) -> {t(total)}')
+        start += n
+    acc = f"%p{order[0]}"
+    for i, k in enumerate(order[1:]):
+        lines.append(f'  %s{i} = "stablehlo.add"({acc}, %p{k}) : ({t(total)}, {t(total)}) -> {t(total)}')
+        acc = f"%s{i}"
+    args = ", ".join(f"%a{k}: {t(n)}" for k, n in enumerate(pieces))
+    return f"func.func @main({args}) -> {t(total)} {{\n" + "\n".join(lines) + f"\n  return {acc} : {t(total)}\n}}"
+
+
+@pytest.mark.parametrize("et", ["f32", "i32", "i1"])
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("order", [[3, 2, 1, 0], [0, 1, 2, 3], [1, 2, 0, 3]])
+def test_zero_pads_of_adjacent_pieces_summed_are_their_concatenation(et, dim, order):
+    """The gradient of a split sums a zero pad per piece: adjacent ones become a concatenation,
+    with the values of the program as written (numpy: each piece in its place)."""
+    pieces = [2, 3, 1, 2]
+    text = _pads_summed(et, pieces, dim, order)
+    module = _canonicalized(text)
+    assert _op_names(module) == ["stablehlo.concatenate"]
+    rng = np.random.default_rng(dim)
+    dtype = {"f32": np.float32, "i32": np.int32, "i1": np.bool_}[et]
+    args = [(rng.standard_normal((4, n) if dim == 1 else (n, 4)) * 5).astype(dtype) for n in pieces]
+    want = np.concatenate(args, axis=dim)
+    np.testing.assert_array_equal(loom.compile(module)(*args), want)
+    np.testing.assert_array_equal(loom.compile(lir.parse(text))(*args), want)
+
+
+def test_pads_summed_with_a_gap_stay():
+    """Pieces 0 and 2 summed first leave a gap (piece 1's zeros): nothing to concatenate there."""
+    module = _canonicalized(_pads_summed("f32", [2, 3, 1], 1, [0, 2, 1]))
+    assert _op_names(module).count("stablehlo.pad") == 3
+
+
+def test_gradient_of_a_split_is_one_concatenation():
+    """loom.grad of a function of the four quarters of its argument (an LSTM's gates): JAX's
+    gradient, computed with one concatenation of the quarters' cotangents and no pads."""
+    jax = pytest.importorskip("jax")
+    import loom.numpy as lnp
+
+    def f(np_, x):
+        i, f_, g, o = np_.split(x, 4, axis=-1)
+        return np_.sum(np_.tanh(i) * f_ + g * o * o)
+
+    x = np.random.default_rng(0).standard_normal((3, 8)).astype(np.float32)
+    grad = loom.jit(loom.grad(lambda x: f(lnp, x)))
+    names = [op.name for op in grad.lower(x).module.walk()]
+    assert "stablehlo.pad" not in names and names.count("stablehlo.concatenate") == 1
+    np.testing.assert_allclose(grad(x), jax.grad(lambda x: f(jax.numpy, x))(x), rtol=1e-6, atol=1e-6)

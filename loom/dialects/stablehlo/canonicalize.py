@@ -8,12 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from loom.dialects.stablehlo.attributes import i64_array
 from loom.dialects.stablehlo.constants import ConstantOp
 from loom.dialects.stablehlo.contraction import DotGeneralOp
+from loom.dialects.stablehlo.elementwise import AddOp
 from loom.dialects.stablehlo.folding import splat_value
-from loom.dialects.stablehlo.properties import prop_ints
+from loom.dialects.stablehlo.properties import prop_int, prop_ints
 from loom.dialects.stablehlo.reduction import ReduceOp
-from loom.dialects.stablehlo.shape import ReshapeOp, TransposeOp
+from loom.dialects.stablehlo.shape import ConcatenateOp, PadOp, ReshapeOp, TransposeOp
 from loom.ir.attributes import ArrayAttr, Attribute
 from loom.ir.core import Operation
 from loom.ir.types import RankedTensorType
@@ -113,6 +115,72 @@ def _transpose_of_matmul(op: Operation, rewriter: Any) -> bool:
     return True
 
 
+def _zero_padded(v: Any) -> tuple[Any, Any, list[int], list[int]] | None:
+    """(operand, padding value, low, high) of `v` made by a pad used once, with no interior or
+    negative padding and a constant zero as its padding value; else None."""
+    pad = v.owner_op
+    if not isinstance(pad, PadOp) or len(v.uses) != 1:
+        return None
+    low, high = (list(prop_ints(pad.properties, n, ())) for n in ("edge_padding_low", "edge_padding_high"))
+    if any(prop_ints(pad.properties, "interior_padding", ())) or min(low + high, default=0) < 0:
+        return None
+    x, value = pad.operands
+    owner = value.owner_op
+    zero = splat_value(owner.read_properties().get("value")) if isinstance(owner, ConstantOp) else None
+    if zero is None or zero != 0 or not isinstance(x.type, RankedTensorType) or not x.type.has_static_shape:
+        return None
+    return x, value, low, high
+
+
+def _add_of_adjacent_pads(op: Operation, rewriter: Any) -> bool:
+    """`add(pad(a, 0), pad(b, 0))` where the two pads differ along one dimension only, and there
+    `a` ends where `b` begins, is `pad(concatenate(a, b), 0)`: each element is one operand's or
+    zero (x + 0 is x; XLA's simplifier takes the same, and so drops the sign of a -0). The gradient
+    of a split (slices, each transposed to a pad) sums such pads, one full-size array per piece,
+    each added next to the last; repeated, this makes one concatenation of the pieces. (Pieces
+    added out of order, with a gap between them, stay as they are.)"""
+    lhs, rhs = (_zero_padded(v) for v in op.operands)
+    if lhs is None or rhs is None or lhs[0].type.element_type != rhs[0].type.element_type:
+        return False
+    differ = [d for d in range(len(lhs[2])) if (lhs[2][d], lhs[3][d]) != (rhs[2][d], rhs[3][d])]
+    if len(differ) != 1:
+        return False
+    d = differ[0]
+    first, second = (lhs, rhs) if lhs[2][d] <= rhs[2][d] else (rhs, lhs)
+    if first[2][d] + first[0].type.shape[d] != second[2][d]:  # not adjacent
+        return False
+    low = list(first[2])
+    high = list(first[3])
+    high[d] = second[3][d]
+    rewriter.set_insertion_point_before(op)
+    joined = ConcatenateOp.build(rewriter, [first[0], second[0]], d, location=op.location).results[0]
+    props = {"edge_padding_low": i64_array(low), "edge_padding_high": i64_array(high),
+             "interior_padding": i64_array([0] * len(low))}
+    rewriter.replace_op(op, PadOp.insert(rewriter, [joined, first[1]], props, [op.results[0].type],
+                                         location=op.location))
+    return True
+
+
+def _concatenate_of_concatenates(op: Operation, rewriter: Any) -> bool:
+    """An input of a concatenate that is a concatenate along the same dimension, used only there,
+    gives its inputs in its place: one copy of each piece instead of two."""
+    d = prop_int(op.properties, "dimension")
+    inputs, nested = [], False
+    for v in op.operands:
+        inner = v.owner_op
+        if isinstance(inner, ConcatenateOp) and len(v.uses) == 1 and prop_int(inner.properties, "dimension") == d:
+            inputs.extend(inner.operands)
+            nested = True
+        else:
+            inputs.append(v)
+    if not nested:
+        return False
+    rewriter.set_insertion_point_before(op)
+    rewriter.replace_op(op, ConcatenateOp.insert(rewriter, inputs, dict(op.properties), [op.results[0].type],
+                                                 location=op.location))
+    return True
+
+
 def _patterns(fn: Callable) -> classmethod:
     def canonicalization_patterns(cls: type) -> list:
         return [FunctionPattern(fn, cls.name)]
@@ -121,3 +189,5 @@ def _patterns(fn: Callable) -> classmethod:
 
 ReduceOp.canonicalization_patterns = _patterns(_reduce_over_unit_dims)
 TransposeOp.canonicalization_patterns = _patterns(_transpose_of_matmul)
+AddOp.canonicalization_patterns = _patterns(_add_of_adjacent_pads)
+ConcatenateOp.canonicalization_patterns = _patterns(_concatenate_of_concatenates)

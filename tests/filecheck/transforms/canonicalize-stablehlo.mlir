@@ -64,3 +64,46 @@ func.func @transpose_of_shared_matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) 
   %t = "stablehlo.transpose"(%d) <{permutation = array<i64: 1, 0>}> : (tensor<4x5xf32>) -> tensor<5x4xf32>
   return %t, %d : tensor<5x4xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// The gradient of a split: zero pads of adjacent pieces summed become one concatenation of them
+// (the last pad has no padding left and folds away; the nested concatenation flattens).
+// CHECK-LABEL: sym_name = "sum_of_adjacent_pads"
+// CHECK:       ^bb0(%[[A:.*]]: tensor<4x2xf32>, %[[B:.*]]: tensor<4x3xf32>, %[[C:.*]]: tensor<4x1xf32>):
+// CHECK-NEXT:    %[[J:.*]] = "stablehlo.concatenate"(%[[A]], %[[B]], %[[C]]) <{dimension = 1 : i64}>
+// CHECK-NEXT:    "func.return"(%[[J]])
+func.func @sum_of_adjacent_pads(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>, %c: tensor<4x1xf32>) -> tensor<4x6xf32> {
+  %z = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+  %pa = "stablehlo.pad"(%a, %z) <{edge_padding_high = array<i64: 0, 4>, edge_padding_low = array<i64: 0, 0>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x6xf32>
+  %pc = "stablehlo.pad"(%c, %z) <{edge_padding_high = array<i64: 0, 0>, edge_padding_low = array<i64: 0, 5>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x6xf32>
+  %pb = "stablehlo.pad"(%b, %z) <{edge_padding_high = array<i64: 0, 1>, edge_padding_low = array<i64: 0, 2>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x6xf32>
+  %s = "stablehlo.add"(%pc, %pb) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %t = "stablehlo.add"(%pa, %s) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %t : tensor<4x6xf32>
+}
+
+// -----
+
+// A gap between the pieces (zeros in it), a padding value other than zero: the adds stay.
+// CHECK-LABEL: sym_name = "pads_not_adjacent"
+// CHECK-COUNT-2: "stablehlo.add"
+// CHECK-NOT:   "stablehlo.concatenate"
+func.func @pads_not_adjacent(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) -> (tensor<4x6xf32>, tensor<4x5xf32>) {
+  %z = "stablehlo.constant"() <{value = dense<0.0> : tensor<f32>}> : () -> tensor<f32>
+  %one = "stablehlo.constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+  %pa = "stablehlo.pad"(%a, %z) <{edge_padding_high = array<i64: 0, 4>, edge_padding_low = array<i64: 0, 0>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x6xf32>
+  %pb = "stablehlo.pad"(%b, %z) <{edge_padding_high = array<i64: 0, 0>, edge_padding_low = array<i64: 0, 3>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x6xf32>
+  %s = "stablehlo.add"(%pa, %pb) : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %qa = "stablehlo.pad"(%a, %one) <{edge_padding_high = array<i64: 0, 3>, edge_padding_low = array<i64: 0, 0>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x5xf32>
+  %qb = "stablehlo.pad"(%b, %one) <{edge_padding_high = array<i64: 0, 0>, edge_padding_low = array<i64: 0, 2>,
+    interior_padding = array<i64: 0, 0>}> : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x5xf32>
+  %t = "stablehlo.add"(%qa, %qb) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %s, %t : tensor<4x6xf32>, tensor<4x5xf32>
+}
