@@ -419,8 +419,11 @@ class ShardedArray(Array):
                 raise ValueError(f"{where}: {spec!r} splits dimension {d} of shape {value.shape} into {count} pieces, "
                                  f"which do not divide its size {n} evenly (as in JAX)")
         indices = list(sharding.devices_indices_map(value.shape).values())
-        return cls.from_shard_data(value.shape, sharding, indices, [np.array(value[i]) for i in indices],
-                                   value.dtype)
+        datas = [np.array(value[i]) for i in indices]
+        if any(d.backend == "torch" for d in sharding.mesh.device_list):  # a mesh of torch devices: tensors there
+            from loom.backend.torch_kernels import to_torch
+            datas = [to_torch(a, d.torch_device) for a, d in zip(datas, sharding.mesh.device_list)]
+        return cls.from_shard_data(value.shape, sharding, indices, datas, value.dtype)
 
     def _live_shards(self) -> list[Shard]:
         if self._shards is None:

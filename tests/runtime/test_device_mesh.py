@@ -236,3 +236,16 @@ def test_decomposed_and_scheduled_programs_on_torch_devices_give_jax_values(name
 def test_torch_cpu_devices_are_named_apart():
     assert [str(d) for d in DEVICES[:3]] == ["torch:cpu", "torch:cpu:1", "torch:cpu:2"]
     assert loom.runtime.devices.get_device("torch:cpu:5") == DEVICES[5]
+
+
+def test_device_put_on_a_mesh_of_torch_devices_puts_tensors_there():
+    """loom.device_put with a sharding over torch devices: each shard a tensor on its device, which
+    a jitted function on that mesh takes as it is; the values are numpy's."""
+    mesh = make_mesh((2, 2), ("x", "y"), devices=DEVICES[:4])
+    x = np.arange(48, dtype=np.float32).reshape(8, 6)
+    placed = loom.device_put(x, NamedSharding(mesh, P("x", None)))
+    assert all(isinstance(s.data, torch.Tensor) and s.data.shape == (4, 6) for s in placed.addressable_shards)
+    np.testing.assert_array_equal(np.asarray(placed), x)
+    doubled = loom.jit(lambda v: v * 2 + 1, out_shardings=NamedSharding(mesh, P(None, "y")))(placed)
+    assert all(isinstance(s.data, torch.Tensor) for s in doubled.addressable_shards)
+    np.testing.assert_array_equal(np.asarray(doubled), x * 2 + 1)
