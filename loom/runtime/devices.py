@@ -420,7 +420,7 @@ class ShardedArray(Array):
                                  f"which do not divide its size {n} evenly (as in JAX)")
         indices = list(sharding.devices_indices_map(value.shape).values())
         datas = [np.array(value[i]) for i in indices]
-        if any(d.backend == "torch" for d in sharding.mesh.device_list):  # a mesh of torch devices: tensors there
+        if any(getattr(d, "backend", None) == "torch" for d in sharding.mesh.device_list):  # torch devices: tensors
             from loom.backend.torch_kernels import to_torch
             datas = [to_torch(a, d.torch_device) for a, d in zip(datas, sharding.mesh.device_list)]
         return cls.from_shard_data(value.shape, sharding, indices, datas, value.dtype)
