@@ -2,8 +2,8 @@
 partitioned programs as the host's mesh, each partition's values tensors on its device and the
 collectives computed on them (`TensorCommunicator`), against JAX's values for the sharded-program
 corpus (tests/transforms/spmd_corpus) and the host's mesh for the forms that go through the host.
-On a machine with GPUs the same code runs with `loom.devices("cuda")`; here the devices are
-`Device("cpu", i)`, which all compute on torch's CPU."""
+The devices are `Device("cpu", i)`, which all compute on torch's CPU, and, on a machine with
+GPUs, its CUDA devices (the tests marked "cuda")."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ CORPUS = pathlib.Path(__file__).resolve().parent.parent / "transforms" / "spmd_c
 PROGRAMS = {r["name"]: r for r in json.loads((CORPUS / "programs.json").read_text())}
 VALUES = np.load(CORPUS / "values.npz")
 DEVICES = [Device("cpu", i, "torch") for i in range(8)]
+# The same tests on the machine's GPUs, where it has any (partitions share them round-robin: one GPU
+# runs a mesh of 8 partitions too, its copies between partitions on the device).
+KINDS = ["torch:cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                    reason="needs a CUDA device"))]
+
+
+def _devices(kind: str) -> list[Device]:
+    if kind == "torch:cpu":
+        return DEVICES
+    return [Device("cuda", i % torch.cuda.device_count()) for i in range(8)]
 
 
 @pytest.fixture
@@ -48,11 +58,12 @@ def on_devices(monkeypatch):
     return seen
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_partitioned_program_on_torch_devices_gives_jax_values(name):
+def test_partitioned_program_on_torch_devices_gives_jax_values(name, kind):
     local = partition(loom.ir.parse(PROGRAMS[name]["text"]))
     inputs = [VALUES[f"{name}/in{i}"] for i in range(PROGRAMS[name]["num_inputs"])]
-    got = run_global(local, *inputs, devices=DEVICES)
+    got = run_global(local, *inputs, devices=_devices(kind))
     assert len(got) == PROGRAMS[name]["num_outputs"]
     for i, g in enumerate(got):
         np.testing.assert_allclose(g, VALUES[f"{name}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=f"{name} result {i}")
@@ -100,8 +111,9 @@ def _operands(n: int, dtype) -> list[list[np.ndarray]]:
     return [[(rng.standard_normal((8, 6)) * 4).astype(dtype)] for _ in range(n)]
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("n", [2, 4])
-def test_every_collective_runs_on_the_devices_with_the_host_mesh_values(n, on_devices):
+def test_every_collective_runs_on_the_devices_with_the_host_mesh_values(n, kind, on_devices):
     """all_reduce, all_gather, reduce_scatter, all_to_all, collective_permute (a partition that
     receives nothing gets zeros) and collective_broadcast: each partition's results are tensors on
     its device, bit for bit the host mesh's (the same reduction order), and the communicator
@@ -109,11 +121,12 @@ def test_every_collective_runs_on_the_devices_with_the_host_mesh_values(n, on_de
     text = _every_collective(n)
     args = _operands(n, np.float32)
     want = run_spmd(text, args)
-    got = run_spmd(text, args, devices=DEVICES[:n])
+    devices = _devices(kind)[:n]
+    got = run_spmd(text, args, devices=devices)
     for p in range(n):
         for k, (w, g) in enumerate(zip(want[p], got[p])):
-            assert isinstance(g, torch.Tensor) and g.device == DEVICES[p].torch_device
-            np.testing.assert_array_equal(g.numpy(), w, err_msg=f"partition {p} result {k}")
+            assert isinstance(g, torch.Tensor) and g.device == devices[p].torch_device
+            np.testing.assert_array_equal(g.cpu().numpy(), w, err_msg=f"partition {p} result {k}")
     assert on_devices == {c: n for c in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                          "collective_permute", "collective_broadcast")}
 
@@ -218,8 +231,9 @@ def test_a_partition_that_calls_another_collective_is_named():
     assert "all_gather" in str(info.value) and "reduce_scatter" in str(info.value)
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", ["matmul_reduce_scatter", "mlp_2d_grad", "sequence_parallel_mlp"])
-def test_decomposed_and_scheduled_programs_on_torch_devices_give_jax_values(name, on_devices):
+def test_decomposed_and_scheduled_programs_on_torch_devices_give_jax_values(name, kind, on_devices):
     """Collective matmul (loops of collective_permute start / done pairs, the latency-hiding
     schedule): the permutes run on the devices, and the values are JAX's."""
     from loom.rewrite.pass_manager import PassManager
@@ -228,7 +242,7 @@ def test_decomposed_and_scheduled_programs_on_torch_devices_give_jax_values(name
                       "schedule-latency-hiding)").run(module)
     assert any(op.name == "comm.collective_permute_start" for op in module.walk())
     inputs = [VALUES[f"{name}/in{i}"] for i in range(PROGRAMS[name]["num_inputs"])]
-    for i, g in enumerate(run_global(module, *inputs, devices=DEVICES)):
+    for i, g in enumerate(run_global(module, *inputs, devices=_devices(kind))):
         np.testing.assert_allclose(g, VALUES[f"{name}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=f"{name} result {i}")
     assert on_devices["collective_permute"] > 0
 
