@@ -6,7 +6,8 @@ Per device: x (seq/N x hidden) is all-gathered along the sequence into the first
 hidden x ffn/N), gelu, the second matmul (w2, ffn/N x hidden), and the result reduce-scattered
 along the sequence. The programs: loom.shard_map -> loom.jit -> loom.sharding.partition, then
 `decompose-collective-matmul{mode=on}` and `schedule-latency-hiding` for the decomposed one (also
-reported: decomposed with synchronous permutes, and the two-way loops, `bidirectional=true`). Each
+reported: decomposed with synchronous permutes, the two-way loops, `bidirectional=true`, and the
+two loops fused into one, `fuse=true`: each block of x through both matmuls as it arrives). Each
 of N processes (bench_common.spawn_ranks, gloo on 127.0.0.1, one intra-op thread each: torch's
 and numpy's BLAS pools, reported) runs its partition; a step is timed from a barrier to its end,
 the step time is the slowest rank's. Also measured on the same processes: the compute alone (the
@@ -112,7 +113,9 @@ def mlp_program(world: int, seq: int, hidden: int, ffn: int) -> Any:
 PIPELINES = {"undecomposed": "", "decomposed, synchronous": "decompose-collective-matmul{mode=on}",
              "decomposed + scheduled": "decompose-collective-matmul{mode=on},schedule-latency-hiding",
              "decomposed two-way + scheduled":
-                 "decompose-collective-matmul{mode=on bidirectional=true},schedule-latency-hiding"}
+                 "decompose-collective-matmul{mode=on bidirectional=true},schedule-latency-hiding",
+             "decomposed, fused + scheduled": "decompose-collective-matmul{mode=on fuse=true},schedule-latency-hiding"}
+FUSED = "decomposed, fused + scheduled"
 
 
 def variants(world: int, sizes: dict[str, int]) -> dict[str, Any]:
@@ -439,6 +442,8 @@ def run(args: argparse.Namespace) -> int:
         ideal = max(compute, comm)
         speedup = record.ratio(case, "decomposed + scheduled", "undecomposed")
         two_way = record.ratio(case, "decomposed two-way + scheduled", "undecomposed")
+        fused = record.ratio(case, FUSED, "undecomposed")
+        fused_step = statistics.median(times[FUSED])
         programs = variants(world, sizes)
         # the simulator on the rig as calibrated; with the transfers' CPU from the permute beside
         # compute instead of its CPU time (the model's inverse); with transfers that need no CPU
@@ -466,6 +471,8 @@ def run(args: argparse.Namespace) -> int:
         derived[case] = {"sizes": sizes, "speedup": speedup, "speedup_two_way": two_way, "compute": compute,
                          "communication": comm,
                          "max_compute_communication": ideal, "decomposed_over_max": after / ideal,
+                         "speedup_fused": fused, "fused_over_max": fused_step / ideal,
+                         "simulator_error_fused": errors["calibrated"][FUSED],
                          "simulator_error_undecomposed": errors["calibrated"]["undecomposed"],
                          "simulator_error_decomposed": errors["calibrated"]["decomposed + scheduled"],
                          "simulator_errors": errors,
@@ -482,6 +489,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {name:30s} median {fmt(statistics.median(ts)):>10s}  [{fmt(min(ts))} .. {fmt(max(ts))}]")
         print(f"  speedup {speedup:.2f}x (two-way {two_way:.2f}x); "
               f"decomposed / max(compute, communication) = {after / ideal:.2f}")
+        print(f"  fused (the two loops as one): speedup {fused:.2f}x; fused / max(compute, communication) = "
+              f"{fused_step / ideal:.2f}; simulator {100 * errors['calibrated'][FUSED]:+.0f}%")
         sharing = max(1.0, world / CORES) * alone["peak_flops"] / machine.peak_flops
         rates = ", ".join(f"{kind} {rate / 1e6:.0f} MB/s" for kind, rate in machine.collective_bandwidth)
         print(f"  calibrated: {alone['peak_flops']:.3g} FLOP/s a process alone, "

@@ -62,7 +62,10 @@ import numpy as np
 
 from loom.dialects.stablehlo import builders as sb
 from loom.dialects.stablehlo.attributes import ChannelHandle
+from loom.dialects.stablehlo.base import Elementwise
 from loom.dialects.stablehlo.collectives import AllGatherOp, CollectivePermuteOp, PartitionIdOp, ReduceScatterOp
+from loom.dialects.stablehlo.constants import ConstantOp
+from loom.dialects.stablehlo.folding import splat_value
 from loom.ir.attributes import numpy_dtype
 from loom.ir.builder import Builder, InsertionPoint
 from loom.ir.core import Block, Operation, Value
@@ -423,13 +426,129 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
     dot.erase()
 
 
+def _chain_to(ag: Operation, dot: Operation, out_dim: int | None, other_dim: int | None,
+              groups: list[list[int]]) -> tuple[list[Operation], Operation, Operation, int] | None:
+    """The fused form's match: the all-gather's dot (its gathered operand's blocks written along
+    `out_dim`, the other operand used whole) feeds, through elementwise ops only (with splat
+    constants), the operand of a reduce-scatter's dot that its loop slices along the same
+    dimension, in blocks of the same size, over the same groups. Those elementwise ops (in program
+    order), the reduce-scatter, its dot and the side of the sliced operand; None otherwise."""
+    if out_dim is None or other_dim is not None:
+        return None
+    y = dot.results[0]
+    chain: list[Operation] = []
+    values = {y}
+    frontier = [y]
+    end: list[tuple[Operation, Value]] = []  # (the reduce-scatter's dot, the chain value it reads)
+    while frontier:
+        v = frontier.pop()
+        for user in v.users:
+            if user in chain or any(user is d for d, _ in end):
+                continue
+            if user.name == "stablehlo.dot_general":
+                end.append((user, v))
+                continue
+            definition = type(user).definition
+            if definition is None or Elementwise not in definition.trait_set or len(user.results) != 1 or \
+                    user.results[0].type.shape != y.type.shape:
+                return None
+            chain.append(user)
+            values.add(user.results[0])
+            frontier.append(user.results[0])
+    if len(end) != 1 or not chain:
+        return None
+    for op in chain:  # each operand from the chain or a splat constant (the chain reads nothing else)
+        for operand in op.operands:
+            owner = operand.owner_op
+            if operand not in values and not (isinstance(owner, ConstantOp) and operand.type.shape == y.type.shape
+                                              and splat_value(owner.read_properties().get("value")) is not None):
+                return None
+    dot2, h = end[0]
+    users = [u for u in dot2.results[0].users]
+    if len(users) != 1 or not isinstance(users[0], ReduceScatterOp) or _groups(users[0]) != groups or \
+            len(h.users) != 1 or dot2.operands[0] is dot2.operands[1]:
+        return None
+    rs = users[0]
+    match = _match_reduce_scatter(rs)
+    if match is None or isinstance(match, str):
+        return None
+    _, side, dim = match
+    if dot2.operands[side] is not h or dim != out_dim or \
+            rs.results[0].type.shape[rs.properties["scatter_dimension"].value] != \
+            ag.operands[0].type.shape[ag.properties["all_gather_dim"].value]:
+        return None
+    if dot.parent is None or any(op.parent is not dot.parent for op in (*chain, dot2, rs)):
+        return None
+    order = {op: i for i, op in enumerate(dot.parent.ops)}
+    return sorted(chain, key=order.__getitem__), rs, dot2, side
+
+
+def _decompose_chain(ag: Operation, dot: Operation, side: int, out_dim: int, chain: list[Operation],
+                     rs: Operation, dot2: Operation, side2: int, e: _Emitter) -> None:
+    """The fused loop: each block of the gathered operand goes through the first dot, the
+    elementwise ops and the second dot as it arrives, and the reduce-scatter's accumulator
+    travels the ring beside it. The accumulator's step i needs block k + i + 1, which arrives at
+    step i + 1, so it runs one step behind; its last step needs this partition's own block k,
+    computed first and kept. Same dots and sums, in the same order, as the two loops it replaces:
+    bit for bit their values."""
+    b = e.b
+    shard = ag.operands[0]
+    w1, w2 = dot.operands[1 - side], dot2.operands[1 - side2]
+    c = shard.type.shape[ag.properties["all_gather_dim"].value]
+    part_t = _with_dim(dot.results[0].type, out_dim, c)
+    out_t: RankedTensorType = rs.results[0].type
+    def splat(bb: Builder, v: Value) -> Value:
+        """Constant `v` (a splat of the full shape) at the block's shape, at the start of `bb`'s block."""
+        t = _with_dim(v.type, out_dim, c)
+        value = np.asarray(splat_value(v.owner_op.read_properties()["value"]), numpy_dtype(t.element_type))
+        return e._at_start(bb, ("splat", str(t), value.tobytes()), lambda hb: sb.constant(hb, value, t))
+
+    def through(bb: Builder, x: Value, w1: Value, w2: Value) -> Value:
+        """Block x through the first dot, the elementwise ops and the second dot."""
+        mapping = {dot.results[0]: _dot(bb, dot, *((x, w1) if side == 0 else (w1, x)), part_t)}
+        for op in chain:
+            operands = [mapping[v] if v in mapping else splat(bb, v) for v in op.operands]
+            mapping[op.results[0]] = bb.create(op.name, operands, [_with_dim(op.results[0].type, out_dim, c)],
+                                               dict(op.properties), dict(op.attributes)).results[0]
+        h = mapping[dot2.operands[side2]]
+        return _dot(bb, dot2, *((h, w2) if side2 == 0 else (w2, h)), out_t)
+
+    n = e.n
+    x = shard
+    nxt = e.permute(b, x)
+    own = through(b, x, w1, w2)  # block k: the accumulator's last step
+    x = nxt
+    nxt = e.permute(b, x) if n > 2 else x
+    acc = through(b, x, w1, w2)  # the accumulator's first step: block k + 1
+    x = nxt
+
+    def step(bb: Builder, vals: list[Value], i: Value) -> list[Value]:
+        x, acc, w1, w2 = vals
+        sent = e.permute(bb, x)
+        return [sent, sb.add(bb, e.permute(bb, acc), through(bb, x, w1, w2)), w1, w2]
+
+    if n > 2:
+        x, acc, w1, w2 = e.loop([x, acc, w1, w2], 2, n - 1, step)
+        acc = sb.add(b, e.permute(b, acc), through(b, x, w1, w2))  # block k + n - 1: the gathering's last
+    out = sb.add(b, e.permute(b, acc), own)
+    rs.results[0].replace_all_uses_with(out)
+    constants = {v.owner_op for op in chain for v in op.operands if isinstance(v.owner_op, ConstantOp)}
+    for op in [rs, dot2, *reversed(chain), dot, ag]:
+        op.erase()
+    for op in constants:  # the full-size splats the chain read, now at the block's shape
+        if not op.results[0].uses:
+            op.erase()
+
+
 def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False,
               channels: Iterator[int] | None = None, hoisted: dict[tuple, Value] | None = None,
-              concatenate: bool = False) -> None:
+              concatenate: bool = False, fuse: bool = False) -> Operation | None:
     """Rewrite candidate `coll` (an all_gather feeding a dot_general, or a reduce_scatter fed by
     one, as the module's doc matches them) and its dot into the loop, in place. `channels`: the
     permutes' channel ids (by default from 1 past the largest in `coll`'s module); `hoisted`: the
-    constants shared with other loops of the same blocks. Raises ValueError for a non-candidate."""
+    constants shared with other loops of the same blocks. With `fuse` (one-way loops), an
+    all-gather whose dot feeds a reduce-scatter's through elementwise ops becomes one loop with
+    it (`fusable`); the reduce-scatter it took, else None. Raises ValueError for a non-candidate."""
     match = _match_all_gather(coll) if isinstance(coll, AllGatherOp) else _match_reduce_scatter(coll)
     groups = _groups(coll)
     if match is None or isinstance(match, str) or groups is None:
@@ -440,13 +559,28 @@ def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False
         while root.parent_op is not None:
             root = root.parent_op
         channels = itertools.count(_max_channel(root) + 1)
-    anchor = match[0] if isinstance(coll, AllGatherOp) else coll
+    chain = fusable(coll, match, groups) if fuse and not bidirectional else None
+    anchor = (chain[1] if chain is not None else match[0]) if isinstance(coll, AllGatherOp) else coll
     e = _Emitter(Builder(InsertionPoint.before(anchor), coll.location), groups, channels, unroll,
                  {} if hoisted is None else hoisted)
+    if chain is not None:
+        _decompose_chain(coll, match[0], match[1], match[2], *chain, e)
+        return chain[1]
     if isinstance(coll, AllGatherOp):
         _decompose_all_gather(coll, *match, e, bidirectional, concatenate)
     else:
         _decompose_reduce_scatter(coll, *match, e, bidirectional)
+    return None
+
+
+def fusable(coll: Operation, match: tuple | str | None,
+            groups: list[list[int]] | None) -> tuple[list[Operation], Operation, Operation, int] | None:
+    """For an all-gather candidate (`match` its `_match_all_gather`): the elementwise ops, the
+    reduce-scatter, its dot and the side it slices that one fused loop would take with it (see
+    `_chain_to`); None when there are none."""
+    if not isinstance(coll, AllGatherOp) or not isinstance(match, tuple) or groups is None:
+        return None
+    return _chain_to(coll, match[0], match[2], match[3], groups)
 
 
 def isolated_pair(coll: Operation, decomposed: bool, bidirectional: bool = False, unroll: bool = False,
@@ -497,6 +631,8 @@ class DecomposeCollectiveMatmulPass(Pass):
     unroll = Option(bool, False, "two steps per loop iteration (an odd last step written out after the loop)")
     concatenate = Option(bool, False, "bidirectional all-gather loops: one dot per round of the two shards "
                          "concatenated")
+    fuse = Option(bool, False, "one-way loops: an all-gather whose dot feeds a reduce-scatter's dot through "
+                  "elementwise ops becomes one loop with it (each block through both dots as it arrives)")
     threshold_bytes = Option(int, 256 << 20, "auto mode: the smallest full-size operand to decompose")
     machine = Option(str, "h200", "auto mode: the machine the cost model prices, a preset name or a Machine JSON path "
                      "(from Python, a loom.sim Machine too)")
@@ -515,7 +651,10 @@ class DecomposeCollectiveMatmulPass(Pass):
         channels = itertools.count(_max_channel(op) + 1)
         hoisted: dict[tuple, Value] = {}
         changed = False
+        taken: set[Operation] = set()  # reduce-scatters a fused loop took
         for coll in list(op.walk()):
+            if coll in taken:
+                continue
             if isinstance(coll, AllGatherOp):
                 match = _match_all_gather(coll)
             elif isinstance(coll, ReduceScatterOp):
@@ -534,7 +673,14 @@ class DecomposeCollectiveMatmulPass(Pass):
             if reason is not None or isinstance(match, str) or groups is None:
                 emit_remark(coll, f"not decomposed into a collective matmul: {reason}")
                 continue
-            decompose(coll, self.bidirectional, self.unroll, channels, hoisted, self.concatenate)
+            fuse = self.fuse and not self.bidirectional and isinstance(coll, AllGatherOp)
+            if fuse:  # auto mode: fused only where the reduce-scatter's loop would be made too
+                chain = fusable(coll, match, groups)
+                fuse = chain is not None and self._unprofitable(chain[1], _match_reduce_scatter(chain[1]),
+                                                                groups) is None
+            took = decompose(coll, self.bidirectional, self.unroll, channels, hoisted, self.concatenate, fuse)
+            if took is not None:
+                taken.add(took)
             changed = True
         if not changed:
             self.mark_all_analyses_preserved()

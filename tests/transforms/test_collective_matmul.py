@@ -355,7 +355,7 @@ def test_modes_and_the_auto_threshold_remark():
     assert "on h200" in remarks[0].message
     assert "stablehlo.while" in _names(_decompose(module, "mode=on"))
     assert DecomposeCollectiveMatmulPass().pipeline_text() == \
-        "decompose-collective-matmul{bidirectional=false concatenate=false machine=h200 mode=auto " \
+        "decompose-collective-matmul{bidirectional=false concatenate=false fuse=false machine=h200 mode=auto " \
         "threshold-bytes=268435456 unroll=false}"
 
 
@@ -497,3 +497,59 @@ def test_decomposed_program_runs_with_a_gloo_process_per_device():
                 np.testing.assert_array_equal(got, w, err_msg=f"rank {rank}")
             else:
                 np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-5, err_msg=f"rank {rank}")
+
+
+def _sequence_parallel_mlp(n: int, bias: bool = False) -> tuple[Operation, list[np.ndarray]]:
+    """The sequence-parallel MLP (all-gather, dot, gelu, dot, reduce-scatter over one axis),
+    partitioned; with `bias`, the gelu's input has a bias vector added (an operand from outside
+    the chain)."""
+    mesh = _mesh((n,), ("x",))
+
+    def mlp(x, w1, w2, b):
+        y = loom.lax.all_gather(x, "x", axis=0, tiled=True) @ w1
+        h = loom.nn.gelu(y + b if bias else y)
+        return loom.lax.psum_scatter(h @ w2, "x", scatter_dimension=0, tiled=True)
+
+    specs = (P("x", None), P(None, "x"), P("x", None), P("x"))
+    body = loom.shard_map(mlp, mesh=mesh, in_specs=specs, out_specs=P("x", None))
+    shapes = [(4 * n, 6), (6, 2 * n), (2 * n, 6), (2 * n,)]
+    s = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+    jitted = loom.jit(body, in_shardings=tuple(s(p) for p in specs), out_shardings=s(P("x", None)))
+    return partition(jitted.lower(*[np.zeros(sh, F32) for sh in shapes]).module), _values(shapes, seed=n)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+@pytest.mark.parametrize("scheduled", [False, True], ids=["synchronous", "scheduled"])
+def test_fused_loop_gives_the_two_loops_values_bit_for_bit(n, scheduled):
+    """fuse=true: the all-gather's dot, the gelu and the reduce-scatter's dot in one loop, each
+    block through all of them as it arrives: the same dots and sums in the same order as the two
+    loops, so the same bits, and the undecomposed program's values to float tolerance."""
+    module, args = _sequence_parallel_mlp(n)
+    two, fused = _decompose(module), _decompose(module, "mode=on fuse=true")
+    if scheduled:
+        for m in (two, fused):
+            PassManager.parse("builtin.module(schedule-latency-hiding)").run(m)
+    fused.verify()
+    assert str(loom.ir.parse(str(fused))) == str(fused)
+    names = _names(fused)
+    assert not {"stablehlo.all_gather", "stablehlo.reduce_scatter"} & set(names)
+    assert _loops(fused) == int(n > 3) and _loops(two) == 2
+    # every dot works on one block: no full-size gathered or unreduced value is left
+    dots = [op for op in fused.walk() if op.name == "stablehlo.dot_general"]
+    assert len(dots) == 2 * min(n, 4) and all(op.results[0].type.shape[0] == 4 for op in dots)
+    permutes = names.count("comm.collective_permute_start" if scheduled else "stablehlo.collective_permute")
+    # written: the two blocks before the loop send x on (one for n = 2), the loop body sends x and
+    # the sum, the last block's step and the last sum send the sum
+    assert permutes == {2: 2, 3: 4}.get(n, 6)
+    got, want = run_global(fused, *args), run_global(two, *args)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_allclose(got[0], run_global(module, *args)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_an_operand_from_outside_the_chain_keeps_the_loops_apart():
+    """A bias added between the dots reads a value the chain does not make: the all-gather and
+    the reduce-scatter each become their own loop, as without fuse."""
+    module, args = _sequence_parallel_mlp(4, bias=True)
+    fused = _decompose(module, "mode=on fuse=true")
+    assert _loops(fused) == 2 and str(fused) == str(_decompose(module))
+    np.testing.assert_allclose(run_global(fused, *args)[0], run_global(module, *args)[0], rtol=1e-5, atol=1e-5)
