@@ -52,8 +52,8 @@ compute check the shared cores' one factor.
     python benchmarks/overlap.py [--quick] [--plot] [--rate 2gbit] [--worlds 2 4] [--steps 15] [--ffn F ...]
 
 `--plot` records one more step of each program on the processes (the communicator's measured
-spans: compute between collectives, collectives and sends on the link lanes) and draws the two
-timelines (before / after) as a PNG with matplotlib, next to their Chrome traces.
+spans: compute between collectives, collectives and sends on the link lanes) and draws the three
+timelines (undecomposed, decomposed, fused) as a PNG with matplotlib, next to their Chrome traces.
 Writes a JSON record through bench_common.
 """
 
@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -79,7 +80,7 @@ import numpy as np  # noqa: E402
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 from bench_common import RESULTS, Record, fmt, load_average, spawn_ranks, time_rounds  # noqa: E402
 
-SHOWN = ("undecomposed", "decomposed + scheduled")  # the programs --plot draws
+SHOWN = ("undecomposed", "decomposed + scheduled", "decomposed, fused + scheduled")  # the programs --plot draws
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 # The activations' sizes; the MLP's width (ffn) is chosen on the processes, from a measurement of
@@ -397,7 +398,8 @@ def plot(world: int, traces: dict[str, list[tuple]], path: Path) -> Path | None:
             f"{name}, measured on {world} processes")
         for span in spans:
             tl.add(*span)
-        tl.write_chrome(path.with_name(f"{path.stem}-{name.split()[0]}-trace.json"))
+        slug = "-".join(word for word in re.split(r"[^a-z0-9]+", name) if word)
+        tl.write_chrome(path.with_name(f"{path.stem}-{slug}-trace.json"))
     try:
         draw_png(timelines, path)
     except ImportError as e:
@@ -523,7 +525,8 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, 3 steps")
-    ap.add_argument("--plot", action="store_true", help="draw before / after timelines (matplotlib)")
+    ap.add_argument("--plot", action="store_true",
+                    help="draw the undecomposed, decomposed and fused timelines (matplotlib)")
     ap.add_argument("--worlds", type=int, nargs="+", default=[2, 4], choices=[2, 4])
     ap.add_argument("--comm-ratio", type=float, default=0.0,
                     help="communication / compute the MLP's width is chosen for (default (N - 1) / N on N "

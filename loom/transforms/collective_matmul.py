@@ -43,6 +43,19 @@ With `unroll`, each loop iteration runs two steps (XLA's unroll_windowed_einsum:
 two partial dots per iteration, fewer loop-carried round trips), an odd last step written out after
 the loop; the steps and their order are unchanged, so the values are bit for bit the rolled loop's.
 
+With `fuse` (one-way loops only), an all-gather loop (on a non-contracting dimension) whose dot
+feeds, through elementwise ops only (splat constants their only other operands), the dot of a
+reduce-scatter loop that slices the same dimension in blocks of the same size over the same groups
+(a sequence-parallel MLP: gather, matmul, gelu, matmul, scatter) becomes one loop. Each step sends
+the shard on and the accumulator on, and puts the shard it holds through the first dot, the
+elementwise ops and the second dot: the reduce-scatter's step i needs block k + i + 1, which
+arrives at step i + 1, so it runs one step behind the gathering, and its last step takes this
+partition's own block k: its first dot comes first (behind the first transfer), its second dot
+last (behind the accumulator's last transfer). Neither the gathered operand nor the first dot's
+full result is built, and the reduce-scatter's transfers hide behind the first dot too (the two
+loops would leave the first dot's step with one transfer, the second's with the other). The same
+dots and sums in the same order as the two loops: bit for bit their values.
+
 This partition's position k is looked up from `stablehlo.partition_id` in a constant table of the
 groups. Options: `bidirectional` and `unroll` (false by default); `mode` = `on` (decompose every
 match), `off` (none), `auto` (the default: XLA's two gates. The collective's full-size value, the
@@ -489,8 +502,8 @@ def _decompose_chain(ag: Operation, dot: Operation, side: int, out_dim: int, cha
     elementwise ops and the second dot as it arrives, and the reduce-scatter's accumulator
     travels the ring beside it. The accumulator's step i needs block k + i + 1, which arrives at
     step i + 1, so it runs one step behind; its last step needs this partition's own block k,
-    computed first and kept. Same dots and sums, in the same order, as the two loops it replaces:
-    bit for bit their values."""
+    whose first dot runs first and whose second dot runs last. Same dots and sums, in the same
+    order, as the two loops it replaces: bit for bit their values."""
     b = e.b
     shard = ag.operands[0]
     w1, w2 = dot.operands[1 - side], dot2.operands[1 - side2]
@@ -503,20 +516,27 @@ def _decompose_chain(ag: Operation, dot: Operation, side: int, out_dim: int, cha
         value = np.asarray(splat_value(v.owner_op.read_properties()["value"]), numpy_dtype(t.element_type))
         return e._at_start(bb, ("splat", str(t), value.tobytes()), lambda hb: sb.constant(hb, value, t))
 
-    def through(bb: Builder, x: Value, w1: Value, w2: Value) -> Value:
-        """Block x through the first dot, the elementwise ops and the second dot."""
+    def first(bb: Builder, x: Value, w1: Value) -> Value:
+        """Block x through the first dot and the elementwise ops."""
         mapping = {dot.results[0]: _dot(bb, dot, *((x, w1) if side == 0 else (w1, x)), part_t)}
         for op in chain:
             operands = [mapping[v] if v in mapping else splat(bb, v) for v in op.operands]
             mapping[op.results[0]] = bb.create(op.name, operands, [_with_dim(op.results[0].type, out_dim, c)],
                                                dict(op.properties), dict(op.attributes)).results[0]
-        h = mapping[dot2.operands[side2]]
+        return mapping[dot2.operands[side2]]
+
+    def second(bb: Builder, h: Value, w2: Value) -> Value:
         return _dot(bb, dot2, *((h, w2) if side2 == 0 else (w2, h)), out_t)
 
+    def through(bb: Builder, x: Value, w1: Value, w2: Value) -> Value:
+        return second(bb, first(bb, x, w1), w2)
+
+    # The own block's first half hides the first shard's transfer, its second half the
+    # accumulator's last one (with the whole block first, that transfer would hide behind nothing).
     n = e.n
     x = shard
     nxt = e.permute(b, x)
-    own = through(b, x, w1, w2)  # block k: the accumulator's last step
+    own = first(b, x, w1)  # block k: the accumulator's last step
     x = nxt
     nxt = e.permute(b, x) if n > 2 else x
     acc = through(b, x, w1, w2)  # the accumulator's first step: block k + 1
@@ -530,7 +550,7 @@ def _decompose_chain(ag: Operation, dot: Operation, side: int, out_dim: int, cha
     if n > 2:
         x, acc, w1, w2 = e.loop([x, acc, w1, w2], 2, n - 1, step)
         acc = sb.add(b, e.permute(b, acc), through(b, x, w1, w2))  # block k + n - 1: the gathering's last
-    out = sb.add(b, e.permute(b, acc), own)
+    out = sb.add(b, e.permute(b, acc), second(b, own, w2))
     rs.results[0].replace_all_uses_with(out)
     constants = {v.owner_op for op in chain for v in op.operands if isinstance(v.owner_op, ConstantOp)}
     for op in [rs, dot2, *reversed(chain), dot, ag]:
