@@ -193,7 +193,7 @@ class Lowered:
                 if jitted.overlap != "off":
                     from loom.transforms.collective_matmul import DecomposeCollectiveMatmulPass
                     overlap = PassManager()
-                    overlap.add(DecomposeCollectiveMatmulPass(mode=jitted.overlap, machine=jitted.machine))
+                    overlap.add(DecomposeCollectiveMatmulPass(mode=jitted.overlap, machine=jitted.machine, fuse=True))
                     overlap.run(partitioned)
                 compiled = self._jitted._cache[self._key] = Compiled(MeshExecutable(partitioned, self.mesh),
                                                                     self, device, module)
@@ -813,7 +813,8 @@ def jit(fun: Callable[..., Any] | None = None, *, static_argnums: int | Sequence
     arguments / of the output of them; None: unconstrained) annotate the program with its
     shardings as `jax.jit`'s do: `lower(...).as_text()` prints the global program with its
     `sdy.mesh` and `sdy.sharding` attributes, and the call runs it on the mesh. `overlap` ("on",
-    "auto" or "off") runs the partitioned program through decompose-collective-matmul in that mode;
+    "auto" or "off") runs the partitioned program through decompose-collective-matmul in that mode
+    (with `fuse`: a gather loop and the scatter loop its matmul feeds become one loop);
     `machine` (a loom.sim Machine, a preset name such as "h100", or a saved Machine's JSON path)
     is the one auto mode's cost model prices."""
     def make(f: Callable[..., Any]) -> Jitted:

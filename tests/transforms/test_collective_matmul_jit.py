@@ -83,6 +83,23 @@ def test_values_equal_with_and_without_overlap(name):
     np.testing.assert_allclose(got, np.asarray(loom.jit(f)(*args)), rtol=1e-5, atol=1e-5)
 
 
+def test_a_gather_and_the_scatter_its_matmul_feeds_become_one_loop():
+    """shard_map's sequence-parallel MLP (gather x, matmul, gelu, matmul, psum_scatter): with
+    overlap="on" the two collectives become one fused loop, with overlap="off"'s values."""
+    def block(x, w1, w2):
+        h = loom.nn.gelu(loom.lax.all_gather(x, "x", axis=0, tiled=True) @ w1)
+        return loom.lax.psum_scatter(h @ w2, "x", scatter_dimension=0, tiled=True)
+
+    specs = (P("x", None), P(None, "x"), P("x", None))
+    body = loom.shard_map(block, mesh=MESH, in_specs=specs, out_specs=P("x", None))
+    args = _values([(8, 6), (6, 8), (8, 6)], seed=3)
+    jits = {mode: loom.jit(body, in_shardings=tuple(NamedSharding(MESH, p) for p in specs),
+                           out_shardings=_s(MESH, "x", None), overlap=mode) for mode in ("off", "on")}
+    on = _program(jits["on"], args)
+    assert on.count("stablehlo.while") == 1 and not {"stablehlo.all_gather", "stablehlo.reduce_scatter"} & set(on)
+    np.testing.assert_allclose(np.asarray(jits["on"](*args)), np.asarray(jits["off"](*args)), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("mesh", [MESH, MESH_2D], ids=["1d", "2d"])
 def test_gradients_of_the_decomposed_program(mesh):
     """jit(grad(loss), overlap="on") in float64, x and w split by columns: the forward gathers x
