@@ -433,7 +433,7 @@ def _distributed_worker(rank: int, world: int, port: int, programs: list[tuple[s
 def test_decomposed_program_runs_with_a_gloo_process_per_device():
     """Both loops (bidirectional), and the contracting (unrolled) and batch windows, over
     torch.distributed, one partition per process: the values the undecomposed programs give on
-    threads; and the undecomposed program with an asynchronous all-gather."""
+    threads; the undecomposed program with an asynchronous all-gather; and the fused loop."""
     import queue
     import socket
     import time
@@ -461,9 +461,14 @@ def test_decomposed_program_runs_with_a_gloo_process_per_device():
     PassManager.parse("builtin.module(schedule-latency-hiding{all-gathers=true})").run(gathers)
     assert "comm.all_gather_start" in _names(gathers)
     programs.append((str(gathers), args))
+    # the fused loop of the sequence-parallel MLP, scheduled: the two loops' values on threads, bit for bit
+    mlp, mlp_args = _sequence_parallel_mlp(world)
+    fused = _decompose(mlp, "mode=on fuse=true")
+    PassManager.parse("builtin.module(schedule-latency-hiding)").run(fused)
+    programs.append((str(fused), mlp_args))
     want = [*run_global(module, *args), *run_global(contracting, *programs[1][1]), *run_global(batch, *programs[2][1]),
-            *run_global(module, *args)]
-    exact = [True, False, False, True, True, False]  # reduce-scatters sum in gloo's order
+            *run_global(module, *args), *run_global(_decompose(mlp), *mlp_args)]
+    exact = [True, False, False, True, True, False, True]  # reduce-scatters sum in gloo's order
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
