@@ -738,9 +738,12 @@ def _tensor_communicator(devices: Sequence[Any], timeout: float, link: LinkModel
                          timeline: Any) -> ThreadCommunicator:
     from loom.runtime.device_mesh import TensorCommunicator
     if link is not None:
-        raise ValueError("a mesh of torch devices moves its values over the devices' own links: it takes no link "
-                         "model (LinkModel is for the host's mesh)")
+        raise ValueError(NO_LINK_ON_DEVICES)
     return TensorCommunicator(devices, timeout, timeline)
+
+
+NO_LINK_ON_DEVICES = ("a mesh of torch devices moves its values over the devices' own links: it takes no link model "
+                      "(LinkModel is for the host's mesh)")
 
 
 def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeout: float,
@@ -781,6 +784,19 @@ def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeo
     return results  # type: ignore[return-value]
 
 
+def _on_host_already(x: Any) -> bool:
+    """Whether `x` is a host value (numpy), not a tensor on a device."""
+    return isinstance(x, np.ndarray) or not type(x).__module__.startswith("torch")
+
+
+def _on_host(x: Any) -> np.ndarray:
+    """`x` as a numpy array (a tensor's values copied from its device)."""
+    if _on_host_already(x):
+        return np.asarray(x)
+    from loom.backend.torch_kernels import to_numpy
+    return to_numpy(x)
+
+
 class _Layout:
     """How one argument or result of a partitioned program lies on the mesh: its global shape
     and dtype (`loom.global_type`), its sharding (`sdy.sharding`), each partition's index into
@@ -818,7 +834,7 @@ class _Layout:
             pieces = [s.data for s in x.addressable_shards]
             if all(tuple(p.shape) == self.local_shape for p in pieces):
                 return pieces
-            pieces = [np.asarray(p) for p in pieces]
+            pieces = [_on_host(p) for p in pieces]  # padded on the host (then put back on the devices)
         else:
             value = np.asarray(x)
             if value.shape != self.shape or value.dtype != self.dtype:
@@ -831,7 +847,7 @@ class _Layout:
     def assemble(self, pieces: Sequence[Any]) -> ShardedArray:
         """The global array of the partitions' (padded) pieces (numpy arrays, or tensors that stay
         on their devices)."""
-        datas = [(p if hasattr(p, "device") else np.asarray(p))[
+        datas = [(np.asarray(p) if _on_host_already(p) else p)[
                      tuple(slice(0, len(range(self.shape[d])[s])) for d, s in enumerate(i))]
                  for p, i in zip(pieces, self.indices)]
         return ShardedArray.from_shard_data(self.shape, self.sharding, self.indices, datas, self.dtype,
@@ -864,7 +880,7 @@ class MeshExecutable:
         self.module, self.mesh, self.timeout, self.link = module, mesh, timeout, link
         self._devices = _torch_mesh(mesh.device_list)
         if self._devices is not None and link is not None:
-            _tensor_communicator(self._devices, timeout, link, None)  # raises: no link model on torch devices
+            raise ValueError(NO_LINK_ON_DEVICES)
         self._runners = _runners(module, entry, executor, mesh.size, self._devices)
 
     def __call__(self, *args: Any, timeline: Any = None) -> Any:

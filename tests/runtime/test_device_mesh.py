@@ -263,3 +263,26 @@ def test_device_put_on_a_mesh_of_torch_devices_puts_tensors_there():
     doubled = loom.jit(lambda v: v * 2 + 1, out_shardings=NamedSharding(mesh, P(None, "y")))(placed)
     assert all(isinstance(s.data, torch.Tensor) for s in doubled.addressable_shards)
     np.testing.assert_array_equal(np.asarray(doubled), x * 2 + 1)
+
+
+def test_uneven_shards_on_torch_devices_are_padded_and_unpadded():
+    """10 rows over 4 devices (a partitioned program pads them to 3 each): the result's shards hold
+    3, 3, 3 and 1 rows as tensors; handed to the next call they are padded again. The values are
+    numpy's."""
+    from loom.runtime.local import MeshExecutable
+    from loom.sharding import Mesh
+    text = """module {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func @main(%arg0: tensor<10x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+      -> (tensor<10x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %c = stablehlo.constant dense<2.0> : tensor<10x3xf32>
+    %0 = stablehlo.multiply %arg0, %c : tensor<10x3xf32>
+    return %0 : tensor<10x3xf32>
+  }
+}"""
+    step = MeshExecutable(partition(loom.ir.parse(text)), Mesh(np.array(DEVICES[:4], dtype=object), ("x",)))
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    once = step(x)
+    assert [tuple(s.data.shape) for s in once.addressable_shards] == [(3, 3), (3, 3), (3, 3), (1, 3)]
+    assert all(isinstance(s.data, torch.Tensor) for s in once.addressable_shards)
+    np.testing.assert_array_equal(np.asarray(step(once)), x * 4)
