@@ -558,3 +558,15 @@ def test_an_operand_from_outside_the_chain_keeps_the_loops_apart():
     fused = _decompose(module, "mode=on fuse=true")
     assert _loops(fused) == 2 and str(fused) == str(_decompose(module))
     np.testing.assert_allclose(run_global(fused, *args)[0], run_global(module, *args)[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [3, 5, 8])
+def test_fused_loop_unrolled_and_two_way_requests(n):
+    """fuse with unroll: two steps per iteration, the same bits; with bidirectional: the two-way
+    loops, unfused (the fused loop runs one way)."""
+    module, args = _sequence_parallel_mlp(n)
+    unrolled = _decompose(module, "mode=on fuse=true unroll=true")
+    np.testing.assert_array_equal(run_global(unrolled, *args)[0], run_global(_decompose(module), *args)[0])
+    assert _loops(unrolled) == int(n > 4)
+    two_way = _decompose(module, "mode=on fuse=true bidirectional=true")
+    assert str(two_way) == str(_decompose(module, "mode=on bidirectional=true"))
