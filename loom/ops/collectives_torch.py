@@ -4,8 +4,8 @@ On a mesh of torch devices in one process (loom.runtime.device_mesh) the communi
 the tensors where they are: the kernels hand it the tensors. Under any other communicator (a
 torch.distributed process, whose kernels read host values), and for the forms the devices do not
 compute as the host does (a reducer region other than the communicator's reductions, element
-types other than `ON_DEVICE`, complex max / min, collective_reduce), they run the numpy kernel on
-the tensors' host values, as every op without a torch kernel does (`NumpyFallback`).
+types other than `ON_DEVICE`, complex max / min), they run the numpy kernel on the tensors' host
+values, as every op without a torch kernel (collective_reduce, partition_id) does (`NumpyFallback`).
 """
 
 from __future__ import annotations
@@ -67,12 +67,14 @@ class OnDevices:
         return NumpyFallback(functools.partial(self.fn, **kwargs), device)(*args)
 
 
-def _maker(name: str) -> Callable[[Operation], Kernel | None]:
-    def make(op: Operation) -> Kernel | None:
+def _maker(name: str) -> Callable[[Operation], Kernel]:
+    def make(op: Operation) -> Kernel:
         narrow = [d for d in _dtypes(op) if d in NARROW_FLOATS]
         k = KERNELS[name](op)
         return Kernel(OnDevices(k.fn, _on_device(op), narrow[0] if narrow else None), *k.template)
     return make
+
+
 for _name in ("stablehlo.all_reduce", "stablehlo.reduce_scatter", "stablehlo.all_gather", "stablehlo.all_to_all",
               "stablehlo.collective_permute", "stablehlo.collective_broadcast", "comm.collective_permute_start",
               "comm.all_gather_start"):
