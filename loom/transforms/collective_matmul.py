@@ -439,6 +439,18 @@ def _decompose_reduce_scatter(rs: Operation, dot: Operation, side: int, dim: int
     dot.erase()
 
 
+def _splat(v: Value) -> np.ndarray | None:
+    """The one value of `v` when it is a splat: a constant, or a scalar constant broadcast (as JAX
+    writes `jnp.maximum(x, 0)`); else None."""
+    owner = v.owner_op
+    if owner is not None and owner.name == "stablehlo.broadcast_in_dim" and owner.operands[0].type.shape == ():
+        owner = owner.operands[0].owner_op
+    if not isinstance(owner, ConstantOp):
+        return None
+    value = splat_value(owner.read_properties().get("value"))
+    return None if value is None else np.asarray(value, numpy_dtype(v.type.element_type))
+
+
 def _chain_to(ag: Operation, dot: Operation, out_dim: int | None, other_dim: int | None,
               groups: list[list[int]]) -> tuple[list[Operation], Operation, Operation, int] | None:
     """The fused form's match: the all-gather's dot (its gathered operand's blocks written along
@@ -470,12 +482,9 @@ def _chain_to(ag: Operation, dot: Operation, out_dim: int | None, other_dim: int
             frontier.append(user.results[0])
     if len(end) != 1 or not chain:
         return None
-    for op in chain:  # each operand from the chain or a splat constant (the chain reads nothing else)
-        for operand in op.operands:
-            owner = operand.owner_op
-            if operand not in values and not (isinstance(owner, ConstantOp) and operand.type.shape == y.type.shape
-                                              and splat_value(owner.read_properties().get("value")) is not None):
-                return None
+    for op in chain:  # each operand from the chain or a splat (the chain reads nothing else)
+        if any(v not in values and (v.type.shape != y.type.shape or _splat(v) is None) for v in op.operands):
+            return None
     dot2, h = end[0]
     users = [u for u in dot2.results[0].users]
     if len(users) != 1 or not isinstance(users[0], ReduceScatterOp) or _groups(users[0]) != groups or \
@@ -511,9 +520,10 @@ def _decompose_chain(ag: Operation, dot: Operation, side: int, out_dim: int, cha
     part_t = _with_dim(dot.results[0].type, out_dim, c)
     out_t: RankedTensorType = rs.results[0].type
     def splat(bb: Builder, v: Value) -> Value:
-        """Constant `v` (a splat of the full shape) at the block's shape, at the start of `bb`'s block."""
+        """Splat `v` at the block's shape: a constant at the start of `bb`'s block."""
         t = _with_dim(v.type, out_dim, c)
-        value = np.asarray(splat_value(v.owner_op.read_properties()["value"]), numpy_dtype(t.element_type))
+        value = _splat(v)
+        assert value is not None  # (_chain_to checked)
         return e._at_start(bb, ("splat", str(t), value.tobytes()), lambda hb: sb.constant(hb, value, t))
 
     def first(bb: Builder, x: Value, w1: Value) -> Value:
@@ -552,12 +562,15 @@ def _decompose_chain(ag: Operation, dot: Operation, side: int, out_dim: int, cha
         acc = sb.add(b, e.permute(b, acc), through(b, x, w1, w2))  # block k + n - 1: the gathering's last
     out = sb.add(b, e.permute(b, acc), second(b, own, w2))
     rs.results[0].replace_all_uses_with(out)
-    constants = {v.owner_op for op in chain for v in op.operands if isinstance(v.owner_op, ConstantOp)}
+    splats = [v.owner_op for op in chain for v in op.operands if v.owner_op is not None and _splat(v) is not None]
     for op in [rs, dot2, *reversed(chain), dot, ag]:
         op.erase()
-    for op in constants:  # the full-size splats the chain read, now at the block's shape
+    for op in dict.fromkeys(splats):  # the full-size splats the chain read (now at the block's shape)
         if not op.results[0].uses:
+            scalar = op.operands[0].owner_op if op.operands else None
             op.erase()
+            if scalar is not None and not scalar.results[0].uses:
+                scalar.erase()
 
 
 def decompose(coll: Operation, bidirectional: bool = False, unroll: bool = False,

@@ -314,10 +314,12 @@ def test_programs_without_the_pattern_are_unchanged():
         assert str(_decompose(module)) == str(module)
 
 
-@BIDI
+@pytest.mark.parametrize("options", ["mode=on", "mode=on bidirectional=true", "mode=on fuse=true"],
+                         ids=["ring", "bidirectional", "fused"])
 def test_corpus_programs_decompose_to_the_same_values(options):
     """Every partitioned program of the sharded corpus (lowered by JAX): unchanged by the pass, or
-    decomposed into loops giving the undecomposed program's values and JAX's."""
+    decomposed into loops giving the undecomposed program's values and JAX's (with fuse, JAX's
+    sequence-parallel MLP becomes one loop)."""
     programs = json.loads((CORPUS / "programs.json").read_text())
     values = np.load(CORPUS / "values.npz")
     changed = []
@@ -334,6 +336,10 @@ def test_corpus_programs_decompose_to_the_same_values(options):
             np.testing.assert_allclose(g, values[f"{r['name']}/out{i}"], rtol=1e-4, atol=1e-4, err_msg=r["name"])
     assert sorted(changed) == ["cond_on_sharded_sum", "matmul_reduce_scatter", "mlp_2d_grad", "scan_rnn_grad",
                               "sequence_parallel_mlp"]
+    if "fuse" in options:
+        mlp = _decompose(partition(loom.ir.parse(next(r["text"] for r in programs
+                                                       if r["name"] == "sequence_parallel_mlp"))), options)
+        assert _loops(mlp) == 1 and not {"stablehlo.all_gather", "stablehlo.reduce_scatter"} & set(_names(mlp))
 
 
 def test_modes_and_the_auto_threshold_remark():
