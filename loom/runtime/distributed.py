@@ -297,6 +297,25 @@ def _seen(calls: int) -> str:
 _NATIVE = frozenset(np.dtype(n) for n in ("bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32",
                                              "float64", "complex64", "complex128"))
 _INT_OF_SIZE = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+@functools.cache
+def _NATIVE_TENSORS() -> frozenset:  # noqa: N802 - a constant, made once torch is imported
+    """The torch dtypes tensors of a program compiled for a torch device send as they are (bool
+    and the others travel through the host path's integer views)."""
+    import torch
+    return frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8,
+                      torch.int16, torch.int32, torch.int64})
+
+
+def _numpy_dtype(t: Any) -> np.dtype:
+    from loom.backend.torch_kernels import numpy_dtype_of
+    return numpy_dtype_of(t.dtype)
+
+
+def _contiguous() -> Any:
+    import torch
+    return torch.contiguous_format
 # dtypes whose reductions torch.distributed computes (unsigned integers wider than 8 bits travel as
 # the signed type of their width: sums, products and bits agree, max and min do not; others are
 # gathered and reduced with numpy)
@@ -361,6 +380,7 @@ class TorchCommunicator:
         self.rank = dist.get_rank()
         self.device = _STATE.device
         self._on_cpu = self.device.type == "cpu"  # (read on every call: a torch.device's type is not free)
+        self._torch_device = self.device  # tensors on it reach torch.distributed as they are (`_native`)
         self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
         self._spare: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
@@ -505,9 +525,32 @@ class TorchCommunicator:
             to_torch(out).copy_(t)
         return out
 
+    # The collective kernels hand a program compiled for this process's torch device its tensors
+    # (loom.ops.collectives_torch): those of the dtypes below reach torch.distributed as they are
+    # (`_native`), others take the host path (`_operand`).
+    takes_tensors = True
+
+    def _native(self, x: Any) -> Any:
+        """`x` when it is a tensor on this process's device of a dtype torch.distributed moves and
+        reduces as it is; else None."""
+        if not type(x).__module__.startswith("torch"):
+            return None
+        import torch
+        if not isinstance(x, torch.Tensor) or x.device != self._torch_device or x.dtype not in _NATIVE_TENSORS():
+            return None
+        return x
+
     def all_reduce(self, me: int, x: Any, group: Sequence[int], reduction: str, in_place: bool = False) -> Any:
         import torch.distributed as dist
         self._enter("all_reduce", me, group)
+        t = self._native(x)
+        if t is not None and len(group) > 1:
+            op = _reduce_op(_numpy_dtype(t), reduction, self.backend)
+            if op is not None:  # into the operand when the program gives it up, else into a copy
+                out = t if in_place and t.is_contiguous() else t.clone(memory_format=_contiguous())
+                pg = self._group(group)
+                self._run(group, lambda: dist.all_reduce(out, op=op, group=pg))
+                return out
         x_np, back = _operand(x)
         if len(group) == 1:
             return back(np.array(x_np))
@@ -524,7 +567,15 @@ class TorchCommunicator:
         return back(self._written(out, t))
 
     def all_gather(self, me: int, x: Any, group: Sequence[int], dim: int) -> Any:
+        import torch.distributed as dist
         self._enter("all_gather", me, group)
+        t = self._native(x)
+        if t is not None and len(group) > 1 and t.dim():
+            moved = t.movedim(dim, 0).contiguous()
+            out = moved.new_empty((len(group) * moved.shape[0],) + tuple(moved.shape[1:]))
+            pg = self._group(group)
+            self._run(group, lambda: _all_gather_single(dist)(out, moved, group=pg))
+            return out.movedim(0, dim).contiguous() if dim else out
         x_np, back = _operand(x)
         if len(group) == 1:
             return back(np.array(x_np))
@@ -556,8 +607,16 @@ class TorchCommunicator:
     def reduce_scatter(self, me: int, x: Any, group: Sequence[int], dim: int, reduction: str) -> Any:
         import torch.distributed as dist
         self._enter("reduce_scatter", me, group)
+        t, n = self._native(x), len(group)
+        if t is not None and n > 1 and t.shape[dim] % n == 0:
+            op = _reduce_op(_numpy_dtype(t), reduction, self.backend)
+            if op is not None:
+                moved = t.movedim(dim, 0).contiguous()
+                out = moved.new_empty((moved.shape[0] // n,) + tuple(moved.shape[1:]))
+                pg = self._group(group)
+                self._run(group, lambda: _reduce_scatter_single(dist)(out, moved, op=op, group=pg))
+                return out.movedim(0, dim).contiguous() if dim else out
         x_np, back = _operand(x)
-        n = len(group)
         self._check_splits(x_np, dim, n)
         if n == 1:
             return back(np.array(x_np))
@@ -611,21 +670,30 @@ class TorchCommunicator:
         sources = [int(s) for s, t in pairs if t == me]
         self._enter(f"collective_permute (to {targets or 'none'}, from {sources or 'none'})", me,
                     sorted({me, *targets, *sources}))
-        x_np, back = _operand(x)
         if len(targets) > 1 or len(sources) > 1:
             raise DistributedError(f"{self._what}: pairs {list(pairs)} make rank {me} the source or the target of "
                                    "more than one pair")
-        if targets == [me]:  # to itself
-            return communicator_module.Completed(back(np.array(x_np)))
-        out = self._result(x_np.shape, x_np.dtype, None if sources else 0)  # no source: zeros
-        t_in, t = self._tensor(x_np), self._tensor(out)
+        native = self._native(x)
+        result: Callable[[], Any]
+        if native is not None:  # a tensor sent as it is, received into a new one (no source: zeros)
+            if targets == [me]:  # to itself
+                return communicator_module.Completed(native.clone())
+            t_in, t = native.contiguous(), native.new_zeros(native.shape)
+            result = lambda: t  # noqa: E731
+        else:
+            x_np, back = _operand(x)
+            if targets == [me]:
+                return communicator_module.Completed(back(np.array(x_np)))
+            out = self._result(x_np.shape, x_np.dtype, None if sources else 0)  # no source: zeros
+            t_in, t = self._tensor(x_np), self._tensor(out)
+            result = lambda: back(self._written(out, t))  # noqa: E731
         # point to point on the world group (NCCL wants the first call on a group to involve all its
         # ranks: here it is the start-up check, an all_gather_object)
         ops = [dist.P2POp(dist.isend, t_in, targets[0])] if targets else []
         ops += [dist.P2POp(dist.irecv, t, sources[0])] if sources else []
         peers = sorted({*targets, *sources})
         works = self._run(peers, lambda: dist.batch_isend_irecv(ops), lane=None) if ops else []
-        transfer = _TorchTransfer(self, works, (t_in, t), lambda: back(self._written(out, t)), peers)
+        transfer = _TorchTransfer(self, works, (t_in, t), result, peers)
         if self.timeline is not None and targets:
             n = self.num_partitions
             lane = "link-" if targets[0] == (me - 1) % n != (me + 1) % n else "link+"
@@ -805,9 +873,13 @@ class PartitionedProgram:
     program on the same mesh and as many partitions as processes; a mismatch raises on every rank,
     naming the ranks that differ. `donate_argnums`: the arguments the caller gives up (see
     `run_partitioned`); an all_reduce whose operand the program never reads again reduces into it
-    in place (`loom.runtime.executable.dead_operand_collectives`)."""
+    in place (`loom.runtime.executable.dead_operand_collectives`). `device`: a torch device to
+    compile for (the process's own, `communicator().device`, to compute on its GPU): the program
+    then runs on tensors there, which its collectives hand torch.distributed as they are; by
+    default the host's numpy arrays."""
 
-    def __init__(self, module: Operation | str, executor: str = "compiled", donate_argnums: Sequence[int] = ()) -> None:
+    def __init__(self, module: Operation | str, executor: str = "compiled", donate_argnums: Sequence[int] = (),
+                 device: Any = None) -> None:
         from loom.runtime.executable import compile_partition
         self.module = _module(module)
         self.communicator = communicator()
@@ -823,7 +895,7 @@ class PartitionedProgram:
                                    f"({'mhlo.num_partitions' if partitions is not None else 'its mesh'}) but "
                                    f"{world} processes run it; run one process per partition")
         self.mesh = mesh
-        self.fn = compile_partition(self.module, executor=executor, donate=donate_argnums)
+        self.fn = compile_partition(self.module, executor=executor, donate=donate_argnums, device=device)
 
     def __call__(self, local_args: Sequence[Any]) -> list[Any]:
         with spmd_context(self.communicator.rank, self.communicator):
@@ -896,16 +968,17 @@ _PROGRAMS: dict[Any, PartitionedProgram] = {}
 
 
 def run_partitioned(module: Operation | str, local_args: Sequence[Any], executor: str = "compiled",
-                    donate_argnums: Sequence[int] = ()) -> list[Any]:
+                    donate_argnums: Sequence[int] = (), device: Any = None) -> list[Any]:
     """Run this process's partition (its rank) of a partitioned module on its local arguments; the
     local results, as a list. `donate_argnums`: the arguments the caller gives up (it does not read
-    them again): results, an all_reduce's included, may be written into their memory. The module
-    is checked and compiled on its first run here (every process must run it, see
+    them again): results, an all_reduce's included, may be written into their memory. `device`: a
+    torch device to run on (see PartitionedProgram; results are tensors there). The module is
+    checked and compiled on its first run here (every process must run it, see
     PartitionedProgram), then reused."""
-    key = (module if isinstance(module, str) else id(module), executor, tuple(donate_argnums))
+    key = (module if isinstance(module, str) else id(module), executor, tuple(donate_argnums), str(device))
     program = _PROGRAMS.get(key)
     if program is None or program.communicator is not _STATE.communicator:
-        program = _PROGRAMS[key] = PartitionedProgram(module, executor, donate_argnums)
+        program = _PROGRAMS[key] = PartitionedProgram(module, executor, donate_argnums, device)
         if not isinstance(module, str):
             program.module = module  # keeps the id in the key alive
     return program(local_args)

@@ -221,11 +221,27 @@ def program_inputs(rank: int) -> list[np.ndarray]:
 
 
 def scenario_program(rank: int, world: int) -> dict[str, Any]:
-    """The hand-written program, by both executors."""
-    from loom.runtime.distributed import run_partitioned
+    """The hand-written program, by both executors, and compiled for torch's CPU (its tensors
+    handed to torch.distributed as they are where their dtype allows: "tensors sent as they are"
+    counts those collectives)."""
+    import torch
+
+    from loom.backend.torch_kernels import to_numpy
+    from loom.runtime.distributed import communicator, run_partitioned
     text = collective_program(world)
-    return {executor: run_partitioned(text, program_inputs(rank), executor=executor)
-            for executor in ("compiled", "interpreter")}
+    out: dict[str, Any] = {executor: run_partitioned(text, program_inputs(rank), executor=executor)
+                           for executor in ("compiled", "interpreter")}
+    comm, native = communicator(), []
+    plain = comm._native
+    comm._native = lambda x: native.append(plain(x)) or native[-1]  # type: ignore[method-assign]
+    try:
+        on_torch = run_partitioned(text, program_inputs(rank), device=torch.device("cpu"))
+    finally:
+        del comm._native
+    assert all(isinstance(r, torch.Tensor) for r in on_torch)
+    out["compiled on torch"] = [to_numpy(r) for r in on_torch]
+    out["tensors sent as they are"] = sum(n is not None for n in native)
+    return out
 
 
 def global_operands() -> tuple[np.ndarray, np.ndarray]:
