@@ -300,9 +300,9 @@ _INT_OF_SIZE = {1: np.uint8, 2: np.int16, 4: np.int32, 8: np.int64}
 
 
 @functools.cache
-def _NATIVE_TENSORS() -> frozenset:  # noqa: N802 - a constant, made once torch is imported
-    """The torch dtypes tensors of a program compiled for a torch device send as they are (bool
-    and the others travel through the host path's integer views)."""
+def _native_dtypes() -> frozenset:
+    """The torch dtypes whose tensors (of a program compiled for a torch device) reach
+    torch.distributed as they are; bool and the others take the host path's integer views."""
     import torch
     return frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8,
                       torch.int16, torch.int32, torch.int64})
@@ -311,11 +311,6 @@ def _NATIVE_TENSORS() -> frozenset:  # noqa: N802 - a constant, made once torch 
 def _numpy_dtype(t: Any) -> np.dtype:
     from loom.backend.torch_kernels import numpy_dtype_of
     return numpy_dtype_of(t.dtype)
-
-
-def _contiguous() -> Any:
-    import torch
-    return torch.contiguous_format
 # dtypes whose reductions torch.distributed computes (unsigned integers wider than 8 bits travel as
 # the signed type of their width: sums, products and bits agree, max and min do not; others are
 # gathered and reduced with numpy)
@@ -380,7 +375,6 @@ class TorchCommunicator:
         self.rank = dist.get_rank()
         self.device = _STATE.device
         self._on_cpu = self.device.type == "cpu"  # (read on every call: a torch.device's type is not free)
-        self._torch_device = self.device  # tensors on it reach torch.distributed as they are (`_native`)
         self.backend = str(dist.get_backend())
         self._groups: dict[tuple[int, ...], Any] = {}
         self._spare: dict[tuple[tuple[int, ...], np.dtype], list[np.ndarray]] = {}
@@ -536,7 +530,7 @@ class TorchCommunicator:
         if not type(x).__module__.startswith("torch"):
             return None
         import torch
-        if not isinstance(x, torch.Tensor) or x.device != self._torch_device or x.dtype not in _NATIVE_TENSORS():
+        if not isinstance(x, torch.Tensor) or x.device != self.device or x.dtype not in _native_dtypes():
             return None
         return x
 
@@ -547,7 +541,8 @@ class TorchCommunicator:
         if t is not None and len(group) > 1:
             op = _reduce_op(_numpy_dtype(t), reduction, self.backend)
             if op is not None:  # into the operand when the program gives it up, else into a copy
-                out = t if in_place and t.is_contiguous() else t.clone(memory_format=_contiguous())
+                import torch
+                out = t if in_place and t.is_contiguous() else t.clone(memory_format=torch.contiguous_format)
                 pg = self._group(group)
                 self._run(group, lambda: dist.all_reduce(out, op=op, group=pg))
                 return out
