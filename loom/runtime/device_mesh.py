@@ -35,16 +35,13 @@ from typing import Any
 import numpy as np
 
 from loom.runtime.communicator import Completed, Transfer
+from loom.runtime.devices import is_tensor
 from loom.runtime.local import DEFAULT_TIMEOUT, ThreadCommunicator
 
 
 def _torch() -> Any:
     import torch
     return torch
-
-
-def _is_tensor(x: Any) -> bool:
-    return type(x).__module__.startswith("torch")
 
 
 def _reduce(reduction: str, dtype: Any) -> Callable[[Any, Any], Any]:
@@ -113,14 +110,14 @@ class TensorCommunicator(ThreadCommunicator):
         return slot[1]
 
     def all_reduce(self, me: int, x: Any, group: Sequence[int], reduction: str, in_place: bool = False) -> Any:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().all_reduce(me, x, group, reduction, in_place)
         fn = _reduce(reduction, x.dtype)
         return self._on_devices(me, group, x, ("all_reduce", reduction, tuple(x.shape), x.dtype),
                                 lambda ops, i: _fold(fn, ops, ops[i].device))
 
     def reduce_scatter(self, me: int, x: Any, group: Sequence[int], dim: int, reduction: str) -> Any:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().reduce_scatter(me, x, group, dim, reduction)
         fn, n = _reduce(reduction, x.dtype), len(group)
         _piece(x, dim, n, 0)  # the split is checked before the rendezvous
@@ -128,14 +125,14 @@ class TensorCommunicator(ThreadCommunicator):
                                 lambda ops, i: _fold(fn, [_piece(o, dim, n, i) for o in ops], ops[i].device))
 
     def all_gather(self, me: int, x: Any, group: Sequence[int], dim: int) -> Any:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().all_gather(me, x, group, dim)
         torch = _torch()
         return self._on_devices(me, group, x, ("all_gather", dim, x.dtype),
                                 lambda ops, i: torch.cat([o.to(ops[i].device) for o in ops], dim))
 
     def all_to_all(self, me: int, x: Any, group: Sequence[int], split_dim: int, concat_dim: int) -> Any:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().all_to_all(me, x, group, split_dim, concat_dim)
         torch, n = _torch(), len(group)
         _piece(x, split_dim, n, 0)
@@ -144,7 +141,7 @@ class TensorCommunicator(ThreadCommunicator):
             lambda ops, i: torch.cat([_piece(o, split_dim, n, i).to(ops[i].device) for o in ops], concat_dim))
 
     def collective_permute(self, me: int, x: Any, pairs: Sequence[tuple[int, int]]) -> Any:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().collective_permute(me, x, pairs)
         pairs = tuple((int(s), int(t)) for s, t in pairs)
         source_of = {t: s for s, t in pairs}
@@ -158,17 +155,17 @@ class TensorCommunicator(ThreadCommunicator):
 
     def collective_permute_start(self, me: int, x: Any, pairs: Sequence[tuple[int, int]]) -> Transfer:
         # The copies are queued on the devices' streams, which run them while the partitions go on.
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().collective_permute_start(me, x, pairs)
         return Completed(self.collective_permute(me, x, pairs))
 
     def all_gather_start(self, me: int, x: Any, group: Sequence[int], dim: int) -> Transfer:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().all_gather_start(me, x, group, dim)
         return Completed(self.all_gather(me, x, group, dim))
 
     def collective_broadcast(self, me: int, x: Any, group: Sequence[int]) -> Any:
-        if not _is_tensor(x):
+        if not is_tensor(x):
             return super().collective_broadcast(me, x, group)
         return self._on_devices(me, group, x, ("collective_broadcast", tuple(x.shape), x.dtype),
                                 lambda ops, i: ops[0].to(ops[i].device, copy=True))
@@ -187,7 +184,7 @@ def on_torch_devices(devices: Sequence[Any]) -> bool:
 def to_device(x: Any, device: Any) -> Any:
     """`x` (a numpy array or a tensor) as a tensor on the loom Device `device`."""
     from loom.backend.torch_kernels import to_torch
-    return to_torch(x if _is_tensor(x) else np.asarray(x), device.torch_device)
+    return to_torch(x if is_tensor(x) else np.asarray(x), device.torch_device)
 
 
 __all__ = ["TensorCommunicator", "on_torch_devices", "to_device"]

@@ -354,10 +354,17 @@ class Array:
     __hash__ = None  # type: ignore[assignment]  # arrays are mutable-valued, as numpy's
 
 
-def _host(data: Any) -> np.ndarray:
-    """A shard's values on the host (a torch device's shard is a tensor)."""
-    from loom.backend.torch_kernels import to_numpy
-    return to_numpy(data)
+def is_tensor(x: Any) -> bool:
+    """Whether `x` is a torch tensor (told without importing torch)."""
+    return type(x).__module__.startswith("torch")
+
+
+def host_array(x: Any) -> np.ndarray:
+    """`x` as a numpy array: a tensor's values copied from its device, anything else as it is."""
+    if is_tensor(x):
+        from loom.backend.torch_kernels import to_numpy
+        return to_numpy(x)
+    return np.asarray(x)
 
 
 class Shard:
@@ -480,7 +487,7 @@ class ShardedArray(Array):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         out = np.empty(self._shape, self._dtype)
         for s in reversed(self._live_shards()):  # a block several devices hold: the first one's, as JAX
-            out[s.index] = s.data if isinstance(s.data, np.ndarray) else _host(s.data)
+            out[s.index] = host_array(s.data)
         return out if dtype is None else out.astype(dtype)
 
     def __repr__(self) -> str:

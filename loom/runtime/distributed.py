@@ -34,6 +34,7 @@ from loom.ir.core import Operation
 from loom.ir.diagnostics import LoomError
 from loom.runtime import communicator as communicator_module
 from loom.runtime.communicator import REDUCTIONS, spmd_context
+from loom.runtime.devices import is_tensor
 from loom.sharding import NamedSharding
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -527,7 +528,7 @@ class TorchCommunicator:
     def _native(self, x: Any) -> Any:
         """`x` when it is a tensor on this process's device of a dtype torch.distributed moves and
         reduces as it is; else None."""
-        if not type(x).__module__.startswith("torch"):
+        if not is_tensor(x):
             return None
         import torch
         if not isinstance(x, torch.Tensor) or x.device != self.device or x.dtype not in _native_dtypes():

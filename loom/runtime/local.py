@@ -64,7 +64,7 @@ from loom.runtime.communicator import (
     Transfer,
     spmd_context,
 )
-from loom.runtime.devices import ShardedArray
+from loom.runtime.devices import ShardedArray, host_array, is_tensor
 from loom.runtime.executable import Interpreted, compile_partition
 from loom.sharding import Mesh, NamedSharding, shard_slices
 
@@ -784,19 +784,6 @@ def _run(runners: Sequence[Any], per_device_args: Sequence[Sequence[Any]], timeo
     return results  # type: ignore[return-value]
 
 
-def _on_host_already(x: Any) -> bool:
-    """Whether `x` is a host value (numpy), not a tensor on a device."""
-    return isinstance(x, np.ndarray) or not type(x).__module__.startswith("torch")
-
-
-def _on_host(x: Any) -> np.ndarray:
-    """`x` as a numpy array (a tensor's values copied from its device)."""
-    if _on_host_already(x):
-        return np.asarray(x)
-    from loom.backend.torch_kernels import to_numpy
-    return to_numpy(x)
-
-
 class _Layout:
     """How one argument or result of a partitioned program lies on the mesh: its global shape
     and dtype (`loom.global_type`), its sharding (`sdy.sharding`), each partition's index into
@@ -834,7 +821,7 @@ class _Layout:
             pieces = [s.data for s in x.addressable_shards]
             if all(tuple(p.shape) == self.local_shape for p in pieces):
                 return pieces
-            pieces = [_on_host(p) for p in pieces]  # padded on the host (then put back on the devices)
+            pieces = [host_array(p) for p in pieces]  # padded on the host (then put back on the devices)
         else:
             value = np.asarray(x)
             if value.shape != self.shape or value.dtype != self.dtype:
@@ -847,7 +834,7 @@ class _Layout:
     def assemble(self, pieces: Sequence[Any]) -> ShardedArray:
         """The global array of the partitions' (padded) pieces (numpy arrays, or tensors that stay
         on their devices)."""
-        datas = [(np.asarray(p) if _on_host_already(p) else p)[
+        datas = [(p if is_tensor(p) else np.asarray(p))[
                      tuple(slice(0, len(range(self.shape[d])[s])) for d, s in enumerate(i))]
                  for p, i in zip(pieces, self.indices)]
         return ShardedArray.from_shard_data(self.shape, self.sharding, self.indices, datas, self.dtype,

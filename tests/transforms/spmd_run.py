@@ -13,6 +13,7 @@ import numpy as np
 
 from loom.ir.core import Operation
 from loom.ir.types import RankedTensorType
+from loom.runtime.devices import host_array
 from loom.runtime.local import run_spmd
 from loom.transforms.sharding_propagation import find_mesh
 from loom.transforms.spmd_partition import byte_width
@@ -92,16 +93,9 @@ def run_global(partitioned: Operation, *args: np.ndarray, devices: Sequence | No
     results = []
     for j, d in enumerate(fn.properties["res_attrs"]):
         global_type = d.get_value("loom.global_type").value
-        results.append(assemble(mesh, [_host(o[j]) for o in outs], _dims(d.get_value("sdy.sharding")),
+        results.append(assemble(mesh, [host_array(o[j]) for o in outs], _dims(d.get_value("sdy.sharding")),
                                 tuple(global_type.shape)))
     return results
-
-
-def _host(x) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x
-    from loom.backend.torch_kernels import to_numpy
-    return to_numpy(x)
 
 
 _COST = {"stablehlo.all_reduce": lambda n, v, r: 2 * (n - 1) / n * v,
