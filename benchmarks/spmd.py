@@ -47,12 +47,15 @@ Each run writes one record, benchmarks/results/spmd-YYYYMMDD-HHMM.json, with a k
    call differ in this run (on two busy cores, by up to ~10% at 1 MiB), which a ratio of loom's
    must be read against. Each timed call starts after a barrier; the calls of the contenders
    take turns (and which goes first rotates), so a change in the machine's load hits all; a
-   call's time is the slowest process's. Warm-up calls are not timed. `--repeat` rounds are timed
-   at the largest size, more at smaller ones (`rounds_at`). The ratio is loom's median over
+   call's time is the slowest process's. Warm-up calls are not timed. `--distributed-repeat`
+   rounds (60) are timed at the largest size, more at smaller ones (`rounds_at`). The ratio is loom's median over
    torch's; "paired" is the median of the rounds' own ratios (each loom call against the torch
-   call next to it), which a drift in the machine's load moves less. "loom alone" is loom's own
-   work per call: the same run_partitioned with the torch.distributed calls it makes replaced by
-   ones that return at once (median of 2,000 calls, the slowest process's).
+   call next to it), which a drift in the machine's load moves less; it is printed with its 95%
+   bootstrap interval (the rounds resampled), and so is the control's. The bar (loom at most 10%
+   over torch) is shown met in a cell when the upper end of loom's interval is at most 1.10; the
+   control's interval says whether the run resolves differences of that size at all. "loom alone"
+   is loom's own work per call: the same run_partitioned with the torch.distributed calls it makes
+   replaced by ones that return at once (median of 2,000 calls, the slowest process's).
 """
 
 from __future__ import annotations
@@ -398,6 +401,15 @@ def _loom_alone(text: str, operand: np.ndarray, donate: tuple, calls: int = 2000
     return statistics.median(times[calls // 4:])
 
 
+def paired_interval(a: list[float], b: list[float], resamples: int = 4000) -> tuple[float, float, float]:
+    """The median of the rounds' own ratios a[i] / b[i] and its 95% bootstrap interval (the
+    rounds resampled with replacement, a fixed seed: the same timings give the same interval)."""
+    ratios = np.asarray(a) / np.asarray(b)
+    picks = np.random.default_rng(0).integers(0, len(ratios), (resamples, len(ratios)))
+    low, high = np.percentile(np.median(ratios[picks], axis=1), [2.5, 97.5])
+    return float(np.median(ratios)), float(low), float(high)
+
+
 def rounds_at(mib: float, sizes_mib: list[float], repeat: int) -> int:
     """Timed rounds of the distributed calls at `mib`: `repeat` at the largest size and as many
     more at smaller ones as make up the same bytes (at most 16x): a 1 MiB call takes a few
@@ -486,15 +498,15 @@ def distributed(processes: list[int], sizes_mib: list[float], repeat: int, warmu
                                                     for mib in sizes_mib}},
                                "results": {}}
     print(f"{'processes':>9} {'collective':>14} {'size':>7} {'loom median':>12} {'torch median':>13} "
-          f"{'ratio':>6} {'paired':>6} {'control':>7} {'loom alone':>10}  spread loom / torch")
+          f"{'ratio':>6} {'paired [95% interval]':>22} {'control [95% interval]':>22} {'loom alone':>10}")
     for n in processes:
         res = run(n, sizes_mib, repeat, warmup, timeout_s)
         for key, by in res.items():
             collective, size = key.split("/")
             loom_s, torch_s, again_s = (spread(by[name]) for name in CONTENDERS)
             ratio = loom_s["median"] / torch_s["median"]
-            control = again_s["median"] / torch_s["median"]
-            paired = statistics.median(a / b for a, b in zip(by["loom"], by["torch.distributed"], strict=True))
+            paired = paired_interval(by["loom"], by["torch.distributed"])
+            control = paired_interval(by[CONTROL], by["torch.distributed"])
             alone = by["loom alone"][0]
             payload["results"][f"{n}/{key}"] = {"processes": n, "collective": collective, "size": size,
                                                 **{name: by[name] for name in CONTENDERS},
@@ -502,22 +514,27 @@ def distributed(processes: list[int], sizes_mib: list[float], repeat: int, warmu
                                                 "control_spread": again_s,
                                                 "ratio_of_medians": ratio,
                                                 "ratio_of_minima": loom_s["min"] / torch_s["min"],
-                                                "median_of_round_ratios": paired,
-                                                "control_ratio_of_medians": control,
+                                                "median_of_round_ratios": paired[0],
+                                                "median_of_round_ratios_95": paired[1:],
+                                                "control_median_of_round_ratios": control[0],
+                                                "control_median_of_round_ratios_95": control[1:],
+                                                "control_ratio_of_medians": again_s["median"] / torch_s["median"],
                                                 "loom_alone_seconds": alone,
                                                 "loom_alone_over_torch": alone / torch_s["median"]}
-            rows.append(ratio)
+            rows.append(paired)
             controls.append(control)
             print(f"{n:>9} {collective:>14} {size:>7} {fmt(loom_s['median']):>12} {fmt(torch_s['median']):>13} "
-                  f"{ratio:>6.3f} {paired:>6.3f} {control:>7.3f} {fmt(alone):>10}  "
-                  f"{fmt(loom_s['min'])}-{fmt(loom_s['max'])} / {fmt(torch_s['min'])}-{fmt(torch_s['max'])}",
-                  flush=True)
-    payload["worst_ratio"] = max(rows)
-    payload["median_ratio"] = statistics.median(rows)
-    payload["control_farthest_from_1"] = max(controls, key=lambda c: abs(c - 1))
-    print(f"ratio of medians (loom / torch.distributed): median {payload['median_ratio']:.3f}, "
-          f"worst {payload['worst_ratio']:.3f} (bar: 1.10); the control (torch.distributed / itself) "
-          f"reached {payload['control_farthest_from_1']:.3f}")
+                  f"{ratio:>6.3f} {paired[0]:>6.3f} [{paired[1]:.3f}, {paired[2]:.3f}] "
+                  f"{control[0]:>6.3f} [{control[1]:.3f}, {control[2]:.3f}] {fmt(alone):>10}", flush=True)
+    payload["worst_paired_upper_95"] = max(hi for _, _, hi in rows)
+    payload["median_paired"] = statistics.median(med for med, _, _ in rows)
+    payload["control_widest_95"] = [min(lo for _, lo, _ in controls), max(hi for _, _, hi in controls)]
+    payload["bar_shown_met"] = payload["worst_paired_upper_95"] <= 1.10
+    print(f"paired ratio (loom / torch.distributed): median of the cells {payload['median_paired']:.3f}, "
+          f"highest upper end of a 95% interval {payload['worst_paired_upper_95']:.3f} (bar: 1.10, "
+          f"{'shown met in every cell' if payload['bar_shown_met'] else 'not shown met'}); the control's "
+          f"intervals (torch.distributed / itself) span {payload['control_widest_95'][0]:.3f}"
+          f"-{payload['control_widest_95'][1]:.3f}")
     return payload
 
 
@@ -532,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--partitions", type=int, nargs="+", default=[4, 8], help="threads of the local mesh")
     ap.add_argument("--processes", type=int, nargs="+", default=[2, 4], help="processes of the gloo runs")
     ap.add_argument("--repeat", type=int, default=15, help="timed rounds per collective (default 15)")
+    ap.add_argument("--distributed-repeat", type=int, default=60,
+                    help="timed rounds per distributed call at the largest size (default 60; more at smaller ones)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed rounds of the distributed calls")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds a distributed run may take")
     ap.add_argument("--no-record", action="store_true", help="print only; write no JSON record")
@@ -541,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.layers, args.partition_repeat, args.sizes_mib = 40, 1, [1.0]
         args.partitions, args.processes, args.repeat, args.warmup = [8], [2], 5, 1
+        args.distributed_repeat = 5
     every = not (args.partitioning or args.local or args.distributed)
     print(f"machine: {platform.machine()} {cpu_name()}, {os.cpu_count()} CPUs, load average {load_average():.2f}")
     payload: dict[str, Any] = {"quick": args.quick}
@@ -549,7 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     if every or args.local:
         payload["local"] = {"repeat": args.repeat, "cases": local(args.sizes_mib, args.partitions, args.repeat)}
     if every or args.distributed:
-        payload["distributed"] = distributed(args.processes, args.sizes_mib, args.repeat, args.warmup, args.timeout)
+        payload["distributed"] = distributed(args.processes, args.sizes_mib, args.distributed_repeat, args.warmup,
+                                             args.timeout)
     if not args.no_record:
         print(f"record: {write_record('spmd', payload).relative_to(ROOT)}")
     return 0

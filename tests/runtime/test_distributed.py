@@ -15,6 +15,7 @@ import pytest
 from distributed_worker import (
     SPMD_CORPUS,
     collective_cases,
+    free_port,
     global_operands,
     in_place_expected,
     launch,
@@ -249,6 +250,42 @@ def test_tensor_parallel_example_under_torchrun_matches_one_process(tmp_path):
         assert "step   3  loss" in done.stdout
     assert len(curves["torchrun"]) == 4
     np.testing.assert_allclose(curves["torchrun"], curves["single"], rtol=1e-5)
+
+
+@pytest.mark.slow  # four processes under two torchrun agents: about 10-25 s on a loaded 2-core machine
+def test_tensor_parallel_example_over_two_nodes_matches_one_process(tmp_path):
+    """Two machines, as torchrun starts them: two agents (node ranks 0 and 1, a static rendezvous at
+    node 0's address), two processes each, so that a process's RANK and LOCAL_RANK differ and the
+    store lives in another agent. examples/tensor_parallel.py, unchanged, gives the loss curve of
+    the same steps in one process."""
+    sizes = ["--steps", "4", "--batch", "8", "--dim", "4", "--hidden", "8", "--timeout", "60"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    single = tmp_path / "single.json"
+    done = subprocess.run([sys.executable, str(EXAMPLES / "tensor_parallel.py"), *sizes, "--single",
+                           "--losses-out", str(single)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    port = free_port()
+    nodes = [subprocess.Popen([sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node-rank", str(node),
+                               "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port", str(port),
+                               str(EXAMPLES / "tensor_parallel.py"), *sizes, "--losses-out",
+                               str(tmp_path / f"node{node}.json")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for node in (0, 1)]
+    outputs = []
+    try:
+        for node in nodes:
+            outputs.append(node.communicate(timeout=300)[0])
+    finally:
+        for node in nodes:
+            if node.poll() is None:
+                node.kill()
+                node.communicate()
+    for node, out in zip(nodes, outputs, strict=True):
+        assert node.returncode == 0, out[-3000:]
+    assert "step   3  loss" in outputs[0] and "loss" not in outputs[1]  # global rank 0 runs on node 0 only
+    curve = json.loads((tmp_path / "node0.json").read_text())
+    assert len(curve) == 4
+    np.testing.assert_allclose(curve, json.loads(single.read_text()), rtol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["float32", "bool", "int8", "uint32", "bfloat16", "float8_e4m3fn", "complex64"])
