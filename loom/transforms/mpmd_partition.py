@@ -114,6 +114,8 @@ class _Placement:
         self.owner: dict[Value, int | None] = {}
         self.participants: dict[Operation, list[int]] = {}
         self.loop_id: dict[Operation, int] = {}
+        self.function = function
+        self._free_ops: dict[Operation, bool] = {}
         ops = [o for o in function.walk() if o is not function and o.name not in TERMINATORS]
         lines: dict[tuple, set[int]] = {}  # the devices placed ops of each source line are on
         for op in ops:
@@ -192,11 +194,22 @@ class _Placement:
 
     def _waits(self, v: Value) -> bool:
         """Whether `v`'s device is not known yet but will be (it is made by an op inside the function
-        that is neither a constant nor a function argument's)."""
+        that is neither a constant nor made of the function's arguments and constants alone)."""
         if isinstance(v, OpResult):
-            return v.owner_op.name not in COPIED_OPS
+            return not self._free(v.owner_op)
         parent = v.parent_block.parent_op
         return parent is not None and parent.name == "stablehlo.while"
+
+    def _free(self, op: Operation) -> bool:
+        """Whether `op` is a constant, or computed from the function's arguments and constants
+        alone (a slice of a weight): nothing it reads has a device, so it takes its users' and
+        others need not wait for it."""
+        free = self._free_ops.get(op)
+        if free is None:
+            free = self._free_ops[op] = op.name in COPIED_OPS or (not op.regions and all(
+                self._free(v.owner_op) if isinstance(v, OpResult) else v.parent_block.parent_op is self.function
+                for v in op.operands))
+        return free
 
     def _colocate_handles(self, ops: list[Operation], early: bool = False) -> None:
         """Values that are not tensors (stacks) never travel: the ops sharing one (a stack's new,

@@ -187,3 +187,71 @@ def test_gradient_of_a_split_is_one_concatenation():
     names = [op.name for op in grad.lower(x).module.walk()]
     assert "stablehlo.pad" not in names and names.count("stablehlo.concatenate") == 1
     np.testing.assert_allclose(grad(x), jax.grad(lambda x: f(jax.numpy, x))(x), rtol=1e-6, atol=1e-6)
+
+
+def _sliced_product(start: list[int], limit: list[int], strides: list[int], extra_use: bool = False) -> str:
+    """A batched product (2, 5, 3) x (2, 3, 4) -> (2, 5, 4) (batch, lhs's free, rhs's free) sliced."""
+    out = [(hi - lo + k - 1) // k for lo, hi, k in zip(start, limit, strides)]
+    t = f"tensor<{'x'.join(map(str, out))}xf32>"
+    ret = f"%s, %d : {t}, tensor<2x5x4xf32>" if extra_use else f"%s : {t}"
+    rtype = f"{t}, tensor<2x5x4xf32>" if extra_use else t
+    return f"""func.func @main(%a: tensor<2x5x3xf32>, %b: tensor<2x3x4xf32>) -> ({rtype}) {{
+  %d = "stablehlo.dot_general"(%a, %b) <{{dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0],
+    rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>}}>
+    : (tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> tensor<2x5x4xf32>
+  %s = "stablehlo.slice"(%d) <{{start_indices = array<i64: {", ".join(map(str, start))}>,
+    limit_indices = array<i64: {", ".join(map(str, limit))}>, strides = array<i64: {", ".join(map(str, strides))}>}}>
+    : (tensor<2x5x4xf32>) -> {t}
+  return {ret}
+}}"""
+
+
+SLICES = [  # start, limit, strides of the (batch, lhs free, rhs free) result
+    ([0, 0, 1], [2, 5, 3], [1, 1, 1]),  # rhs's free dimension
+    ([0, 2, 0], [2, 4, 4], [1, 1, 1]),  # lhs's
+    ([1, 0, 0], [2, 5, 4], [1, 1, 1]),  # the batch: both operands
+    ([0, 1, 0], [2, 5, 4], [1, 2, 3]),  # strided
+    ([1, 1, 2], [2, 4, 4], [1, 1, 1]),  # all three
+]
+
+
+@pytest.mark.parametrize("start,limit,strides", SLICES)
+def test_slice_of_a_product_is_the_product_of_sliced_operands(start, limit, strides):
+    """The slice moves onto the operands (the contracting dimension stays whole): the product
+    computes only the elements kept, with numpy's values of the whole product sliced."""
+    text = _sliced_product(start, limit, strides)
+    module = _canonicalized(text)
+    (dot,) = [op for op in module.walk() if op.name == "stablehlo.dot_general"]
+    assert all(v.owner_op is None or v.owner_op.name == "stablehlo.slice" for v in dot.operands)
+    assert not any(op.name == "stablehlo.slice" and op.operands[0].owner_op is dot for op in module.walk())
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 5, 3)).astype(np.float32), rng.standard_normal((2, 3, 4)).astype(np.float32)
+    index = tuple(slice(lo, hi, k) for lo, hi, k in zip(start, limit, strides))
+    want = np.einsum("bik,bkj->bij", a.astype(np.float64), b)[index]
+    np.testing.assert_allclose(loom.compile(module)(a, b), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(loom.compile(lir.parse(text))(a, b), want, rtol=1e-5, atol=1e-6)
+
+
+def test_slice_kept_when_the_product_is_used_elsewhere():
+    module = _canonicalized(_sliced_product([0, 0, 1], [2, 5, 3], [1, 1, 1], extra_use=True))
+    (dot,) = [op for op in module.walk() if op.name == "stablehlo.dot_general"]
+    assert dot.results[0].type.shape == (2, 5, 4)
+
+
+def test_gradient_of_an_lstm_gate_product_with_respect_to_the_state_alone():
+    """loom.grad of `concatenate([x, h]) @ w` with respect to h (x is data): JAX's gradient, from
+    a product only as wide as h (the cotangent of x is never computed)."""
+    jax = pytest.importorskip("jax")
+    import loom.numpy as lnp
+
+    def f(np_, h, x, w):
+        return np_.sum(np_.tanh(np_.concatenate([x, h], axis=-1) @ w))
+
+    rng = np.random.default_rng(4)
+    h, x = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((3, 6)).astype(np.float32)
+    w = rng.standard_normal((10, 8)).astype(np.float32)
+    grad = loom.jit(loom.grad(lambda h, x, w: f(lnp, h, x, w)))
+    dots = [op for op in grad.lower(h, x, w).module.walk() if op.name == "stablehlo.dot_general"]
+    assert [op.results[0].type.shape for op in dots] == [(3, 8), (3, 4)]  # the forward product, then h's part
+    np.testing.assert_allclose(grad(h, x, w), jax.grad(lambda h, x, w: f(jax.numpy, h, x, w))(h, x, w),
+                               rtol=1e-5, atol=1e-6)

@@ -172,6 +172,34 @@ def test_unplaced_ops_follow_their_values_and_gradient_stacks_stay_with_the_save
     assert all(type(s.operands[0].type).__name__ == "RankedTensorType" for s in ops_named(module, "mpmd.send"))
 
 
+def test_an_op_of_the_arguments_alone_takes_its_users_device_and_nothing_waits_for_it() -> None:
+    """A slice of a weight (an argument) read by a product on device 0 inside a loop: the product
+    is device 0's, so the loop's carry it makes is too, and the unplaced sum of that carry and
+    device 1's value goes where the carry is. Only device 1's value crosses, not the carry and
+    back (the slice has no device of its own to wait for: it is computed where it is read)."""
+    def f(x, w):
+        def cond(c):
+            with loom.placement(0):
+                return c[0] < 3
+
+        def body(c):
+            i, h = c
+            with loom.placement(1):
+                g = lnp.sin(x)
+            u = h + g
+            with loom.placement(0):
+                a = lnp.tanh(u)
+            return i + 1, a @ w[:, :4]
+        return lax.while_loop(cond, body, (0, x))[1]
+
+    x, w = np.ones((2, 4), np.float32), np.ones((4, 8), np.float32)
+    functions = device_functions(partition(lowered(f, x, w)))
+    sent = {d: [str(s.operands[0].type) for s in ops_named(fn, "mpmd.send")] for d, fn in functions.items()}
+    assert "tensor<2x4xf32>" not in sent[0] and sent[1].count("tensor<2x4xf32>") == 1
+    slice_, = ops_named(functions[0], "stablehlo.slice")
+    assert not ops_named(functions[1], "stablehlo.slice")
+
+
 def test_a_placement_beyond_num_devices_is_an_error_naming_the_op() -> None:
     def f(x):
         with loom.placement(3):

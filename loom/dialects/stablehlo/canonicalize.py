@@ -15,7 +15,7 @@ from loom.dialects.stablehlo.elementwise import AddOp
 from loom.dialects.stablehlo.folding import splat_value
 from loom.dialects.stablehlo.properties import prop_int, prop_ints
 from loom.dialects.stablehlo.reduction import ReduceOp
-from loom.dialects.stablehlo.shape import ConcatenateOp, PadOp, ReshapeOp, TransposeOp
+from loom.dialects.stablehlo.shape import ConcatenateOp, PadOp, ReshapeOp, SliceOp, TransposeOp
 from loom.ir.attributes import ArrayAttr, Attribute
 from loom.ir.core import Operation
 from loom.ir.types import RankedTensorType
@@ -181,6 +181,45 @@ def _concatenate_of_concatenates(op: Operation, rewriter: Any) -> bool:
     return True
 
 
+def _slice_of_dot(op: Operation, rewriter: Any) -> bool:
+    """`slice(dot_general(a, b))`, the product used only there, is `dot_general(slice(a),
+    slice(b))`: a batching dimension of the result slices both operands, a free one the operand it
+    comes from, and the contracting dimensions stay whole, so each element kept is the same sum
+    over the same products and nothing else is computed. The gradient of `concatenate([x, h]) @ w`
+    with respect to h alone (an LSTM cell whose input x is data) is such a slice: the cotangent of
+    the whole concatenation, then h's part of it."""
+    dot = op.operands[0].owner_op
+    if not isinstance(dot, DotGeneralOp) or len(dot.results[0].uses) != 1:
+        return False
+    lhs, rhs = dot.operands
+    if not all(isinstance(v.type, RankedTensorType) and v.type.has_static_shape for v in (lhs, rhs)):
+        return False
+    dn = dot.properties["dot_dimension_numbers"]
+    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    lfree = [d for d in range(lhs.type.rank) if d not in lb and d not in dn.lhs_contracting_dimensions]
+    rfree = [d for d in range(rhs.type.rank) if d not in rb and d not in dn.rhs_contracting_dimensions]
+    ranges = [[(0, n, 1) for n in v.type.shape] for v in (lhs, rhs)]
+    for r, cut in enumerate(zip(*(prop_ints(op.properties, n) for n in ("start_indices", "limit_indices",
+                                                                          "strides")))):
+        if r < len(lb):  # result dimensions: batching, then lhs's free ones, then rhs's
+            ranges[0][lb[r]] = ranges[1][rb[r]] = cut
+        elif r < len(lb) + len(lfree):
+            ranges[0][lfree[r - len(lb)]] = cut
+        else:
+            ranges[1][rfree[r - len(lb) - len(lfree)]] = cut
+    whole = [all(c == (0, n, 1) for c, n in zip(rs, v.type.shape)) for rs, v in zip(ranges, (lhs, rhs))]
+    if all(whole):  # the identity slice: its fold's business
+        return False
+    rewriter.set_insertion_point_before(op)
+    operands = [v if keep else SliceOp.build(rewriter, v, *zip(*rs), location=op.location).results[0]
+                for v, rs, keep in zip((lhs, rhs), ranges, whole)]
+    product = DotGeneralOp.create(operands, dict(dot.read_properties()), [op.results[0].type],
+                                  attributes=dict(dot.read_attributes()), location=dot.location)
+    rewriter.insert(product)
+    rewriter.replace_op(op, product)
+    return True
+
+
 def _patterns(fn: Callable) -> classmethod:
     def canonicalization_patterns(cls: type) -> list:
         return [FunctionPattern(fn, cls.name)]
@@ -191,3 +230,4 @@ ReduceOp.canonicalization_patterns = _patterns(_reduce_over_unit_dims)
 TransposeOp.canonicalization_patterns = _patterns(_transpose_of_matmul)
 AddOp.canonicalization_patterns = _patterns(_add_of_adjacent_pads)
 ConcatenateOp.canonicalization_patterns = _patterns(_concatenate_of_concatenates)
+SliceOp.canonicalization_patterns = _patterns(_slice_of_dot)

@@ -107,3 +107,21 @@ func.func @pads_not_adjacent(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) -> (tenso
   %t = "stablehlo.add"(%qa, %qb) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
   return %s, %t : tensor<4x6xf32>, tensor<4x5xf32>
 }
+
+// -----
+
+// The columns 4..8 of a @ w are a @ w[:, 4:8]: the slice moves onto the operand it cuts (here
+// the gradient's w^T, so w's rows), and the product computes only what is kept.
+// CHECK-LABEL: sym_name = "slice_of_matmul"
+// CHECK:       ^bb0(%[[G:.*]]: tensor<3x16xf32>, %[[W:.*]]: tensor<8x16xf32>):
+// CHECK-NEXT:    %[[S:.*]] = "stablehlo.slice"(%[[W]]) <{limit_indices = array<i64: 8, 16>, start_indices = array<i64: 4, 0>, strides = array<i64: 1, 1>}>
+// CHECK-NEXT:    %[[D:.*]] = "stablehlo.dot_general"(%[[G]], %[[S]])
+// CHECK-SAME:    (tensor<3x16xf32>, tensor<4x16xf32>) -> tensor<3x4xf32>
+// CHECK-NEXT:    "func.return"(%[[D]])
+func.func @slice_of_matmul(%g: tensor<3x16xf32>, %w: tensor<8x16xf32>) -> tensor<3x4xf32> {
+  %d = "stablehlo.dot_general"(%g, %w) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1],
+    rhs_contracting_dimensions = [1]>}> : (tensor<3x16xf32>, tensor<8x16xf32>) -> tensor<3x8xf32>
+  %s = "stablehlo.slice"(%d) <{start_indices = array<i64: 0, 4>, limit_indices = array<i64: 3, 8>,
+    strides = array<i64: 1, 1>}> : (tensor<3x8xf32>) -> tensor<3x4xf32>
+  return %s : tensor<3x4xf32>
+}
