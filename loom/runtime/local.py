@@ -11,9 +11,11 @@ instance per thread.
 
 A collective is a rendezvous: each member of the group deposits its operand, waits (on one
 condition variable, with a deadline) until every member has, and computes its own result from
-all operands into a new array. An all_reduce below `SLICED_REDUCE_MIN` elements is reduced once,
-by the member that arrives last, into every member's result while the others wait; a larger one
-a slice by each member. An all_reduce whose operand the program never reads again
+all operands into a new array. An all_gather's result is the same for every member: the member
+that arrives last concatenates the operands once, into one read-only array they all get. An
+all_reduce below `SLICED_REDUCE_MIN` elements is reduced once, by the member that arrives last,
+into every member's result while the others wait; a larger one a slice by each member. An
+all_reduce whose operand the program never reads again
 (`loom.runtime.executable.dead_operand_collectives`) is reduced into that operand instead. A
 member that fails, finishes its program without joining, calls a different collective, or does
 not arrive in time makes the others raise a `CollectiveError` naming it; when every running
@@ -210,6 +212,8 @@ class ThreadCommunicator:
         self._waiting: dict[int, tuple[_Round, tuple[int, ...], _Call]] = {}
         # per partition (touched by its own thread only): (shape, dtype) -> the last two large results
         self._spare: list[dict[tuple, list[np.ndarray]]] = [{} for _ in range(num_partitions)]
+        # (group, shape, dtype) -> the last two large results shared by a group's members (all_gather)
+        self._shared_spare: dict[tuple, list[np.ndarray]] = {}
 
     # Partition life cycle ----------------------------------------------------------------------
     def fail(self, partition: int, reason: str) -> None:
@@ -430,6 +434,24 @@ class ThreadCommunicator:
         del kept[2:]
         return out
 
+    def _shared_result(self, group: tuple[int, ...], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """An uninitialized array for a result every member of `group` gets: a large one is an
+        earlier one of the same group, shape and dtype that no member holds any more, if there is
+        one (two are kept). Rounds of one group run one after another, so one member at a time
+        asks for it."""
+        dtype = np.dtype(dtype)
+        if math.prod(shape) * dtype.itemsize < REUSE_MIN_BYTES:
+            return np.empty(shape, dtype)
+        kept = self._shared_spare.setdefault((group, shape, dtype), [])
+        for out in kept:
+            if sys.getrefcount(out) == 3:  # held by nothing else (3: the list, `out`, the call)
+                out.flags.writeable = True  # its own memory: it was made read-only when handed out
+                return out
+        out = np.empty(shape, dtype)
+        kept.insert(0, out)
+        del kept[2:]
+        return out
+
     def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str,
                    in_place: bool = False) -> np.ndarray:
         self._enter(me)
@@ -468,13 +490,26 @@ class ThreadCommunicator:
     def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
         self._enter(me)
         x = np.asarray(x)
-        operands = self.exchange(me, group, x, ("all_gather", dim, x.dtype))
-        shape = list(x.shape)
-        shape[dim] = sum(o.shape[dim] for o in operands)
-        out = np.concatenate(operands, axis=dim, out=self._result(me, tuple(shape), x.dtype))
+        got: list[np.ndarray] = []  # where the member that concatenates puts the result
+        self.combine(me, group, (x, got), ("all_gather", dim, x.dtype),
+                     lambda deposits: self._gather_once(tuple(group), deposits, dim))
         self._ring(me, "all_gather", len(group) - 1, x.nbytes)
         self._leave(me)
-        return out
+        return got[0]
+
+    def _gather_once(self, group: tuple[int, ...], deposits: list, dim: int) -> None:
+        """The operands concatenated once, into one read-only array that every member gets: the
+        group's members hold the same values, so writing them once is enough (N times fewer bytes
+        than a copy each), and nothing writes into a collective's result (a program's values are
+        never overwritten; the dead-operand all_reduce checks `writeable`; results handed back to
+        a caller are copied when they are not writeable)."""
+        operands = [x for x, _ in deposits]
+        shape = list(operands[0].shape)
+        shape[dim] = sum(x.shape[dim] for x in operands)
+        out = np.concatenate(operands, axis=dim, out=self._shared_result(group, tuple(shape), operands[0].dtype))
+        out.flags.writeable = False
+        for _, got in deposits:
+            got.append(out)
 
     def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
         self._enter(me)

@@ -36,7 +36,9 @@ def in_threads(n, fn, timeout=10.0):
     return results, errors
 
 
-def test_results_are_independent_copies():
+def test_results_are_copies_and_a_gather_one_read_only_array():
+    """No result shares an operand's memory. Each member's result is its own, but an all_gather's,
+    the same values for every member: one array they all get, which nobody can write into."""
     comm = ThreadCommunicator(4)
     xs = [np.full(3, p, np.float32) for p in range(4)]
     calls = {
@@ -50,7 +52,14 @@ def test_results_are_independent_copies():
         assert not errors, errors
         for p, r in results.items():
             assert not any(np.shares_memory(r, x) for x in xs), f"{name}: partition {p} shares an operand"
-            assert not any(np.shares_memory(r, results[q]) for q in results if q != p), name
+            if name == "all_gather":
+                assert all(results[q] is r for q in results) and not r.flags.writeable
+                with pytest.raises(ValueError, match="read-only"):
+                    r[0] = 1
+            else:
+                assert not any(np.shares_memory(r, results[q]) for q in results if q != p), name
+        if name == "all_gather":
+            np.testing.assert_array_equal(results[0], np.concatenate(xs))
     np.testing.assert_array_equal(results[1], xs[0])
 
 
