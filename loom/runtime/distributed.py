@@ -17,6 +17,7 @@ but elsewhere in the program.
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import functools
 import hashlib
@@ -149,7 +150,8 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     if _agent_store():  # the agent's store outlives a restart: this attempt's keys apart
         attempt = f"loom/attempt_{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/"
         store, beat_store = dist.PrefixStore(attempt, store), dist.PrefixStore(attempt, beat_store)
-    liveness = _Liveness(beat_store, rank, f"{host}:{port}", hosts_store)  # published before a peer looks
+    liveness = _Liveness(beat_store, rank, f"{host}:{port}", hosts_store,  # published before a peer looks
+                         timeout.total_seconds())
     dist.init_process_group(backend, store=store, rank=rank, world_size=world, timeout=timeout, **kwargs)
     _STATE.rank, _STATE.world, _STATE.device, _STATE.timeout_s = rank, world, device, timeout_s
     _STATE.liveness = liveness
@@ -204,15 +206,21 @@ class _Liveness:
     stopped (exited, killed or frozen); a live peer that has entered fewer collectives has not
     reached this one."""
 
-    def __init__(self, store: Any, rank: int, address: str, hosts_store: bool) -> None:
+    def __init__(self, store: Any, rank: int, address: str, hosts_store: bool, store_timeout_s: float) -> None:
         self.store, self.rank, self.address, self.hosts_store = store, rank, address, hosts_store
         # the collectives entered, the last one's name and group (formatted by the heartbeat thread)
         self.progress: tuple[int, str, Sequence[int] | None] = (0, "none", None)
         self._beats = 0
         self._publish()
         self._stop = threading.Event()
+        # A store call blocks for at most the store's timeout; the heartbeat is waited for that long.
+        self._stop_within = min(store_timeout_s, 60.0) + 2 * HEARTBEAT_S + 1
         self._thread = threading.Thread(target=self._beat, name=f"loom-heartbeat-{rank}", daemon=True)
         self._thread.start()
+        # Stopped before the interpreter finalizes too: a daemon thread that is inside a store call
+        # then is ended from within C++ code, which aborts the process ("terminate called without
+        # an active exception") after its work is done.
+        atexit.register(self.stop)
 
     @staticmethod
     def _key(rank: int) -> str:
@@ -233,7 +241,8 @@ class _Liveness:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=2 * HEARTBEAT_S + 1)
+        self._thread.join(timeout=self._stop_within)
+        atexit.unregister(self.stop)
 
     def _read(self, rank: int) -> tuple[int, int, str]:
         if not self.store.check([self._key(rank)]):

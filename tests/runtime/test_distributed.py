@@ -347,3 +347,25 @@ def test_the_sharded_corpus_gives_jax_values_with_a_process_per_device():
                                            err_msg=f"{name} result {i}")
             checked += 1
     assert checked == len(programs)
+
+
+def test_the_heartbeat_stops_before_the_interpreter_finalizes():
+    """A process that ends without `shutdown()` has its heartbeat thread stopped by an exit
+    handler, before the interpreter finalizes: a daemon thread still inside a store call then
+    would be ended from within C++ and abort the process. (Exit handlers run last-registered first:
+    the check, registered before `initialize`, runs after the heartbeat's.)"""
+    code = f"""
+import atexit, threading
+import loom.distributed
+from loom.runtime import distributed
+def check():
+    beats = [t for t in threading.enumerate() if t.name.startswith("loom-heartbeat")]
+    print("heartbeat alive" if beats else "heartbeat stopped", flush=True)
+atexit.register(check)
+loom.distributed.initialize("127.0.0.1:{free_port()}", 1, 0, timeout_s=30)
+assert [t for t in threading.enumerate() if t.name.startswith("loom-heartbeat")]
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "heartbeat stopped"
