@@ -169,6 +169,11 @@ def shutdown() -> None:
 
     if _STATE.liveness is not None:
         _STATE.liveness.stop()
+    # The programs run here hold the communicator, and it the process groups: let go of them now,
+    # so that the groups are torn down with the run, not by the interpreter's exit.
+    _PROGRAMS.clear()
+    if _STATE.communicator is not None:
+        _STATE.communicator._groups.clear()
     _STATE.liveness = _STATE.communicator = None
     if dist.is_initialized():
         dist.destroy_process_group()
