@@ -369,3 +369,34 @@ assert [t for t in threading.enumerate() if t.name.startswith("loom-heartbeat")]
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "heartbeat stopped"
+
+
+def test_shutdown_lets_go_of_the_programs_and_the_communicator():
+    """After `shutdown()` nothing of loom's holds the communicator (the programs run keep it, and it
+    the process groups): the groups go with the run, not with the interpreter's exit."""
+    code = f"""
+import gc, weakref
+import numpy as np
+import loom.distributed
+from loom.runtime import distributed
+loom.distributed.initialize("127.0.0.1:{free_port()}", 1, 0, timeout_s=30)
+text = '''func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {{
+  %0 = "stablehlo.all_reduce"(%x) <{{replica_groups = dense<[[0]]> : tensor<1x1xi64>}}> ({{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = "stablehlo.add"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }}) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}}'''
+(y,) = distributed.run_partitioned(text, [np.arange(4, dtype=np.float32)])
+assert y.tolist() == [0.0, 1.0, 2.0, 3.0]
+comm = weakref.ref(distributed.communicator())
+assert distributed._PROGRAMS
+loom.distributed.shutdown()
+gc.collect()
+print("released" if not distributed._PROGRAMS and comm() is None else "held", flush=True)
+"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "released"
