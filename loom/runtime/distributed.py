@@ -326,6 +326,8 @@ def _native_dtypes() -> frozenset:
 def _numpy_dtype(t: Any) -> np.dtype:
     from loom.backend.torch_kernels import numpy_dtype_of
     return numpy_dtype_of(t.dtype)
+
+
 # dtypes whose reductions torch.distributed computes (unsigned integers wider than 8 bits travel as
 # the signed type of their width: sums, products and bits agree, max and min do not; others are
 # gathered and reduced with numpy)

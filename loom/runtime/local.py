@@ -210,9 +210,9 @@ class ThreadCommunicator:
         self._failed: dict[int, str] = {}
         self._finished: set[int] = set()
         self._waiting: dict[int, tuple[_Round, tuple[int, ...], _Call]] = {}
-        # per partition (touched by its own thread only): (shape, dtype) -> the last two large results
+        # the last two large results (`_reusable`): per partition (touched by its own thread only),
+        # and shared by a group's members (all_gather), by group
         self._spare: list[dict[tuple, list[np.ndarray]]] = [{} for _ in range(num_partitions)]
-        # (group, shape, dtype) -> the last two large results shared by a group's members (all_gather)
         self._shared_spare: dict[tuple, list[np.ndarray]] = {}
 
     # Partition life cycle ----------------------------------------------------------------------
@@ -422,35 +422,13 @@ class ThreadCommunicator:
         """An uninitialized array for partition `me`'s result: a large one is an earlier result of
         the same shape and dtype that nothing else holds any more, if there is one (two are kept:
         a program may still hold the last result when it asks for the next)."""
-        dtype = np.dtype(dtype)
-        if math.prod(shape) * dtype.itemsize < REUSE_MIN_BYTES:
-            return np.empty(shape, dtype)
-        kept = self._spare[me].setdefault((shape, dtype), [])
-        for out in kept:
-            if sys.getrefcount(out) == 3:  # held by nothing else (3: the list, `out`, the call)
-                return out
-        out = np.empty(shape, dtype)
-        kept.insert(0, out)
-        del kept[2:]
-        return out
+        return _reusable(self._spare[me], (), shape, dtype)
 
     def _shared_result(self, group: tuple[int, ...], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        """An uninitialized array for a result every member of `group` gets: a large one is an
-        earlier one of the same group, shape and dtype that no member holds any more, if there is
-        one (two are kept). Rounds of one group run one after another, so one member at a time
-        asks for it."""
-        dtype = np.dtype(dtype)
-        if math.prod(shape) * dtype.itemsize < REUSE_MIN_BYTES:
-            return np.empty(shape, dtype)
-        kept = self._shared_spare.setdefault((group, shape, dtype), [])
-        for out in kept:
-            if sys.getrefcount(out) == 3:  # held by nothing else (3: the list, `out`, the call)
-                out.flags.writeable = True  # its own memory: it was made read-only when handed out
-                return out
-        out = np.empty(shape, dtype)
-        kept.insert(0, out)
-        del kept[2:]
-        return out
+        """An uninitialized array for a result every member of `group` gets, reused as `_result`'s
+        are once no member holds it. Rounds of one group run one after another, so one member at a
+        time asks for it."""
+        return _reusable(self._shared_spare, group, shape, dtype)
 
     def all_reduce(self, me: int, x: np.ndarray, group: Sequence[int], reduction: str,
                    in_place: bool = False) -> np.ndarray:
@@ -651,6 +629,25 @@ def _transfer_loop(jobs: queue.SimpleQueue) -> None:
         except BaseException as e:  # noqa: BLE001 - raised at the done
             transfer.error = e
         transfer.done.set()
+
+
+def _reusable(spare: dict[tuple, list[np.ndarray]], owner: tuple, shape: tuple[int, ...],
+              dtype: np.dtype) -> np.ndarray:
+    """An uninitialized array of `shape` and `dtype`: below `REUSE_MIN_BYTES` a new one, else one of
+    the last two that `spare` keeps for `owner`, shape and dtype that nothing else holds any more
+    (made writeable again: a shared result is handed out read-only), or a new one it keeps."""
+    dtype = np.dtype(dtype)
+    if math.prod(shape) * dtype.itemsize < REUSE_MIN_BYTES:
+        return np.empty(shape, dtype)
+    kept = spare.setdefault((owner, shape, dtype), [])
+    for out in kept:
+        if sys.getrefcount(out) == 3:  # held by nothing else (3: the list, `out`, the call)
+            out.flags.writeable = True
+            return out
+    out = np.empty(shape, dtype)
+    kept.insert(0, out)
+    del kept[2:]
+    return out
 
 
 def _reduce(ufunc: np.ufunc, arrays: Sequence[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:

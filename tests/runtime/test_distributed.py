@@ -365,10 +365,15 @@ atexit.register(check)
 loom.distributed.initialize("127.0.0.1:{free_port()}", 1, 0, timeout_s=30)
 assert [t for t in threading.enumerate() if t.name.startswith("loom-heartbeat")]
 """
+    assert _last_line_printed(code) == "heartbeat stopped"
+
+
+def _last_line_printed(code: str) -> str:
+    """The last line a fresh interpreter running `code` prints (it must exit with 0)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "heartbeat stopped"
+    return done.stdout.strip().splitlines()[-1]
 
 
 def test_shutdown_lets_go_of_the_programs_and_the_communicator():
@@ -396,7 +401,4 @@ loom.distributed.shutdown()
 gc.collect()
 print("released" if not distributed._PROGRAMS and comm() is None else "held", flush=True)
 """
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "released"
+    assert _last_line_printed(code) == "released"
