@@ -11,12 +11,13 @@ instance per thread.
 
 A collective is a rendezvous: each member of the group deposits its operand, waits (on one
 condition variable, with a deadline) until every member has, and computes its own result from
-all operands into a new array. An all_gather's result is the same for every member: the member
-that arrives last concatenates the operands once, into one read-only array they all get. An
-all_reduce below `SLICED_REDUCE_MIN` elements is reduced once, by the member that arrives last,
-into every member's result while the others wait; a larger one a slice by each member. An
-all_reduce whose operand the program never reads again
-(`loom.runtime.executable.dead_operand_collectives`) is reduced into that operand instead. A
+all operands into a new array. An all_gather's result, and an all_reduce's below
+`SLICED_REDUCE_MIN` elements, is the same for every member: the member that arrives last computes
+it once, into one read-only array they all get, while the others wait. A reduce_scatter below that
+size is reduced by the member that arrives last too, into every member's own result. Larger
+reductions are shared: each member reduces a slice of every operand (an all_reduce whose operand
+the program never reads again, `loom.runtime.executable.dead_operand_collectives`, into that
+operand). A
 member that fails, finishes its program without joining, calls a different collective, or does
 not arrive in time makes the others raise a `CollectiveError` naming it; when every running
 partition waits for one that waits too (mismatched groups), the deadlock is reported at once.
@@ -72,10 +73,10 @@ from loom.sharding import Mesh, NamedSharding, shard_slices
 
 # How long a partition waits for its peers at a collective before giving up (seconds).
 DEFAULT_TIMEOUT = 120.0
-# all_reduce of at least this many elements (4 MiB of float32) reduces in slices, each member one
-# slice of every operand into every member's result: the work is spread over the members at the
-# cost of a second rendezvous. A smaller one is reduced once by the member that arrives last
-# while the others wait (one wake-up each): below this size waking the members twice costs more
+# all_reduce and reduce_scatter of operands of at least this many elements (4 MiB of float32)
+# reduce in slices, each member its own share of every operand: the work is spread over the
+# members at the cost of waking each one more. A smaller one is reduced by the member that arrives
+# last while the others wait (one wake-up each): below this size waking the members costs more
 # than the work they would share.
 SLICED_REDUCE_MIN = 1 << 20
 # A reduction into donated operands only accumulates this many elements at a time in a scratch
@@ -444,15 +445,17 @@ class ThreadCommunicator:
                     in_place: bool) -> np.ndarray:
         ufunc = REDUCTION_UFUNCS[reduction]
         signature = ("all_reduce", reduction, x.shape, x.dtype)
+        if x.size < SLICED_REDUCE_MIN:
+            # The last member to arrive reduces every operand once, into one read-only array
+            # every member gets (see `_gather_once`): it writes the bytes of one result, not N.
+            got: list[np.ndarray] = []
+            self.combine(me, group, (x, got), signature,
+                         lambda deposits: self._reduce_once(tuple(group), ufunc, deposits))
+            return got[0]
         # An operand the program never reads again (in place) is its member's result, read before
         # it is written.
         own = in_place and x.flags.writeable and x.flags.c_contiguous
         out = x if own else self._result(me, x.shape, x.dtype)
-        if x.size < SLICED_REDUCE_MIN:
-            # The last member to arrive reduces every operand once, into every result.
-            self.combine(me, group, (x, out), signature, lambda deposits: _reduce_into(
-                ufunc, [o for o, _ in deposits], [r for _, r in deposits], [r is o for o, r in deposits]))
-            return out
         # Each member reduces one slice of every operand straight into every member's result,
         # then all wait until every slice is written (nobody reads an operand or writes a result
         # after that): each member reads about 2x its operand and writes 1x, whatever the group
@@ -489,15 +492,30 @@ class ThreadCommunicator:
         for _, got in deposits:
             got.append(out)
 
+    def _reduce_once(self, group: tuple[int, ...], ufunc: np.ufunc, deposits: list) -> None:
+        """The operands reduced once, in group order, into one read-only array that every member
+        gets (as `_gather_once`'s)."""
+        operands = [x for x, _ in deposits]
+        out = self._shared_result(group, operands[0].shape, operands[0].dtype)
+        _reduce_into(ufunc, operands, [out])
+        out.flags.writeable = False
+        for _, got in deposits:
+            got.append(out)
+
     def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
         self._enter(me)
         ufunc = REDUCTION_UFUNCS[reduction]
         x = np.asarray(x)
-        operands = self.exchange(me, group, x, ("reduce_scatter", reduction, dim, x.shape, x.dtype))
-        pos = list(group).index(me)
-        pieces = [_piece(o, dim, len(operands), pos) for o in operands]  # views: no copies before the reduction
-        out = self._result(me, pieces[0].shape, x.dtype)
-        _reduce_into(ufunc, pieces, [out])
+        n, pos = len(group), list(group).index(me)
+        out = self._result(me, _piece(x, dim, n, pos).shape, x.dtype)
+        signature = ("reduce_scatter", reduction, dim, x.shape, x.dtype)
+        if x.size < SLICED_REDUCE_MIN:
+            # The last member to arrive reduces every member's piece of every operand into that
+            # member's result.
+            self.combine(me, group, (x, out), signature, lambda deposits: _scatter_once(ufunc, dim, deposits))
+        else:  # each member its own piece (views: no copies before the reduction)
+            operands = self.exchange(me, group, x, signature)
+            _reduce_into(ufunc, [_piece(o, dim, n, pos) for o in operands], [out])
         self._ring(me, "reduce_scatter", len(group) - 1, out.nbytes)
         self._leave(me)
         return out
@@ -688,6 +706,13 @@ def _reduce_into(ufunc: np.ufunc, sources: Sequence[np.ndarray], targets: Sequen
         acc = _reduce(ufunc, [a[lo:hi] for a in sources], scratch[:hi - lo])
         for t in targets:
             t[lo:hi] = acc
+
+
+def _scatter_once(ufunc: np.ufunc, dim: int, deposits: list) -> None:
+    """Every member's piece along `dim` of the (operand, result) `deposits` reduced, in group
+    order, into that member's result."""
+    for i, (_, out) in enumerate(deposits):
+        _reduce_into(ufunc, [_piece(x, dim, len(deposits), i) for x, _ in deposits], [out])
 
 
 def _piece(x: np.ndarray, dim: int, n: int, pos: int) -> np.ndarray:

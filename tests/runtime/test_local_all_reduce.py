@@ -1,7 +1,8 @@
-"""ThreadCommunicator's two all_reduce algorithms: below SLICED_REDUCE_MIN elements the member that
-arrives last reduces every operand once, into every member's result; from it up each member
-reduces one slice. Both give numpy's reduction in group order, in arrays of their own; an error or
-a stall in the reducing member reaches the others, naming it, within the timeout."""
+"""ThreadCommunicator's two algorithms of all_reduce and reduce_scatter: below SLICED_REDUCE_MIN
+elements the member that arrives last reduces every operand once (an all_reduce into one read-only
+array the group's members share, a reduce_scatter into each member's own result); from it up each
+member reduces its share. Both give numpy's reduction in group order; an error or a stall in the
+reducing member reaches the others, naming it, within the timeout."""
 
 from __future__ import annotations
 
@@ -47,6 +48,37 @@ def test_both_algorithms_reduce_in_group_order(size, grouping, reduction, ufunc,
         group = next(g for g in groups if p in g)
         want = functools.reduce(ufunc, [xs[q] for q in group])  # ((x_g0 op x_g1) op x_g2), bit for bit
         np.testing.assert_array_equal(outs[p], want, err_msg=f"partition {p}")
+        assert not any(np.shares_memory(outs[p], x) for x in xs)
+        others = [q for q in range(4) if q != p]
+        if size == "one reducer":  # one array per group, which nobody writes into
+            assert not outs[p].flags.writeable
+            assert all((outs[q] is outs[p]) == (q in group) for q in others)
+            assert not any(np.shares_memory(outs[p], outs[q]) for q in others if q not in group)
+        else:
+            assert not any(np.shares_memory(outs[p], outs[q]) for q in others)
+
+
+@pytest.mark.parametrize("size", sorted(SIZES), ids=str)
+@pytest.mark.parametrize("grouping", sorted(GROUPS))
+@pytest.mark.parametrize(("reduction", "ufunc", "dtype"), [("sum", np.add, np.float32), ("min", np.minimum, np.int64)])
+def test_reduce_scatter_of_both_algorithms_reduces_in_group_order(size, grouping, reduction, ufunc, dtype):
+    """Each member's piece along dimension 1 of (2, 12 k) operands: numpy's reduction of that
+    piece of every operand in group order, in an array of its own."""
+    groups = GROUPS[grouping]
+    xs = [x.reshape(2, -1) for x in operands(4, 24 * (SIZES[size] // 24 + 1), dtype, seed=3)]
+    comm = ThreadCommunicator(4, timeout=30)
+
+    def body(p):
+        group = next(g for g in groups if p in g)
+        return comm.reduce_scatter(p, xs[p], group, 1, reduction)
+
+    outs, errors = in_threads(4, body, timeout=30)
+    assert not errors, errors
+    for p in range(4):
+        group = next(g for g in groups if p in g)
+        want = np.split(functools.reduce(ufunc, [xs[q] for q in group]), len(group), axis=1)[group.index(p)]
+        np.testing.assert_array_equal(outs[p], want, err_msg=f"partition {p}")
+        assert outs[p].flags.writeable
         assert not any(np.shares_memory(outs[p], o) for o in [*xs, *(outs[q] for q in range(4) if q != p)])
 
 
@@ -61,22 +93,25 @@ def test_small_operands_and_scalars(shape):
         np.testing.assert_array_equal(outs[p], (xs[0] + xs[1]) + xs[2])
 
 
+@pytest.mark.parametrize("call", ["all_reduce", "reduce_scatter"])
 @pytest.mark.parametrize(("size", "reducers"), [(SIZES["one reducer"], 1), (SIZES["sliced"], 4)])
-def test_one_member_reduces_below_the_sliced_size(monkeypatch, size, reducers):
-    calls = []
+def test_one_member_reduces_below_the_sliced_size(monkeypatch, call, size, reducers):
+    threads = set()
     reduce_into = local._reduce_into
 
     def counted(*args, **kwargs):
-        calls.append(threading.current_thread().name)
+        threads.add(threading.current_thread().name)
         return reduce_into(*args, **kwargs)
 
     monkeypatch.setattr(local, "_reduce_into", counted)
-    xs = operands(4, size, np.float32)
+    xs = operands(4, size + (-size) % 4, np.float32)
     comm = ThreadCommunicator(4, timeout=30)
-    outs, errors = in_threads(4, lambda p: comm.all_reduce(p, xs[p], range(4), "sum"))
+    outs, errors = in_threads(4, lambda p: getattr(comm, call)(p, xs[p], range(4), *(("sum",) if call == "all_reduce"
+                                                                                     else (0, "sum"))))
     assert not errors, errors
-    assert len(calls) == reducers
-    np.testing.assert_array_equal(outs[2], ((xs[0] + xs[1]) + xs[2]) + xs[3])
+    assert len(threads) == reducers
+    want = ((xs[0] + xs[1]) + xs[2]) + xs[3]
+    np.testing.assert_array_equal(outs[2], want if call == "all_reduce" else np.split(want, 4)[2])
 
 
 def _last_arrives_after_the_others(comm: ThreadCommunicator, n: int, call):
@@ -124,9 +159,10 @@ def test_a_stalled_reducing_member_times_the_others_out(monkeypatch):
 
 
 @pytest.mark.parametrize("size", sorted(SIZES), ids=str)
-def test_donated_operands_of_both_algorithms_hold_the_sum(size):
-    """Every member donates: the reduction goes through a scratch array, REDUCE_CHUNK elements at a
-    time, and each operand becomes its member's result."""
+def test_donated_operands_hold_the_sum_when_sliced_and_stay_unwritten_below(size):
+    """Every member donates. Sliced, the reduction goes through a scratch array, REDUCE_CHUNK
+    elements at a time, and each operand becomes its member's result; below, the one shared result
+    is written once and the operands are left as they were."""
     xs = operands(3, SIZES[size], np.float32, seed=2)
     held = [x.copy() for x in xs]
     comm = ThreadCommunicator(3, timeout=30)
@@ -137,5 +173,7 @@ def test_donated_operands_of_both_algorithms_hold_the_sum(size):
     outs, errors = in_threads(3, body, timeout=30)
     assert not errors, errors
     for p in range(3):
-        assert outs[p] is xs[p]
+        assert (outs[p] is xs[p]) == (size == "sliced")
         np.testing.assert_array_equal(outs[p], (held[0] + held[1]) + held[2])
+        if size == "one reducer":
+            np.testing.assert_array_equal(xs[p], held[p])

@@ -36,9 +36,10 @@ def in_threads(n, fn, timeout=10.0):
     return results, errors
 
 
-def test_results_are_copies_and_a_gather_one_read_only_array():
-    """No result shares an operand's memory. Each member's result is its own, but an all_gather's,
-    the same values for every member: one array they all get, which nobody can write into."""
+def test_results_are_copies_and_a_gather_or_reduction_one_read_only_array():
+    """No result shares an operand's memory. Each member's result is its own, but an all_gather's
+    and an all_reduce's, the same values for every member: one array they all get, which nobody can
+    write into."""
     comm = ThreadCommunicator(4)
     xs = [np.full(3, p, np.float32) for p in range(4)]
     calls = {
@@ -52,7 +53,7 @@ def test_results_are_copies_and_a_gather_one_read_only_array():
         assert not errors, errors
         for p, r in results.items():
             assert not any(np.shares_memory(r, x) for x in xs), f"{name}: partition {p} shares an operand"
-            if name == "all_gather":
+            if name in ("all_gather", "all_reduce"):
                 assert all(results[q] is r for q in results) and not r.flags.writeable
                 with pytest.raises(ValueError, match="read-only"):
                     r[0] = 1
@@ -60,6 +61,8 @@ def test_results_are_copies_and_a_gather_one_read_only_array():
                 assert not any(np.shares_memory(r, results[q]) for q in results if q != p), name
         if name == "all_gather":
             np.testing.assert_array_equal(results[0], np.concatenate(xs))
+        if name == "all_reduce":
+            np.testing.assert_array_equal(results[0], np.full(3, 6, np.float32))
     np.testing.assert_array_equal(results[1], xs[0])
 
 
