@@ -27,11 +27,10 @@ The kernels are `KERNELS` entries, so the compiled executor and the interpreter 
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -111,6 +110,9 @@ class ProcessGroups:
     where: str                                  # the op, for errors
     mode: str                                   # cross_replica, cross_partition or flattened_ids
     groups: tuple[tuple[int, ...], ...]         # as written (empty: all)
+    # the group of each (partition, number of partitions) asked for: resolved once per op and
+    # partition, since a collective in a loop asks at every iteration
+    _resolved: dict = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @staticmethod
     def of(op: Operation, replicas_and_partitions: bool = True) -> ProcessGroups:
@@ -134,7 +136,7 @@ class ProcessGroups:
 
     def group_of(self, ctx: SPMDContext) -> tuple[int, ...]:
         """The group (partition ids, in order) the calling partition belongs to."""
-        group = self.group_or_none(ctx)
+        group = self._resolved.get((ctx.partition_id, ctx.num_partitions)) or self.group_or_none(ctx)
         if group is None:
             groups = list(self.groups or (tuple(range(ctx.num_partitions)),))
             raise ExecutionError(f"{self.where}: partition {ctx.partition_id} is in none of the replica_groups "
@@ -143,13 +145,16 @@ class ProcessGroups:
 
     def group_or_none(self, ctx: SPMDContext) -> tuple[int, ...] | None:
         """The calling partition's group, None when it is in none."""
-        return _group_of(self, ctx.partition_id, ctx.num_partitions)
+        key = (ctx.partition_id, ctx.num_partitions)
+        try:
+            return self._resolved[key]
+        except KeyError:
+            group = self._resolved[key] = _group_of(self, *key)
+            return group
 
 
-@functools.lru_cache(maxsize=4096)
 def _group_of(pg: ProcessGroups, me: int, num_partitions: int) -> tuple[int, ...] | None:
-    """`pg.group_or_none`, resolved once per op and partition (a collective in a loop asks at
-    every iteration)."""
+    """`pg.group_or_none`, resolved."""
     if pg.mode in ("cross_replica", "cross_replica_and_partition"):  # replica ids: only 0
         bad = [i for g in pg.groups for i in g if i != 0]
         if bad:
@@ -248,6 +253,8 @@ def all_reduce(groups: ProcessGroups, reduction: str | None, reducer: RegionRedu
         return _results([_copy(x) for x in xs])
     comm, me = ctx.communicator, ctx.partition_id
     if reduction is not None:
+        if len(xs) == 1:  # (the common case, without building a list)
+            return comm.all_reduce(me, xs[0], group, reduction, in_place)
         return _results([comm.all_reduce(me, x, group, reduction, in_place) for x in xs])
     return _results([fold(reducer, comm.all_gather(me, np.expand_dims(x, 0), group, 0)) for x in xs])
 
@@ -285,6 +292,8 @@ def all_gather(groups: ProcessGroups, dim: int, *xs: np.ndarray) -> Any:
     group = groups.group_of(ctx)
     if len(group) == 1:
         return _results([_copy(x) for x in xs])
+    if len(xs) == 1:  # (the common case, without building a list)
+        return ctx.communicator.all_gather(ctx.partition_id, xs[0], group, dim)
     return _results([ctx.communicator.all_gather(ctx.partition_id, x, group, dim) for x in xs])
 
 

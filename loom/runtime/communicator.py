@@ -10,9 +10,8 @@ operand, and each gets its own result. Implementations: threads in one process
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -125,12 +124,20 @@ def current() -> SPMDContext:
     return ctx
 
 
-@contextlib.contextmanager
-def spmd_context(partition_id: int, communicator: Communicator) -> Iterator[SPMDContext]:
-    """Run the body as partition `partition_id` of `communicator`'s partitions (per thread)."""
-    prev = getattr(_LOCAL, "context", None)
-    ctx = _LOCAL.context = SPMDContext(partition_id, communicator.num_partitions, communicator)
-    try:
-        yield ctx
-    finally:
-        _LOCAL.context = prev
+class spmd_context:  # noqa: N801 (used as a function: `with spmd_context(p, comm):`)
+    """Run the body as partition `partition_id` of `communicator`'s partitions (per thread). A class
+    rather than a generator: every call of a partitioned program enters one, and this takes fewer
+    calls."""
+
+    __slots__ = ("ctx", "prev")
+
+    def __init__(self, partition_id: int, communicator: Communicator) -> None:
+        self.ctx = SPMDContext(partition_id, communicator.num_partitions, communicator)
+
+    def __enter__(self) -> SPMDContext:
+        self.prev = getattr(_LOCAL, "context", None)
+        _LOCAL.context = self.ctx
+        return self.ctx
+
+    def __exit__(self, *exc: object) -> None:
+        _LOCAL.context = self.prev

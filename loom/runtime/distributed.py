@@ -400,6 +400,8 @@ class TorchCommunicator:
         self._world = tuple(range(self.num_partitions))
         self.timeline: Any = None  # see `record`
         self._origin = self._resumed = self._entered = 0.0
+        import torch
+        self._from_numpy = torch.from_numpy  # (looked up once: every collective takes it)
 
     def record(self, timeline: Any, origin: float | None = None) -> None:
         """From now on, add this rank's spans to `timeline` (a `loom.sim.timeline.Timeline`; None
@@ -417,7 +419,7 @@ class TorchCommunicator:
 
     def _computed(self) -> None:
         """The rank's thread reaches a collective: it computed since it left the last one."""
-        now = self._entered = self._clock()
+        now = self._entered = time.perf_counter() - self._origin
         if self.timeline is not None and now > self._resumed:
             self.timeline.add(self.rank, "compute", "compute", self._resumed, now)
 
@@ -525,6 +527,8 @@ class TorchCommunicator:
 
     def _tensor(self, a: np.ndarray, filled: bool = True) -> Any:
         """`a` as a tensor on this process's device; on a GPU, an uninitialized one unless `filled`."""
+        if self._on_cpu and a.dtype in _NATIVE and a.flags.c_contiguous and a.flags.writeable:
+            return self._from_numpy(a)  # (to_torch's common case, without its call)
         t = to_torch(a)
         if self._on_cpu:
             return t
@@ -544,7 +548,7 @@ class TorchCommunicator:
     def _native(self, x: Any) -> Any:
         """`x` when it is a tensor on this process's device of a dtype torch.distributed moves and
         reduces as it is; else None."""
-        if not is_tensor(x):
+        if type(x) is np.ndarray or not is_tensor(x):
             return None
         import torch
         if not isinstance(x, torch.Tensor) or x.device != self.device or x.dtype not in _native_dtypes():

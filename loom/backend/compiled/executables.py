@@ -115,9 +115,13 @@ class Executable:
 
     def __call__(self, *args: Any) -> Any:
         fast = self._fast
-        if len(args) != len(fast) or not all(type(a) is np.ndarray and a.dtype == d and a.shape == s
-                                              for a, (d, s) in zip(args, fast)):
+        if len(args) != len(fast):
             args = check_arguments(args, self.input_types, self._names, self.entry)
+        else:
+            for a, (d, s) in zip(args, fast):  # a loop, not all(genexpr): this runs on every call
+                if type(a) is not np.ndarray or a.dtype != d or a.shape != s:
+                    args = check_arguments(args, self.input_types, self._names, self.entry)
+                    break
         if _ERRSTATE is None:
             with np.errstate(all="ignore"):
                 out = self._fn(*args)
