@@ -154,7 +154,8 @@ class ProcessGroups:
 
 
 def _group_of(pg: ProcessGroups, me: int, num_partitions: int) -> tuple[int, ...] | None:
-    """`pg.group_or_none`, resolved."""
+    """The group of partition `me` of `num_partitions` in `pg`, None when it is in none (what
+    `ProcessGroups.group_or_none` keeps)."""
     if pg.mode in ("cross_replica", "cross_replica_and_partition"):  # replica ids: only 0
         bad = [i for g in pg.groups for i in g if i != 0]
         if bad:
