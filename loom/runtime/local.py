@@ -487,10 +487,8 @@ class ThreadCommunicator:
         operands = [x for x, _ in deposits]
         shape = list(operands[0].shape)
         shape[dim] = sum(x.shape[dim] for x in operands)
-        out = np.concatenate(operands, axis=dim, out=self._shared_result(group, tuple(shape), operands[0].dtype))
-        out.flags.writeable = False
-        for _, got in deposits:
-            got.append(out)
+        _share(np.concatenate(operands, axis=dim, out=self._shared_result(group, tuple(shape), operands[0].dtype)),
+               deposits)
 
     def _reduce_once(self, group: tuple[int, ...], ufunc: np.ufunc, deposits: list) -> None:
         """The operands reduced once, in group order, into one read-only array that every member
@@ -498,9 +496,7 @@ class ThreadCommunicator:
         operands = [x for x, _ in deposits]
         out = self._shared_result(group, operands[0].shape, operands[0].dtype)
         _reduce_into(ufunc, operands, [out])
-        out.flags.writeable = False
-        for _, got in deposits:
-            got.append(out)
+        _share(out, deposits)
 
     def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
         self._enter(me)
@@ -706,6 +702,14 @@ def _reduce_into(ufunc: np.ufunc, sources: Sequence[np.ndarray], targets: Sequen
         acc = _reduce(ufunc, [a[lo:hi] for a in sources], scratch[:hi - lo])
         for t in targets:
             t[lo:hi] = acc
+
+
+def _share(out: np.ndarray, deposits: list) -> None:
+    """Hand `out`, read-only, to every member of a combine whose deposits are (operand, list to
+    put the result in)."""
+    out.flags.writeable = False
+    for _, got in deposits:
+        got.append(out)
 
 
 def _scatter_once(ufunc: np.ufunc, dim: int, deposits: list) -> None:
