@@ -111,14 +111,15 @@ def check_sizes(args: argparse.Namespace, data: int, model: int) -> None:
                          f"by {model}, dim ({args.dim}) by heads and the batch ({args.batch}) by {data}")
 
 
-Run = tuple[list[float], Params, list[Any] | None, int]  # losses, parameters, their shardings, rank
+# losses, parameters, their shardings, rank, the mesh's shape
+Run = tuple[list[float], Params, list[Any] | None, int, tuple[int, int]]
 
 
 def run_in_process(args: argparse.Namespace) -> Run:
     """The jitted sharded step on a 2x2 mesh of this process's CPU devices; global parameters."""
     check_sizes(args, 2, 2)
     losses, params = train(args, sharded_step(args, loom.make_mesh((2, 2), ("data", "model"))))
-    return losses, tuple(np.asarray(p) for p in params), None, 0
+    return losses, tuple(np.asarray(p) for p in params), None, 0, (2, 2)
 
 
 def run_distributed(args: argparse.Namespace) -> Run:
@@ -145,7 +146,7 @@ def run_distributed(args: argparse.Namespace) -> Run:
         params, loss = step(params, *batch(args, i, teacher))
         losses.append(float(np.asarray(loss)))
     loom.distributed.shutdown()
-    return losses, params, param_shardings, rank
+    return losses, params, param_shardings, rank, (2, n // 2)
 
 
 def main() -> None:
@@ -162,7 +163,7 @@ def main() -> None:
     args = ap.parse_args()
     start = time.perf_counter()
     distributed = "WORLD_SIZE" in os.environ  # started by torchrun
-    losses, params, shardings, rank = (run_distributed if distributed else run_in_process)(args)
+    losses, params, shardings, rank, shape = (run_distributed if distributed else run_in_process)(args)
     mode = "one process per device" if distributed else "one process, a thread per device"
     seconds = time.perf_counter() - start
     single_losses, single_params = train(args, loom.jit(make_step(args.lr, args.heads)))
@@ -175,7 +176,7 @@ def main() -> None:
     if rank == 0 or not same:
         for i, (loss, single) in enumerate(zip(losses, single_losses)):
             print(f"step {i:3d}  loss {loss:.6f}  (one device {single:.6f})")
-        print(f"{args.steps} steps on a 2x2 mesh in {seconds:.1f} s ({mode}, compiling included)")
+        print(f"{args.steps} steps on a {shape[0]}x{shape[1]} mesh in {seconds:.1f} s ({mode}, compiling included)")
         print(f"{'equals' if same else 'DIFFERS FROM'} the single-device run: largest difference "
               f"{loss_gap:.2e} in the losses, {param_gap:.2e} in the parameters")
     raise SystemExit(0 if same else 1)

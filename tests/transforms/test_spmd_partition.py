@@ -396,7 +396,7 @@ def test_transformer_example_in_process_equals_one_device(monkeypatch, capsys):
         example.main()
     out = capsys.readouterr().out
     assert done.value.code == 0, out
-    assert "step   1  loss" in out and "equals the single-device run" in out
+    assert "step   1  loss" in out and "on a 2x2 mesh" in out and "equals the single-device run" in out
     args = type("Args", (), {"lr": 0.1, "heads": 2})
     step = example.sharded_step(args, loom.make_mesh((2, 2), ("data", "model")))
     params = example.init(type("Sizes", (), {"dim": 8, "hidden": 8}), 0)
