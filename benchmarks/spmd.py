@@ -181,10 +181,15 @@ def partitioning(layers: int, repeat: int) -> dict:
 
 # 2. Collectives of the one-process mesh --------------------------------------------------------
 
+RENDEZVOUS = "rendezvous alone"
+SUM = "numpy sum of the operands, one thread"
+FLOOR = "one reducer's floor (rendezvous + the sum)"
+
+
 def time_collective(n: int, elements: int, repeat: int, call: str) -> tuple[list[float], list[float]]:
-    """Seconds per round of `call` (one of COLLECTIVES) among n persistent threads: from the last
-    thread's entry into the collective to the last one's return (each thread stamps both), and
-    from the benchmark's release of the threads to their return to it."""
+    """Seconds per round of `call` (one of COLLECTIVES, or RENDEZVOUS) among n persistent threads:
+    from the last thread's entry into the collective to the last one's return (each thread stamps
+    both), and from the benchmark's release of the threads to their return to it."""
     from loom.runtime.local import ThreadCommunicator
     comm = ThreadCommunicator(n, timeout=60)
     operands = [np.full(elements, p + 1, np.float32) for p in range(n)]
@@ -202,6 +207,8 @@ def time_collective(n: int, elements: int, repeat: int, call: str) -> tuple[list
                 results[p] = comm.all_reduce(p, operands[p], range(n), "sum")
             elif call == "reduce_scatter":
                 results[p] = comm.reduce_scatter(p, operands[p], range(n), 0, "sum")
+            elif call == RENDEZVOUS:  # the members meet and are let go, nothing reduced or moved
+                comm.combine(p, range(n), operands[p], (RENDEZVOUS,), lambda deposits, run: None)
             else:
                 results[p] = comm.all_gather(p, operands[p], range(n), 0)
             left[p][i] = time.perf_counter()
@@ -218,7 +225,7 @@ def time_collective(n: int, elements: int, repeat: int, call: str) -> tuple[list
         released.append(time.perf_counter() - t0)
     for t in threads:
         t.join()
-    expected = n * (n + 1) / 2 if call != "all_gather" else None
+    expected = n * (n + 1) / 2 if call in ("all_reduce", "reduce_scatter") else None
     if expected is not None and not all(float(r[0]) == expected and float(r[-1]) == expected for r in results):
         raise AssertionError(f"{call} gave a wrong sum")
     joined = [max(left[p][i] for p in range(n)) - max(entered[p][i] for p in range(n)) for i in range(repeat + 1)]
@@ -285,6 +292,21 @@ def time_copy(n: int, elements: int, repeat: int, call: str, reused: bool = Fals
     return times[1:]
 
 
+def time_sum(n: int, elements: int, repeat: int) -> list[float]:
+    """Seconds to sum the n partitions' operands into one new array in one thread (numpy, in
+    group order): the reduction an all_reduce or a reduce_scatter must do, on whichever threads."""
+    operands = [np.full(elements, p + 1, np.float32) for p in range(n)]
+    times = []
+    for _ in range(repeat + 1):
+        t0 = time.perf_counter()
+        out = np.add(operands[0], operands[1])
+        for x in operands[2:]:
+            np.add(out, x, out=out)
+        times.append(time.perf_counter() - t0)
+        del out
+    return times[1:]
+
+
 def local(sizes_mib: list[float], partitions: list[int], repeat: int) -> list[dict]:
     print("== local: collectives in one process (threads) vs a numpy copy of the bytes they move (per partition: "
           "all_reduce 2(N-1)/N V, all_gather (N-1) V, reduce_scatter (N-1)/N V)")
@@ -299,6 +321,9 @@ def local(sizes_mib: list[float], partitions: list[int], repeat: int) -> list[di
                 timings[f"numpy copy ({call} bytes)"] = time_copy(n, elements, repeat, call)
                 timings[f"numpy copy, reused ({call})"] = time_copy(n, elements, repeat, call, reused=True)
             timings["run_spmd all_reduce"] = time_run_spmd(n, elements, repeat)
+            # what every collective of the mesh pays before it moves a byte: the threads' meeting
+            timings[RENDEZVOUS], _ = time_collective(n, elements, repeat, RENDEZVOUS)
+            timings[SUM] = time_sum(n, elements, repeat)
             stats = {k: spread(v) for k, v in timings.items()}
             for call in COLLECTIVES:
                 over_copy[call] = stats[call]["median"] / stats[f"numpy copy ({call} bytes)"]["median"]
@@ -308,12 +333,23 @@ def local(sizes_mib: list[float], partitions: list[int], repeat: int) -> list[di
                                                           / stats[f"numpy copy ({call} bytes)"]["median"])
             over_copy["run_spmd all_reduce"] = (stats["run_spmd all_reduce"]["median"]
                                                 / stats["numpy copy (all_reduce bytes)"]["median"])
+            for call in COLLECTIVES:
+                for k in (RENDEZVOUS, SUM):
+                    over_copy[f"{k} over the {call} copy"] = (stats[k]["median"]
+                                                              / stats[f"numpy copy ({call} bytes)"]["median"])
+            # the least a reduction by one member takes: the meeting, then the sum in one thread
+            over_copy[FLOOR] = ((stats[RENDEZVOUS]["median"] + stats[SUM]["median"])
+                                / stats["numpy copy (reduce_scatter bytes)"]["median"])
             print(f"\n{mib:g} MiB per partition, {n} partitions:")
             for k, s in stats.items():
                 ratio = f"  {over_copy[k]:5.2f}x its numpy copy" if k in over_copy else ""
                 if f"{k} over the reused copy" in over_copy:
                     ratio += f", {over_copy[f'{k} over the reused copy']:5.2f}x the reused copy"
+                if k in (RENDEZVOUS, SUM):
+                    ratio = "  " + ", ".join(f"{over_copy[f'{k} over the {call} copy']:.2f}x the {call} copy"
+                                             for call in COLLECTIVES)
                 print(f"  {k:<34} {fmt(s['median']):>10}  ({fmt(s['min'])} - {fmt(s['max'])}){ratio}")
+            print(f"  {FLOOR}: {over_copy[FLOOR]:.2f}x the reduce_scatter copy")
             cases.append({"mib": mib, "partitions": n, "seconds": timings, "median_spread": stats,
                           "over_copy": over_copy})
             sys.stdout.flush()
