@@ -14,8 +14,8 @@ condition variable, with a deadline) until every member has, and computes its ow
 all operands into a new array. An all_gather's result, and an all_reduce's below
 `SLICED_REDUCE_MIN` elements, is the same for every member: the member that arrives last computes
 it once, into one read-only array they all get, while the others wait. A reduce_scatter below that
-size is reduced by the member that arrives last too, into every member's own result. Larger
-reductions are shared: each member reduces a slice of every operand (an all_reduce whose operand
+size is reduced whole by the member that arrives last too, and each member gets its piece of that
+array. Larger reductions are shared: each member reduces a slice of every operand (an all_reduce whose operand
 the program never reads again, `loom.runtime.executable.dead_operand_collectives`, into that
 operand). A
 member that fails, finishes its program without joining, calls a different collective, or does
@@ -450,7 +450,7 @@ class ThreadCommunicator:
             # every member gets (see `_gather_once`): it writes the bytes of one result, not N.
             got: list[np.ndarray] = []
             self.combine(me, group, (x, got), signature,
-                         lambda deposits: self._reduce_once(tuple(group), ufunc, deposits))
+                         lambda deposits: _share(self._reduce_once(tuple(group), ufunc, deposits), deposits))
             return got[0]
         # An operand the program never reads again (in place) is its member's result, read before
         # it is written.
@@ -490,27 +490,32 @@ class ThreadCommunicator:
         _share(np.concatenate(operands, axis=dim, out=self._shared_result(group, tuple(shape), operands[0].dtype)),
                deposits)
 
-    def _reduce_once(self, group: tuple[int, ...], ufunc: np.ufunc, deposits: list) -> None:
-        """The operands reduced once, in group order, into one read-only array that every member
-        gets (as `_gather_once`'s)."""
+    def _reduce_once(self, group: tuple[int, ...], ufunc: np.ufunc, deposits: list) -> np.ndarray:
+        """The operands of the (operand, result list) `deposits` reduced once, in group order, into a new
+        array for the group to share (see `_gather_once`)."""
         operands = [x for x, _ in deposits]
         out = self._shared_result(group, operands[0].shape, operands[0].dtype)
         _reduce_into(ufunc, operands, [out])
-        _share(out, deposits)
+        return out
 
     def reduce_scatter(self, me: int, x: np.ndarray, group: Sequence[int], dim: int, reduction: str) -> np.ndarray:
         self._enter(me)
         ufunc = REDUCTION_UFUNCS[reduction]
         x = np.asarray(x)
         n, pos = len(group), list(group).index(me)
-        out = self._result(me, _piece(x, dim, n, pos).shape, x.dtype)
+        piece = _piece(x, dim, n, pos)  # (the split is checked before the rendezvous)
         signature = ("reduce_scatter", reduction, dim, x.shape, x.dtype)
         if x.size < SLICED_REDUCE_MIN:
-            # The last member to arrive reduces every member's piece of every operand into that
-            # member's result.
-            self.combine(me, group, (x, out), signature, lambda deposits: _scatter_once(ufunc, dim, deposits))
+            # The member that arrives last reduces the operands whole, once, as all_reduce does
+            # (whole-array passes: a pass per member's piece costs N^2 numpy calls); each member
+            # gets its piece of that sum, read-only.
+            got: list[np.ndarray] = []
+            self.combine(me, group, (x, got), signature,
+                         lambda deposits: _share(self._reduce_once(tuple(group), ufunc, deposits), deposits))
+            out = _piece(got[0], dim, n, pos)
         else:  # each member its own piece (views: no copies before the reduction)
             operands = self.exchange(me, group, x, signature)
+            out = self._result(me, piece.shape, x.dtype)
             _reduce_into(ufunc, [_piece(o, dim, n, pos) for o in operands], [out])
         self._ring(me, "reduce_scatter", len(group) - 1, out.nbytes)
         self._leave(me)
@@ -710,13 +715,6 @@ def _share(out: np.ndarray, deposits: list) -> None:
     out.flags.writeable = False
     for _, got in deposits:
         got.append(out)
-
-
-def _scatter_once(ufunc: np.ufunc, dim: int, deposits: list) -> None:
-    """Every member's piece along `dim` of the (operand, result) `deposits` reduced, in group
-    order, into that member's result."""
-    for i, (_, out) in enumerate(deposits):
-        _reduce_into(ufunc, [_piece(x, dim, len(deposits), i) for x, _ in deposits], [out])
 
 
 def _piece(x: np.ndarray, dim: int, n: int, pos: int) -> np.ndarray:

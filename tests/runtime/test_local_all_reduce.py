@@ -1,7 +1,7 @@
 """ThreadCommunicator's two algorithms of all_reduce and reduce_scatter: below SLICED_REDUCE_MIN
-elements the member that arrives last reduces every operand once (an all_reduce into one read-only
-array the group's members share, a reduce_scatter into each member's own result); from it up each
-member reduces its share. Both give numpy's reduction in group order; an error or a stall in the
+elements the member that arrives last reduces every operand once, into one read-only array the
+group's members share (an all_reduce's result; a reduce_scatter's member gets its piece of it); from
+it up each member reduces its share. Both give numpy's reduction in group order; an error or a stall in the
 reducing member reaches the others, naming it, within the timeout."""
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def test_both_algorithms_reduce_in_group_order(size, grouping, reduction, ufunc,
 @pytest.mark.parametrize(("reduction", "ufunc", "dtype"), [("sum", np.add, np.float32), ("min", np.minimum, np.int64)])
 def test_reduce_scatter_of_both_algorithms_reduces_in_group_order(size, grouping, reduction, ufunc, dtype):
     """Each member's piece along dimension 1 of (2, 12 k) operands: numpy's reduction of that
-    piece of every operand in group order, in an array of its own."""
+    piece of every operand in group order. Sliced, in an array of its own; below, a read-only
+    piece of the sum the group shares."""
     groups = GROUPS[grouping]
     xs = [x.reshape(2, -1) for x in operands(4, 24 * (SIZES[size] // 24 + 1), dtype, seed=3)]
     comm = ThreadCommunicator(4, timeout=30)
@@ -78,8 +79,12 @@ def test_reduce_scatter_of_both_algorithms_reduces_in_group_order(size, grouping
         group = next(g for g in groups if p in g)
         want = np.split(functools.reduce(ufunc, [xs[q] for q in group]), len(group), axis=1)[group.index(p)]
         np.testing.assert_array_equal(outs[p], want, err_msg=f"partition {p}")
-        assert outs[p].flags.writeable
         assert not any(np.shares_memory(outs[p], o) for o in [*xs, *(outs[q] for q in range(4) if q != p)])
+        if size == "sliced":
+            assert outs[p].flags.writeable and outs[p].base is None
+        else:
+            assert not outs[p].flags.writeable
+            assert all((outs[q].base is outs[p].base) == (q in group) for q in range(4))
 
 
 @pytest.mark.parametrize("shape", [(), (3, 5)])
