@@ -208,7 +208,7 @@ def time_collective(n: int, elements: int, repeat: int, call: str) -> tuple[list
             elif call == "reduce_scatter":
                 results[p] = comm.reduce_scatter(p, operands[p], range(n), 0, "sum")
             elif call == RENDEZVOUS:  # the members meet and are let go, nothing reduced or moved
-                comm.combine(p, range(n), operands[p], (RENDEZVOUS,), lambda deposits, run: None)
+                comm.combine(p, range(n), operands[p], (RENDEZVOUS,), lambda deposits: None)
             else:
                 results[p] = comm.all_gather(p, operands[p], range(n), 0)
             left[p][i] = time.perf_counter()
