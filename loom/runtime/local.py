@@ -15,12 +15,12 @@ all operands into a new array. An all_gather's result, and an all_reduce's below
 `SLICED_REDUCE_MIN` elements, is the same for every member: the member that arrives last computes
 it once, into one read-only array they all get, while the others wait. A reduce_scatter below that
 size is reduced whole by the member that arrives last too, and each member gets its piece of that
-array. Larger reductions are shared: each member reduces a slice of every operand (an all_reduce whose operand
-the program never reads again, `loom.runtime.executable.dead_operand_collectives`, into that
-operand). A
-member that fails, finishes its program without joining, calls a different collective, or does
-not arrive in time makes the others raise a `CollectiveError` naming it; when every running
-partition waits for one that waits too (mismatched groups), the deadlock is reported at once.
+array. Larger reductions are shared: each member reduces a slice of every operand (an all_reduce
+whose operand the program never reads again, `loom.runtime.executable.dead_operand_collectives`,
+into that operand). A member that fails, finishes its program without joining, calls a different
+collective, or does not arrive in time makes the others raise a `CollectiveError` naming it; when
+every running partition waits for one that waits too (mismatched groups), the deadlock is reported
+at once.
 `run_spmd` then raises a `PartitionError` naming the partition that failed first.
 
 On a mesh of torch devices (`run_spmd(..., devices=...)`, or a `MeshExecutable` whose mesh holds

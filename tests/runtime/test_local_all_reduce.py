@@ -1,8 +1,8 @@
 """ThreadCommunicator's two algorithms of all_reduce and reduce_scatter: below SLICED_REDUCE_MIN
 elements the member that arrives last reduces every operand once, into one read-only array the
-group's members share (an all_reduce's result; a reduce_scatter's member gets its piece of it); from
-it up each member reduces its share. Both give numpy's reduction in group order; an error or a stall in the
-reducing member reaches the others, naming it, within the timeout."""
+group's members share (an all_reduce's result; a reduce_scatter's member gets its piece of it);
+from it up each member reduces its share. Both give numpy's reduction in group order; an error or a
+stall in the reducing member reaches the others, naming it, within the timeout."""
 
 from __future__ import annotations
 
