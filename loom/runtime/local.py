@@ -447,11 +447,8 @@ class ThreadCommunicator:
         signature = ("all_reduce", reduction, x.shape, x.dtype)
         if x.size < SLICED_REDUCE_MIN:
             # The last member to arrive reduces every operand once, into one read-only array
-            # every member gets (see `_gather_once`): it writes the bytes of one result, not N.
-            got: list[np.ndarray] = []
-            self.combine(me, group, (x, got), signature,
-                         lambda deposits: _share(self._reduce_once(tuple(group), ufunc, deposits), deposits))
-            return got[0]
+            # every member gets: it writes the bytes of one result, not N.
+            return self._once(me, group, x, signature, lambda xs: self._reduce_once(tuple(group), ufunc, xs))
         # An operand the program never reads again (in place) is its member's result, read before
         # it is written.
         own = in_place and x.flags.writeable and x.flags.c_contiguous
@@ -471,29 +468,38 @@ class ThreadCommunicator:
     def all_gather(self, me: int, x: np.ndarray, group: Sequence[int], dim: int) -> np.ndarray:
         self._enter(me)
         x = np.asarray(x)
-        got: list[np.ndarray] = []  # where the member that concatenates puts the result
-        self.combine(me, group, (x, got), ("all_gather", dim, x.dtype),
-                     lambda deposits: self._gather_once(tuple(group), deposits, dim))
+        out = self._once(me, group, x, ("all_gather", dim, x.dtype),
+                         lambda xs: self._gather_once(tuple(group), xs, dim))
         self._ring(me, "all_gather", len(group) - 1, x.nbytes)
         self._leave(me)
+        return out
+
+    def _once(self, me: int, group: Sequence[int], x: np.ndarray, signature: tuple,
+              compute: Callable[[list[np.ndarray]], np.ndarray]) -> np.ndarray:
+        """A result that is the same for every member: the member that arrives last computes it
+        once from the operands (in group order), into one read-only array that every member gets.
+        The members hold the same values, so writing them once is enough (N times fewer bytes than
+        a copy each), and nothing writes into a collective's result (a program's values are never
+        overwritten; the dead-operand all_reduce checks `writeable`; results handed back to a
+        caller are copied when they are not writeable)."""
+        got: list[np.ndarray] = []  # where the member that computes puts the result
+
+        def work(deposits: list) -> None:
+            out = compute([operand for operand, _ in deposits])
+            out.flags.writeable = False
+            for _, member_got in deposits:
+                member_got.append(out)
+        self.combine(me, group, (x, got), signature, work)
         return got[0]
 
-    def _gather_once(self, group: tuple[int, ...], deposits: list, dim: int) -> None:
-        """The operands concatenated once, into one read-only array that every member gets: the
-        group's members hold the same values, so writing them once is enough (N times fewer bytes
-        than a copy each), and nothing writes into a collective's result (a program's values are
-        never overwritten; the dead-operand all_reduce checks `writeable`; results handed back to
-        a caller are copied when they are not writeable)."""
-        operands = [x for x, _ in deposits]
+    def _gather_once(self, group: tuple[int, ...], operands: list[np.ndarray], dim: int) -> np.ndarray:
+        """The operands concatenated along `dim` into a new array for the group to share."""
         shape = list(operands[0].shape)
         shape[dim] = sum(x.shape[dim] for x in operands)
-        _share(np.concatenate(operands, axis=dim, out=self._shared_result(group, tuple(shape), operands[0].dtype)),
-               deposits)
+        return np.concatenate(operands, axis=dim, out=self._shared_result(group, tuple(shape), operands[0].dtype))
 
-    def _reduce_once(self, group: tuple[int, ...], ufunc: np.ufunc, deposits: list) -> np.ndarray:
-        """The operands of the (operand, result list) `deposits` reduced once, in group order, into a new
-        array for the group to share (see `_gather_once`)."""
-        operands = [x for x, _ in deposits]
+    def _reduce_once(self, group: tuple[int, ...], ufunc: np.ufunc, operands: list[np.ndarray]) -> np.ndarray:
+        """The operands reduced in group order into a new array for the group to share."""
         out = self._shared_result(group, operands[0].shape, operands[0].dtype)
         _reduce_into(ufunc, operands, [out])
         return out
@@ -509,10 +515,8 @@ class ThreadCommunicator:
             # The member that arrives last reduces the operands whole, once, as all_reduce does
             # (whole-array passes: a pass per member's piece costs N^2 numpy calls); each member
             # gets its piece of that sum, read-only.
-            got: list[np.ndarray] = []
-            self.combine(me, group, (x, got), signature,
-                         lambda deposits: _share(self._reduce_once(tuple(group), ufunc, deposits), deposits))
-            out = _piece(got[0], dim, n, pos)
+            out = _piece(self._once(me, group, x, signature, lambda xs: self._reduce_once(tuple(group), ufunc, xs)),
+                         dim, n, pos)
         else:  # each member its own piece (views: no copies before the reduction)
             operands = self.exchange(me, group, x, signature)
             out = self._result(me, piece.shape, x.dtype)
@@ -707,14 +711,6 @@ def _reduce_into(ufunc: np.ufunc, sources: Sequence[np.ndarray], targets: Sequen
         acc = _reduce(ufunc, [a[lo:hi] for a in sources], scratch[:hi - lo])
         for t in targets:
             t[lo:hi] = acc
-
-
-def _share(out: np.ndarray, deposits: list) -> None:
-    """Hand `out`, read-only, to every member of a combine whose deposits are (operand, list to
-    put the result in)."""
-    out.flags.writeable = False
-    for _, got in deposits:
-        got.append(out)
 
 
 def _piece(x: np.ndarray, dim: int, n: int, pos: int) -> np.ndarray:
